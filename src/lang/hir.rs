@@ -1,0 +1,465 @@
+//! The checked program (HIR): the checker's output and the one input of every backend.
+//!
+//! Names are resolved to ids, every expression carries its [`Type`], every node its [`Span`].
+//! Backends (`interp`, `jit`, later `jit-opt` and `object`) must give the same results and the
+//! same [`ScriptError`](crate::runtime::ScriptError)s, at the same spans, for the same program.
+//!
+//! # Semantics the backends share
+//! - Evaluation is left to right: operands, call arguments, array literal elements.
+//! - `i64` arithmetic wraps. `/` and `%` by zero raise `DivisionByZero` at the operator's span
+//!   (always, whatever the checks setting). `i64::MIN / -1` is `i64::MIN`, `i64::MIN % -1` is 0.
+//! - Shifts take the amount modulo 64; `>>` is arithmetic. `f64 % f64` is Rust's `%` (fmod).
+//!   `f64` division by zero follows IEEE 754 (no error).
+//! - `x as i64` from `f64` truncates toward zero and saturates (NaN gives 0), like Rust's `as`;
+//!   `as f64` from `i64` rounds to nearest; `bool as i64` is 0 or 1. A cast to the same type is
+//!   allowed and does nothing.
+//! - Index out of range raises `IndexOutOfRange` at the index expression's span while runtime
+//!   checks are on (`--checks on`, the default). With checks off the access is unchecked.
+//! - Arrays are values: `let b = a`, passing and returning an array copy it. `for x in a`
+//!   iterates over a copy taken when the loop starts.
+//! - For an assignment `place = value` / `place op= value`: the place's index expressions are
+//!   evaluated and bounds-checked first (outermost array first), then `value`, then the store.
+//! - `for i in a..b`: `a` then `b` are evaluated once; `i` takes `a, a+1, ..` while `i < b`.
+//! - A call that would exhaust the stack raises `StackExhausted` at the called function's
+//!   name span (runaway recursion never crashes the process).
+//! - Module globals are initialized by [`Program::init`], in declaration order, before any other
+//!   function runs.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::span::{SourceFile, Span};
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub struct $name(pub u32);
+        impl $name {
+            /// As an index into the owning `Vec`.
+            pub fn index(self) -> usize {
+                self.0 as usize
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A local variable or parameter of one function (parameters come first).
+    LocalId
+);
+id_type!(
+    /// A module variable or constant.
+    GlobalId
+);
+id_type!(
+    /// A script function (including the synthesized initializer).
+    FuncId
+);
+id_type!(
+    /// A `native fn` declaration, bound to an entry of the host table.
+    NativeId
+);
+
+/// A checked type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Type {
+    /// The type of statements and of functions without a return type.
+    Unit,
+    /// 64-bit two's-complement integer.
+    I64,
+    /// IEEE 754 double.
+    F64,
+    /// `true` / `false`.
+    Bool,
+    /// A fixed array `[T; N]`, a value type.
+    Array(Box<Type>, u32),
+}
+
+impl Type {
+    /// `i64`, `f64` or `bool`: fits in one machine register.
+    pub fn is_scalar(&self) -> bool {
+        matches!(self, Type::I64 | Type::F64 | Type::Bool)
+    }
+
+    /// Number of scalar cells (8 bytes each in memory) a value of this type occupies.
+    pub fn cells(&self) -> u64 {
+        match self {
+            Type::Unit => 0,
+            Type::I64 | Type::F64 | Type::Bool => 1,
+            Type::Array(elem, n) => elem.cells() * u64::from(*n),
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Unit => f.write_str("()"),
+            Type::I64 => f.write_str("i64"),
+            Type::F64 => f.write_str("f64"),
+            Type::Bool => f.write_str("bool"),
+            Type::Array(elem, n) => write!(f, "[{elem}; {n}]"),
+        }
+    }
+}
+
+/// A whole checked module.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// The source every span points into.
+    pub source: Arc<SourceFile>,
+    /// Module variables (`var`) and constants (`let`), in declaration order.
+    pub globals: Vec<Global>,
+    /// `native fn` declarations, each bound to a host table entry.
+    pub natives: Vec<NativeImport>,
+    /// Script functions, in declaration order, then the synthesized initializer.
+    pub functions: Vec<Function>,
+    /// The synthesized function (named `<init>`) that assigns every global its initializer.
+    pub init: FuncId,
+    /// `fn main()`, if the module has one.
+    pub main: Option<FuncId>,
+}
+
+impl Program {
+    /// The function with this id.
+    pub fn function(&self, id: FuncId) -> &Function {
+        &self.functions[id.index()]
+    }
+
+    /// Look up a script function by name.
+    pub fn function_named(&self, name: &str) -> Option<FuncId> {
+        self.functions
+            .iter()
+            .position(|f| f.name == name)
+            .map(|i| FuncId(i as u32))
+    }
+}
+
+/// A module variable or constant.
+#[derive(Debug, Clone)]
+pub struct Global {
+    /// Its name.
+    pub name: String,
+    /// Its type.
+    pub ty: Type,
+    /// `var` (true) or `let` (false).
+    pub mutable: bool,
+    /// The declaration.
+    pub span: Span,
+}
+
+/// A `native fn` declaration, resolved against the host table.
+#[derive(Debug, Clone)]
+pub struct NativeImport {
+    /// The script-side name (equal to the host function's name).
+    pub name: String,
+    /// Index into [`crate::runtime::host::host_table`].
+    pub host: usize,
+    /// Parameter types (scalars only).
+    pub params: Vec<Type>,
+    /// Return type (a scalar or unit).
+    pub ret: Type,
+    /// The declaration.
+    pub span: Span,
+}
+
+/// A script function.
+#[derive(Debug, Clone)]
+pub struct Function {
+    /// Its name (`<init>` for the initializer).
+    pub name: String,
+    /// Number of parameters: locals `0..param_count` are the parameters, in order.
+    pub param_count: u32,
+    /// The return type ([`Type::Unit`] when none is written).
+    pub ret: Type,
+    /// Every local of the body, parameters first.
+    pub locals: Vec<Local>,
+    /// The body. A function returning non-unit ends every path with `return` (the checker
+    /// guarantees it); a unit function may fall off the end.
+    pub body: Block,
+    /// The whole declaration.
+    pub span: Span,
+    /// The name in the declaration (where `StackExhausted` is reported).
+    pub name_span: Span,
+}
+
+impl Function {
+    /// Parameter types, in order.
+    pub fn param_types(&self) -> impl Iterator<Item = &Type> {
+        self.locals[..self.param_count as usize]
+            .iter()
+            .map(|l| &l.ty)
+    }
+}
+
+/// A local variable or parameter.
+#[derive(Debug, Clone)]
+pub struct Local {
+    /// Its name (locals in different scopes may share a name; ids differ).
+    pub name: String,
+    /// Its type.
+    pub ty: Type,
+    /// `var` (true) or `let`/parameter/loop variable (false).
+    pub mutable: bool,
+    /// The declaration.
+    pub span: Span,
+}
+
+/// A sequence of statements (a scope).
+#[derive(Debug, Clone, Default)]
+pub struct Block {
+    /// The statements, in order.
+    pub stmts: Vec<Stmt>,
+}
+
+/// A statement with its span.
+#[derive(Debug, Clone)]
+pub struct Stmt {
+    /// What it is.
+    pub kind: StmtKind,
+    /// Where it is.
+    pub span: Span,
+}
+
+/// Statements.
+#[derive(Debug, Clone)]
+pub enum StmtKind {
+    /// `let x = e` / `var x: T = e`: initialize a fresh local.
+    Let {
+        /// The local being declared.
+        local: LocalId,
+        /// Its initializer.
+        init: Expr,
+    },
+    /// `place = value`, or `place op= value` when `op` is set.
+    Assign {
+        /// Where to store.
+        place: Place,
+        /// The compound operator, if any (an arithmetic or bitwise [`BinOp`]).
+        op: Option<BinOp>,
+        /// The span of the operator token (`=` or `+=`...), where a compound `/=` by zero is
+        /// reported.
+        op_span: Span,
+        /// The value.
+        value: Expr,
+    },
+    /// An expression evaluated for its effects.
+    Expr(Expr),
+    /// `if cond { then } else { els }`; `else if` is an `els` block holding one `If`.
+    If {
+        /// The condition (bool).
+        cond: Expr,
+        /// Taken when true.
+        then_block: Block,
+        /// Taken when false.
+        else_block: Option<Block>,
+    },
+    /// `while cond { body }`.
+    While {
+        /// The condition (bool).
+        cond: Expr,
+        /// The body.
+        body: Block,
+    },
+    /// `for var in start..end { body }` over i64.
+    ForRange {
+        /// The loop variable (immutable, i64).
+        var: LocalId,
+        /// Inclusive start.
+        start: Expr,
+        /// Exclusive end.
+        end: Expr,
+        /// The body.
+        body: Block,
+    },
+    /// `for var in array { body }`.
+    ForEach {
+        /// The loop variable (immutable, the element type).
+        var: LocalId,
+        /// The array (evaluated once, iterated as a copy).
+        array: Expr,
+        /// The body.
+        body: Block,
+    },
+    /// `break` out of the innermost loop.
+    Break,
+    /// `continue` the innermost loop.
+    Continue,
+    /// `return` or `return e`.
+    Return(Option<Expr>),
+}
+
+/// An assignable location.
+#[derive(Debug, Clone)]
+pub struct Place {
+    /// What it is.
+    pub kind: PlaceKind,
+    /// The type stored there.
+    pub ty: Type,
+    /// Where it is written.
+    pub span: Span,
+}
+
+/// Assignable locations.
+#[derive(Debug, Clone)]
+pub enum PlaceKind {
+    /// A mutable local.
+    Local(LocalId),
+    /// A mutable module variable.
+    Global(GlobalId),
+    /// An element of an array place; bounds-checked at the `index` expression's span... see
+    /// the module docs for the order.
+    Index {
+        /// The array.
+        base: Box<Place>,
+        /// The index (i64).
+        index: Box<Expr>,
+    },
+}
+
+/// An expression with its type and span.
+#[derive(Debug, Clone)]
+pub struct Expr {
+    /// What it is.
+    pub kind: ExprKind,
+    /// Its checked type.
+    pub ty: Type,
+    /// Where it is.
+    pub span: Span,
+}
+
+/// Expressions.
+#[derive(Debug, Clone)]
+pub enum ExprKind {
+    /// An `i64` literal.
+    Int(i64),
+    /// An `f64` literal.
+    Float(f64),
+    /// A `bool` literal.
+    Bool(bool),
+    /// Read a local.
+    Local(LocalId),
+    /// Read a module variable or constant.
+    Global(GlobalId),
+    /// A unary operator.
+    Unary(UnOp, Box<Expr>),
+    /// A binary operator; both operands have the same type.
+    Binary {
+        /// The operator.
+        op: BinOp,
+        /// Span of the operator token (where division by zero is reported).
+        op_span: Span,
+        /// Left operand.
+        lhs: Box<Expr>,
+        /// Right operand.
+        rhs: Box<Expr>,
+    },
+    /// `&&` / `||`, short-circuit.
+    Logical(LogicOp, Box<Expr>, Box<Expr>),
+    /// `e as T`; the target is this expression's `ty`.
+    Cast(Box<Expr>),
+    /// A call of a script function.
+    Call(FuncId, Vec<Expr>),
+    /// A call of a host function.
+    CallNative(NativeId, Vec<Expr>),
+    /// `[a, b, c]`.
+    ArrayLit(Vec<Expr>),
+    /// `[e; N]`.
+    ArrayRepeat(Box<Expr>, u32),
+    /// `a[i]`; bounds-checked at this expression's span.
+    Index(Box<Expr>, Box<Expr>),
+    /// `a.len()` (the array is evaluated for its effects).
+    Len(Box<Expr>),
+    /// The builtin `assert(cond)`: raises `AssertionFailed` at this span when false.
+    Assert(Box<Expr>),
+}
+
+/// Unary operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum UnOp {
+    /// `-x` (i64 wrapping, f64).
+    Neg,
+    /// `!b` (bool).
+    Not,
+    /// `~x` (i64).
+    BitNot,
+}
+
+/// Binary operators (non-short-circuit).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum BinOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/`
+    Div,
+    /// `%`
+    Rem,
+    /// `&` (i64)
+    BitAnd,
+    /// `|` (i64)
+    BitOr,
+    /// `^` (i64)
+    BitXor,
+    /// `<<` (i64)
+    Shl,
+    /// `>>` (i64, arithmetic)
+    Shr,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl BinOp {
+    /// Comparison operators yield `bool`.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+        )
+    }
+
+    /// The operator as written.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinOp::Add => "+",
+            BinOp::Sub => "-",
+            BinOp::Mul => "*",
+            BinOp::Div => "/",
+            BinOp::Rem => "%",
+            BinOp::BitAnd => "&",
+            BinOp::BitOr => "|",
+            BinOp::BitXor => "^",
+            BinOp::Shl => "<<",
+            BinOp::Shr => ">>",
+            BinOp::Eq => "==",
+            BinOp::Ne => "!=",
+            BinOp::Lt => "<",
+            BinOp::Le => "<=",
+            BinOp::Gt => ">",
+            BinOp::Ge => ">=",
+        }
+    }
+}
+
+/// Short-circuit operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LogicOp {
+    /// `&&`
+    And,
+    /// `||`
+    Or,
+}

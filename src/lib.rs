@@ -1,0 +1,5 @@
+//! hotlab: a lab for the cost of a script call.
+#![warn(missing_docs)]
+
+pub mod lang;
+pub mod runtime;

@@ -1,0 +1,111 @@
+//! `ScriptError`: a fault raised by script code at run time, reported with its script location.
+//!
+//! Raised from host helpers (JIT code calls them) by unwinding with
+//! [`std::panic::resume_unwind`] (which skips the panic hook, so nothing is printed), and caught
+//! at the host border with [`catch_script`]. The interpreter returns it as a plain `Err`.
+
+use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
+
+use crate::lang::span::{SourceFile, Span};
+
+/// What went wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScriptErrorKind {
+    /// `/` or `%` with a zero right operand.
+    #[error("division by zero")]
+    DivisionByZero,
+    /// An index outside `0..len`.
+    #[error("index {index} out of range for length {len}")]
+    IndexOutOfRange {
+        /// The index used.
+        index: i64,
+        /// The length of the array.
+        len: i64,
+    },
+    /// Runaway recursion: the call stack ran out.
+    #[error("call stack exhausted in `{function}` (runaway recursion?)")]
+    StackExhausted {
+        /// The function whose call did not fit.
+        function: String,
+    },
+    /// `assert(cond)` with a false condition.
+    #[error("assertion failed")]
+    AssertionFailed,
+    /// A Rust panic inside a host function (a bug in hotlab, contained at the border).
+    #[error("host function panicked: {0}")]
+    HostPanic(String),
+}
+
+/// A run-time fault with the span of the failing operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScriptError {
+    /// What went wrong.
+    pub kind: ScriptErrorKind,
+    /// The failing operation.
+    pub span: Span,
+}
+
+impl ScriptError {
+    /// A new error.
+    pub fn new(kind: ScriptErrorKind, span: Span) -> ScriptError {
+        ScriptError { kind, span }
+    }
+
+    /// `error: <what> at FILE:LINE:COL`.
+    pub fn render(&self, source: &SourceFile) -> String {
+        format!("error: {} at {}", self.kind, source.location(self.span))
+    }
+
+    /// Unwind to the nearest [`catch_script`] with this error. Used by host helpers that JIT
+    /// code calls; every frame between must be `extern "C-unwind"` with unwind info.
+    pub fn raise(self) -> ! {
+        panic::resume_unwind(Box::new(self))
+    }
+}
+
+impl fmt::Display for ScriptError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.kind, self.span.start)
+    }
+}
+
+impl std::error::Error for ScriptError {}
+
+/// Run `f` at the host border: a `ScriptError` raised inside comes back as `Err`; any other
+/// panic is turned into [`ScriptErrorKind::HostPanic`] at `border` rather than taking the host
+/// down.
+pub fn catch_script<R>(border: Span, f: impl FnOnce() -> R) -> Result<R, ScriptError> {
+    match panic::catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => Ok(r),
+        Err(payload) => Err(match payload.downcast::<ScriptError>() {
+            Ok(err) => *err,
+            Err(other) => {
+                let msg = if let Some(s) = other.downcast_ref::<&str>() {
+                    (*s).to_string()
+                } else if let Some(s) = other.downcast_ref::<String>() {
+                    s.clone()
+                } else {
+                    "unknown panic payload".to_string()
+                };
+                ScriptError::new(ScriptErrorKind::HostPanic(msg), border)
+            }
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raise_is_caught_with_its_span() {
+        let err = catch_script(Span::default(), || -> i64 {
+            ScriptError::new(ScriptErrorKind::DivisionByZero, Span::new(4, 5)).raise()
+        })
+        .unwrap_err();
+        assert_eq!(err.kind, ScriptErrorKind::DivisionByZero);
+        let src = SourceFile::new("a.hot", "x = 1 / 0");
+        assert_eq!(err.render(&src), "error: division by zero at a.hot:1:5");
+    }
+}
