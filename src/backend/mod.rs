@@ -1,0 +1,80 @@
+//! Backends: how a checked program becomes something that runs.
+//!
+//! - `interp`: the reference semantics, a tree-walking interpreter over the HIR.
+//! - `jit`: Cranelift JIT in process.
+
+use std::fmt;
+
+use crate::lang::hir::Type;
+
+/// Run-time checks that `--checks on|off` switches (index bounds; division by zero is always
+/// checked because the hardware would trap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Checks {
+    /// Index bounds are checked (the default).
+    #[default]
+    On,
+    /// Index bounds are not checked.
+    Off,
+}
+
+/// A value crossing the host border: arguments of and results from a script function.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// No value.
+    Unit,
+    /// An `i64`.
+    I64(i64),
+    /// An `f64`.
+    F64(f64),
+    /// A `bool`.
+    Bool(bool),
+    /// A fixed array.
+    Array(Vec<Value>),
+}
+
+impl Value {
+    /// The zero value of a type (what an uninitialized cell holds).
+    pub fn zero(ty: &Type) -> Value {
+        match ty {
+            Type::Unit => Value::Unit,
+            Type::I64 => Value::I64(0),
+            Type::F64 => Value::F64(0.0),
+            Type::Bool => Value::Bool(false),
+            Type::Array(elem, n) => Value::Array(vec![Value::zero(elem); *n as usize]),
+        }
+    }
+
+    /// Equal results, with floats compared bit for bit (so NaN equals the same NaN), which is
+    /// what "same result on every backend" means.
+    pub fn same_as(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
+            (Value::Array(a), Value::Array(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_as(y))
+            }
+            (a, b) => a == b,
+        }
+    }
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Unit => f.write_str("()"),
+            Value::I64(v) => write!(f, "{v}"),
+            Value::F64(v) => write!(f, "{v:?}"),
+            Value::Bool(v) => write!(f, "{v}"),
+            Value::Array(items) => {
+                f.write_str("[")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
