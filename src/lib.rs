@@ -2,5 +2,6 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod ladder;
 pub mod lang;
 pub mod runtime;
