@@ -6,3 +6,4 @@ pub mod export;
 pub mod ladder;
 pub mod lang;
 pub mod runtime;
+pub mod tui;
