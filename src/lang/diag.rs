@@ -116,9 +116,11 @@ impl Diagnostics {
         Diagnostics(vec![diag])
     }
 
-    /// Whether the input only ended too early: a REPL should read another line and try again.
+    /// Whether the input only ended too early (every diagnostic is [`DiagKind::Incomplete`]):
+    /// a REPL should read another line and try again. With any other error present, reading
+    /// more would not help, so this is false.
     pub fn is_incomplete(&self) -> bool {
-        self.0.iter().any(|d| d.kind == DiagKind::Incomplete)
+        !self.0.is_empty() && self.0.iter().all(|d| d.kind == DiagKind::Incomplete)
     }
 
     /// Whether there is no diagnostic.
@@ -227,7 +229,10 @@ mod tests {
             "unknown name `y`",
         ));
         let text = d.render(&src, false);
-        assert!(text.contains("error[unknown-name]: unknown name `y`"), "{text}");
+        assert!(
+            text.contains("error[unknown-name]: unknown name `y`"),
+            "{text}"
+        );
         assert!(text.contains("t.hot:1:9"), "{text}");
         assert!(text.contains("^"), "{text}");
     }

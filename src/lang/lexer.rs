@@ -67,7 +67,8 @@ impl Lexer<'_> {
     }
 
     fn error(&mut self, kind: DiagKind, start: usize, end: usize, msg: impl Into<String>) {
-        self.diags.push(Diagnostic::new(kind, Span::new(start, end), msg));
+        self.diags
+            .push(Diagnostic::new(kind, Span::new(start, end), msg));
     }
 
     /// A newline at `at`: a statement end if the rule in the module docs allows it.
@@ -78,7 +79,11 @@ impl Lexer<'_> {
         ) {
             return;
         }
-        if self.tokens.last().is_some_and(|t| t.kind.can_end_statement()) {
+        if self
+            .tokens
+            .last()
+            .is_some_and(|t| t.kind.can_end_statement())
+        {
             self.tokens.push(Token {
                 kind: TokenKind::Newline,
                 span: Span::new(at, at + len),
