@@ -546,11 +546,9 @@ impl<'t> Parser<'t> {
             }
             _ => self.expr_or_assign()?,
         };
+        let span = self.since(start);
         self.end_of_statement()?;
-        Ok(Stmt {
-            kind,
-            span: self.since(start),
-        })
+        Ok(Stmt { kind, span })
     }
 
     fn if_stmt(&mut self) -> PResult<StmtKind> {
