@@ -145,7 +145,11 @@ impl Diagnostics {
                 emit_or_fallback(&mut w, &config, &file, &cs, diag);
                 w.into_inner()
             };
-            out.push_str(&String::from_utf8_lossy(&bytes));
+            // codespan pads some lines with spaces; trailing ones only get in the way.
+            for line in String::from_utf8_lossy(&bytes).lines() {
+                out.push_str(line.trim_end_matches(' '));
+                out.push('\n');
+            }
         }
         out
     }
