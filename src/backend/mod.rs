@@ -3,6 +3,8 @@
 //! - `interp`: the reference semantics, a tree-walking interpreter over the HIR.
 //! - `jit`: Cranelift JIT in process.
 
+pub mod interp;
+
 use std::fmt;
 
 use crate::lang::hir::Type;

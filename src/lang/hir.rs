@@ -19,6 +19,8 @@
 //!   iterates over a copy taken when the loop starts.
 //! - For an assignment `place = value` / `place op= value`: the place's index expressions are
 //!   evaluated and bounds-checked first (outermost array first), then `value`, then the store.
+//!   For `op=` the place's current value is read after `value` is evaluated, just before the
+//!   store (this matters when `value` calls a function that writes the same place).
 //! - `for i in a..b`: `a` then `b` are evaluated once; `i` takes `a, a+1, ..` while `i < b`.
 //! - A call that would exhaust the stack raises `StackExhausted` at the called function's
 //!   name span (runaway recursion never crashes the process).
@@ -116,6 +118,9 @@ pub struct Program {
     /// Script functions, in declaration order, then the synthesized initializer.
     pub functions: Vec<Function>,
     /// The synthesized function (named `<init>`) that assigns every global its initializer.
+    /// Its body is one `Assign` to a [`PlaceKind::Global`] per global, in declaration order,
+    /// with the declaration's `=` as `op_span`; it is the only function that assigns `let`
+    /// globals. Before it runs, every global holds its type's zero value.
     pub init: FuncId,
     /// `fn main()`, if the module has one.
     pub main: Option<FuncId>,
@@ -306,7 +311,7 @@ pub struct Place {
 pub enum PlaceKind {
     /// A mutable local.
     Local(LocalId),
-    /// A mutable module variable.
+    /// A mutable module variable (or, in `<init>` only, a constant being initialized).
     Global(GlobalId),
     /// An element of an array place; bounds-checked at the `index` expression's span... see
     /// the module docs for the order.

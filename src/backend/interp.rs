@@ -1,0 +1,574 @@
+//! The interpreter: the reference semantics of the checked program, walking the HIR directly.
+//!
+//! It follows the semantics in [`crate::lang::hir`]'s module docs; every other backend must
+//! agree with it.
+//!
+//! # Representation
+//! Locals live in one value stack (`Vec<Val>`): a call's frame is a window of it, and a local
+//! is read by its slot number (no name lookups at run time). An array is an `Rc<Vec<Val>>`
+//! shared on copy and copied on the first write to a shared one (`Rc::make_mut`), which gives
+//! arrays value semantics (`let b = a`, passing, returning, `for x in a`) without copying arrays
+//! that are never written.
+//!
+//! # Run-time checks
+//! Index bounds are checked whatever [`Checks`] says: the interpreter stays memory-safe, so an
+//! out-of-range index always raises `IndexOutOfRange` at the index expression. With checks off
+//! that is one of the allowed outcomes of an unchecked access (other backends may read or
+//! write out of bounds), so only programs that index in range give the same result everywhere.
+//!
+//! # Stack exhaustion
+//! Each script call compares the address of a local in the interpreter's call path (a close
+//! stand-in for the stack pointer) against a limit: the low end of the current thread's stack
+//! (from `pthread_getattr_np`) plus [`STACK_MARGIN`]. Past the limit the call raises
+//! `StackExhausted` at the callee's name span instead of overflowing. The margin covers the
+//! deepest Rust recursion between two calls (expressions and blocks nest at most
+//! [`crate::lang::parser::MAX_NESTING`] levels). Where the thread's stack cannot be queried,
+//! the limit is [`FALLBACK_BUDGET`] below the stack position at the outermost `call`.
+
+use std::rc::Rc;
+
+use super::{Checks, Value};
+use crate::lang::hir::{
+    BinOp, Block, Expr, ExprKind, FuncId, GlobalId, LogicOp, Place, PlaceKind, Program, StmtKind,
+    Type, UnOp,
+};
+use crate::lang::span::Span;
+use crate::runtime::host::{HostType, host_table};
+use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
+
+/// Stack kept free below the limit for the Rust frames between two script calls.
+pub const STACK_MARGIN: usize = 256 * 1024;
+
+/// Stack a run may use when the thread's stack bounds are unknown.
+pub const FALLBACK_BUDGET: usize = 1024 * 1024;
+
+/// A value inside the interpreter.
+#[derive(Debug, Clone)]
+enum Val {
+    Unit,
+    I(i64),
+    F(f64),
+    B(bool),
+    A(Rc<Vec<Val>>),
+}
+
+impl Val {
+    fn int(&self) -> i64 {
+        match self {
+            Val::I(v) => *v,
+            _ => unreachable!("checked program: expected i64"),
+        }
+    }
+
+    fn bool(&self) -> bool {
+        match self {
+            Val::B(v) => *v,
+            _ => unreachable!("checked program: expected bool"),
+        }
+    }
+
+    fn array(&self) -> &Rc<Vec<Val>> {
+        match self {
+            Val::A(v) => v,
+            _ => unreachable!("checked program: expected an array"),
+        }
+    }
+
+    fn from_value(v: &Value) -> Val {
+        match v {
+            Value::Unit => Val::Unit,
+            Value::I64(x) => Val::I(*x),
+            Value::F64(x) => Val::F(*x),
+            Value::Bool(x) => Val::B(*x),
+            Value::Array(items) => Val::A(Rc::new(items.iter().map(Val::from_value).collect())),
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        match self {
+            Val::Unit => Value::Unit,
+            Val::I(x) => Value::I64(*x),
+            Val::F(x) => Value::F64(*x),
+            Val::B(x) => Value::Bool(*x),
+            Val::A(items) => Value::Array(items.iter().map(Val::to_value).collect()),
+        }
+    }
+}
+
+/// Whether a host value has a script type (for checking what the host passes in).
+fn fits(v: &Value, ty: &Type) -> bool {
+    match (v, ty) {
+        (Value::Unit, Type::Unit)
+        | (Value::I64(_), Type::I64)
+        | (Value::F64(_), Type::F64)
+        | (Value::Bool(_), Type::Bool) => true,
+        (Value::Array(items), Type::Array(elem, n)) => {
+            items.len() == *n as usize && items.iter().all(|i| fits(i, elem))
+        }
+        _ => false,
+    }
+}
+
+/// How a statement finished.
+enum Flow {
+    Next,
+    Break,
+    Continue,
+    Return(Val),
+}
+
+type R<T> = Result<T, ScriptError>;
+
+/// Where an assignment stores: a root variable and the element indexes below it.
+enum Root {
+    Local(usize),
+    Global(usize),
+}
+
+/// An interpreter over one checked program, with the program's module variables.
+pub struct Interp<'p> {
+    program: &'p Program,
+    checks: Checks,
+    globals: Vec<Val>,
+    /// Every active frame's locals; the current frame starts at `base`.
+    stack: Vec<Val>,
+    base: usize,
+    /// Below this stack address a call raises `StackExhausted` (0 until the first call).
+    stack_limit: usize,
+}
+
+impl<'p> Interp<'p> {
+    /// An interpreter for `program` with its module variables initialized (runs `<init>`).
+    pub fn new(program: &'p Program, checks: Checks) -> Result<Interp<'p>, ScriptError> {
+        let globals = program
+            .globals
+            .iter()
+            .map(|g| Val::from_value(&Value::zero(&g.ty)))
+            .collect();
+        let mut interp = Interp {
+            program,
+            checks,
+            globals,
+            stack: Vec::new(),
+            base: 0,
+            stack_limit: 0,
+        };
+        interp.call(program.init, &[])?;
+        Ok(interp)
+    }
+
+    /// The checks setting it was made with (see the module docs: bounds are always checked).
+    pub fn checks(&self) -> Checks {
+        self.checks
+    }
+
+    /// The current value of a module variable.
+    pub fn global(&self, id: GlobalId) -> Value {
+        self.globals[id.index()].to_value()
+    }
+
+    /// Call a script function.
+    ///
+    /// # Panics
+    /// If `args` do not match the function's parameters in number and type (a host bug).
+    pub fn call(&mut self, f: FuncId, args: &[Value]) -> Result<Value, ScriptError> {
+        let func = self.program.function(f);
+        let params: Vec<&Type> = func.param_types().collect();
+        assert!(
+            params.len() == args.len() && args.iter().zip(&params).all(|(a, t)| fits(a, t)),
+            "Interp::call: arguments {args:?} do not match `{}`'s parameters {params:?}",
+            func.name
+        );
+        let outer = self.stack_limit == 0;
+        if outer {
+            self.stack_limit = stack_limit();
+        }
+        let saved_len = self.stack.len();
+        let saved_base = self.base;
+        self.stack.extend(args.iter().map(Val::from_value));
+        let result = self.invoke(f, saved_len);
+        // On an error the frames above are abandoned mid-way: drop them all.
+        self.stack.truncate(saved_len);
+        self.base = saved_base;
+        if outer {
+            self.stack_limit = 0;
+        }
+        result.map(|v| v.to_value())
+    }
+
+    /// Run function `f` whose arguments are on the stack from `base`.
+    fn invoke(&mut self, f: FuncId, base: usize) -> R<Val> {
+        let func = self.program.function(f);
+        let marker = 0u8;
+        if (std::hint::black_box(&marker) as *const u8 as usize) < self.stack_limit {
+            return Err(ScriptError::new(
+                ScriptErrorKind::StackExhausted {
+                    function: func.name.clone(),
+                },
+                func.name_span,
+            ));
+        }
+        self.stack.resize(base + func.locals.len(), Val::Unit);
+        let saved_base = std::mem::replace(&mut self.base, base);
+        let flow = self.block(&func.body)?;
+        self.base = saved_base;
+        self.stack.truncate(base);
+        Ok(match flow {
+            Flow::Return(v) => v,
+            _ => Val::Unit,
+        })
+    }
+
+    fn block(&mut self, block: &'p Block) -> R<Flow> {
+        for stmt in &block.stmts {
+            match self.stmt(&stmt.kind)? {
+                Flow::Next => {}
+                other => return Ok(other),
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn stmt(&mut self, stmt: &'p StmtKind) -> R<Flow> {
+        match stmt {
+            StmtKind::Let { local, init } => {
+                let v = self.eval(init)?;
+                self.stack[self.base + local.index()] = v;
+            }
+            StmtKind::Assign {
+                place,
+                op,
+                op_span,
+                value,
+            } => self.assign(place, *op, *op_span, value)?,
+            StmtKind::Expr(e) => {
+                self.eval(e)?;
+            }
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                if self.eval(cond)?.bool() {
+                    return self.block(then_block);
+                } else if let Some(b) = else_block {
+                    return self.block(b);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                while self.eval(cond)?.bool() {
+                    match self.block(body)? {
+                        Flow::Break => break,
+                        Flow::Next | Flow::Continue => {}
+                        ret @ Flow::Return(_) => return Ok(ret),
+                    }
+                }
+            }
+            StmtKind::ForRange {
+                var,
+                start,
+                end,
+                body,
+            } => {
+                let mut i = self.eval(start)?.int();
+                let end = self.eval(end)?.int();
+                let slot = self.base + var.index();
+                while i < end {
+                    self.stack[slot] = Val::I(i);
+                    match self.block(body)? {
+                        Flow::Break => break,
+                        Flow::Next | Flow::Continue => {}
+                        ret @ Flow::Return(_) => return Ok(ret),
+                    }
+                    i += 1;
+                }
+            }
+            StmtKind::ForEach { var, array, body } => {
+                let items = self.eval(array)?.array().clone();
+                let slot = self.base + var.index();
+                for item in items.iter() {
+                    self.stack[slot] = item.clone();
+                    match self.block(body)? {
+                        Flow::Break => break,
+                        Flow::Next | Flow::Continue => {}
+                        ret @ Flow::Return(_) => return Ok(ret),
+                    }
+                }
+            }
+            StmtKind::Break => return Ok(Flow::Break),
+            StmtKind::Continue => return Ok(Flow::Continue),
+            StmtKind::Return(value) => {
+                let v = match value {
+                    Some(e) => self.eval(e)?,
+                    None => Val::Unit,
+                };
+                return Ok(Flow::Return(v));
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// `place = value` / `place op= value`: indexes (checked) first, then the value, then the
+    /// current value is read (for `op=`) and the result stored.
+    fn assign(
+        &mut self,
+        place: &'p Place,
+        op: Option<BinOp>,
+        op_span: Span,
+        value: &'p Expr,
+    ) -> R<()> {
+        let mut path = Vec::new();
+        let root = self.resolve_place(place, &mut path)?;
+        let v = self.eval(value)?;
+        let base = self.base;
+        let root_val = match root {
+            Root::Local(i) => &mut self.stack[base + i],
+            Root::Global(i) => &mut self.globals[i],
+        };
+        let mut slot = root_val;
+        for &i in &path {
+            slot = match slot {
+                Val::A(items) => &mut Rc::make_mut(items)[i],
+                _ => unreachable!("checked program: indexing a non-array place"),
+            };
+        }
+        *slot = match op {
+            None => v,
+            Some(op) => binary(op, op_span, &*slot, &v)?,
+        };
+        Ok(())
+    }
+
+    /// Evaluate a place's indexes, outermost first, each checked against its array's length.
+    fn resolve_place(&mut self, place: &'p Place, path: &mut Vec<usize>) -> R<Root> {
+        match &place.kind {
+            PlaceKind::Local(id) => Ok(Root::Local(id.index())),
+            PlaceKind::Global(id) => Ok(Root::Global(id.index())),
+            PlaceKind::Index { base, index } => {
+                let root = self.resolve_place(base, path)?;
+                let i = self.eval(index)?.int();
+                let len = match &base.ty {
+                    Type::Array(_, n) => i64::from(*n),
+                    _ => unreachable!("checked program: indexing a non-array place"),
+                };
+                path.push(check_index(i, len, index.span)?);
+                Ok(root)
+            }
+        }
+    }
+
+    fn eval(&mut self, e: &'p Expr) -> R<Val> {
+        Ok(match &e.kind {
+            ExprKind::Int(v) => Val::I(*v),
+            ExprKind::Float(v) => Val::F(*v),
+            ExprKind::Bool(v) => Val::B(*v),
+            ExprKind::Local(id) => self.stack[self.base + id.index()].clone(),
+            ExprKind::Global(id) => self.globals[id.index()].clone(),
+            ExprKind::Unary(op, operand) => {
+                let v = self.eval(operand)?;
+                match (op, v) {
+                    (UnOp::Neg, Val::I(x)) => Val::I(x.wrapping_neg()),
+                    (UnOp::Neg, Val::F(x)) => Val::F(-x),
+                    (UnOp::Not, Val::B(x)) => Val::B(!x),
+                    (UnOp::BitNot, Val::I(x)) => Val::I(!x),
+                    _ => unreachable!("checked program: bad unary operand"),
+                }
+            }
+            ExprKind::Binary {
+                op,
+                op_span,
+                lhs,
+                rhs,
+            } => {
+                let a = self.eval(lhs)?;
+                let b = self.eval(rhs)?;
+                binary(*op, *op_span, &a, &b)?
+            }
+            ExprKind::Logical(op, lhs, rhs) => {
+                let a = self.eval(lhs)?.bool();
+                match (op, a) {
+                    (LogicOp::And, false) => Val::B(false),
+                    (LogicOp::Or, true) => Val::B(true),
+                    _ => Val::B(self.eval(rhs)?.bool()),
+                }
+            }
+            ExprKind::Cast(inner) => {
+                let v = self.eval(inner)?;
+                match (v, &e.ty) {
+                    (Val::I(x), Type::F64) => Val::F(x as f64),
+                    (Val::F(x), Type::I64) => Val::I(x as i64),
+                    (Val::B(x), Type::I64) => Val::I(i64::from(x)),
+                    (same, _) => same,
+                }
+            }
+            ExprKind::Call(f, args) => {
+                let base = self.stack.len();
+                for arg in args {
+                    let v = self.eval(arg)?;
+                    self.stack.push(v);
+                }
+                self.invoke(*f, base)?
+            }
+            ExprKind::CallNative(id, args) => {
+                let import = &self.program.natives[id.index()];
+                let mut cells = Vec::with_capacity(args.len());
+                for arg in args {
+                    cells.push(match self.eval(arg)? {
+                        Val::I(x) => x as u64,
+                        Val::F(x) => x.to_bits(),
+                        Val::B(x) => u64::from(x),
+                        _ => unreachable!("checked program: native arguments are scalars"),
+                    });
+                }
+                let host = &host_table()[import.host];
+                let raw = catch_script(e.span, || (host.call_cells)(&cells))?;
+                match host.ret {
+                    HostType::I64 => Val::I(raw as i64),
+                    HostType::F64 => Val::F(f64::from_bits(raw)),
+                    HostType::Bool => Val::B(raw != 0),
+                    HostType::Unit => Val::Unit,
+                }
+            }
+            ExprKind::ArrayLit(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.push(self.eval(item)?);
+                }
+                Val::A(Rc::new(out))
+            }
+            ExprKind::ArrayRepeat(item, n) => {
+                let v = self.eval(item)?;
+                Val::A(Rc::new(vec![v; *n as usize]))
+            }
+            ExprKind::Index(base, index) => {
+                let arr = self.eval(base)?;
+                let i = self.eval(index)?.int();
+                let items = arr.array();
+                let i = check_index(i, items.len() as i64, e.span)?;
+                items[i].clone()
+            }
+            ExprKind::Len(array) => Val::I(self.eval(array)?.array().len() as i64),
+            ExprKind::Assert(cond) => {
+                if !self.eval(cond)?.bool() {
+                    return Err(ScriptError::new(ScriptErrorKind::AssertionFailed, e.span));
+                }
+                Val::Unit
+            }
+        })
+    }
+}
+
+fn check_index(i: i64, len: i64, span: Span) -> R<usize> {
+    if (0..len).contains(&i) {
+        Ok(i as usize)
+    } else {
+        Err(ScriptError::new(
+            ScriptErrorKind::IndexOutOfRange { index: i, len },
+            span,
+        ))
+    }
+}
+
+fn div_zero(span: Span) -> ScriptError {
+    ScriptError::new(ScriptErrorKind::DivisionByZero, span)
+}
+
+/// A binary operator on two values of the same type.
+fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
+    Ok(match (a, b) {
+        (Val::I(x), Val::I(y)) => {
+            let (x, y) = (*x, *y);
+            match op {
+                BinOp::Add => Val::I(x.wrapping_add(y)),
+                BinOp::Sub => Val::I(x.wrapping_sub(y)),
+                BinOp::Mul => Val::I(x.wrapping_mul(y)),
+                BinOp::Div if y == 0 => return Err(div_zero(span)),
+                BinOp::Div => Val::I(x.wrapping_div(y)),
+                BinOp::Rem if y == 0 => return Err(div_zero(span)),
+                BinOp::Rem => Val::I(x.wrapping_rem(y)),
+                BinOp::BitAnd => Val::I(x & y),
+                BinOp::BitOr => Val::I(x | y),
+                BinOp::BitXor => Val::I(x ^ y),
+                // `wrapping_sh*` take the amount modulo 64.
+                BinOp::Shl => Val::I(x.wrapping_shl(y as u32)),
+                BinOp::Shr => Val::I(x.wrapping_shr(y as u32)),
+                BinOp::Eq => Val::B(x == y),
+                BinOp::Ne => Val::B(x != y),
+                BinOp::Lt => Val::B(x < y),
+                BinOp::Le => Val::B(x <= y),
+                BinOp::Gt => Val::B(x > y),
+                BinOp::Ge => Val::B(x >= y),
+            }
+        }
+        (Val::F(x), Val::F(y)) => {
+            let (x, y) = (*x, *y);
+            match op {
+                BinOp::Add => Val::F(x + y),
+                BinOp::Sub => Val::F(x - y),
+                BinOp::Mul => Val::F(x * y),
+                BinOp::Div => Val::F(x / y),
+                BinOp::Rem => Val::F(x % y),
+                BinOp::Eq => Val::B(x == y),
+                BinOp::Ne => Val::B(x != y),
+                BinOp::Lt => Val::B(x < y),
+                BinOp::Le => Val::B(x <= y),
+                BinOp::Gt => Val::B(x > y),
+                BinOp::Ge => Val::B(x >= y),
+                _ => unreachable!("checked program: bitwise operator on f64"),
+            }
+        }
+        (Val::B(x), Val::B(y)) => match op {
+            BinOp::Eq => Val::B(x == y),
+            BinOp::Ne => Val::B(x != y),
+            _ => unreachable!("checked program: arithmetic on bool"),
+        },
+        _ => unreachable!("checked program: operands of different types"),
+    })
+}
+
+/// The lowest stack address a call may start at on this thread.
+fn stack_limit() -> usize {
+    let here = {
+        let marker = 0u8;
+        std::hint::black_box(&marker) as *const u8 as usize
+    };
+    match thread_stack_low() {
+        Some(low) if low < here => low.saturating_add(STACK_MARGIN),
+        _ => here.saturating_sub(FALLBACK_BUDGET),
+    }
+}
+
+/// The low end of the current thread's stack, if the platform tells.
+#[cfg(target_os = "linux")]
+fn thread_stack_low() -> Option<usize> {
+    // SAFETY: `attr` is initialized by `pthread_getattr_np` before use and destroyed after;
+    // the out-pointers point at live locals.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let rc = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
+        libc::pthread_attr_destroy(&mut attr);
+        (rc == 0 && !addr.is_null()).then_some(addr as usize)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn thread_stack_low() -> Option<usize> {
+    None
+}
+
+/// Run a program's `main` (after `<init>`) with the interpreter.
+///
+/// # Panics
+/// If the program has no `main`: check [`Program::main`] first.
+pub fn run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError> {
+    let main = program
+        .main
+        .expect("run_main: the program has no `main` (check Program::main first)");
+    let mut interp = Interp::new(program, checks)?;
+    interp.call(main, &[])
+}

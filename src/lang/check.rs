@@ -1,0 +1,502 @@
+//! The checker: the syntax tree to the checked program ([`hir::Program`]).
+//!
+//! Three passes over the module:
+//! 1. declare every top-level name (so functions can be called before their definition) and
+//!    resolve the signatures of functions and `native fn`s (the latter against the host table);
+//! 2. check the module variables' initializers in declaration order (a variable's type is its
+//!    annotation or its initializer's type) and synthesize `<init>` from them;
+//! 3. check every function body.
+//!
+//! A failed sub-expression yields `None` after reporting once, and everything built on it is
+//! silently skipped (no cascades of follow-on errors); at most one diagnostic is reported per
+//! statement. A program is returned only if nothing was reported.
+
+mod expr;
+mod stmt;
+mod types;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::ast::{self, Item};
+use super::diag::{DiagKind, Diagnostic, Diagnostics};
+use super::hir::{
+    Block, FuncId, Function, Global, GlobalId, Local, LocalId, NativeId, NativeImport, Place,
+    PlaceKind, Program, Stmt, StmtKind, Type,
+};
+use super::span::{SourceFile, Span};
+use crate::runtime::host::{HostType, host_fn, host_table};
+
+/// The most scalar cells one array type may hold (so array values fit on every backend's
+/// stack).
+pub const MAX_ARRAY_CELLS: u64 = 1 << 16;
+
+/// Check a parsed module; `source` is the file it was parsed from (the program keeps it for
+/// locations).
+pub fn check(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, Diagnostics> {
+    let mut ck = Checker::default();
+    ck.declare_items(module);
+    ck.check_globals(module);
+    ck.check_bodies(module);
+    if !ck.diags.is_empty() {
+        return Err(Diagnostics(ck.diags));
+    }
+    let init = FuncId(ck.functions.len() as u32);
+    ck.functions.push(Function {
+        name: "<init>".to_string(),
+        param_count: 0,
+        ret: Type::Unit,
+        locals: Vec::new(),
+        body: Block {
+            stmts: std::mem::take(&mut ck.init_stmts),
+        },
+        span: Span::default(),
+        name_span: Span::default(),
+    });
+    let main = ck.main;
+    Ok(Program {
+        source,
+        globals: ck.globals,
+        natives: ck.natives,
+        functions: ck.functions,
+        init,
+        main,
+    })
+}
+
+/// What a top-level name stands for.
+#[derive(Debug, Clone, Copy)]
+enum ModName {
+    Global(GlobalId),
+    Func(FuncId),
+    Native(NativeId),
+    Class,
+}
+
+/// A function's signature as the checker knows it (`None`: a type that failed to resolve).
+#[derive(Debug, Clone)]
+struct Sig {
+    name: String,
+    params: Vec<Option<Type>>,
+    ret: Option<Type>,
+    name_span: Span,
+}
+
+/// A local as the checker sees it.
+#[derive(Debug, Clone)]
+struct LocalInfo {
+    ty: Option<Type>,
+    /// What it is, for "cannot assign to ..." messages.
+    what: LocalWhat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LocalWhat {
+    Let,
+    Var,
+    Param,
+    LoopVar,
+}
+
+/// The state of the function body being checked.
+#[derive(Debug, Default)]
+struct FnState {
+    locals: Vec<Local>,
+    info: Vec<LocalInfo>,
+    /// Visible names, innermost last; `scope_marks` records where each open scope starts.
+    names: Vec<(String, LocalId)>,
+    scope_marks: Vec<usize>,
+    /// The return type (`None` when it failed to resolve).
+    ret: Option<Type>,
+    /// Whether each enclosing loop (innermost last) has a `break` of its own.
+    loops: Vec<bool>,
+    /// While checking module variable initializers: globals from this index on are not yet
+    /// declared.
+    global_limit: Option<usize>,
+}
+
+#[derive(Default)]
+struct Checker {
+    diags: Vec<Diagnostic>,
+    /// Whether the current statement has reported already (one diagnostic per statement).
+    reported: bool,
+    names: HashMap<String, (ModName, Span)>,
+    globals: Vec<Global>,
+    global_types: Vec<Option<Type>>,
+    natives: Vec<NativeImport>,
+    sigs: Vec<Sig>,
+    functions: Vec<Function>,
+    init_stmts: Vec<Stmt>,
+    main: Option<FuncId>,
+    f: FnState,
+}
+
+impl Checker {
+    /// Report a diagnostic unless the current statement already has one.
+    fn error(&mut self, diag: Diagnostic) {
+        if !self.reported {
+            self.reported = true;
+            self.diags.push(diag);
+        }
+    }
+
+    /// Run `f` as a statement of its own (it may report once).
+    fn statement<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = std::mem::replace(&mut self.reported, false);
+        let r = f(self);
+        self.reported = saved;
+        r
+    }
+
+    fn declare(&mut self, name: &ast::Ident, what: ModName) -> bool {
+        if name.name == "assert" {
+            self.statement(|ck| {
+                ck.error(Diagnostic::new(
+                    DiagKind::Duplicate,
+                    name.span,
+                    "`assert` is a builtin function and cannot be declared again",
+                ))
+            });
+            return false;
+        }
+        if let Some((_, first)) = self.names.get(&name.name) {
+            let first = *first;
+            self.statement(|ck| {
+                ck.error(
+                    Diagnostic::new(
+                        DiagKind::Duplicate,
+                        name.span,
+                        format!("`{}` is declared twice in this module", name.name),
+                    )
+                    .with_label(first, "first declared here"),
+                )
+            });
+            return false;
+        }
+        self.names.insert(name.name.clone(), (what, name.span));
+        true
+    }
+
+    // ---- pass 1 ----
+
+    fn declare_items(&mut self, module: &ast::Module) {
+        for item in &module.items {
+            match item {
+                Item::Global(decl) => {
+                    let id = GlobalId(self.globals.len() as u32);
+                    self.declare(&decl.name, ModName::Global(id));
+                    self.globals.push(Global {
+                        name: decl.name.name.clone(),
+                        ty: Type::Unit,
+                        mutable: decl.mutable,
+                        span: decl.span,
+                    });
+                    self.global_types.push(None);
+                }
+                Item::Fn(decl) => {
+                    let id = FuncId(self.sigs.len() as u32);
+                    self.declare(&decl.sig.name, ModName::Func(id));
+                    let sig = self.statement(|ck| ck.fn_sig(&decl.sig));
+                    if decl.sig.name.name == "main" && self.main.is_none() {
+                        self.main = Some(id);
+                        self.statement(|ck| ck.check_main(&decl.sig, &sig));
+                    }
+                    self.sigs.push(sig);
+                }
+                Item::Native(sig) => {
+                    let id = NativeId(self.natives.len() as u32);
+                    self.declare(&sig.name, ModName::Native(id));
+                    let import = self.statement(|ck| ck.native(sig));
+                    self.natives.push(import);
+                }
+                Item::Class(class) => {
+                    self.declare(&class.name, ModName::Class);
+                    let span = Span::new(class.span.start as usize, class.name.span.end as usize);
+                    self.statement(|ck| {
+                        ck.error(Diagnostic::new(
+                            DiagKind::Unsupported,
+                            span,
+                            "classes are not supported yet by this build",
+                        ))
+                    });
+                }
+                Item::Interface(iface) => {
+                    let span = Span::new(iface.span.start as usize, iface.name.span.end as usize);
+                    self.statement(|ck| {
+                        ck.error(Diagnostic::new(
+                            DiagKind::Unsupported,
+                            span,
+                            "interfaces are provided by the host; a script cannot declare one",
+                        ))
+                    });
+                }
+            }
+        }
+    }
+
+    fn fn_sig(&mut self, sig: &ast::FnSig) -> Sig {
+        if let Some(span) = sig.self_param {
+            self.error(Diagnostic::new(
+                DiagKind::Unsupported,
+                span,
+                "methods (`self`) are not supported yet by this build",
+            ));
+        }
+        let mut seen: HashMap<&str, Span> = HashMap::new();
+        let mut params = Vec::new();
+        for p in &sig.params {
+            if let Some(first) = seen.insert(&p.name.name, p.name.span) {
+                self.error(
+                    Diagnostic::new(
+                        DiagKind::Duplicate,
+                        p.name.span,
+                        format!("parameter `{}` is declared twice", p.name.name),
+                    )
+                    .with_label(first, "first declared here"),
+                );
+            }
+            params.push(self.resolve_type(&p.ty));
+        }
+        let ret = match &sig.ret {
+            Some(t) => self.resolve_type(t),
+            None => Some(Type::Unit),
+        };
+        Sig {
+            name: sig.name.name.clone(),
+            params,
+            ret,
+            name_span: sig.name.span,
+        }
+    }
+
+    fn check_main(&mut self, decl: &ast::FnSig, sig: &Sig) {
+        if let Some(first) = decl.params.first() {
+            let last = decl.params.last().map_or(first.ty.span, |p| p.ty.span);
+            self.error(Diagnostic::new(
+                DiagKind::BadMain,
+                first.name.span.to(last),
+                "`main` cannot take parameters",
+            ));
+        }
+        if let (Some(ret), Some(t)) = (&sig.ret, &decl.ret)
+            && !matches!(ret, Type::I64 | Type::F64 | Type::Bool | Type::Unit)
+        {
+            self.error(Diagnostic::new(
+                DiagKind::BadMain,
+                t.span,
+                format!("`main` must return `i64`, `f64`, `bool` or nothing, not `{ret}`"),
+            ));
+        }
+    }
+
+    fn native(&mut self, sig: &ast::FnSig) -> NativeImport {
+        let params: Vec<Option<Type>> = sig
+            .params
+            .iter()
+            .map(|p| self.resolve_type(&p.ty))
+            .collect();
+        let ret = match &sig.ret {
+            Some(t) => self.resolve_type(t),
+            None => Some(Type::Unit),
+        };
+        let mut import = NativeImport {
+            name: sig.name.name.clone(),
+            host: 0,
+            params: params
+                .iter()
+                .map(|t| t.clone().unwrap_or(Type::Unit))
+                .collect(),
+            ret: ret.clone().unwrap_or(Type::Unit),
+            span: sig.span,
+        };
+        let Some((index, host)) = host_fn(&sig.name.name) else {
+            let names: Vec<&str> = host_table().iter().map(|h| h.name).collect();
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadNative,
+                    sig.name.span,
+                    format!("`{}` is not a host function", sig.name.name),
+                )
+                .with_note(format!("the host provides: {}", names.join(", "))),
+            );
+            return import;
+        };
+        import.host = index;
+        if params.iter().any(Option::is_none) || ret.is_none() {
+            return import;
+        }
+        let host_params: Vec<Type> = host.params.iter().map(|t| t.to_type()).collect();
+        if import.params != host_params || import.ret != host.ret.to_type() {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadNative,
+                    sig.span,
+                    format!("`{}` is declared differently by the host", sig.name.name),
+                )
+                .with_note(format!(
+                    "the host declares `{}` as `{}`",
+                    host.name,
+                    host_signature(host)
+                )),
+            );
+        }
+        import
+    }
+
+    // ---- pass 2 ----
+
+    fn check_globals(&mut self, module: &ast::Module) {
+        let mut index = 0;
+        for item in &module.items {
+            let Item::Global(decl) = item else { continue };
+            let id = GlobalId(index as u32);
+            self.f = FnState {
+                global_limit: Some(index),
+                ..FnState::default()
+            };
+            let checked = self.statement(|ck| ck.var_init(decl));
+            index += 1;
+            let Some((ty, init)) = checked else { continue };
+            self.globals[id.index()].ty = ty.clone();
+            self.global_types[id.index()] = Some(ty.clone());
+            self.init_stmts.push(Stmt {
+                kind: StmtKind::Assign {
+                    place: Place {
+                        kind: PlaceKind::Global(id),
+                        ty,
+                        span: decl.name.span,
+                    },
+                    op: None,
+                    op_span: decl.eq_span,
+                    value: init,
+                },
+                span: decl.span,
+            });
+        }
+        self.f = FnState::default();
+    }
+
+    // ---- pass 3 ----
+
+    fn check_bodies(&mut self, module: &ast::Module) {
+        let mut index = 0;
+        for item in &module.items {
+            let Item::Fn(decl) = item else { continue };
+            let sig = self.sigs[index].clone();
+            index += 1;
+            let function = self.function(decl, sig);
+            self.functions.push(function);
+        }
+    }
+
+    fn function(&mut self, decl: &ast::FnDecl, sig: Sig) -> Function {
+        self.f = FnState {
+            ret: sig.ret.clone(),
+            ..FnState::default()
+        };
+        self.f.scope_marks.push(0);
+        for (p, ty) in decl.sig.params.iter().zip(&sig.params) {
+            self.add_local(&p.name, ty.clone(), LocalWhat::Param);
+        }
+        let errors_before = self.diags.len();
+        let body = self.block(&decl.body);
+        // A broken statement is missing from `body`, so only a clean body can be judged.
+        if let Some(ret) = &sig.ret
+            && *ret != Type::Unit
+            && self.diags.len() == errors_before
+            && !stmt::block_diverges(&body)
+        {
+            let end = decl.body.span.end as usize;
+            let ret_span = decl.sig.ret.as_ref().map_or(decl.sig.name.span, |t| t.span);
+            self.statement(|ck| {
+                ck.error(
+                    Diagnostic::new(
+                        DiagKind::MissingReturn,
+                        Span::new(end.saturating_sub(1), end),
+                        format!("`{}` can reach its end without returning a value", sig.name),
+                    )
+                    .with_label(ret_span, format!("`{}` returns `{ret}`", sig.name)),
+                )
+            });
+        }
+        let f = std::mem::take(&mut self.f);
+        Function {
+            name: sig.name,
+            param_count: decl.sig.params.len() as u32,
+            ret: sig.ret.unwrap_or(Type::Unit),
+            locals: f.locals,
+            body,
+            span: decl.sig.span,
+            name_span: sig.name_span,
+        }
+    }
+
+    // ---- locals and scopes ----
+
+    fn add_local(&mut self, name: &ast::Ident, ty: Option<Type>, what: LocalWhat) -> LocalId {
+        let id = LocalId(self.f.locals.len() as u32);
+        self.f.locals.push(Local {
+            name: name.name.clone(),
+            ty: ty.clone().unwrap_or(Type::Unit),
+            mutable: what == LocalWhat::Var,
+            span: name.span,
+        });
+        self.f.info.push(LocalInfo { ty, what });
+        self.f.names.push((name.name.clone(), id));
+        id
+    }
+
+    fn open_scope(&mut self) {
+        self.f.scope_marks.push(self.f.names.len());
+    }
+
+    fn close_scope(&mut self) {
+        let mark = self.f.scope_marks.pop().unwrap_or(0);
+        self.f.names.truncate(mark);
+    }
+
+    fn lookup_local(&self, name: &str) -> Option<LocalId> {
+        self.f
+            .names
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, id)| *id)
+    }
+
+    /// A module-level name, with the rule that a module variable's initializer sees only the
+    /// variables declared before it.
+    fn lookup_module(&mut self, name: &str, span: Span) -> Result<Option<ModName>, ()> {
+        let Some(&(what, decl_span)) = self.names.get(name) else {
+            return Ok(None);
+        };
+        if let (ModName::Global(id), Some(limit)) = (what, self.f.global_limit)
+            && id.index() >= limit
+        {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::UnknownName,
+                    span,
+                    format!("`{name}` is not declared yet at this point of the module"),
+                )
+                .with_label(decl_span, "declared here")
+                .with_note("a module variable's initializer may use only the ones above it"),
+            );
+            return Err(());
+        }
+        Ok(Some(what))
+    }
+}
+
+fn host_signature(host: &crate::runtime::host::HostFn) -> String {
+    let params: Vec<String> = host
+        .params
+        .iter()
+        .map(|t| t.to_type().to_string())
+        .collect();
+    let ret = match host.ret {
+        HostType::Unit => String::new(),
+        t => format!(" -> {}", t.to_type()),
+    };
+    format!("fn({}){ret}", params.join(", "))
+}

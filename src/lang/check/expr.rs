@@ -1,0 +1,584 @@
+//! Expressions: names, operators, casts, calls, arrays.
+
+use super::{Checker, ModName};
+use crate::lang::ast::{self, BinaryOp, UnaryOp};
+use crate::lang::diag::{DiagKind, Diagnostic};
+use crate::lang::hir::{BinOp, Expr, ExprKind, LogicOp, Type, UnOp};
+use crate::lang::span::Span;
+
+fn unsupported(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::new(
+        DiagKind::Unsupported,
+        span,
+        format!("{what} are not supported yet by this build"),
+    )
+}
+
+fn mismatch(span: Span, expected: &Type, found: &Type) -> Diagnostic {
+    Diagnostic::new(
+        DiagKind::TypeMismatch,
+        span,
+        format!("mismatched types: expected `{expected}`, found `{found}`"),
+    )
+}
+
+impl Checker {
+    /// Check an expression (`None` after reporting why it is broken, or when a part of it is).
+    pub(super) fn expr(&mut self, e: &ast::Expr) -> Option<Expr> {
+        let span = e.span;
+        let (kind, ty) = match &e.kind {
+            ast::ExprKind::Int(v) => (ExprKind::Int(self.int_literal(*v, span)?), Type::I64),
+            ast::ExprKind::Float(v) => (ExprKind::Float(*v), Type::F64),
+            ast::ExprKind::Bool(b) => (ExprKind::Bool(*b), Type::Bool),
+            ast::ExprKind::Paren(inner) => return self.expr(inner),
+            ast::ExprKind::Name(name) => return self.name(name, span),
+            ast::ExprKind::Unary { op, operand } => return self.unary(*op, operand, span),
+            ast::ExprKind::Binary {
+                op,
+                op_span,
+                lhs,
+                rhs,
+            } => return self.binary(*op, *op_span, lhs, rhs, span),
+            ast::ExprKind::Cast(inner, target) => return self.cast(inner, target, span),
+            ast::ExprKind::Call(callee, args) => return self.call(callee, args, span),
+            ast::ExprKind::MethodCall {
+                receiver,
+                method,
+                args,
+            } => return self.method_call(receiver, method, args, span),
+            ast::ExprKind::Index(base, index) => {
+                let base = self.expr(base);
+                let index = self.index_expr(index);
+                let base = base?;
+                let elem = self.element_type(&base.ty, base.span)?;
+                (ExprKind::Index(Box::new(base), Box::new(index?)), elem)
+            }
+            ast::ExprKind::ArrayLit(items) => return self.array_lit(items, span),
+            ast::ExprKind::ArrayRepeat(elem, count) => {
+                return self.array_repeat(elem, count, span);
+            }
+            ast::ExprKind::Null => {
+                self.error(unsupported(span, "`null` handles (classes)"));
+                return None;
+            }
+            ast::ExprKind::Str(_) => {
+                self.error(unsupported(span, "strings"));
+                return None;
+            }
+            ast::ExprKind::SelfValue | ast::ExprKind::Field(..) | ast::ExprKind::New(..) => {
+                self.error(unsupported(span, "classes, objects and fields"));
+                return None;
+            }
+            ast::ExprKind::VecNew(_) => {
+                self.error(unsupported(span, "vectors (`vec<T>`)"));
+                return None;
+            }
+            ast::ExprKind::Closure { .. } => {
+                self.error(unsupported(span, "closures"));
+                return None;
+            }
+        };
+        Some(Expr { kind, ty, span })
+    }
+
+    fn int_literal(&mut self, v: u64, span: Span) -> Option<i64> {
+        match i64::try_from(v) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                self.error(
+                    Diagnostic::new(
+                        DiagKind::BadLiteral,
+                        span,
+                        format!("integer literal `{v}` does not fit in i64"),
+                    )
+                    .with_note("the largest i64 is 9223372036854775807"),
+                );
+                None
+            }
+        }
+    }
+
+    /// An index expression: must be `i64`.
+    pub(super) fn index_expr(&mut self, index: &ast::Expr) -> Option<Expr> {
+        let index = self.expr(index)?;
+        if index.ty != Type::I64 {
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                index.span,
+                format!("an index must be `i64`, found `{}`", index.ty),
+            ));
+            return None;
+        }
+        Some(index)
+    }
+
+    /// The element type of an indexed value.
+    pub(super) fn element_type(&mut self, ty: &Type, span: Span) -> Option<Type> {
+        match ty {
+            Type::Array(elem, _) => Some((**elem).clone()),
+            other => {
+                self.error(Diagnostic::new(
+                    DiagKind::TypeMismatch,
+                    span,
+                    format!("cannot index a value of type `{other}`"),
+                ));
+                None
+            }
+        }
+    }
+
+    fn name(&mut self, name: &str, span: Span) -> Option<Expr> {
+        if let Some(id) = self.lookup_local(name) {
+            let ty = self.f.info[id.index()].ty.clone()?;
+            return Some(Expr {
+                kind: ExprKind::Local(id),
+                ty,
+                span,
+            });
+        }
+        let what = match self.lookup_module(name, span).ok()? {
+            Some(ModName::Global(id)) => {
+                let ty = self.global_types[id.index()].clone()?;
+                return Some(Expr {
+                    kind: ExprKind::Global(id),
+                    ty,
+                    span,
+                });
+            }
+            Some(ModName::Func(_) | ModName::Native(_)) => {
+                format!(
+                    "`{name}` is a function: call it, `{name}(...)` (function values need closures, which this build does not support yet)"
+                )
+            }
+            Some(ModName::Class) => format!("`{name}` is a class, not a value"),
+            None if name == "assert" => "`assert` is a builtin function: call it".to_string(),
+            None => format!("unknown name `{name}`"),
+        };
+        let kind = if what.starts_with("unknown") {
+            DiagKind::UnknownName
+        } else {
+            DiagKind::TypeMismatch
+        };
+        self.error(Diagnostic::new(kind, span, what));
+        None
+    }
+
+    fn unary(&mut self, op: UnaryOp, operand: &ast::Expr, span: Span) -> Option<Expr> {
+        // `-9223372036854775808` is the negation of a literal that only fits negated.
+        if let (UnaryOp::Neg, ast::ExprKind::Int(v)) = (op, &operand.kind)
+            && *v <= 1 << 63
+        {
+            return Some(Expr {
+                kind: ExprKind::Int((*v as i64).wrapping_neg()),
+                ty: Type::I64,
+                span,
+            });
+        }
+        let operand = self.expr(operand)?;
+        let (op, ok) = match op {
+            UnaryOp::Neg => (UnOp::Neg, matches!(operand.ty, Type::I64 | Type::F64)),
+            UnaryOp::Not => (UnOp::Not, operand.ty == Type::Bool),
+            UnaryOp::BitNot => (UnOp::BitNot, operand.ty == Type::I64),
+        };
+        if !ok {
+            let sym = match op {
+                UnOp::Neg => "-",
+                UnOp::Not => "!",
+                UnOp::BitNot => "~",
+            };
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                span,
+                format!("`{sym}` cannot be applied to `{}`", operand.ty),
+            ));
+            return None;
+        }
+        let ty = operand.ty.clone();
+        Some(Expr {
+            kind: ExprKind::Unary(op, Box::new(operand)),
+            ty,
+            span,
+        })
+    }
+
+    /// The HIR operator for `op` on operands of type `ty`, if that type supports it.
+    pub(super) fn binary_op_for(
+        &mut self,
+        op: BinaryOp,
+        ty: &Type,
+        op_span: Span,
+    ) -> Option<BinOp> {
+        let (bin, ok) = match op {
+            BinaryOp::Add => (BinOp::Add, is_number(ty)),
+            BinaryOp::Sub => (BinOp::Sub, is_number(ty)),
+            BinaryOp::Mul => (BinOp::Mul, is_number(ty)),
+            BinaryOp::Div => (BinOp::Div, is_number(ty)),
+            BinaryOp::Rem => (BinOp::Rem, is_number(ty)),
+            BinaryOp::BitAnd => (BinOp::BitAnd, *ty == Type::I64),
+            BinaryOp::BitOr => (BinOp::BitOr, *ty == Type::I64),
+            BinaryOp::BitXor => (BinOp::BitXor, *ty == Type::I64),
+            BinaryOp::Shl => (BinOp::Shl, *ty == Type::I64),
+            BinaryOp::Shr => (BinOp::Shr, *ty == Type::I64),
+            BinaryOp::Eq => (BinOp::Eq, ty.is_scalar()),
+            BinaryOp::Ne => (BinOp::Ne, ty.is_scalar()),
+            BinaryOp::Lt => (BinOp::Lt, is_number(ty)),
+            BinaryOp::Le => (BinOp::Le, is_number(ty)),
+            BinaryOp::Gt => (BinOp::Gt, is_number(ty)),
+            BinaryOp::Ge => (BinOp::Ge, is_number(ty)),
+            BinaryOp::And | BinaryOp::Or => {
+                self.error(Diagnostic::new(
+                    DiagKind::Syntax,
+                    op_span,
+                    format!("`{}` has no compound assignment", op.symbol()),
+                ));
+                return None;
+            }
+        };
+        if !ok {
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                op_span,
+                format!("`{}` cannot be applied to `{ty}`", op.symbol()),
+            ));
+            return None;
+        }
+        Some(bin)
+    }
+
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        op_span: Span,
+        lhs: &ast::Expr,
+        rhs: &ast::Expr,
+        span: Span,
+    ) -> Option<Expr> {
+        let lhs = self.expr(lhs);
+        let rhs = self.expr(rhs);
+        let (lhs, rhs) = (lhs?, rhs?);
+        if let Some(logic) = match op {
+            BinaryOp::And => Some(LogicOp::And),
+            BinaryOp::Or => Some(LogicOp::Or),
+            _ => None,
+        } {
+            for side in [&lhs, &rhs] {
+                if side.ty != Type::Bool {
+                    self.error(Diagnostic::new(
+                        DiagKind::TypeMismatch,
+                        side.span,
+                        format!(
+                            "`{}` needs `bool` operands, found `{}`",
+                            op.symbol(),
+                            side.ty
+                        ),
+                    ));
+                    return None;
+                }
+            }
+            return Some(Expr {
+                kind: ExprKind::Logical(logic, Box::new(lhs), Box::new(rhs)),
+                ty: Type::Bool,
+                span,
+            });
+        }
+        if lhs.ty != rhs.ty {
+            let mut d = Diagnostic::new(
+                DiagKind::TypeMismatch,
+                op_span,
+                format!(
+                    "mismatched types: `{}` {} `{}`",
+                    lhs.ty,
+                    op.symbol(),
+                    rhs.ty
+                ),
+            )
+            .with_label(lhs.span, format!("`{}`", lhs.ty))
+            .with_label(rhs.span, format!("`{}`", rhs.ty));
+            if is_number(&lhs.ty) && is_number(&rhs.ty) {
+                d = d.with_note("there are no implicit conversions: convert one side with `as`");
+            }
+            self.error(d);
+            return None;
+        }
+        let bin = self.binary_op_for(op, &lhs.ty, op_span)?;
+        let ty = if bin.is_comparison() {
+            Type::Bool
+        } else {
+            lhs.ty.clone()
+        };
+        Some(Expr {
+            kind: ExprKind::Binary {
+                op: bin,
+                op_span,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            ty,
+            span,
+        })
+    }
+
+    fn cast(&mut self, inner: &ast::Expr, target: &ast::TypeExpr, span: Span) -> Option<Expr> {
+        let inner = self.expr(inner);
+        let target = self.resolve_type(target)?;
+        let inner = inner?;
+        let ok = match (&inner.ty, &target) {
+            (a, b) if a == b => a.is_scalar(),
+            (Type::I64, Type::F64) | (Type::F64, Type::I64) | (Type::Bool, Type::I64) => true,
+            _ => false,
+        };
+        if !ok {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::TypeMismatch,
+                    span,
+                    format!("cannot cast `{}` to `{target}`", inner.ty),
+                )
+                .with_note(
+                    "casts go between `i64` and `f64`, from `bool` to `i64`, or to the same type",
+                ),
+            );
+            return None;
+        }
+        Some(Expr {
+            kind: ExprKind::Cast(Box::new(inner)),
+            ty: target,
+            span,
+        })
+    }
+
+    fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<Expr> {
+        let ast::ExprKind::Name(name) = &callee.kind else {
+            self.error(unsupported(
+                callee.span,
+                "calls of computed values (closures)",
+            ));
+            return None;
+        };
+        let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        if let Some(id) = self.lookup_local(name) {
+            let decl = self.f.locals[id.index()].span;
+            self.error(
+                Diagnostic::new(
+                    DiagKind::TypeMismatch,
+                    callee.span,
+                    format!("`{name}` is a variable, not a function"),
+                )
+                .with_label(decl, "declared here"),
+            );
+            return None;
+        }
+        let (params, ret, decl_span, make): (Vec<Option<Type>>, Option<Type>, Option<Span>, _) =
+            match self.lookup_module(name, callee.span).ok()? {
+                Some(ModName::Func(id)) => {
+                    let sig = &self.sigs[id.index()];
+                    let make: Box<dyn FnOnce(Vec<Expr>) -> ExprKind> =
+                        Box::new(move |a| ExprKind::Call(id, a));
+                    (
+                        sig.params.clone(),
+                        sig.ret.clone(),
+                        Some(sig.name_span),
+                        make,
+                    )
+                }
+                Some(ModName::Native(id)) => {
+                    let n = &self.natives[id.index()];
+                    let make: Box<dyn FnOnce(Vec<Expr>) -> ExprKind> =
+                        Box::new(move |a| ExprKind::CallNative(id, a));
+                    let params = n.params.iter().cloned().map(Some).collect();
+                    (params, Some(n.ret.clone()), Some(n.span), make)
+                }
+                None if name == "assert" => {
+                    let make: Box<dyn FnOnce(Vec<Expr>) -> ExprKind> = Box::new(|mut a| {
+                        ExprKind::Assert(Box::new(a.pop().expect("assert has one argument")))
+                    });
+                    (vec![Some(Type::Bool)], Some(Type::Unit), None, make)
+                }
+                Some(ModName::Global(_)) => {
+                    self.error(Diagnostic::new(
+                        DiagKind::TypeMismatch,
+                        callee.span,
+                        format!("`{name}` is a variable, not a function"),
+                    ));
+                    return None;
+                }
+                Some(ModName::Class) => {
+                    self.error(unsupported(callee.span, "classes"));
+                    return None;
+                }
+                None => {
+                    self.error(Diagnostic::new(
+                        DiagKind::UnknownName,
+                        callee.span,
+                        format!("unknown function `{name}`"),
+                    ));
+                    return None;
+                }
+            };
+        if params.len() != args.len() {
+            let plural = if params.len() == 1 { "" } else { "s" };
+            let mut d = Diagnostic::new(
+                DiagKind::Arity,
+                span,
+                format!(
+                    "`{name}` takes {} argument{plural} but {} {} given",
+                    params.len(),
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+            );
+            if let Some(decl) = decl_span {
+                d = d.with_label(decl, "declared here");
+            }
+            self.error(d);
+            return None;
+        }
+        let mut out = Vec::with_capacity(args.len());
+        let mut ok = true;
+        for (arg, param) in checked.into_iter().zip(&params) {
+            match (arg, param) {
+                (Some(arg), Some(param)) => {
+                    if arg.ty != *param {
+                        self.error(mismatch(arg.span, param, &arg.ty));
+                        ok = false;
+                    }
+                    out.push(arg);
+                }
+                _ => ok = false,
+            }
+        }
+        let ret = ret?;
+        if !ok {
+            return None;
+        }
+        Some(Expr {
+            kind: make(out),
+            ty: ret,
+            span,
+        })
+    }
+
+    fn method_call(
+        &mut self,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let recv = self.expr(receiver)?;
+        match method.name.as_str() {
+            "len" => {
+                if !args.is_empty() {
+                    self.error(Diagnostic::new(
+                        DiagKind::Arity,
+                        span,
+                        format!("`len` takes no arguments but {} were given", args.len()),
+                    ));
+                    return None;
+                }
+                if !matches!(recv.ty, Type::Array(..)) {
+                    self.error(Diagnostic::new(
+                        DiagKind::TypeMismatch,
+                        recv.span,
+                        format!("`.len()` needs an array, found `{}`", recv.ty),
+                    ));
+                    return None;
+                }
+                Some(Expr {
+                    kind: ExprKind::Len(Box::new(recv)),
+                    ty: Type::I64,
+                    span,
+                })
+            }
+            "push" | "pop" => {
+                self.error(unsupported(method.span, "vectors (`push`, `pop`)"));
+                None
+            }
+            other => {
+                self.error(
+                    Diagnostic::new(
+                        DiagKind::UnknownName,
+                        method.span,
+                        format!("no method `{other}` on `{}`", recv.ty),
+                    )
+                    .with_note("arrays have one method, `len()`"),
+                );
+                None
+            }
+        }
+    }
+
+    fn array_lit(&mut self, items: &[ast::Expr], span: Span) -> Option<Expr> {
+        if items.is_empty() {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::Other,
+                    span,
+                    "an empty array literal has no element type",
+                )
+                .with_note("write `[0; 0]` for an empty array of `i64`"),
+            );
+            return None;
+        }
+        let checked: Vec<Option<Expr>> = items.iter().map(|e| self.expr(e)).collect();
+        let mut out = Vec::with_capacity(items.len());
+        for item in checked {
+            out.push(item?);
+        }
+        let elem = out[0].ty.clone();
+        if let Some(bad) = out.iter().find(|e| e.ty != elem) {
+            let d = mismatch(bad.span, &elem, &bad.ty)
+                .with_label(out[0].span, "the first element sets the element type");
+            self.error(d);
+            return None;
+        }
+        if elem == Type::Unit {
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                out[0].span,
+                "an array element must have a value",
+            ));
+            return None;
+        }
+        let ty = self.array_type(elem, out.len() as u64, span)?;
+        Some(Expr {
+            kind: ExprKind::ArrayLit(out),
+            ty,
+            span,
+        })
+    }
+
+    fn array_repeat(&mut self, elem: &ast::Expr, count: &ast::Expr, span: Span) -> Option<Expr> {
+        let elem = self.expr(elem);
+        let ast::ExprKind::Int(n) = count.kind else {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::Other,
+                    count.span,
+                    "the length in `[e; N]` must be a non-negative integer literal",
+                )
+                .with_note("array lengths are part of the type, so they are known when checking"),
+            );
+            return None;
+        };
+        let elem = elem?;
+        if elem.ty == Type::Unit {
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                elem.span,
+                "an array element must have a value",
+            ));
+            return None;
+        }
+        let ty = self.array_type(elem.ty.clone(), n, span)?;
+        Some(Expr {
+            kind: ExprKind::ArrayRepeat(Box::new(elem), n as u32),
+            ty,
+            span,
+        })
+    }
+}
+
+fn is_number(ty: &Type) -> bool {
+    matches!(ty, Type::I64 | Type::F64)
+}

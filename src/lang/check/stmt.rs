@@ -1,0 +1,417 @@
+//! Statements, places and the "every path returns" analysis.
+
+use super::{Checker, LocalWhat, ModName};
+use crate::lang::ast::{self, ForIter};
+use crate::lang::diag::{DiagKind, Diagnostic};
+use crate::lang::hir::{Block, Expr, ExprKind, Place, PlaceKind, Stmt, StmtKind, Type};
+
+impl Checker {
+    /// A block in a scope of its own.
+    pub(super) fn block(&mut self, block: &ast::Block) -> Block {
+        self.open_scope();
+        let mut out = Block::default();
+        self.block_into(block, &mut out);
+        self.close_scope();
+        out
+    }
+
+    fn block_into(&mut self, block: &ast::Block, out: &mut Block) {
+        for stmt in &block.stmts {
+            if let ast::StmtKind::Block(inner) = &stmt.kind {
+                // A nested block is only a scope: its statements join this block.
+                self.open_scope();
+                self.block_into(inner, out);
+                self.close_scope();
+                continue;
+            }
+            if let Some(s) = self.statement(|ck| ck.stmt(stmt)) {
+                out.stmts.push(s);
+            }
+        }
+    }
+
+    /// The initializer of a `let`/`var` with its type (checked against the annotation).
+    pub(super) fn var_init(&mut self, decl: &ast::VarDecl) -> Option<(Type, Expr)> {
+        let init = self.expr(&decl.init);
+        let annotated = match &decl.ty {
+            Some(t) => Some((self.resolve_type(t)?, t.span)),
+            None => None,
+        };
+        let init = init?;
+        if let Some((ty, span)) = annotated {
+            if ty != init.ty {
+                self.error(
+                    Diagnostic::new(
+                        DiagKind::TypeMismatch,
+                        init.span,
+                        format!("mismatched types: expected `{ty}`, found `{}`", init.ty),
+                    )
+                    .with_label(span, "the declared type"),
+                );
+                return None;
+            }
+        } else if init.ty == Type::Unit {
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                init.span,
+                "this expression has no value to store",
+            ));
+            return None;
+        }
+        Some((init.ty.clone(), init))
+    }
+
+    fn stmt(&mut self, stmt: &ast::Stmt) -> Option<Stmt> {
+        let kind = match &stmt.kind {
+            ast::StmtKind::Var(decl) => {
+                let checked = self.var_init(decl);
+                let what = if decl.mutable {
+                    LocalWhat::Var
+                } else {
+                    LocalWhat::Let
+                };
+                // Declared even when broken, so later uses do not report it as unknown.
+                let local = self.add_local(&decl.name, checked.as_ref().map(|c| c.0.clone()), what);
+                StmtKind::Let {
+                    local,
+                    init: checked?.1,
+                }
+            }
+            ast::StmtKind::Assign {
+                target,
+                op,
+                op_span,
+                value,
+            } => {
+                let place = self.place(target);
+                let value = self.expr(value)?;
+                let place = place?;
+                let op = match op {
+                    Some(op) => {
+                        let op = self.binary_op_for(*op, &place.ty, *op_span)?;
+                        Some(op)
+                    }
+                    None => None,
+                };
+                if value.ty != place.ty {
+                    self.error(
+                        Diagnostic::new(
+                            DiagKind::TypeMismatch,
+                            value.span,
+                            format!(
+                                "mismatched types: expected `{}`, found `{}`",
+                                place.ty, value.ty
+                            ),
+                        )
+                        .with_label(place.span, format!("this has type `{}`", place.ty)),
+                    );
+                    return None;
+                }
+                StmtKind::Assign {
+                    place,
+                    op,
+                    op_span: *op_span,
+                    value,
+                }
+            }
+            ast::StmtKind::Expr(e) => StmtKind::Expr(self.expr(e)?),
+            ast::StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                let cond = self.condition(cond, "if");
+                let then_block = self.block(then_block);
+                let else_block = else_block.as_ref().map(|b| self.block(b));
+                StmtKind::If {
+                    cond: cond?,
+                    then_block,
+                    else_block,
+                }
+            }
+            ast::StmtKind::While { cond, body } => {
+                let cond = self.condition(cond, "while");
+                self.f.loops.push(false);
+                let body = self.block(body);
+                self.f.loops.pop();
+                StmtKind::While { cond: cond?, body }
+            }
+            ast::StmtKind::For { var, iter, body } => self.for_loop(var, iter, body)?,
+            ast::StmtKind::Break | ast::StmtKind::Continue => {
+                let is_break = matches!(stmt.kind, ast::StmtKind::Break);
+                let Some(has_break) = self.f.loops.last_mut() else {
+                    let word = if is_break { "break" } else { "continue" };
+                    self.error(Diagnostic::new(
+                        DiagKind::OutsideLoop,
+                        stmt.span,
+                        format!("`{word}` outside of a loop"),
+                    ));
+                    return None;
+                };
+                if is_break {
+                    *has_break = true;
+                    StmtKind::Break
+                } else {
+                    StmtKind::Continue
+                }
+            }
+            ast::StmtKind::Return(value) => self.return_stmt(value.as_ref(), stmt)?,
+            // Flattened by `block_into`.
+            ast::StmtKind::Block(_) => return None,
+        };
+        Some(Stmt {
+            kind,
+            span: stmt.span,
+        })
+    }
+
+    fn condition(&mut self, cond: &ast::Expr, keyword: &str) -> Option<Expr> {
+        let cond = self.expr(cond)?;
+        if cond.ty != Type::Bool {
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                cond.span,
+                format!(
+                    "the condition of `{keyword}` must be `bool`, found `{}`",
+                    cond.ty
+                ),
+            ));
+            return None;
+        }
+        Some(cond)
+    }
+
+    fn for_loop(
+        &mut self,
+        var: &ast::Ident,
+        iter: &ForIter,
+        body: &ast::Block,
+    ) -> Option<StmtKind> {
+        let span_of = |e: &ast::Expr| e.span;
+        let (header, var_ty) = match iter {
+            ForIter::Range(start, end) => {
+                let start_e = self.expr(start);
+                let end_e = self.expr(end);
+                let mut ok = true;
+                for e in [&start_e, &end_e].into_iter().flatten() {
+                    if e.ty != Type::I64 {
+                        self.error(Diagnostic::new(
+                            DiagKind::TypeMismatch,
+                            e.span,
+                            format!("a range bound must be `i64`, found `{}`", e.ty),
+                        ));
+                        ok = false;
+                    }
+                }
+                let header = match (start_e, end_e) {
+                    (Some(s), Some(e)) if ok => Some((s, Some(e))),
+                    _ => None,
+                };
+                (header, Some(Type::I64))
+            }
+            ForIter::Each(array) => {
+                let array_e = self.expr(array);
+                match array_e {
+                    Some(a) => match &a.ty {
+                        Type::Array(elem, _) => {
+                            let elem = (**elem).clone();
+                            (Some((a, None)), Some(elem))
+                        }
+                        other => {
+                            self.error(Diagnostic::new(
+                                DiagKind::TypeMismatch,
+                                span_of(array),
+                                format!("`for ... in` needs an array or a range, found `{other}`"),
+                            ));
+                            (None, None)
+                        }
+                    },
+                    None => (None, None),
+                }
+            }
+        };
+        self.open_scope();
+        let local = self.add_local(var, var_ty, LocalWhat::LoopVar);
+        self.f.loops.push(false);
+        let body = self.block(body);
+        self.f.loops.pop();
+        self.close_scope();
+        let (first, end) = header?;
+        Some(match end {
+            Some(end) => StmtKind::ForRange {
+                var: local,
+                start: first,
+                end,
+                body,
+            },
+            None => StmtKind::ForEach {
+                var: local,
+                array: first,
+                body,
+            },
+        })
+    }
+
+    fn return_stmt(&mut self, value: Option<&ast::Expr>, stmt: &ast::Stmt) -> Option<StmtKind> {
+        let value = match value {
+            Some(v) => Some(self.expr(v)?),
+            None => None,
+        };
+        let ret = self.f.ret.clone()?;
+        let found = value.as_ref().map_or(Type::Unit, |v| v.ty.clone());
+        if found != ret {
+            let msg = match (&value, ret == Type::Unit) {
+                (Some(_), true) => {
+                    "this function returns nothing, so `return` takes no value".to_string()
+                }
+                (None, _) => format!("`return` needs a value of type `{ret}`"),
+                (Some(_), false) => {
+                    format!("mismatched types: expected `{ret}`, found `{found}`")
+                }
+            };
+            let span = value.as_ref().map_or(stmt.span, |v| v.span);
+            self.error(Diagnostic::new(DiagKind::TypeMismatch, span, msg));
+            return None;
+        }
+        Some(StmtKind::Return(value))
+    }
+
+    /// An assignable place.
+    fn place(&mut self, target: &ast::Expr) -> Option<Place> {
+        let span = target.span;
+        match &target.kind {
+            ast::ExprKind::Paren(inner) => self.place(inner),
+            ast::ExprKind::Name(name) => {
+                if let Some(id) = self.lookup_local(name) {
+                    let info = self.f.info[id.index()].clone();
+                    let ty = info.ty?;
+                    if info.what != LocalWhat::Var {
+                        let what = match info.what {
+                            LocalWhat::Param => "a parameter",
+                            LocalWhat::LoopVar => "a loop variable",
+                            _ => "declared with `let`",
+                        };
+                        let decl = self.f.locals[id.index()].span;
+                        let mut d = Diagnostic::new(
+                            DiagKind::AssignToImmutable,
+                            span,
+                            format!("cannot assign to `{name}`: it is {what}"),
+                        )
+                        .with_label(decl, "declared here");
+                        if info.what == LocalWhat::Let {
+                            d = d.with_note("declare it with `var` to change it");
+                        }
+                        self.error(d);
+                        return None;
+                    }
+                    return Some(Place {
+                        kind: PlaceKind::Local(id),
+                        ty,
+                        span,
+                    });
+                }
+                match self.lookup_module(name, span).ok()? {
+                    Some(ModName::Global(id)) => {
+                        let ty = self.global_types[id.index()].clone()?;
+                        if !self.globals[id.index()].mutable {
+                            let decl = self.globals[id.index()].span;
+                            self.error(
+                                Diagnostic::new(
+                                    DiagKind::AssignToImmutable,
+                                    span,
+                                    format!("cannot assign to `{name}`: it is a module constant"),
+                                )
+                                .with_label(decl, "declared with `let` here"),
+                            );
+                            return None;
+                        }
+                        Some(Place {
+                            kind: PlaceKind::Global(id),
+                            ty,
+                            span,
+                        })
+                    }
+                    Some(_) => {
+                        self.error(Diagnostic::new(
+                            DiagKind::AssignToImmutable,
+                            span,
+                            format!("cannot assign to `{name}`: it is not a variable"),
+                        ));
+                        None
+                    }
+                    None => {
+                        self.error(Diagnostic::new(
+                            DiagKind::UnknownName,
+                            span,
+                            format!("unknown name `{name}`"),
+                        ));
+                        None
+                    }
+                }
+            }
+            ast::ExprKind::Index(base, index) => {
+                let base = self.place(base);
+                let index = self.index_expr(index);
+                let base = base?;
+                let elem = self.element_type(&base.ty, base.span)?;
+                Some(Place {
+                    kind: PlaceKind::Index {
+                        base: Box::new(base),
+                        index: Box::new(index?),
+                    },
+                    ty: elem,
+                    span,
+                })
+            }
+            ast::ExprKind::Field(..) => {
+                self.error(Diagnostic::new(
+                    DiagKind::Unsupported,
+                    span,
+                    "fields are not supported yet by this build",
+                ));
+                None
+            }
+            _ => {
+                self.error(
+                    Diagnostic::new(DiagKind::Other, span, "cannot assign to this expression")
+                        .with_note("the left side of `=` must be a variable or an array element"),
+                );
+                None
+            }
+        }
+    }
+}
+
+/// Whether running the block can never reach its end: some statement always returns, or loops
+/// forever (`while true` with no `break` of its own).
+pub(super) fn block_diverges(block: &Block) -> bool {
+    block.stmts.iter().any(stmt_diverges)
+}
+
+fn stmt_diverges(stmt: &Stmt) -> bool {
+    match &stmt.kind {
+        StmtKind::Return(_) => true,
+        StmtKind::If {
+            then_block,
+            else_block: Some(else_block),
+            ..
+        } => block_diverges(then_block) && block_diverges(else_block),
+        StmtKind::While { cond, body } => {
+            matches!(cond.kind, ExprKind::Bool(true)) && !has_own_break(body)
+        }
+        _ => false,
+    }
+}
+
+/// Whether a loop body contains a `break` that leaves this loop (not an inner one).
+fn has_own_break(block: &Block) -> bool {
+    block.stmts.iter().any(|s| match &s.kind {
+        StmtKind::Break => true,
+        StmtKind::If {
+            then_block,
+            else_block,
+            ..
+        } => has_own_break(then_block) || else_block.as_ref().is_some_and(has_own_break),
+        _ => false,
+    })
+}

@@ -1,0 +1,80 @@
+//! Written types to checked types.
+
+use super::{Checker, MAX_ARRAY_CELLS, ModName};
+use crate::lang::ast::{TypeExpr, TypeKind};
+use crate::lang::diag::{DiagKind, Diagnostic};
+use crate::lang::hir::Type;
+
+impl Checker {
+    /// The checked type a written type stands for (`None` after reporting why not).
+    pub(super) fn resolve_type(&mut self, t: &TypeExpr) -> Option<Type> {
+        let unsupported = |what: &str| {
+            Diagnostic::new(
+                DiagKind::Unsupported,
+                t.span,
+                format!("{what} are not supported yet by this build"),
+            )
+        };
+        match &t.kind {
+            TypeKind::Named(name) => match name.as_str() {
+                "i64" => Some(Type::I64),
+                "f64" => Some(Type::F64),
+                "bool" => Some(Type::Bool),
+                "str" => {
+                    self.error(unsupported("strings (`str`)"));
+                    None
+                }
+                _ => {
+                    let diag = match self.names.get(name) {
+                        Some((ModName::Class, _)) => unsupported("classes"),
+                        _ => Diagnostic::new(
+                            DiagKind::UnknownName,
+                            t.span,
+                            format!("unknown type `{name}`"),
+                        )
+                        .with_note("the types are `i64`, `f64`, `bool` and arrays `[T; N]`"),
+                    };
+                    self.error(diag);
+                    None
+                }
+            },
+            TypeKind::Array(elem, len) => {
+                let elem = self.resolve_type(elem)?;
+                self.array_type(elem, *len, t.span)
+            }
+            TypeKind::Vec(_) => {
+                self.error(unsupported("vectors (`vec<T>`)"));
+                None
+            }
+            TypeKind::Fn(..) => {
+                self.error(unsupported("function types (closures)"));
+                None
+            }
+            TypeKind::Nullable(_) => {
+                self.error(unsupported("nullable handles (`C?`)"));
+                None
+            }
+        }
+    }
+
+    /// `[elem; len]`, if it is not too large.
+    pub(super) fn array_type(
+        &mut self,
+        elem: Type,
+        len: u64,
+        span: crate::lang::span::Span,
+    ) -> Option<Type> {
+        let cells = elem.cells().saturating_mul(len);
+        if len > u64::from(u32::MAX) || cells > MAX_ARRAY_CELLS {
+            self.error(Diagnostic::new(
+                DiagKind::Other,
+                span,
+                format!(
+                    "this array is too large: at most {MAX_ARRAY_CELLS} scalars fit in one array"
+                ),
+            ));
+            return None;
+        }
+        Some(Type::Array(Box::new(elem), len as u32))
+    }
+}

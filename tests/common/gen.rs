@@ -1,0 +1,506 @@
+//! A generator of random, well-typed, terminating hot programs, for differential testing.
+//!
+//! A program has a few module variables and constants (`i64` and `[i64; N]`), a few functions
+//! `f0, f1, ...` and `main() -> i64`. Function `fK` calls only `f0..fK` (no recursion), every
+//! loop has a small bound (`while` loops count a variable the body never writes; `for` ranges
+//! have small literal bounds), so every program ends quickly. Everything else is random: `i64`
+//! arithmetic (wrapping, division and remainder including by zero and `MIN / -1`, shifts by any
+//! amount), comparisons, `&&`/`||`, nested `if`/`while`/`for`, `break`/`continue`, early
+//! `return`, arrays read and written with in-range and out-of-range indexes, casts through
+//! `f64`, and calls. A run ends with a value or a `ScriptError`, never hangs.
+//!
+//! [`program`] makes the same program for the same seed.
+
+use std::fmt::Write as _;
+
+use proptest::prelude::*;
+
+/// SplitMix64: small, fast, and deterministic for a seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len() as u64) as usize]
+    }
+}
+
+#[derive(Clone)]
+enum Shape {
+    Int,
+    /// `[i64; n]` or, with `inner`, `[[i64; inner]; n]`.
+    Array(u32, Option<u32>),
+}
+
+#[derive(Clone)]
+struct Var {
+    name: String,
+    shape: Shape,
+    /// The generated code may assign to it.
+    writable: bool,
+}
+
+struct Gen {
+    rng: Rng,
+    out: String,
+    indent: usize,
+    vars: Vec<Var>,
+    scopes: Vec<usize>,
+    /// Functions callable from the current body: name and parameter count.
+    callable: Vec<(String, usize)>,
+    next_id: u32,
+    loop_depth: u32,
+    block_depth: u32,
+    fuel: u32,
+    in_main: bool,
+}
+
+const OPS: [&str; 10] = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"];
+const CMPS: [&str; 6] = ["==", "!=", "<", "<=", ">", ">="];
+
+/// The program for `seed`.
+pub fn program(seed: u64) -> String {
+    let mut g = Gen {
+        rng: Rng(seed),
+        out: String::new(),
+        indent: 0,
+        vars: Vec::new(),
+        scopes: Vec::new(),
+        callable: Vec::new(),
+        next_id: 0,
+        loop_depth: 0,
+        block_depth: 0,
+        fuel: 0,
+        in_main: false,
+    };
+    g.module();
+    g.out
+}
+
+/// Random programs as a proptest strategy (shrinking walks the seed, not the text).
+pub fn arb_program() -> impl Strategy<Value = String> {
+    any::<u64>().prop_map(program)
+}
+
+impl Gen {
+    fn fresh(&mut self, prefix: &str) -> String {
+        self.next_id += 1;
+        format!("{prefix}{}", self.next_id)
+    }
+
+    fn line(&mut self, text: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn module(&mut self) {
+        for _ in 0..1 + self.rng.below(3) {
+            let name = self.fresh("g");
+            let init = self.literal();
+            if self.rng.chance(70) {
+                self.line(&format!("var {name}: i64 = {init}"));
+                self.vars.push(Var {
+                    name,
+                    shape: Shape::Int,
+                    writable: true,
+                });
+            } else {
+                self.line(&format!("let {name} = {init}"));
+                self.vars.push(Var {
+                    name,
+                    shape: Shape::Int,
+                    writable: false,
+                });
+            }
+        }
+        if self.rng.chance(70) {
+            let name = self.fresh("ga");
+            let n = 1 + self.rng.below(5) as u32;
+            let items: Vec<String> = (0..n).map(|_| self.literal()).collect();
+            self.line(&format!("var {name}: [i64; {n}] = [{}]", items.join(", ")));
+            self.vars.push(Var {
+                name,
+                shape: Shape::Array(n, None),
+                writable: true,
+            });
+        }
+        let globals = self.vars.len();
+        for _ in 0..self.rng.below(4) {
+            let name = self.fresh("f");
+            let params = self.rng.below(4) as usize;
+            self.function(&name, params);
+            self.vars.truncate(globals);
+            self.callable.push((name, params));
+        }
+        self.in_main = true;
+        self.function("main", 0);
+    }
+
+    fn function(&mut self, name: &str, params: usize) {
+        let mut list = Vec::new();
+        self.scopes.push(self.vars.len());
+        for _ in 0..params {
+            let p = self.fresh("p");
+            list.push(format!("{p}: i64"));
+            self.vars.push(Var {
+                name: p,
+                shape: Shape::Int,
+                writable: false,
+            });
+        }
+        self.line(&format!("fn {name}({}) -> i64 {{", list.join(", ")));
+        self.indent += 1;
+        self.fuel = 6 + self.rng.below(10) as u32;
+        self.stmts();
+        let ret = self.int_expr(3);
+        self.line(&format!("return {ret}"));
+        self.indent -= 1;
+        self.line("}");
+        let mark = self.scopes.pop().unwrap_or(0);
+        self.vars.truncate(mark);
+    }
+
+    fn stmts(&mut self) {
+        let n = 1 + self.rng.below(4);
+        for _ in 0..n {
+            if self.fuel == 0 {
+                return;
+            }
+            self.fuel -= 1;
+            self.stmt();
+        }
+    }
+
+    fn block(&mut self, header: &str, before: &[String], bind: Option<Var>) {
+        self.line(&format!("{header} {{"));
+        self.indent += 1;
+        self.block_depth += 1;
+        self.scopes.push(self.vars.len());
+        if let Some(v) = bind {
+            self.vars.push(v);
+        }
+        for l in before {
+            self.line(l);
+        }
+        self.stmts();
+        let mark = self.scopes.pop().unwrap_or(0);
+        self.vars.truncate(mark);
+        self.block_depth -= 1;
+        self.indent -= 1;
+    }
+
+    fn stmt(&mut self) {
+        let nested = self.block_depth < 3;
+        let in_loop = self.loop_depth > 0;
+        match self.rng.below(14) {
+            0 | 1 => {
+                let name = self.fresh("v");
+                let e = self.int_expr(3);
+                let writable = self.rng.chance(70);
+                let kw = if writable { "var" } else { "let" };
+                self.line(&format!("{kw} {name} = {e}"));
+                self.vars.push(Var {
+                    name,
+                    shape: Shape::Int,
+                    writable,
+                });
+            }
+            2 => {
+                let name = self.fresh("a");
+                let n = 1 + self.rng.below(4) as u32;
+                if self.rng.chance(25) {
+                    let inner = 1 + self.rng.below(3) as u32;
+                    let e = self.int_expr(1);
+                    self.line(&format!("var {name} = [[{e}; {inner}]; {n}]"));
+                    self.vars.push(Var {
+                        name,
+                        shape: Shape::Array(n, Some(inner)),
+                        writable: true,
+                    });
+                } else if self.rng.chance(50) {
+                    let e = self.int_expr(1);
+                    self.line(&format!("var {name} = [{e}; {n}]"));
+                    self.vars.push(Var {
+                        name,
+                        shape: Shape::Array(n, None),
+                        writable: true,
+                    });
+                } else {
+                    let items: Vec<String> = (0..n).map(|_| self.int_expr(2)).collect();
+                    self.line(&format!("var {name} = [{}]", items.join(", ")));
+                    self.vars.push(Var {
+                        name,
+                        shape: Shape::Array(n, None),
+                        writable: true,
+                    });
+                }
+            }
+            3..=5 => self.assign(),
+            6 if nested => {
+                let c = self.bool_expr(2);
+                self.block(&format!("if {c}"), &[], None);
+                if self.rng.chance(50) {
+                    self.block("} else", &[], None);
+                }
+                self.line("}");
+            }
+            7 if nested && self.loop_depth < 2 => {
+                let counter = self.fresh("c");
+                let bound = 1 + self.rng.below(5);
+                self.line(&format!("var {counter} = 0"));
+                let cond = if self.rng.chance(30) {
+                    format!("{counter} < {bound} && {}", self.bool_expr(1))
+                } else {
+                    format!("{counter} < {bound}")
+                };
+                self.loop_depth += 1;
+                let counter_var = Var {
+                    name: counter.clone(),
+                    shape: Shape::Int,
+                    writable: false,
+                };
+                self.block(
+                    &format!("while {cond}"),
+                    &[format!("{counter} += 1")],
+                    Some(counter_var),
+                );
+                self.loop_depth -= 1;
+                self.line("}");
+            }
+            8 if nested && self.loop_depth < 2 => {
+                let i = self.fresh("i");
+                let lo = self.rng.below(7) as i64 - 3;
+                let hi = lo + self.rng.below(6) as i64 - 1;
+                let range = if self.rng.chance(20) {
+                    format!("({}) % 3..{hi}", self.int_expr(1))
+                } else {
+                    format!("{lo}..{hi}")
+                };
+                self.loop_depth += 1;
+                let var = Var {
+                    name: i.clone(),
+                    shape: Shape::Int,
+                    writable: false,
+                };
+                self.block(&format!("for {i} in {range}"), &[], Some(var));
+                self.loop_depth -= 1;
+                self.line("}");
+            }
+            9 if nested && self.loop_depth < 2 => {
+                let arrays: Vec<Var> = self
+                    .vars
+                    .iter()
+                    .filter(|v| matches!(v.shape, Shape::Array(_, None)))
+                    .cloned()
+                    .collect();
+                if arrays.is_empty() {
+                    return self.assign();
+                }
+                let a = self.rng.pick(&arrays).name.clone();
+                let x = self.fresh("x");
+                self.loop_depth += 1;
+                let var = Var {
+                    name: x.clone(),
+                    shape: Shape::Int,
+                    writable: false,
+                };
+                self.block(&format!("for {x} in {a}"), &[], Some(var));
+                self.loop_depth -= 1;
+                self.line("}");
+            }
+            10 if in_loop => {
+                let c = self.bool_expr(1);
+                let word = if self.rng.chance(50) {
+                    "break"
+                } else {
+                    "continue"
+                };
+                self.line(&format!("if {c} {{ {word} }}"));
+            }
+            11 if !self.in_main || self.rng.chance(30) => {
+                let c = self.bool_expr(1);
+                let e = self.int_expr(2);
+                self.line(&format!("if {c} {{ return {e} }}"));
+            }
+            12 if !self.callable.is_empty() => {
+                let call = self.call(2);
+                self.line(&call);
+            }
+            _ => self.assign(),
+        }
+    }
+
+    fn assign(&mut self) {
+        let targets: Vec<Var> = self.vars.iter().filter(|v| v.writable).cloned().collect();
+        if targets.is_empty() {
+            let name = self.fresh("v");
+            let e = self.int_expr(2);
+            self.line(&format!("var {name} = {e}"));
+            self.vars.push(Var {
+                name,
+                shape: Shape::Int,
+                writable: true,
+            });
+            return;
+        }
+        let t = self.rng.pick(&targets).clone();
+        let place = match t.shape {
+            Shape::Int => t.name.clone(),
+            Shape::Array(n, None) => format!("{}[{}]", t.name, self.index(n)),
+            Shape::Array(n, Some(inner)) => {
+                if self.rng.chance(20) {
+                    // A whole row.
+                    let row: Vec<String> = (0..inner).map(|_| self.int_expr(1)).collect();
+                    let i = self.index(n);
+                    self.line(&format!("{}[{i}] = [{}]", t.name, row.join(", ")));
+                    return;
+                }
+                format!("{}[{}][{}]", t.name, self.index(n), self.index(inner))
+            }
+        };
+        let op = if self.rng.chance(40) {
+            String::new()
+        } else {
+            self.rng.pick(&OPS).to_string()
+        };
+        let e = self.int_expr(3);
+        self.line(&format!("{place} {op}= {e}"));
+    }
+
+    /// An index for an array of length `n`: mostly in range, sometimes anything.
+    fn index(&mut self, n: u32) -> String {
+        match self.rng.below(20) {
+            0..=12 => self.rng.below(u64::from(n)).to_string(),
+            13..=15 => format!("({}) % {n}", self.int_expr(1)),
+            16 => n.to_string(),
+            17 => "-1".to_string(),
+            _ => self.int_expr(1),
+        }
+    }
+
+    fn literal(&mut self) -> String {
+        match self.rng.below(10) {
+            0..=4 => (self.rng.below(21) as i64 - 10).to_string(),
+            5 => self
+                .rng
+                .pick(&["0", "1", "63", "64", "65", "-1", "0x7F", "1_000"])
+                .to_string(),
+            6 => "9223372036854775807".to_string(),
+            7 => "(-9223372036854775808)".to_string(),
+            8 => format!("({})", self.rng.next() as i64),
+            _ => self.rng.below(1000).to_string(),
+        }
+    }
+
+    fn int_expr(&mut self, depth: u32) -> String {
+        if depth == 0 || self.rng.chance(30) {
+            return self.int_leaf();
+        }
+        let d = depth - 1;
+        match self.rng.below(12) {
+            0..=5 => {
+                let op = *self.rng.pick(&OPS);
+                format!("({} {op} {})", self.int_expr(d), self.int_expr(d))
+            }
+            6 => format!("(-{})", self.int_expr(d)),
+            7 => format!("(~{})", self.int_expr(d)),
+            8 => format!("({} as i64)", self.bool_expr(d)),
+            9 => format!("((({} as f64) * 0.5) as i64)", self.int_expr(d)),
+            10 if !self.callable.is_empty() => self.call(d),
+            _ => self.array_read(d),
+        }
+    }
+
+    fn int_leaf(&mut self) -> String {
+        let ints: Vec<String> = self
+            .vars
+            .iter()
+            .filter(|v| matches!(v.shape, Shape::Int))
+            .map(|v| v.name.clone())
+            .collect();
+        if !ints.is_empty() && self.rng.chance(60) {
+            return self.rng.pick(&ints).clone();
+        }
+        self.literal()
+    }
+
+    fn array_read(&mut self, depth: u32) -> String {
+        let arrays: Vec<Var> = self
+            .vars
+            .iter()
+            .filter(|v| matches!(v.shape, Shape::Array(..)))
+            .cloned()
+            .collect();
+        if arrays.is_empty() {
+            return self.int_leaf();
+        }
+        let a = self.rng.pick(&arrays).clone();
+        let _ = depth;
+        match a.shape {
+            Shape::Array(n, None) => {
+                if self.rng.chance(15) {
+                    format!("{}.len()", a.name)
+                } else {
+                    format!("{}[{}]", a.name, self.index(n))
+                }
+            }
+            Shape::Array(n, Some(inner)) => {
+                if self.rng.chance(15) {
+                    format!("{}[{}].len()", a.name, self.index(n))
+                } else {
+                    format!("{}[{}][{}]", a.name, self.index(n), self.index(inner))
+                }
+            }
+            Shape::Int => unreachable!(),
+        }
+    }
+
+    fn call(&mut self, depth: u32) -> String {
+        let (name, params) = self.rng.pick(&self.callable).clone();
+        let mut args = String::new();
+        for i in 0..params {
+            if i > 0 {
+                args.push_str(", ");
+            }
+            let a = self.int_expr(depth.min(1));
+            let _ = write!(args, "{a}");
+        }
+        format!("{name}({args})")
+    }
+
+    fn bool_expr(&mut self, depth: u32) -> String {
+        if depth == 0 || self.rng.chance(20) {
+            let op = *self.rng.pick(&CMPS);
+            return format!("({} {op} {})", self.int_expr(1), self.int_expr(1));
+        }
+        let d = depth - 1;
+        match self.rng.below(6) {
+            0 => format!("({} && {})", self.bool_expr(d), self.bool_expr(d)),
+            1 => format!("({} || {})", self.bool_expr(d), self.bool_expr(d)),
+            2 => format!("!({})", self.bool_expr(d)),
+            3 => self.rng.pick(&["true", "false"]).to_string(),
+            _ => {
+                let op = *self.rng.pick(&CMPS);
+                format!("({} {op} {})", self.int_expr(d), self.int_expr(d))
+            }
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! Helpers shared by the integration tests: the backends under test, compiling from text, and
+//! running on a thread with a known stack.
+#![allow(dead_code)]
+
+#[path = "gen.rs"]
+pub mod generator;
+
+use std::sync::Arc;
+
+use hotlab::backend::{Checks, Value};
+use hotlab::lang::{Diagnostics, Program, SourceFile, compile};
+use hotlab::runtime::ScriptError;
+
+/// Run a program's `main` with checks on or off.
+pub type RunMain = fn(&Program, Checks) -> Result<Value, ScriptError>;
+
+/// Every backend the harnesses run a program on, by name.
+pub fn backends() -> Vec<(&'static str, RunMain)> {
+    vec![("interp", hotlab::backend::interp::run_main)]
+}
+
+/// Compile source text under a file name.
+pub fn compile_text(name: &str, text: &str) -> Result<Program, Diagnostics> {
+    compile(Arc::new(SourceFile::new(name, text)))
+}
+
+/// A run's outcome as one line: the value, or `error: <what> at LINE:COL`.
+pub fn outcome(program: &Program, result: &Result<Value, ScriptError>) -> String {
+    match result {
+        Ok(v) => v.to_string(),
+        Err(e) => format!(
+            "error: {} at {}",
+            e.kind,
+            program.source.line_col(e.span.start)
+        ),
+    }
+}
+
+/// Run `f` on a fresh thread with `stack` bytes of stack, returning its result.
+pub fn with_stack<T: Send + 'static>(stack: usize, f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::Builder::new()
+        .stack_size(stack)
+        .spawn(f)
+        .expect("spawn test thread")
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+/// The stack the harnesses give a program (deep recursion is part of some tests).
+pub const TEST_STACK: usize = 16 << 20;

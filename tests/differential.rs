@@ -1,0 +1,66 @@
+//! Random well-typed programs (from `common/gen.rs`): each passes the checker, and every
+//! backend gives a deterministic outcome (two runs agree, values and errors alike).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use hotlab::backend::Checks;
+use proptest::prelude::*;
+
+/// Each backend's outcome for a generated program (panics with the program if it does not
+/// compile).
+fn outcomes(text: &str) -> Vec<(&'static str, String)> {
+    let program = match common::compile_text("gen.hot", text) {
+        Ok(p) => p,
+        Err(d) => panic!("generated program does not compile:\n{text}\n{d}"),
+    };
+    common::backends()
+        .into_iter()
+        .map(|(name, run)| (name, common::outcome(&program, &run(&program, Checks::On))))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_programs_run_deterministically(text in common::generator::arb_program()) {
+        let first = outcomes(&text);
+        let second = outcomes(&text);
+        prop_assert_eq!(&first, &second, "program:\n{}", text);
+    }
+}
+
+/// The generator reaches every kind of outcome, so the property above means something.
+#[test]
+fn generator_covers_values_and_errors() {
+    let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    for seed in 0..400 {
+        let text = common::generator::program(seed);
+        let (_, out) = &outcomes(&text)[0];
+        let kind = if out.contains("division by zero") {
+            "division by zero"
+        } else if out.contains("out of range") {
+            "index out of range"
+        } else if out.starts_with("error") {
+            "other error"
+        } else {
+            "value"
+        };
+        *kinds.entry(kind).or_default() += 1;
+    }
+    println!("{kinds:?}");
+    for kind in ["value", "division by zero", "index out of range"] {
+        assert!(kinds.get(kind).copied().unwrap_or(0) >= 10, "{kinds:?}");
+    }
+    assert_eq!(kinds.get("other error"), None, "{kinds:?}");
+}
+
+/// Print one generated program (`cargo test --test differential show -- --nocapture`).
+#[test]
+fn show_a_generated_program() {
+    let text = common::generator::program(7);
+    assert!(text.contains("fn main() -> i64"));
+    println!("{text}");
+}
