@@ -3,4 +3,5 @@
 
 pub mod backend;
 pub mod lang;
+pub mod measure;
 pub mod runtime;
