@@ -415,7 +415,7 @@ impl Job {
             notify(phase, 0, iters, &samples, &dropped, &hists, true);
             let warm_end = budget.map(|b| elapsed() + Picos(b.0 * s.warmup_share));
             let warm_rounds = match s.stop {
-                Stop::Rounds(r) => ((r as f64 * s.warmup_share).ceil() as u64).max(1),
+                Stop::Rounds(r) => (r as f64 * s.warmup_share).ceil() as u64,
                 Stop::Budget(_) => u64::MAX,
             };
             let mut round = 0u64;

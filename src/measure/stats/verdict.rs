@@ -70,7 +70,7 @@ pub fn ratio_verdict(log_ci: &MedianCi, band: f64, collect_secs: f64) -> RatioVe
     let (lo, hi) = (log_ci.low, log_ci.high);
     let ci = log_ci.map(f64::exp);
     let pct = band * 100.0;
-    let ci_text = format!("[{:.3}x, {:.3}x]", ci.low, ci.high);
+    let ci_text = format!("[{:.4}x, {:.4}x]", ci.low, ci.high);
     let (verdict, explanation) = if lo >= -lb && hi <= lb {
         let note = if lo > 0.0 || hi < 0.0 {
             " (a difference is resolved, but it is smaller than the band)"
@@ -79,17 +79,17 @@ pub fn ratio_verdict(log_ci: &MedianCi, band: f64, collect_secs: f64) -> RatioVe
         };
         (
             Verdict::Equal,
-            format!("equal within ±{pct:.0}%: ratio {:.3}x, CI {ci_text}{note}", ci.estimate),
+            format!("equal within ±{pct:.0}%: ratio {:.4}x, CI {ci_text}{note}", ci.estimate),
         )
     } else if lo > 0.0 {
         (
             Verdict::Slower,
-            format!("slower: {:.3}x, CI {ci_text}", ci.estimate),
+            format!("slower: {:.4}x, CI {ci_text}", ci.estimate),
         )
     } else if hi < 0.0 {
         (
             Verdict::Faster,
-            format!("faster: {:.3}x, CI {ci_text}", ci.estimate),
+            format!("faster: {:.4}x, CI {ci_text}", ci.estimate),
         )
     } else {
         (Verdict::Unresolved, unresolved_sentence(lo, hi, lb, pct, &ci_text, collect_secs))
@@ -173,19 +173,26 @@ pub fn abs_verdict(diff_ci: &MedianCi) -> AbsVerdict {
 impl fmt::Display for AbsVerdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = |p: Picos| p.nanos();
+        // Two decimals down to 0.1 ns, three below: hundredths of a ns must stay visible.
+        let prec = |p: Picos| if p.nanos().abs() < 0.1 { 3 } else { 2 };
         match *self {
             AbsVerdict::Adds { diff, low, high } => {
-                write!(f, "adds {:.2} ns [{:.2}, {:.2}]", ns(diff), ns(low), ns(high))
+                let p = prec(low);
+                write!(f, "adds {:.p$} ns [{:.p$}, {:.p$}]", ns(diff), ns(low), ns(high))
             }
-            AbsVerdict::Saves { diff, low, high } => write!(
-                f,
-                "saves {:.2} ns [{:.2}, {:.2}]",
-                -ns(diff),
-                -ns(high),
-                -ns(low)
-            ),
+            AbsVerdict::Saves { diff, low, high } => {
+                let p = prec(high);
+                write!(
+                    f,
+                    "saves {:.p$} ns [{:.p$}, {:.p$}]",
+                    -ns(diff),
+                    -ns(high),
+                    -ns(low)
+                )
+            }
             AbsVerdict::NoCostResolved { within } => {
-                write!(f, "no cost resolved: within ±{:.2} ns", ns(within))
+                let p = prec(within);
+                write!(f, "no cost resolved: within ±{:.p$} ns", ns(within))
             }
         }
     }
@@ -209,7 +216,7 @@ mod tests {
     fn unresolved_says_how_long() {
         let v = ratio_verdict(&ci(0.97f64.ln(), 1.0f64.ln(), 1.04f64.ln()), 0.02, 1.0);
         assert_eq!(v.verdict, Verdict::Unresolved);
-        assert!(v.explanation.contains("[0.970x, 1.040x]"), "{}", v.explanation);
+        assert!(v.explanation.contains("[0.9700x, 1.0400x]"), "{}", v.explanation);
         assert!(v.explanation.contains("--time"), "{}", v.explanation);
     }
 
@@ -218,6 +225,6 @@ mod tests {
         let a = abs_verdict(&ci(850.0, 900.0, 950.0));
         assert_eq!(a.to_string(), "adds 0.90 ns [0.85, 0.95]");
         let z = abs_verdict(&ci(-30.0, 1.0, 40.0));
-        assert_eq!(z.to_string(), "no cost resolved: within ±0.04 ns");
+        assert_eq!(z.to_string(), "no cost resolved: within ±0.040 ns");
     }
 }
