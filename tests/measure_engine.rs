@@ -56,7 +56,12 @@ fn sizing_reaches_target_and_per_op_is_exact() {
         .with(costly(&timer, 0, 1000.0, 0.0, None))
         .with(costly(&timer, 1, 1100.0, 0.0, None));
     let r = job
-        .run_with(&timer, no_sources(), &AtomicBool::new(false), &mut NoObserver)
+        .run_with(
+            &timer,
+            no_sources(),
+            &AtomicBool::new(false),
+            &mut NoObserver,
+        )
         .unwrap();
     // Target: 1000 × 20 ns = 20 µs; the fastest variant costs 1 ns per iteration.
     assert!(r.iters >= 20_000 && r.iters <= 22_000, "{}", r.iters);
@@ -79,7 +84,12 @@ fn jitter_varies_the_shared_count_within_bounds() {
     let timer = MockTimer::new(READ_COST);
     let mut job = Job::new(rounds(200)).with(costly(&timer, 0, 500.0, 0.0, None));
     let r = job
-        .run_with(&timer, no_sources(), &AtomicBool::new(false), &mut NoObserver)
+        .run_with(
+            &timer,
+            no_sources(),
+            &AtomicBool::new(false),
+            &mut NoObserver,
+        )
         .unwrap();
     let ns: Vec<u64> = r.round_records.iter().map(|x| x.iters).collect();
     let (lo, hi) = (*ns.iter().min().unwrap(), *ns.iter().max().unwrap());
@@ -101,7 +111,12 @@ fn round_order_changes_every_round_and_is_balanced() {
             job = job.with(costly(&timer, i, 1000.0, 0.0, Some(log.clone())));
         }
         let r = job
-            .run_with(&timer, no_sources(), &AtomicBool::new(false), &mut NoObserver)
+            .run_with(
+                &timer,
+                no_sources(),
+                &AtomicBool::new(false),
+                &mut NoObserver,
+            )
             .unwrap();
         assert_eq!(r.rounds as u64, r_count);
         let log = log.lock().unwrap();
@@ -141,7 +156,9 @@ fn phases_are_reported_in_order_and_cancel_stops() {
     })
     .with(costly(&timer, 0, 1000.0, 50.0, None))
     .with(costly(&timer, 1, 1000.0, 50.0, None));
-    let r = job.run_with(&timer, no_sources(), &cancel, &mut observer).unwrap();
+    let r = job
+        .run_with(&timer, no_sources(), &cancel, &mut observer)
+        .unwrap();
     assert_eq!(r.stopped, StopReason::Cancelled);
     assert!(r.rounds >= 5 && r.rounds < 10_000, "{}", r.rounds);
     assert_eq!(
@@ -155,10 +172,21 @@ fn a_preset_cancel_stops_before_any_round() {
     let timer = MockTimer::new(READ_COST);
     let mut job = Job::new(rounds(10)).with(costly(&timer, 0, 1000.0, 0.0, None));
     let r = job
-        .run_with(&timer, no_sources(), &AtomicBool::new(true), &mut NoObserver)
+        .run_with(
+            &timer,
+            no_sources(),
+            &AtomicBool::new(true),
+            &mut NoObserver,
+        )
         .unwrap();
     assert_eq!((r.stopped, r.rounds), (StopReason::Cancelled, 0));
-    assert!(r.compare(0, 0).unwrap().verdict.explanation.contains("only 0"));
+    assert!(
+        r.compare(0, 0)
+            .unwrap()
+            .verdict
+            .explanation
+            .contains("only 0")
+    );
 }
 
 /// A fake counter group: every value grows by `step` per read; every `switch_every`-th read a
@@ -177,7 +205,7 @@ impl CounterSource for Fake {
     }
     fn read(&mut self) -> io::Result<Reading> {
         let i = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
-        let switches = if self.switch_every == 0 { 0 } else { i / self.switch_every };
+        let switches = i.checked_div(self.switch_every).unwrap_or(0);
         let values = self
             .kinds
             .iter()
@@ -253,18 +281,29 @@ fn bad_input_is_an_error_not_a_panic() {
         j.run_with(&timer, no_sources(), &cancel, &mut NoObserver),
         Err(MeasureError::BadBaseline { index: 3, len: 1 })
     ));
-    for stop in [Stop::Rounds(0), Stop::Budget(Picos(-1.0)), Stop::Budget(Picos(f64::NAN))] {
+    for stop in [
+        Stop::Rounds(0),
+        Stop::Budget(Picos(-1.0)),
+        Stop::Budget(Picos(f64::NAN)),
+    ] {
         let mut j = Job::new(Settings {
             stop,
             pin: false,
             ..Settings::default()
         })
         .with(costly(&timer, 0, 1.0, 0.0, None));
-        let e = j.run_with(&timer, no_sources(), &cancel, &mut NoObserver).unwrap_err();
+        let e = j
+            .run_with(&timer, no_sources(), &cancel, &mut NoObserver)
+            .unwrap_err();
         assert!(e.to_string().starts_with("bad measurement setting"), "{e}");
     }
     let mut j = Job::new(rounds(6)).with(costly(&timer, 0, 1.0, 0.0, None));
-    let r = j.run_with(&timer, no_sources(), &cancel, &mut NoObserver).unwrap();
+    let r = j
+        .run_with(&timer, no_sources(), &cancel, &mut NoObserver)
+        .unwrap();
     assert!(r.compare(0, 1).is_err());
-    assert_eq!(r.disturbances.reason.as_deref(), Some("not opened in tests"));
+    assert_eq!(
+        r.disturbances.reason.as_deref(),
+        Some("not opened in tests")
+    );
 }

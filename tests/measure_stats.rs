@@ -4,7 +4,9 @@
 use hotlab::measure::stats::median_ci::{DEFAULT_LEVEL, sign_test_ci};
 use hotlab::measure::stats::summary::{self, summarize};
 use hotlab::measure::stats::tukey;
-use hotlab::measure::stats::verdict::{AbsVerdict, DEFAULT_BAND, Verdict, abs_verdict, ratio_verdict};
+use hotlab::measure::stats::verdict::{
+    AbsVerdict, DEFAULT_BAND, Verdict, abs_verdict, ratio_verdict,
+};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -85,7 +87,7 @@ fn outliers_are_counted_and_do_not_move_the_verdict() {
     let mut i = 0u32;
     let p = rounds(3000, 1.05, 7, |r| {
         i += 1;
-        let spike = if i % 7 == 0 { 2.0 } else { 0.0 };
+        let spike = if i.is_multiple_of(7) { 2.0 } else { 0.0 };
         0.005 * normal(r) + spike
     });
     assert_eq!(verdict_of(&p, DEFAULT_BAND).0, Verdict::Slower);
@@ -131,7 +133,13 @@ fn sign_test_interval_covers_the_median() {
     for dist in ["exponential", "lognormal", "cauchy"] {
         let true_median = match dist {
             "exponential" => std::f64::consts::LN_2,
-            _ => if dist == "lognormal" { 1.0 } else { 0.0 },
+            _ => {
+                if dist == "lognormal" {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
         };
         let mut covered = 0;
         let mut coverage = 0.0;
@@ -158,8 +166,12 @@ fn sign_test_interval_covers_the_median() {
 #[test]
 fn unstable_flag_follows_the_spread() {
     let mut rng = StdRng::seed_from_u64(10);
-    let calm: Vec<f64> = (0..1000).map(|_| 1000.0 * (1.0 + 0.005 * normal(&mut rng))).collect();
-    let wild: Vec<f64> = (0..1000).map(|_| 1000.0 * (1.0 + 0.2 * normal(&mut rng))).collect();
+    let calm: Vec<f64> = (0..1000)
+        .map(|_| 1000.0 * (1.0 + 0.005 * normal(&mut rng)))
+        .collect();
+    let wild: Vec<f64> = (0..1000)
+        .map(|_| 1000.0 * (1.0 + 0.2 * normal(&mut rng)))
+        .collect();
     assert!(!summarize(&calm).unwrap().unstable());
     assert!(summarize(&wild).unwrap().unstable());
 }

@@ -110,7 +110,11 @@ impl PerfGroup {
         Self::open(&[
             (CounterKind::Cycles, hw(Hardware::CPU_CYCLES), true),
             (CounterKind::Instructions, hw(Hardware::INSTRUCTIONS), true),
-            (CounterKind::Branches, hw(Hardware::BRANCH_INSTRUCTIONS), true),
+            (
+                CounterKind::Branches,
+                hw(Hardware::BRANCH_INSTRUCTIONS),
+                true,
+            ),
             (CounterKind::BranchMisses, hw(Hardware::BRANCH_MISSES), true),
             (CounterKind::L1dReadMisses, l1d, false),
         ])

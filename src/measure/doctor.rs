@@ -125,7 +125,10 @@ fn ab_line(name: &str, expected: Verdict, r: &JobResult, c: &Comparison) -> Chec
 /// Runs the health report and the self-checks.
 pub fn doctor_report(args: &DoctorArgs) -> anyhow::Result<DoctorReport> {
     if !(args.time.is_finite() && args.time > 0.0 && args.time <= 3600.0) {
-        bail!("--time must be a number of seconds in (0, 3600], got {}", args.time);
+        bail!(
+            "--time must be a number of seconds in (0, 3600], got {}",
+            args.time
+        );
     }
     let probes = LiveProbes::probe();
     let health = health::collect(std::path::Path::new("/"), &probes);
@@ -150,7 +153,12 @@ pub fn doctor_report(args: &DoctorArgs) -> anyhow::Result<DoctorReport> {
         )
     };
     let plus = ab_job(args, k8, k9).context("running the +1 cycle check")?;
-    checks.push(ab_line("+1 cycle", Verdict::Slower, &plus, &plus.compare(0, 1)?));
+    checks.push(ab_line(
+        "+1 cycle",
+        Verdict::Slower,
+        &plus,
+        &plus.compare(0, 1)?,
+    ));
 
     if let Some(c) = probes.core_clock {
         let err = c.linearity_error();
@@ -189,12 +197,20 @@ impl DoctorReport {
     pub fn render(&self) -> String {
         let mut out = String::from("health\n");
         out.push_str(&self.health.render());
-        let cpu = self.cpu.map_or("not pinned".to_string(), |c| format!("CPU {c}"));
-        out.push_str(&format!("\nself-check ({} s per check, {cpu})\n", self.time));
+        let cpu = self
+            .cpu
+            .map_or("not pinned".to_string(), |c| format!("CPU {c}"));
+        out.push_str(&format!(
+            "\nself-check ({} s per check, {cpu})\n",
+            self.time
+        ));
         let w = self.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
         for c in &self.checks {
             let mark = if c.met { "ok" } else { "NOT MET" };
-            out.push_str(&format!("  {:<w$}  {mark:<7}  expected {}\n", c.name, c.expected));
+            out.push_str(&format!(
+                "  {:<w$}  {mark:<7}  expected {}\n",
+                c.name, c.expected
+            ));
             out.push_str(&format!("  {:<w$}  {:<7}  got {}\n", "", "", c.got));
         }
         out.push_str(if self.all_met {

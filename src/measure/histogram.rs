@@ -78,7 +78,7 @@ impl OpHistogram {
                 let share = counts[r] as f64 / total;
                 let eighths = (counts[r] as f64 / max * bar_width as f64 * 8.0).round() as usize;
                 let mut bar = "█".repeat(eighths / 8);
-                if eighths % 8 > 0 {
+                if !eighths.is_multiple_of(8) {
                     bar.push(['▏', '▎', '▍', '▌', '▋', '▊', '▉'][eighths % 8 - 1]);
                 }
                 let mark: Vec<&str> = marks
@@ -113,7 +113,10 @@ mod tests {
         let rows = h.render(5, 60);
         assert_eq!(rows.len(), 5);
         let all = rows.join("\n");
-        assert!(all.contains("p50") && all.contains("p90") && all.contains("p99"), "{all}");
+        assert!(
+            all.contains("p50") && all.contains("p90") && all.contains("p99"),
+            "{all}"
+        );
         assert!((h.quantile(0.5).0 - 1050.0).abs() < 2.0);
     }
 }

@@ -423,7 +423,8 @@ impl Job {
             'rounds: loop {
                 let collecting = phase == Phase::Collect;
                 if !collecting
-                    && (warmup_rounds >= warm_rounds || warm_end.is_some_and(|e| elapsed().0 >= e.0))
+                    && (warmup_rounds >= warm_rounds
+                        || warm_end.is_some_and(|e| elapsed().0 >= e.0))
                 {
                     phase = Phase::Collect;
                     notify(phase, 0, iters, &samples, &dropped, &hists, true);
@@ -478,7 +479,15 @@ impl Job {
             }
         }
         let total = elapsed();
-        notify(Phase::Done, rounds.len() as u64, iters, &samples, &dropped, &hists, true);
+        notify(
+            Phase::Done,
+            rounds.len() as u64,
+            iters,
+            &samples,
+            &dropped,
+            &hists,
+            true,
+        );
         let core = (timer.kind() != TimerKind::Mock).then(clock::core_clock);
         Ok(result::assemble(result::Parts {
             names,

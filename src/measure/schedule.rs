@@ -39,9 +39,10 @@ pub fn size_iterations(
     loop {
         let times = probe(n)?;
         probes += 1;
-        let fastest = times.iter().copied().fold(Picos(f64::INFINITY), |a, b| {
-            if b.0 < a.0 { b } else { a }
-        });
+        let fastest = times
+            .iter()
+            .copied()
+            .fold(Picos(f64::INFINITY), |a, b| if b.0 < a.0 { b } else { a });
         if fastest.0 >= target.0 || n >= MAX_ITERS {
             return Some(Sizing {
                 iters: n,

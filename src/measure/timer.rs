@@ -68,7 +68,7 @@ pub fn measure_calibration(timer: &dyn Timer) -> TimerCalibration {
     }
     let precision = timer.to_picos(median_u64(&mut deltas));
 
-    let mut empty = Variant::native("empty", |n| std::hint::black_box(n));
+    let mut empty = Variant::native("empty", std::hint::black_box);
     deltas.clear();
     for _ in 0..REPS {
         let t0 = timer.start();

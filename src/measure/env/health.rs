@@ -95,12 +95,21 @@ pub fn collect(root: &Path, probes: &LiveProbes) -> HealthReport {
     let online = read(root, "sys/devices/system/cpu/online")
         .and_then(|s| parse_cpu_list(&s).ok())
         .unwrap_or_default();
-    items.push(item("online CPUs", format!("{} ({online:?})", online.len()), None));
+    items.push(item(
+        "online CPUs",
+        format!("{} ({online:?})", online.len()),
+        None,
+    ));
 
     // Governor of every online CPU.
     let govs: Vec<String> = online
         .iter()
-        .filter_map(|c| read(root, &format!("sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor")))
+        .filter_map(|c| {
+            read(
+                root,
+                &format!("sys/devices/system/cpu/cpu{c}/cpufreq/scaling_governor"),
+            )
+        })
         .collect();
     let mut distinct = govs.clone();
     distinct.sort();
@@ -163,7 +172,11 @@ pub fn collect(root: &Path, probes: &LiveProbes) -> HealthReport {
     let nohz = list("sys/devices/system/cpu/nohz_full");
     items.push(item(
         "nohz_full",
-        if nohz.is_empty() { "none".to_string() } else { format!("{nohz:?}") },
+        if nohz.is_empty() {
+            "none".to_string()
+        } else {
+            format!("{nohz:?}")
+        },
         None,
     ));
 
@@ -183,7 +196,11 @@ pub fn collect(root: &Path, probes: &LiveProbes) -> HealthReport {
     if flags.iter().any(|f| f == "hypervisor") {
         hv.push("cpuinfo flag".to_string());
     }
-    let dmi_text = if dmi.is_empty() { String::new() } else { format!("; DMI: {}", dmi.join(" ")) };
+    let dmi_text = if dmi.is_empty() {
+        String::new()
+    } else {
+        format!("; DMI: {}", dmi.join(" "))
+    };
     items.push(if hv.is_empty() {
         item("hypervisor", format!("none seen{dmi_text}"), None)
     } else {
@@ -195,18 +212,23 @@ pub fn collect(root: &Path, probes: &LiveProbes) -> HealthReport {
     });
 
     let ncpu = online.len().max(1) as f64;
-    items.push(match read(root, "proc/loadavg").and_then(|s| {
-        s.split_whitespace().next().and_then(|x| x.parse::<f64>().ok())
-    }) {
-        Some(l) => item(
-            "load average (1 min)",
-            format!("{l:.2} on {ncpu} CPUs"),
-            (l > ncpu * 0.5).then(|| {
-                "busy machine: other work competes for cores and caches; expect wider CIs".into()
-            }),
-        ),
-        None => item("load average (1 min)", "unknown", None),
-    });
+    items.push(
+        match read(root, "proc/loadavg").and_then(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|x| x.parse::<f64>().ok())
+        }) {
+            Some(l) => item(
+                "load average (1 min)",
+                format!("{l:.2} on {ncpu} CPUs"),
+                (l > ncpu * 0.5).then(|| {
+                    "busy machine: other work competes for cores and caches; expect wider CIs"
+                        .into()
+                }),
+            ),
+            None => item("load average (1 min)", "unknown", None),
+        },
+    );
 
     let pmu_dev = ["cpu", "cpu_core", "cpu_atom"]
         .iter()
@@ -217,35 +239,49 @@ pub fn collect(root: &Path, probes: &LiveProbes) -> HealthReport {
             "PMU",
             format!(
                 "{reason}{}",
-                if pmu_dev { "" } else { "; no PMU device in /sys/bus/event_source" }
+                if pmu_dev {
+                    ""
+                } else {
+                    "; no PMU device in /sys/bus/event_source"
+                }
             ),
             Some("no hardware counters: cycles are estimated from the core clock".into()),
         ),
     });
 
     let paranoid = read(root, "proc/sys/kernel/perf_event_paranoid");
-    items.push(match paranoid.as_deref().and_then(|p| p.parse::<i32>().ok()) {
-        Some(p) => item(
-            "perf_event_paranoid",
-            p.to_string(),
-            (p > 2).then(|| {
-                "perf events are restricted: disturbances cannot be detected; \
+    items.push(
+        match paranoid.as_deref().and_then(|p| p.parse::<i32>().ok()) {
+            Some(p) => item(
+                "perf_event_paranoid",
+                p.to_string(),
+                (p > 2).then(|| {
+                    "perf events are restricted: disturbances cannot be detected; \
                  `sysctl kernel.perf_event_paranoid=2`"
-                    .into()
-            }),
-        ),
-        None => item("perf_event_paranoid", "unknown", None),
-    });
+                        .into()
+                }),
+            ),
+            None => item("perf_event_paranoid", "unknown", None),
+        },
+    );
 
-    items.push(match read(root, "proc/sys/kernel/randomize_va_space").as_deref() {
-        Some("0") => item("ASLR", "off", None),
-        Some(v) => item("ASLR", format!("on ({v}): code and stack addresses differ per run"), None),
-        None => item("ASLR", "unknown", None),
-    });
+    items.push(
+        match read(root, "proc/sys/kernel/randomize_va_space").as_deref() {
+            Some("0") => item("ASLR", "off", None),
+            Some(v) => item(
+                "ASLR",
+                format!("on ({v}): code and stack addresses differ per run"),
+                None,
+            ),
+            None => item("ASLR", "unknown", None),
+        },
+    );
 
-    let clocksource =
-        read(root, "sys/devices/system/clocksource/clocksource0/current_clocksource")
-            .unwrap_or_else(|| "unknown".into());
+    let clocksource = read(
+        root,
+        "sys/devices/system/clocksource/clocksource0/current_clocksource",
+    )
+    .unwrap_or_else(|| "unknown".into());
     let has = |f: &str| flags.iter().any(|x| x == f);
     let invariant = probes.cpuid.map(|c| c.invariant_tsc);
     let tsc_flags: Vec<&str> = ["constant_tsc", "nonstop_tsc", "tsc_known_freq"]
@@ -261,7 +297,11 @@ pub fn collect(root: &Path, probes: &LiveProbes) -> HealthReport {
                 Some(false) => "NOT invariant",
                 None => "invariance unknown",
             },
-            if tsc_flags.is_empty() { "none".to_string() } else { tsc_flags.join(" ") }
+            if tsc_flags.is_empty() {
+                "none".to_string()
+            } else {
+                tsc_flags.join(" ")
+            }
         ),
         (invariant == Some(false))
             .then(|| "the TSC rate may change with power states: using the OS clock".into()),

@@ -38,7 +38,11 @@ pub fn choose_cpu(
         .copied()
         .filter(|c| allowed.contains(c))
         .collect();
-    let iso = usable.iter().copied().filter(|c| isolated.contains(c)).max();
+    let iso = usable
+        .iter()
+        .copied()
+        .filter(|c| isolated.contains(c))
+        .max();
     iso.or_else(|| usable.iter().copied().filter(|c| Some(*c) != avoid).max())
         .or_else(|| usable.iter().copied().max())
 }

@@ -39,7 +39,12 @@ pub fn classify(sorted: &[f64]) -> Outliers {
     let q1 = quantile_sorted(sorted, 0.25);
     let q3 = quantile_sorted(sorted, 0.75);
     let iqr = q3 - q1;
-    let (ls, lm, hm, hs) = (q1 - 3.0 * iqr, q1 - 1.5 * iqr, q3 + 1.5 * iqr, q3 + 3.0 * iqr);
+    let (ls, lm, hm, hs) = (
+        q1 - 3.0 * iqr,
+        q1 - 1.5 * iqr,
+        q3 + 1.5 * iqr,
+        q3 + 3.0 * iqr,
+    );
     let mut o = Outliers::default();
     for &x in sorted {
         if x < ls {

@@ -79,7 +79,10 @@ pub fn ratio_verdict(log_ci: &MedianCi, band: f64, collect_secs: f64) -> RatioVe
         };
         (
             Verdict::Equal,
-            format!("equal within ±{pct:.0}%: ratio {:.4}x, CI {ci_text}{note}", ci.estimate),
+            format!(
+                "equal within ±{pct:.0}%: ratio {:.4}x, CI {ci_text}{note}",
+                ci.estimate
+            ),
         )
     } else if lo > 0.0 {
         (
@@ -92,7 +95,10 @@ pub fn ratio_verdict(log_ci: &MedianCi, band: f64, collect_secs: f64) -> RatioVe
             format!("faster: {:.4}x, CI {ci_text}", ci.estimate),
         )
     } else {
-        (Verdict::Unresolved, unresolved_sentence(lo, hi, lb, pct, &ci_text, collect_secs))
+        (
+            Verdict::Unresolved,
+            unresolved_sentence(lo, hi, lb, pct, &ci_text, collect_secs),
+        )
     };
     RatioVerdict {
         verdict,
@@ -119,7 +125,9 @@ fn unresolved_sentence(lo: f64, hi: f64, lb: f64, pct: f64, ci: &str, secs: f64)
     } else {
         let f = (factor * 1.2).ceil().max(2.0);
         let t = (secs * f).ceil().max(1.0);
-        format!("unresolved: {what}: run about {f:.0}x longer (--time {t:.0}) or pin to a quiet CPU")
+        format!(
+            "unresolved: {what}: run about {f:.0}x longer (--time {t:.0}) or pin to a quiet CPU"
+        )
     }
 }
 
@@ -178,7 +186,13 @@ impl fmt::Display for AbsVerdict {
         match *self {
             AbsVerdict::Adds { diff, low, high } => {
                 let p = prec(low);
-                write!(f, "adds {:.p$} ns [{:.p$}, {:.p$}]", ns(diff), ns(low), ns(high))
+                write!(
+                    f,
+                    "adds {:.p$} ns [{:.p$}, {:.p$}]",
+                    ns(diff),
+                    ns(low),
+                    ns(high)
+                )
             }
             AbsVerdict::Saves { diff, low, high } => {
                 let p = prec(high);
@@ -216,7 +230,11 @@ mod tests {
     fn unresolved_says_how_long() {
         let v = ratio_verdict(&ci(0.97f64.ln(), 1.0f64.ln(), 1.04f64.ln()), 0.02, 1.0);
         assert_eq!(v.verdict, Verdict::Unresolved);
-        assert!(v.explanation.contains("[0.9700x, 1.0400x]"), "{}", v.explanation);
+        assert!(
+            v.explanation.contains("[0.9700x, 1.0400x]"),
+            "{}",
+            v.explanation
+        );
         assert!(v.explanation.contains("--time"), "{}", v.explanation);
     }
 
