@@ -121,19 +121,22 @@ impl PerfGroup {
         .map_err(|e| absence_reason(&e, &live_facts()))
     }
 
-    /// Context switches and CPU migrations of the calling thread.
+    /// Context switches and CPU migrations of the calling thread. Both happen in kernel mode,
+    /// so the events must include the kernel: with perf-event2's default `exclude_kernel` they
+    /// open fine and count nothing.
     pub fn disturbances() -> Result<PerfGroup, String> {
+        let sw = |e: Software| {
+            let mut b = Builder::new(e);
+            b.include_kernel();
+            b
+        };
         Self::open(&[
             (
                 CounterKind::ContextSwitches,
-                Builder::new(Software::CONTEXT_SWITCHES),
+                sw(Software::CONTEXT_SWITCHES),
                 true,
             ),
-            (
-                CounterKind::CpuMigrations,
-                Builder::new(Software::CPU_MIGRATIONS),
-                true,
-            ),
+            (CounterKind::CpuMigrations, sw(Software::CPU_MIGRATIONS), true),
         ])
         .map_err(|e| absence_reason(&e, &live_facts()))
     }

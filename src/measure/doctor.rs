@@ -10,6 +10,7 @@ use anyhow::{Context, bail};
 use serde::Serialize;
 
 use super::arch::add_chain;
+use super::counters::Availability;
 use super::env::health::{self, HealthReport, LiveProbes};
 use super::job::{Job, NoObserver, Settings, Stop};
 use super::result::{Comparison, JobResult};
@@ -67,6 +68,10 @@ pub struct DoctorReport {
     pub cpu: Option<usize>,
     /// Seconds per check.
     pub time: f64,
+    /// Whether disturbance counters opened (from the A/A job).
+    pub disturbances: Availability,
+    /// Iterations per sample of the A/A job (before jitter).
+    pub iters: u64,
     /// Self-check lines.
     pub checks: Vec<CheckLine>,
     /// Whether every expectation was met.
@@ -93,7 +98,7 @@ fn ab_line(name: &str, expected: Verdict, r: &JobResult, c: &Comparison) -> Chec
     let a_ns = r.variants[c.a].summary.map(|s| s.median.nanos());
     let mut got = v.explanation.clone();
     if hw.is_finite() {
-        got.push_str(&format!(" (±{hw:.2}%)"));
+        got.push_str(&format!(" (±{hw:.3}%)"));
     }
     if let Some(abs) = &c.abs {
         got.push_str(&format!("; {abs}"));
@@ -143,6 +148,8 @@ pub fn doctor_report(args: &DoctorArgs) -> anyhow::Result<DoctorReport> {
     )
     .context("running the A/A check")?;
     let cpu = aa.cpu;
+    let disturbances = aa.disturbances.clone();
+    let iters = aa.iters;
     checks.push(ab_line("A/A", Verdict::Equal, &aa, &aa.compare(0, 1)?));
 
     // SAFETY: `add_chain` has the raw variant ABI and ignores its (null) ctx.
@@ -187,6 +194,8 @@ pub fn doctor_report(args: &DoctorArgs) -> anyhow::Result<DoctorReport> {
         health,
         cpu,
         time: args.time,
+        disturbances,
+        iters,
         checks,
         all_met,
     })
