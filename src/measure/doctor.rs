@@ -213,6 +213,13 @@ impl DoctorReport {
             "\nself-check ({} s per check, {cpu})\n",
             self.time
         ));
+        let dropped: usize = self.checks.iter().filter_map(|c| c.dropped).sum();
+        match &self.disturbances.reason {
+            None => out.push_str(&format!(
+                "  disturbed samples dropped: {dropped} (context switches, migrations)\n"
+            )),
+            Some(r) => out.push_str(&format!("  disturbances not detected: {r}\n")),
+        }
         let w = self.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
         for c in &self.checks {
             let mark = if c.met { "ok" } else { "NOT MET" };
