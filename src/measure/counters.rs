@@ -136,7 +136,11 @@ impl PerfGroup {
                 sw(Software::CONTEXT_SWITCHES),
                 true,
             ),
-            (CounterKind::CpuMigrations, sw(Software::CPU_MIGRATIONS), true),
+            (
+                CounterKind::CpuMigrations,
+                sw(Software::CPU_MIGRATIONS),
+                true,
+            ),
         ])
         .map_err(|e| absence_reason(&e, &live_facts()))
     }

@@ -396,12 +396,20 @@ impl Job {
         let sizing = schedule::size_iterations(target, |n| {
             let mut out = Vec::with_capacity(k);
             for (i, v) in variants.iter_mut().enumerate() {
-                // A disturbed probe still gives a usable (if high) size estimate.
-                match runner.sample(v, i, n, false) {
-                    Outcome::Sample(p) => out.push(Picos(p.0 * n as f64)),
-                    Outcome::Disturbed => out.push(Picos(0.0)),
-                    Outcome::Cancelled => return None,
+                // A disturbed probe is too long and could end sizing early: probe again (a few
+                // times; a machine that disturbs every probe gets a short-probe estimate).
+                let mut time = Picos(0.0);
+                for _ in 0..4 {
+                    match runner.sample(v, i, n, false) {
+                        Outcome::Sample(p) => {
+                            time = Picos(p.0 * n as f64);
+                            break;
+                        }
+                        Outcome::Disturbed => {}
+                        Outcome::Cancelled => return None,
+                    }
                 }
+                out.push(time);
             }
             Some(out)
         });
