@@ -5,5 +5,6 @@ pub mod backend;
 pub mod export;
 pub mod ladder;
 pub mod lang;
+pub mod measure;
 pub mod runtime;
 pub mod tui;

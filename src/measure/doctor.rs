@@ -1,0 +1,255 @@
+//! `hotlab doctor`: the health report and a self-check of the engine on this machine —
+//! (a) A/A: one native variant against itself must come out `equal`; (b) +1 cycle: a dependent
+//! chain of 8 adds against 9 must come out `slower`, by about one cycle; (c) the calibrated core
+//! clock: chains of 64 and 128 adds must agree on the time per add.
+
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, bail};
+use serde::Serialize;
+
+use super::arch::add_chain;
+use super::counters::Availability;
+use super::env::health::{self, HealthReport, LiveProbes};
+use super::job::{Job, NoObserver, Settings, Stop};
+use super::result::{Comparison, JobResult};
+use super::stats::verdict::Verdict;
+use super::units::Picos;
+use super::variant::Variant;
+
+/// Options of `hotlab doctor`.
+#[derive(Debug, Clone, PartialEq, clap::Args)]
+pub struct DoctorArgs {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Time budget of each self-check, in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    pub time: f64,
+    /// CPU to measure on (default: a quiet one).
+    #[arg(long)]
+    pub cpu: Option<usize>,
+}
+
+/// One self-check line.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckLine {
+    /// Short name.
+    pub name: String,
+    /// What is expected.
+    pub expected: String,
+    /// What came out, in words and numbers.
+    pub got: String,
+    /// Whether the expectation was met.
+    pub met: bool,
+    /// The verdict, for A/B checks.
+    pub verdict: Option<Verdict>,
+    /// Half-width of the ratio CI as a percentage of the ratio, for A/B checks.
+    pub ci_half_width_pct: Option<f64>,
+    /// Median difference in ns (B - A), for A/B checks.
+    pub diff_ns: Option<f64>,
+    /// Median difference in cycles, for A/B checks.
+    pub diff_cycles: Option<f64>,
+    /// A's median in ns per op, for A/B checks.
+    pub a_ns: Option<f64>,
+    /// Collected rounds and dropped samples.
+    pub rounds: Option<usize>,
+    /// Samples dropped as disturbed.
+    pub dropped: Option<usize>,
+}
+
+/// Everything `doctor` found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DoctorReport {
+    /// The health report.
+    pub health: HealthReport,
+    /// CPU the checks ran on.
+    pub cpu: Option<usize>,
+    /// Seconds per check.
+    pub time: f64,
+    /// Whether disturbance counters opened (from the A/A job).
+    pub disturbances: Availability,
+    /// Iterations per sample of the A/A job (before jitter).
+    pub iters: u64,
+    /// Self-check lines.
+    pub checks: Vec<CheckLine>,
+    /// Whether every expectation was met.
+    pub all_met: bool,
+}
+
+fn chain4(n: u64) -> u64 {
+    add_chain::<4>(std::ptr::null_mut(), n)
+}
+
+fn ab_job(args: &DoctorArgs, a: Variant, b: Variant) -> anyhow::Result<JobResult> {
+    let settings = Settings {
+        stop: Stop::Budget(Picos(args.time * 1e12)),
+        cpu: args.cpu,
+        ..Settings::default()
+    };
+    let mut job = Job::new(settings).with(a).with(b);
+    Ok(job.run(&AtomicBool::new(false), &mut NoObserver)?)
+}
+
+fn ab_line(name: &str, expected: Verdict, r: &JobResult, c: &Comparison) -> CheckLine {
+    let v = &c.verdict;
+    let hw = (v.high.0 - v.low.0) / 2.0 / v.ratio.0 * 100.0;
+    let a_ns = r.variants[c.a].summary.map(|s| s.median.nanos());
+    let mut got = v.explanation.clone();
+    if hw.is_finite() {
+        got.push_str(&format!(" (±{hw:.3}%)"));
+    }
+    if let Some(abs) = &c.abs {
+        got.push_str(&format!("; {abs}"));
+    }
+    if let Some(cy) = c.diff_cycles {
+        got.push_str(&format!(" = {:+.2} cycles", cy.0));
+    }
+    if let Some(a) = a_ns {
+        got.push_str(&format!("; A {a:.3} ns/op"));
+    }
+    if c.unstable {
+        got.push_str("; unstable (MAD above 3% of the median)");
+    }
+    CheckLine {
+        name: name.to_string(),
+        expected: expected.to_string(),
+        got,
+        met: v.verdict == expected,
+        verdict: Some(v.verdict),
+        ci_half_width_pct: hw.is_finite().then_some(hw),
+        diff_ns: c.diff.map(|d| d.estimate / 1e3),
+        diff_cycles: c.diff_cycles.map(|c| c.0),
+        a_ns,
+        rounds: Some(r.rounds),
+        dropped: Some(r.variants.iter().map(|v| v.dropped).sum()),
+    }
+}
+
+/// Runs the health report and the self-checks.
+pub fn doctor_report(args: &DoctorArgs) -> anyhow::Result<DoctorReport> {
+    if !(args.time.is_finite() && args.time > 0.0 && args.time <= 3600.0) {
+        bail!(
+            "--time must be a number of seconds in (0, 3600], got {}",
+            args.time
+        );
+    }
+    let probes = LiveProbes::probe();
+    let health = health::collect(std::path::Path::new("/"), &probes);
+    let mut checks = Vec::new();
+
+    // The same function twice: two closures would be two copies of the code at different
+    // alignments, which really can differ by several percent.
+    let aa = ab_job(
+        args,
+        Variant::native("chain4", chain4),
+        Variant::native("chain4 again", chain4),
+    )
+    .context("running the A/A check")?;
+    let cpu = aa.cpu;
+    let disturbances = aa.disturbances.clone();
+    let iters = aa.iters;
+    checks.push(ab_line("A/A", Verdict::Equal, &aa, &aa.compare(0, 1)?));
+
+    // SAFETY: `add_chain` has the raw variant ABI and ignores its (null) ctx.
+    let (k8, k9) = unsafe {
+        (
+            Variant::raw("chain8", add_chain::<8>, std::ptr::null_mut()),
+            Variant::raw("chain9", add_chain::<9>, std::ptr::null_mut()),
+        )
+    };
+    let plus = ab_job(args, k8, k9).context("running the +1 cycle check")?;
+    checks.push(ab_line(
+        "+1 cycle",
+        Verdict::Slower,
+        &plus,
+        &plus.compare(0, 1)?,
+    ));
+
+    if let Some(c) = probes.core_clock {
+        let err = c.linearity_error();
+        checks.push(CheckLine {
+            name: "core clock".into(),
+            expected: "1 add per cycle: 64- and 128-add chains agree within 5%".into(),
+            got: format!(
+                "{} ({:.1} ps/add and {:.1} ps/add, {:.1}% apart)",
+                c.ghz,
+                c.per_add_64.0,
+                c.per_add_128.0,
+                err * 100.0
+            ),
+            met: err <= 0.05,
+            verdict: None,
+            ci_half_width_pct: None,
+            diff_ns: None,
+            diff_cycles: None,
+            a_ns: None,
+            rounds: None,
+            dropped: None,
+        });
+    }
+    let all_met = checks.iter().all(|c| c.met);
+    Ok(DoctorReport {
+        health,
+        cpu,
+        time: args.time,
+        disturbances,
+        iters,
+        checks,
+        all_met,
+    })
+}
+
+impl DoctorReport {
+    /// Aligned plain text.
+    pub fn render(&self) -> String {
+        let mut out = String::from("health\n");
+        out.push_str(&self.health.render());
+        let cpu = self
+            .cpu
+            .map_or("not pinned".to_string(), |c| format!("CPU {c}"));
+        out.push_str(&format!(
+            "\nself-check ({} s per check, {cpu})\n",
+            self.time
+        ));
+        let dropped: usize = self.checks.iter().filter_map(|c| c.dropped).sum();
+        match &self.disturbances.reason {
+            None => out.push_str(&format!(
+                "  disturbed samples dropped: {dropped} (context switches, migrations)\n"
+            )),
+            Some(r) => out.push_str(&format!("  disturbances not detected: {r}\n")),
+        }
+        let w = self.checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+        for c in &self.checks {
+            let mark = if c.met { "ok" } else { "NOT MET" };
+            out.push_str(&format!(
+                "  {:<w$}  {mark:<7}  expected {}\n",
+                c.name, c.expected
+            ));
+            out.push_str(&format!("  {:<w$}  {:<7}  got {}\n", "", "", c.got));
+        }
+        out.push_str(if self.all_met {
+            "\nall expectations met\n"
+        } else {
+            "\nsome expectations not met: see the health warnings above\n"
+        });
+        out
+    }
+}
+
+/// `hotlab doctor`: prints the report (text or JSON); exit status 0 when every expectation was
+/// met, 1 otherwise.
+pub fn run_doctor(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+    let report = doctor_report(args)?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(if report.all_met {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,545 @@
+//! Jobs: variants plus settings, run in explicit phases — `Calibrate` (timer calibration and
+//! sizing of the shared iteration count), `Warmup` (rounds that are run and thrown away), and
+//! `Collect` (rounds that count). Every round runs each variant once, with the round's jittered
+//! iteration count, in the order of a Williams square (see `schedule`), so drift hits all
+//! variants alike and every round yields paired samples.
+//!
+//! Counter groups are read outside the timed region, around each sample. A sample during which
+//! the thread was switched out or migrated is dropped and counted. Cancellation is checked
+//! before every sample; the observer is called between rounds at most every 50 ms (and at phase
+//! changes), never inside a timed region.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde::Serialize;
+
+use super::counters::{self, CounterSource, CounterTotals, PerfGroup, Reading};
+use super::histogram::OpHistogram;
+use super::result::{self, JobResult, RoundRecord, TimerInfo};
+use super::schedule::{self, RoundOrder};
+use super::stats::verdict::DEFAULT_BAND;
+use super::timer::{Timer, TimerKind, best_timer};
+use super::units::Picos;
+use super::variant::Variant;
+use super::{MeasureError, clock, env};
+
+/// When collection stops.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stop {
+    /// After this much time for the whole job (calibration, warm-up and collection).
+    Budget(Picos),
+    /// After this many collected rounds.
+    Rounds(u64),
+}
+
+/// How a job is run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// When to stop (default: a 1 s budget).
+    pub stop: Stop,
+    /// CPU to pin to; `None` picks one (see `env::pin::auto_cpu`).
+    pub cpu: Option<usize>,
+    /// Whether `Job::run` pins at all.
+    pub pin: bool,
+    /// Equivalence band for verdicts (default 0.02 = ±2 %).
+    pub band: f64,
+    /// Index of the variant others are compared with.
+    pub baseline: usize,
+    /// Seed of the jitter.
+    pub seed: u64,
+    /// Relative jitter of the per-round iteration count (default 0.1 = ±10 %).
+    pub jitter: f64,
+    /// Smallest sample, whatever the timer's precision (default 10 µs).
+    pub min_sample: Picos,
+    /// A sample must be at least this many times the timer's precision (default 1000).
+    pub precision_factor: f64,
+    /// Share of a time budget spent warming up, or of a round count (default 0.1).
+    pub warmup_share: f64,
+    /// Whether to open hardware counters (`Job::run`).
+    pub counters: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            stop: Stop::Budget(Picos(1e12)),
+            cpu: None,
+            pin: true,
+            band: DEFAULT_BAND,
+            baseline: 0,
+            seed: 0x5eed,
+            jitter: 0.1,
+            min_sample: Picos::from_nanos(10_000.0),
+            precision_factor: 1000.0,
+            warmup_share: 0.1,
+            counters: true,
+        }
+    }
+}
+
+/// The phase a job is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Timer calibration and sizing.
+    Calibrate,
+    /// Rounds that are thrown away.
+    Warmup,
+    /// Rounds that count.
+    Collect,
+    /// Finished (or cancelled).
+    Done,
+}
+
+/// Live state of one variant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariantProgress {
+    /// Collected samples.
+    pub samples: usize,
+    /// Dropped (disturbed) samples.
+    pub dropped: usize,
+    /// Running median per op (from the histogram; 3 significant digits).
+    pub median: Option<Picos>,
+}
+
+/// A snapshot for front ends.
+#[derive(Debug, Clone)]
+pub struct Progress<'a> {
+    /// Current phase.
+    pub phase: Phase,
+    /// Collected rounds so far.
+    pub rounds: u64,
+    /// Time since the job started.
+    pub elapsed: Picos,
+    /// The time budget, if any.
+    pub budget: Option<Picos>,
+    /// Shared iterations per sample (0 before sizing).
+    pub iters: u64,
+    /// Per variant, in job order.
+    pub variants: Vec<VariantProgress>,
+    /// Per-variant histograms, in job order.
+    pub histograms: &'a [OpHistogram],
+    /// Variant names, in job order.
+    pub names: &'a [String],
+}
+
+/// Receives [`Progress`] between rounds.
+pub trait Observer {
+    /// Called between rounds (at most every ~50 ms) and at phase changes.
+    fn observe(&mut self, progress: &Progress<'_>);
+}
+
+impl<F: FnMut(&Progress<'_>)> Observer for F {
+    fn observe(&mut self, progress: &Progress<'_>) {
+        self(progress)
+    }
+}
+
+/// An observer that ignores everything.
+#[derive(Debug, Default)]
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn observe(&mut self, _: &Progress<'_>) {}
+}
+
+/// Counter groups for a run: each opened, or the reason it is absent.
+pub struct Sources {
+    /// Software disturbance counters (context switches, migrations).
+    pub disturbances: Result<Box<dyn CounterSource>, String>,
+    /// Hardware counters.
+    pub hardware: Result<Box<dyn CounterSource>, String>,
+}
+
+impl Sources {
+    /// Opens perf-event groups on the calling thread.
+    pub fn open_perf(hardware: bool) -> Sources {
+        let boxed = |g: PerfGroup| Box::new(g) as Box<dyn CounterSource>;
+        Sources {
+            disturbances: PerfGroup::disturbances().map(boxed),
+            hardware: if hardware {
+                PerfGroup::hardware().map(boxed)
+            } else {
+                Err("hardware counters not requested".to_string())
+            },
+        }
+    }
+
+    /// No counters, for the given reason.
+    pub fn none(reason: &str) -> Sources {
+        Sources {
+            disturbances: Err(reason.to_string()),
+            hardware: Err(reason.to_string()),
+        }
+    }
+}
+
+/// Variants and how to run them.
+#[derive(Debug)]
+pub struct Job {
+    /// The contestants, in result order.
+    pub variants: Vec<Variant>,
+    /// How to run them.
+    pub settings: Settings,
+}
+
+const OBSERVE_EVERY: Picos = Picos(50e9);
+
+enum Outcome {
+    Sample(Picos),
+    Disturbed,
+    Cancelled,
+}
+
+struct Runner<'a> {
+    timer: &'a dyn Timer,
+    cancel: &'a AtomicBool,
+    overhead: Picos,
+    dist: Option<Box<dyn CounterSource>>,
+    hw: Option<Box<dyn CounterSource>>,
+    hw_totals: Vec<CounterTotals>,
+    checksums: Vec<Option<(u64, u64)>>,
+}
+
+fn read(src: &mut Option<Box<dyn CounterSource>>) -> Option<Reading> {
+    src.as_mut().and_then(|s| s.read().ok())
+}
+
+impl Runner<'_> {
+    /// One timed sample of `v` with `n` iterations; `count` says whether counters accumulate.
+    fn sample(&mut self, v: &mut Variant, idx: usize, n: u64, count: bool) -> Outcome {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Outcome::Cancelled;
+        }
+        let d0 = read(&mut self.dist);
+        let h0 = read(&mut self.hw);
+        let t0 = self.timer.start();
+        let c = v.run(n);
+        let t1 = self.timer.end();
+        let h1 = read(&mut self.hw);
+        let d1 = read(&mut self.dist);
+        self.checksums[idx] = Some((n, std::hint::black_box(c)));
+        if let (Some(a), Some(b)) = (&d0, &d1)
+            && counters::moved(a, b)
+        {
+            return Outcome::Disturbed;
+        }
+        if count && let (Some(a), Some(b)) = (&h0, &h1) {
+            self.hw_totals[idx].add(a, b, n);
+        }
+        let net = self.timer.to_picos(t1.saturating_sub(t0)) - self.overhead;
+        Outcome::Sample(Picos(net.0 / n as f64))
+    }
+}
+
+impl Job {
+    /// A job with no variants yet.
+    pub fn new(settings: Settings) -> Job {
+        Job {
+            variants: Vec::new(),
+            settings,
+        }
+    }
+
+    /// Adds a variant.
+    pub fn with(mut self, v: Variant) -> Job {
+        self.variants.push(v);
+        self
+    }
+
+    fn check(&self) -> Result<(), MeasureError> {
+        let s = &self.settings;
+        if self.variants.is_empty() {
+            return Err(MeasureError::NoVariants);
+        }
+        if s.baseline >= self.variants.len() {
+            return Err(MeasureError::BadBaseline {
+                index: s.baseline,
+                len: self.variants.len(),
+            });
+        }
+        let bad = |m: &str| Err(MeasureError::BadSettings(m.to_string()));
+        match s.stop {
+            Stop::Budget(b) if !(b.0 > 0.0 && b.0.is_finite()) => {
+                return bad("the time budget must be a positive number of seconds");
+            }
+            Stop::Rounds(0) => return bad("the round count must be at least 1"),
+            _ => {}
+        }
+        if !(0.0..1.0).contains(&s.jitter) {
+            return bad("jitter must be in [0, 1)");
+        }
+        if !(s.band > 0.0 && s.band < 1.0) {
+            return bad("the equivalence band must be in (0, 1), e.g. 0.02 for ±2%");
+        }
+        if !(0.0..1.0).contains(&s.warmup_share) {
+            return bad("the warm-up share must be in [0, 1)");
+        }
+        Ok(())
+    }
+
+    /// Runs on the calling thread with the best timer and perf-event counters, pinned as the
+    /// settings say (the previous affinity is restored afterwards).
+    pub fn run(
+        &mut self,
+        cancel: &AtomicBool,
+        observer: &mut dyn Observer,
+    ) -> Result<JobResult, MeasureError> {
+        self.check()?;
+        let mut pin_note = None;
+        let guard = if self.settings.pin {
+            match self.settings.cpu.or_else(env::pin::auto_cpu) {
+                Some(cpu) => {
+                    let online = env::pin::online_cpus();
+                    if !online.is_empty() && !online.contains(&cpu) {
+                        return Err(MeasureError::BadCpu { cpu, online });
+                    }
+                    match env::pin::pin_current_thread(cpu) {
+                        Ok(g) => Some(g),
+                        Err(e) => {
+                            pin_note = Some(format!("not pinned: pinning to CPU {cpu}: {e}"));
+                            None
+                        }
+                    }
+                }
+                None => {
+                    pin_note = Some("not pinned: no usable CPU found".to_string());
+                    None
+                }
+            }
+        } else {
+            pin_note = Some("not pinned (pinning off)".to_string());
+            None
+        };
+        let sources = Sources::open_perf(self.settings.counters);
+        let mut r = self.run_with(best_timer(), sources, cancel, observer)?;
+        r.cpu = guard.as_ref().map(|g| g.cpu());
+        r.pin_note = pin_note;
+        Ok(r)
+    }
+
+    /// Runs on the calling thread with this timer and these counters, without pinning.
+    pub fn run_with(
+        &mut self,
+        timer: &dyn Timer,
+        sources: Sources,
+        cancel: &AtomicBool,
+        observer: &mut dyn Observer,
+    ) -> Result<JobResult, MeasureError> {
+        self.check()?;
+        let s = self.settings.clone();
+        let k = self.variants.len();
+        let names: Vec<String> = self.variants.iter().map(|v| v.name().to_string()).collect();
+        let start = timer.start();
+        let elapsed = || timer.to_picos(timer.start().saturating_sub(start));
+        let cal = timer.calibration();
+        let budget = match s.stop {
+            Stop::Budget(b) => Some(b),
+            Stop::Rounds(_) => None,
+        };
+        let (disturb_avail, dist) = availability(sources.disturbances);
+        let (hw_avail, hw) = availability(sources.hardware);
+        let mut runner = Runner {
+            timer,
+            cancel,
+            overhead: cal.sample_overhead,
+            hw_totals: vec![CounterTotals::new(&hw_avail.events); k],
+            dist,
+            hw,
+            checksums: vec![None; k],
+        };
+        let mut hists = vec![OpHistogram::new(); k];
+        let mut samples: Vec<Vec<f64>> = vec![Vec::new(); k];
+        let mut dropped = vec![0usize; k];
+        let mut rounds: Vec<RoundRecord> = Vec::new();
+        let mut iters = 0u64;
+        let mut phase = Phase::Calibrate;
+        let mut last_observe = Picos(f64::NEG_INFINITY);
+        let mut notify = |phase: Phase,
+                          rounds: u64,
+                          iters: u64,
+                          samples: &[Vec<f64>],
+                          dropped: &[usize],
+                          hists: &[OpHistogram],
+                          force: bool| {
+            let now = elapsed();
+            if !force && now.0 - last_observe.0 < OBSERVE_EVERY.0 {
+                return;
+            }
+            last_observe = now;
+            let variants = (0..k)
+                .map(|i| VariantProgress {
+                    samples: samples[i].len(),
+                    dropped: dropped[i],
+                    median: (!hists[i].is_empty()).then(|| hists[i].quantile(0.5)),
+                })
+                .collect();
+            observer.observe(&Progress {
+                phase,
+                rounds,
+                elapsed: now,
+                budget,
+                iters,
+                variants,
+                histograms: hists,
+                names: &names,
+            });
+        };
+        notify(phase, 0, 0, &samples, &dropped, &hists, true);
+
+        // Calibrate: size the shared iteration count.
+        let target = Picos((cal.precision.0 * s.precision_factor).max(s.min_sample.0));
+        let variants = &mut self.variants;
+        let sizing = schedule::size_iterations(target, |n| {
+            let mut out = Vec::with_capacity(k);
+            for (i, v) in variants.iter_mut().enumerate() {
+                // A disturbed probe is too long and could end sizing early: probe again (a few
+                // times; a machine that disturbs every probe gets a short-probe estimate).
+                let mut time = Picos(0.0);
+                for _ in 0..4 {
+                    match runner.sample(v, i, n, false) {
+                        Outcome::Sample(p) => {
+                            time = Picos(p.0 * n as f64);
+                            break;
+                        }
+                        Outcome::Disturbed => {}
+                        Outcome::Cancelled => return None,
+                    }
+                }
+                out.push(time);
+            }
+            Some(out)
+        });
+        let mut stopped = result::StopReason::Cancelled;
+        let order = RoundOrder::new(k);
+        let mut rng = StdRng::seed_from_u64(s.seed);
+        let mut warmup_rounds = 0u64;
+        if let Some(sz) = sizing {
+            iters = sz.iters;
+            phase = Phase::Warmup;
+            notify(phase, 0, iters, &samples, &dropped, &hists, true);
+            let warm_end = budget.map(|b| elapsed() + Picos(b.0 * s.warmup_share));
+            let warm_rounds = match s.stop {
+                Stop::Rounds(r) => (r as f64 * s.warmup_share).ceil() as u64,
+                Stop::Budget(_) => u64::MAX,
+            };
+            let mut round = 0u64;
+            let mut cancelled = false;
+            'rounds: loop {
+                let collecting = phase == Phase::Collect;
+                if !collecting
+                    && (warmup_rounds >= warm_rounds
+                        || warm_end.is_some_and(|e| elapsed().0 >= e.0))
+                {
+                    phase = Phase::Collect;
+                    notify(phase, 0, iters, &samples, &dropped, &hists, true);
+                    continue;
+                }
+                if collecting {
+                    let done = match s.stop {
+                        Stop::Rounds(r) => rounds.len() as u64 >= r,
+                        Stop::Budget(b) => elapsed().0 >= b.0,
+                    };
+                    if done {
+                        stopped = match s.stop {
+                            Stop::Rounds(_) => result::StopReason::Rounds,
+                            Stop::Budget(_) => result::StopReason::Budget,
+                        };
+                        break;
+                    }
+                }
+                let n = schedule::jittered(iters, s.jitter, &mut rng);
+                let mut per_op = vec![None; k];
+                for &i in order.order(round) {
+                    match runner.sample(&mut variants[i], i, n, collecting) {
+                        Outcome::Sample(p) => per_op[i] = Some(p),
+                        Outcome::Disturbed => {
+                            if collecting {
+                                dropped[i] += 1;
+                            }
+                        }
+                        Outcome::Cancelled => {
+                            cancelled = true;
+                            break 'rounds;
+                        }
+                    }
+                }
+                round += 1;
+                if collecting {
+                    for (i, p) in per_op.iter().enumerate() {
+                        if let Some(p) = p {
+                            samples[i].push(p.0);
+                            hists[i].record(*p);
+                        }
+                    }
+                    rounds.push(RoundRecord { iters: n, per_op });
+                    let r = rounds.len() as u64;
+                    notify(phase, r, iters, &samples, &dropped, &hists, false);
+                } else {
+                    warmup_rounds += 1;
+                }
+            }
+            if cancelled {
+                stopped = result::StopReason::Cancelled;
+            }
+        }
+        let total = elapsed();
+        notify(
+            Phase::Done,
+            rounds.len() as u64,
+            iters,
+            &samples,
+            &dropped,
+            &hists,
+            true,
+        );
+        let core = (timer.kind() != TimerKind::Mock).then(clock::core_clock);
+        Ok(result::assemble(result::Parts {
+            names,
+            timer: TimerInfo {
+                kind: timer.kind(),
+                frequency: timer.frequency(),
+                precision: cal.precision,
+                sample_overhead: cal.sample_overhead,
+            },
+            settings: s,
+            iters,
+            warmup_rounds,
+            stopped,
+            elapsed: total,
+            disturbances: disturb_avail,
+            hardware: hw_avail,
+            core_clock: core,
+            samples,
+            dropped,
+            hists,
+            rounds,
+            counters: runner.hw_totals.iter().map(CounterTotals::report).collect(),
+            checksums: runner.checksums,
+        }))
+    }
+}
+
+fn availability(
+    src: Result<Box<dyn CounterSource>, String>,
+) -> (counters::Availability, Option<Box<dyn CounterSource>>) {
+    match src {
+        Ok(s) => (
+            counters::Availability {
+                events: s.kinds().to_vec(),
+                reason: None,
+            },
+            Some(s),
+        ),
+        Err(reason) => (
+            counters::Availability {
+                events: Vec::new(),
+                reason: Some(reason),
+            },
+            None,
+        ),
+    }
+}

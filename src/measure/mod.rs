@@ -1,0 +1,51 @@
+//! The measurement engine: timers, variants and jobs, statistics, histograms, counters, the
+//! machine's health, and `hotlab doctor`. It depends on no other hotlab module, so every front
+//! end (ladders, `check`, live views) builds on it alone. See `docs/measurement.md`.
+
+pub mod arch;
+pub mod clock;
+pub mod counters;
+pub mod doctor;
+pub mod env;
+pub mod histogram;
+pub mod job;
+pub mod result;
+pub mod schedule;
+pub mod stats;
+pub mod timer;
+pub mod units;
+pub mod variant;
+
+pub use job::{Job, NoObserver, Observer, Phase, Progress, Settings, Sources, Stop};
+pub use result::{Comparison, JobResult, VariantResult};
+pub use stats::verdict::{AbsVerdict, Verdict};
+pub use timer::{MockTimer, Timer, best_timer};
+pub use units::{Cycles, Ghz, Picos, Ratio};
+pub use variant::{RawVariantFn, Variant};
+
+/// Why a job could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum MeasureError {
+    /// The job has no variants.
+    #[error("the job has no variants: add at least one")]
+    NoVariants,
+    /// A variant index is out of range.
+    #[error("variant index {index} is out of range: the job has {len} variants")]
+    BadBaseline {
+        /// The index given.
+        index: usize,
+        /// Variants in the job.
+        len: usize,
+    },
+    /// The CPU to pin to is not online.
+    #[error("CPU {cpu} is not online (online: {online:?}); choose one of those with --cpu")]
+    BadCpu {
+        /// The CPU asked for.
+        cpu: usize,
+        /// Online CPUs.
+        online: Vec<usize>,
+    },
+    /// A setting is out of range.
+    #[error("bad measurement setting: {0}")]
+    BadSettings(String),
+}

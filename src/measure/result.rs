@@ -1,0 +1,301 @@
+//! Results of a job: per-variant summaries and the paired comparisons built from per-round
+//! differences and log-ratios (see `stats`).
+
+use serde::Serialize;
+
+use super::MeasureError;
+use super::clock::CoreClock;
+use super::counters::{Availability, CounterReport};
+use super::histogram::OpHistogram;
+use super::job::Settings;
+use super::stats::median_ci::{DEFAULT_LEVEL, MedianCi, sign_test_ci};
+use super::stats::summary::{self, Summary};
+use super::stats::tukey::{self, Outliers};
+use super::stats::verdict::{AbsVerdict, RatioVerdict, Verdict, abs_verdict, ratio_verdict};
+use super::timer::TimerKind;
+use super::units::{Cycles, Ghz, Picos, Ratio};
+
+/// Why collection ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The time budget ran out.
+    Budget,
+    /// The round count was reached.
+    Rounds,
+    /// The cancel flag was set.
+    Cancelled,
+}
+
+/// The timer used, with its calibration.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TimerInfo {
+    /// Which clock.
+    pub kind: TimerKind,
+    /// Its tick rate.
+    pub frequency: Ghz,
+    /// Its precision.
+    pub precision: Picos,
+    /// Subtracted from every sample.
+    pub sample_overhead: Picos,
+}
+
+/// One collected round: the iteration count and each variant's per-op time (`None` when its
+/// sample was disturbed and dropped).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RoundRecord {
+    /// Iterations per sample in this round.
+    pub iters: u64,
+    /// Per variant, in job order.
+    pub per_op: Vec<Option<Picos>>,
+}
+
+/// Per-op statistics of one variant, typed.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct OpSummary {
+    /// Median per op.
+    pub median: Picos,
+    /// MAD per op.
+    pub mad: Picos,
+    /// Fastest.
+    pub min: Picos,
+    /// 10th percentile.
+    pub p10: Picos,
+    /// 90th percentile.
+    pub p90: Picos,
+    /// Slowest.
+    pub max: Picos,
+    /// MAD / median.
+    pub mad_ratio: f64,
+}
+
+impl From<Summary> for OpSummary {
+    fn from(s: Summary) -> Self {
+        OpSummary {
+            median: Picos(s.median),
+            mad: Picos(s.mad),
+            min: Picos(s.min),
+            p10: Picos(s.p10),
+            p90: Picos(s.p90),
+            max: Picos(s.max),
+            mad_ratio: s.mad_ratio(),
+        }
+    }
+}
+
+/// Results of one variant.
+#[derive(Debug, Clone, Serialize)]
+pub struct VariantResult {
+    /// Its name.
+    pub name: String,
+    /// Samples kept.
+    pub samples: usize,
+    /// Samples dropped as disturbed.
+    pub dropped: usize,
+    /// Statistics (absent without samples).
+    pub summary: Option<OpSummary>,
+    /// Tukey outliers among the kept samples (counted, not removed).
+    pub outliers: Outliers,
+    /// Spread above a few percent of the median.
+    pub unstable: bool,
+    /// Median in cycles from the calibrated core clock.
+    pub cycles_est: Option<Cycles>,
+    /// Median in TSC ticks (TSC timer only).
+    pub tsc_ticks: Option<f64>,
+    /// Hardware counters per op (when they opened).
+    pub counters: Option<CounterReport>,
+    /// Last sample's (iterations, checksum).
+    pub checksum: Option<(u64, u64)>,
+    /// Per-op histogram.
+    #[serde(skip)]
+    pub histogram: OpHistogram,
+}
+
+/// Everything a job measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobResult {
+    /// Timer and calibration.
+    pub timer: TimerInfo,
+    /// Shared iterations per sample before jitter.
+    pub iters: u64,
+    /// Relative jitter used.
+    pub jitter: f64,
+    /// Collected rounds.
+    pub rounds: usize,
+    /// Warm-up rounds thrown away.
+    pub warmup_rounds: u64,
+    /// Why collection ended.
+    pub stopped: StopReason,
+    /// Wall time of the whole job.
+    pub elapsed: Picos,
+    /// CPU pinned to.
+    pub cpu: Option<usize>,
+    /// Why not pinned, if not.
+    pub pin_note: Option<String>,
+    /// Disturbance counters.
+    pub disturbances: Availability,
+    /// Hardware counters.
+    pub hardware: Availability,
+    /// Calibrated core clock.
+    pub core_clock: Option<CoreClock>,
+    /// Equivalence band.
+    pub band: f64,
+    /// Baseline index.
+    pub baseline: usize,
+    /// Per variant, in job order.
+    pub variants: Vec<VariantResult>,
+    /// Raw rounds.
+    #[serde(skip)]
+    pub round_records: Vec<RoundRecord>,
+}
+
+/// B compared with A over the rounds where both samples were kept.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// Index of A (the reference).
+    pub a: usize,
+    /// Index of B.
+    pub b: usize,
+    /// Paired rounds used.
+    pub pairs: usize,
+    /// CI of the median per-round difference B - A, in ps per op.
+    pub diff: Option<MedianCi>,
+    /// Ratio verdict (B / A).
+    pub verdict: RatioVerdict,
+    /// Absolute verdict.
+    pub abs: Option<AbsVerdict>,
+    /// The difference in cycles from the calibrated core clock.
+    pub diff_cycles: Option<Cycles>,
+    /// Either variant flagged unstable.
+    pub unstable: bool,
+}
+
+impl JobResult {
+    /// Compares variant `b` with variant `a` (ratio B/A, difference B - A).
+    pub fn compare(&self, a: usize, b: usize) -> Result<Comparison, MeasureError> {
+        let len = self.variants.len();
+        for index in [a, b] {
+            if index >= len {
+                return Err(MeasureError::BadBaseline { index, len });
+            }
+        }
+        let mut diffs = Vec::new();
+        let mut logs = Vec::new();
+        for r in &self.round_records {
+            if let (Some(x), Some(y)) = (r.per_op[a], r.per_op[b]) {
+                diffs.push(y.0 - x.0);
+                if x.0 > 0.0 && y.0 > 0.0 {
+                    logs.push((y.0 / x.0).ln());
+                }
+            }
+        }
+        let diff = sign_test_ci(&diffs, DEFAULT_LEVEL);
+        let secs = self.elapsed.secs();
+        let verdict = match sign_test_ci(&logs, DEFAULT_LEVEL) {
+            Some(ci) => ratio_verdict(&ci, self.band, secs),
+            None => RatioVerdict {
+                verdict: Verdict::Unresolved,
+                ratio: Ratio(f64::NAN),
+                low: Ratio(f64::NAN),
+                high: Ratio(f64::NAN),
+                band: self.band,
+                explanation: format!(
+                    "unresolved: only {} usable paired rounds; a 95% interval needs at least 6 \
+                     — run longer",
+                    logs.len()
+                ),
+            },
+        };
+        let unstable = self.variants[a].unstable || self.variants[b].unstable;
+        Ok(Comparison {
+            a,
+            b,
+            pairs: diffs.len(),
+            abs: diff.as_ref().map(abs_verdict),
+            diff_cycles: match (&diff, &self.core_clock) {
+                (Some(d), Some(c)) => Some(c.ghz.cycles_in(Picos(d.estimate))),
+                _ => None,
+            },
+            diff,
+            verdict,
+            unstable,
+        })
+    }
+
+    /// Every variant other than the baseline compared with the baseline.
+    pub fn against_baseline(&self) -> Vec<Comparison> {
+        (0..self.variants.len())
+            .filter(|&b| b != self.baseline)
+            .filter_map(|b| self.compare(self.baseline, b).ok())
+            .collect()
+    }
+}
+
+/// What the engine hands over to build a [`JobResult`].
+pub(crate) struct Parts {
+    pub names: Vec<String>,
+    pub timer: TimerInfo,
+    pub settings: Settings,
+    pub iters: u64,
+    pub warmup_rounds: u64,
+    pub stopped: StopReason,
+    pub elapsed: Picos,
+    pub disturbances: Availability,
+    pub hardware: Availability,
+    pub core_clock: Option<CoreClock>,
+    pub samples: Vec<Vec<f64>>,
+    pub dropped: Vec<usize>,
+    pub hists: Vec<OpHistogram>,
+    pub rounds: Vec<RoundRecord>,
+    pub counters: Vec<CounterReport>,
+    pub checksums: Vec<Option<(u64, u64)>>,
+}
+
+pub(crate) fn assemble(p: Parts) -> JobResult {
+    let has_hw = !p.hardware.events.is_empty();
+    let variants = p
+        .names
+        .into_iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let s = summary::summarize(&p.samples[i]);
+            let sorted = summary::sorted(&p.samples[i]);
+            VariantResult {
+                name,
+                samples: p.samples[i].len(),
+                dropped: p.dropped[i],
+                summary: s.map(OpSummary::from),
+                outliers: tukey::classify(&sorted),
+                unstable: s.is_some_and(|s| s.unstable()),
+                cycles_est: match (&s, &p.core_clock) {
+                    (Some(s), Some(c)) => Some(c.ghz.cycles_in(Picos(s.median))),
+                    _ => None,
+                },
+                tsc_ticks: s
+                    .filter(|_| p.timer.kind == TimerKind::Tsc)
+                    .map(|s| p.timer.frequency.cycles_in(Picos(s.median)).0),
+                counters: has_hw.then(|| p.counters[i].clone()),
+                checksum: p.checksums[i],
+                histogram: p.hists[i].clone(),
+            }
+        })
+        .collect();
+    JobResult {
+        timer: p.timer,
+        iters: p.iters,
+        jitter: p.settings.jitter,
+        rounds: p.rounds.len(),
+        warmup_rounds: p.warmup_rounds,
+        stopped: p.stopped,
+        elapsed: p.elapsed,
+        cpu: None,
+        pin_note: None,
+        disturbances: p.disturbances,
+        hardware: p.hardware,
+        core_clock: p.core_clock,
+        band: p.settings.band,
+        baseline: p.settings.baseline,
+        variants,
+        round_records: p.rounds,
+    }
+}

@@ -1,0 +1,309 @@
+//! The engine on the mock timer: sizing, jitter, round order, phases, cancellation,
+//! disturbances and counters through fake sources, and bad input.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use hotlab::measure::counters::{CounterKind, CounterSource, Reading};
+use hotlab::measure::result::StopReason;
+use hotlab::measure::schedule::RoundOrder;
+use hotlab::measure::{
+    Job, MeasureError, MockTimer, NoObserver, Phase, Picos, Progress, Settings, Sources, Stop,
+    Variant, Verdict,
+};
+
+const READ_COST: Picos = Picos(20_000.0); // 20 ns per timer read
+
+/// A variant that "costs" `ps` per iteration on the mock clock, ±`wobble` ps deterministic
+/// noise, and logs its index when run.
+fn costly(
+    timer: &MockTimer,
+    idx: usize,
+    ps: f64,
+    wobble: f64,
+    log: Option<Arc<Mutex<Vec<usize>>>>,
+) -> Variant {
+    let t = timer.clone();
+    let mut k = 0u64;
+    Variant::native(format!("v{idx}"), move |n| {
+        k += 1;
+        let noise = wobble * (((k * 2654435761) % 1000) as f64 / 500.0 - 1.0);
+        t.advance(Picos((ps + noise) * n as f64));
+        if let Some(l) = &log {
+            l.lock().unwrap().push(idx);
+        }
+        n
+    })
+}
+
+fn rounds(r: u64) -> Settings {
+    Settings {
+        stop: Stop::Rounds(r),
+        pin: false,
+        ..Settings::default()
+    }
+}
+
+fn no_sources() -> Sources {
+    Sources::none("not opened in tests")
+}
+
+#[test]
+fn sizing_reaches_target_and_per_op_is_exact() {
+    let timer = MockTimer::new(READ_COST);
+    let mut job = Job::new(rounds(30))
+        .with(costly(&timer, 0, 1000.0, 0.0, None))
+        .with(costly(&timer, 1, 1100.0, 0.0, None));
+    let r = job
+        .run_with(
+            &timer,
+            no_sources(),
+            &AtomicBool::new(false),
+            &mut NoObserver,
+        )
+        .unwrap();
+    // Target: 1000 × 20 ns = 20 µs; the fastest variant costs 1 ns per iteration.
+    assert!(r.iters >= 20_000 && r.iters <= 22_000, "{}", r.iters);
+    assert_eq!(r.rounds, 30);
+    assert_eq!(r.stopped, StopReason::Rounds);
+    let a = r.variants[0].summary.unwrap();
+    let b = r.variants[1].summary.unwrap();
+    // The sample overhead (one read) is subtracted exactly.
+    assert!((a.median.0 - 1000.0).abs() < 1e-6, "{a:?}");
+    assert!((b.median.0 - 1100.0).abs() < 1e-6, "{b:?}");
+    let c = r.compare(0, 1).unwrap();
+    assert_eq!(c.verdict.verdict, Verdict::Slower);
+    assert!((c.verdict.ratio.0 - 1.1).abs() < 1e-9);
+    assert_eq!(c.abs.unwrap().to_string(), "adds 0.10 ns [0.10, 0.10]");
+    assert!(r.variants.iter().all(|v| v.checksum.is_some()));
+}
+
+#[test]
+fn jitter_varies_the_shared_count_within_bounds() {
+    let timer = MockTimer::new(READ_COST);
+    let mut job = Job::new(rounds(200)).with(costly(&timer, 0, 500.0, 0.0, None));
+    let r = job
+        .run_with(
+            &timer,
+            no_sources(),
+            &AtomicBool::new(false),
+            &mut NoObserver,
+        )
+        .unwrap();
+    let ns: Vec<u64> = r.round_records.iter().map(|x| x.iters).collect();
+    let (lo, hi) = (*ns.iter().min().unwrap(), *ns.iter().max().unwrap());
+    assert!(lo < hi, "no jitter");
+    assert!(lo as f64 >= r.iters as f64 * 0.9 - 1.0 && hi as f64 <= r.iters as f64 * 1.1 + 1.0);
+}
+
+#[test]
+fn round_order_changes_every_round_and_is_balanced() {
+    for k in 2..=5 {
+        let timer = MockTimer::new(READ_COST);
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let period = RoundOrder::new(k).period() as u64;
+        let r_count = period * 6;
+        let mut settings = rounds(r_count);
+        settings.warmup_share = 0.0;
+        let mut job = Job::new(settings);
+        for i in 0..k {
+            job = job.with(costly(&timer, i, 1000.0, 0.0, Some(log.clone())));
+        }
+        let r = job
+            .run_with(
+                &timer,
+                no_sources(),
+                &AtomicBool::new(false),
+                &mut NoObserver,
+            )
+            .unwrap();
+        assert_eq!(r.rounds as u64, r_count);
+        let log = log.lock().unwrap();
+        let collected = &log[log.len() - (r_count as usize * k)..];
+        let orders: Vec<&[usize]> = collected.chunks(k).collect();
+        for w in orders.windows(2) {
+            assert_ne!(w[0], w[1], "k = {k}: order repeated");
+        }
+        for pos in 0..k {
+            for v in 0..k {
+                let count = orders.iter().filter(|o| o[pos] == v).count() as u64;
+                assert_eq!(count, r_count / k as u64, "k = {k}, pos {pos}, variant {v}");
+            }
+        }
+    }
+}
+
+#[test]
+fn phases_are_reported_in_order_and_cancel_stops() {
+    let timer = MockTimer::new(READ_COST);
+    let cancel = AtomicBool::new(false);
+    let phases = Mutex::new(Vec::new());
+    let mut observer = |p: &Progress<'_>| {
+        let mut ph = phases.lock().unwrap();
+        if ph.last() != Some(&p.phase) {
+            ph.push(p.phase);
+        }
+        assert_eq!(p.histograms.len(), 2);
+        if p.phase == Phase::Collect && p.rounds >= 5 {
+            cancel.store(true, Ordering::Relaxed);
+        }
+    };
+    let mut job = Job::new(Settings {
+        stop: Stop::Budget(Picos(3600e12)), // an hour of mock time: only the cancel can stop it
+        pin: false,
+        ..Settings::default()
+    })
+    .with(costly(&timer, 0, 1000.0, 50.0, None))
+    .with(costly(&timer, 1, 1000.0, 50.0, None));
+    let r = job
+        .run_with(&timer, no_sources(), &cancel, &mut observer)
+        .unwrap();
+    assert_eq!(r.stopped, StopReason::Cancelled);
+    assert!(r.rounds >= 5 && r.rounds < 10_000, "{}", r.rounds);
+    assert_eq!(
+        *phases.lock().unwrap(),
+        vec![Phase::Calibrate, Phase::Warmup, Phase::Collect, Phase::Done]
+    );
+}
+
+#[test]
+fn a_preset_cancel_stops_before_any_round() {
+    let timer = MockTimer::new(READ_COST);
+    let mut job = Job::new(rounds(10)).with(costly(&timer, 0, 1000.0, 0.0, None));
+    let r = job
+        .run_with(
+            &timer,
+            no_sources(),
+            &AtomicBool::new(true),
+            &mut NoObserver,
+        )
+        .unwrap();
+    assert_eq!((r.stopped, r.rounds), (StopReason::Cancelled, 0));
+    assert!(
+        r.compare(0, 0)
+            .unwrap()
+            .verdict
+            .explanation
+            .contains("only 0")
+    );
+}
+
+/// A fake counter group: every value grows by `step` per read; every `switch_every`-th read a
+/// context switch is added.
+struct Fake {
+    kinds: Vec<CounterKind>,
+    reads: Arc<AtomicU64>,
+    step: u64,
+    switch_every: u64,
+    running_share: f64,
+}
+
+impl CounterSource for Fake {
+    fn kinds(&self) -> &[CounterKind] {
+        &self.kinds
+    }
+    fn read(&mut self) -> io::Result<Reading> {
+        let i = self.reads.fetch_add(1, Ordering::Relaxed) + 1;
+        let switches = i.checked_div(self.switch_every).unwrap_or(0);
+        let values = self
+            .kinds
+            .iter()
+            .map(|k| match k {
+                CounterKind::ContextSwitches => switches,
+                CounterKind::CpuMigrations => 0,
+                CounterKind::Cycles => i * self.step,
+                _ => i * self.step * 2,
+            })
+            .collect();
+        Ok(Reading {
+            values,
+            time_enabled: i * 1000,
+            time_running: (i as f64 * 1000.0 * self.running_share) as u64,
+        })
+    }
+}
+
+#[test]
+fn disturbed_samples_are_dropped_and_counted_and_counters_scaled() {
+    let timer = MockTimer::new(READ_COST);
+    let dist = Fake {
+        kinds: vec![CounterKind::ContextSwitches, CounterKind::CpuMigrations],
+        reads: Arc::new(AtomicU64::new(0)),
+        step: 0,
+        switch_every: 7,
+        running_share: 1.0,
+    };
+    let hw = Fake {
+        kinds: vec![CounterKind::Cycles, CounterKind::Instructions],
+        reads: Arc::new(AtomicU64::new(0)),
+        step: 1_000_000,
+        switch_every: 0,
+        running_share: 0.5,
+    };
+    let sources = Sources {
+        disturbances: Ok(Box::new(dist)),
+        hardware: Ok(Box::new(hw)),
+    };
+    let mut job = Job::new(rounds(100))
+        .with(costly(&timer, 0, 1000.0, 0.0, None))
+        .with(costly(&timer, 1, 1000.0, 0.0, None));
+    let r = job
+        .run_with(&timer, sources, &AtomicBool::new(false), &mut NoObserver)
+        .unwrap();
+    let dropped: usize = r.variants.iter().map(|v| v.dropped).sum();
+    let kept: usize = r.variants.iter().map(|v| v.samples).sum();
+    assert!(dropped > 0, "nothing dropped");
+    assert_eq!(dropped + kept, 200);
+    assert!(r.disturbances.reason.is_none());
+    let c = r.variants[0].counters.as_ref().unwrap();
+    assert!(c.multiplexed);
+    let per = |k| c.per_op.iter().find(|(x, _)| *x == k).unwrap().1;
+    // Each sample spans one hardware read pair: 1e6 cycles, scaled ×2 for 50 % running.
+    let per_sample_iters = r.iters as f64;
+    assert!((per(CounterKind::Cycles) * per_sample_iters / 2e6 - 1.0).abs() < 0.11);
+    assert!((c.ipc.unwrap() - 2.0).abs() < 1e-9);
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    let timer = MockTimer::new(READ_COST);
+    let cancel = AtomicBool::new(false);
+    let mut empty = Job::new(rounds(5));
+    assert!(matches!(
+        empty.run_with(&timer, no_sources(), &cancel, &mut NoObserver),
+        Err(MeasureError::NoVariants)
+    ));
+    let mut s = rounds(5);
+    s.baseline = 3;
+    let mut j = Job::new(s).with(costly(&timer, 0, 1.0, 0.0, None));
+    assert!(matches!(
+        j.run_with(&timer, no_sources(), &cancel, &mut NoObserver),
+        Err(MeasureError::BadBaseline { index: 3, len: 1 })
+    ));
+    for stop in [
+        Stop::Rounds(0),
+        Stop::Budget(Picos(-1.0)),
+        Stop::Budget(Picos(f64::NAN)),
+    ] {
+        let mut j = Job::new(Settings {
+            stop,
+            pin: false,
+            ..Settings::default()
+        })
+        .with(costly(&timer, 0, 1.0, 0.0, None));
+        let e = j
+            .run_with(&timer, no_sources(), &cancel, &mut NoObserver)
+            .unwrap_err();
+        assert!(e.to_string().starts_with("bad measurement setting"), "{e}");
+    }
+    let mut j = Job::new(rounds(6)).with(costly(&timer, 0, 1.0, 0.0, None));
+    let r = j
+        .run_with(&timer, no_sources(), &cancel, &mut NoObserver)
+        .unwrap();
+    assert!(r.compare(0, 1).is_err());
+    assert_eq!(
+        r.disturbances.reason.as_deref(),
+        Some("not opened in tests")
+    );
+}
