@@ -20,6 +20,8 @@ pub(super) struct Lowered {
     pub symbol: String,
     pub func: ir::Function,
     pub lower_time: Duration,
+    /// Run the verifier even when the options say no (for IR a user wrote).
+    pub verify: bool,
 }
 
 impl Jit {
@@ -94,6 +96,7 @@ impl Jit {
                 symbol: format!("hot.p{serial}.{}", f.name),
                 func,
                 lower_time: start.elapsed(),
+                verify: self.options.verify,
             });
         }
         for (i, f) in program.functions.iter().enumerate() {
@@ -115,6 +118,7 @@ impl Jit {
                 symbol: format!("hot.p{serial}.{}.entry", f.name),
                 func,
                 lower_time: start.elapsed(),
+                verify: self.options.verify,
             });
         }
 
@@ -150,7 +154,7 @@ impl Jit {
             }
             let sig = l.func.signature.clone();
             self.ctx.func = l.func;
-            match self.define(l.id, l.name, l.symbol, l.lower_time) {
+            match self.define(l.id, l.name, l.symbol, l.lower_time, l.verify) {
                 Ok(d) => defined.push(d),
                 Err(e) => {
                     self.define_stub(l.id, sig);

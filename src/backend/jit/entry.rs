@@ -89,12 +89,9 @@ fn load_cell(b: &mut FunctionBuilder<'_>, cells: ir::Value, cell: u32, ty: ir::T
 fn store_cell(b: &mut FunctionBuilder<'_>, out: ir::Value, k: i32, v: ir::Value) {
     let ty = b.func.dfg.value_type(v);
     let v = if ty.is_int() && ty.bits() < 64 {
-        // A bool (I8) is 0 or 1; narrower integers from `.clif` are sign-extended.
-        if ty == types::I8 {
-            b.ins().uextend(types::I64, v)
-        } else {
-            b.ins().sextend(types::I64, v)
-        }
+        // Sign-extend: a bool (I8) is 0 or 1 either way, and a `.clif` i8/i16/i32 result is
+        // shown as the signed number it holds.
+        b.ins().sextend(types::I64, v)
     } else {
         v
     };

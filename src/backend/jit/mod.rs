@@ -122,6 +122,9 @@ pub enum JitError {
     /// The program's initializer raised an error.
     #[error("initializer failed: {0}")]
     Init(ScriptError),
+    /// Running a `.clif` function raised an error (a host function panicked).
+    #[error("{0}")]
+    Run(ScriptError),
 }
 
 /// The machine code, IR and timings of one compiled function.
@@ -280,10 +283,11 @@ impl Jit {
         name: String,
         symbol: String,
         lower_time: Duration,
+        verify: bool,
     ) -> Result<Defined, JitError> {
         let clif = self.ctx.func.display().to_string();
         let start = Instant::now();
-        let result = self.define_current(id, &name);
+        let result = self.define_current(id, &name, verify);
         let compile_time = start.elapsed();
         let defined = result.map(|(size, vcode, unwind)| Defined {
             id,
@@ -308,8 +312,9 @@ impl Jit {
         &mut self,
         id: FuncId,
         name: &str,
+        verify: bool,
     ) -> Result<(usize, Option<String>, Option<UnwindInfo>), JitError> {
-        if self.options.verify
+        if verify
             && let Err(errors) = verifier::verify_function(&self.ctx.func, self.module.isa())
         {
             return Err(JitError::Verifier {
