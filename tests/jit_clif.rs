@@ -49,10 +49,22 @@ block0(v0: i32):
 #[test]
 fn host_imports_and_local_calls_run() {
     let prog = jit().load_clif(WITH_HOST).unwrap();
-    assert_eq!(prog.run("twice_sink", &[Value::I64(21)]).unwrap(), [Value::I64(42)]);
-    assert_eq!(prog.run("root", &[Value::F64(9.0)]).unwrap(), [Value::F64(3.0)]);
-    assert_eq!(prog.run("calls_local", &[Value::I64(5)]).unwrap(), [Value::I64(11)]);
-    assert_eq!(prog.run("narrow", &[Value::I64(7)]).unwrap(), [Value::I64(-7)]);
+    assert_eq!(
+        prog.run("twice_sink", &[Value::I64(21)]).unwrap(),
+        [Value::I64(42)]
+    );
+    assert_eq!(
+        prog.run("root", &[Value::F64(9.0)]).unwrap(),
+        [Value::F64(3.0)]
+    );
+    assert_eq!(
+        prog.run("calls_local", &[Value::I64(5)]).unwrap(),
+        [Value::I64(11)]
+    );
+    assert_eq!(
+        prog.run("narrow", &[Value::I64(7)]).unwrap(),
+        [Value::I64(-7)]
+    );
     let f = prog.function("twice_sink").unwrap();
     assert!(f.code.clif.contains("iadd"));
     assert_eq!(f.code.bytes.len(), f.code.size);
@@ -61,8 +73,14 @@ fn host_imports_and_local_calls_run() {
 #[test]
 fn wrong_calls_are_errors() {
     let prog = jit().load_clif(WITH_HOST).unwrap();
-    assert!(matches!(prog.run("nope", &[]), Err(JitError::UnknownFunction(_))));
-    assert!(matches!(prog.run("root", &[]), Err(JitError::BadCall { .. })));
+    assert!(matches!(
+        prog.run("nope", &[]),
+        Err(JitError::UnknownFunction(_))
+    ));
+    assert!(matches!(
+        prog.run("root", &[]),
+        Err(JitError::BadCall { .. })
+    ));
     assert!(matches!(
         prog.run("root", &[Value::I64(1)]),
         Err(JitError::BadCall { .. })
@@ -111,7 +129,10 @@ block0:
 ";
     assert!(jit.load_clif(bad).is_err());
     let good = jit.load_clif(WITH_HOST).unwrap();
-    assert_eq!(good.run("calls_local", &[Value::I64(1)]).unwrap(), [Value::I64(3)]);
+    assert_eq!(
+        good.run("calls_local", &[Value::I64(1)]).unwrap(),
+        [Value::I64(3)]
+    );
 }
 
 #[test]
@@ -158,7 +179,11 @@ block0(v0: i64, v1: i64):
     let lines = disassemble(&code.bytes, code.addr, Syntax::Intel);
     assert_eq!(lines.first().map(|l| l.addr), Some(code.addr));
     assert_eq!(lines.last().map(|l| l.text.as_str()), Some("ret"));
-    assert!(lines.iter().any(|l| l.text.starts_with("add ") || l.text.starts_with("lea ")));
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.text.starts_with("add ") || l.text.starts_with("lea "))
+    );
     assert_eq!(instruction_count(&code.bytes), lines.len());
     let listing = render(&disassemble(&code.bytes, code.addr, Syntax::Att));
     assert!(listing.contains("ret"));

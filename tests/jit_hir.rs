@@ -44,7 +44,11 @@ fn integer_arithmetic_wraps_and_divides_like_hir_says() {
         .map(|op| {
             p.func(op.symbol(), &[Type::I64, Type::I64], Type::I64, |f| {
                 let (a, b) = (f.param(0), f.param(1));
-                vec![ret(Some(bin(*op, local(a, Type::I64), local(b, Type::I64))))]
+                vec![ret(Some(bin(
+                    *op,
+                    local(a, Type::I64),
+                    local(b, Type::I64),
+                )))]
             })
         })
         .collect();
@@ -120,7 +124,11 @@ fn floats_casts_and_comparisons() {
     });
     let prog = compile(&p.finish());
     let f = Value::F64;
-    assert!(prog.call(rem, &[f(-7.5), f(2.0)]).unwrap().same_as(&f(-1.5)));
+    assert!(
+        prog.call(rem, &[f(-7.5), f(2.0)])
+            .unwrap()
+            .same_as(&f(-1.5))
+    );
     let Ok(Value::F64(nan)) = prog.call(rem, &[f(1.0), f(0.0)]) else {
         panic!("f64 % 0.0 must be a float")
     };
@@ -130,8 +138,14 @@ fn floats_casts_and_comparisons() {
     }
     assert_eq!(prog.call(to_float, &[i(-3)]), Ok(f(-3.0)));
     assert_eq!(prog.call(bool_int, &[Value::Bool(true)]), Ok(i(1)));
-    assert_eq!(prog.call(lt, &[f(f64::NAN), f(1.0)]), Ok(Value::Bool(false)));
-    assert_eq!(prog.call(ne, &[f(f64::NAN), f(f64::NAN)]), Ok(Value::Bool(true)));
+    assert_eq!(
+        prog.call(lt, &[f(f64::NAN), f(1.0)]),
+        Ok(Value::Bool(false))
+    );
+    assert_eq!(
+        prog.call(ne, &[f(f64::NAN), f(f64::NAN)]),
+        Ok(Value::Bool(true))
+    );
     assert!(prog.call(neg, &[f(0.0)]).unwrap().same_as(&f(-0.0)));
 }
 
@@ -225,7 +239,11 @@ fn loops_break_continue_and_globals_with_init() {
         ]
     });
     let prog = compile(&p.finish_with_init(vec![assign(place_global(base, Type::I64), int(1000))]));
-    let want: i64 = 1000 + (0..100).filter(|i| i % 3 != 0).take_while(|i| *i <= 50).sum::<i64>();
+    let want: i64 = 1000
+        + (0..100)
+            .filter(|i| i % 3 != 0)
+            .take_while(|i| *i <= 50)
+            .sum::<i64>();
     assert_eq!(prog.call(sum, &[i(100)]), Ok(i(want)));
     assert_eq!(prog.call(sum, &[i(-5)]), Ok(i(1000)));
     assert_eq!(prog.call(count, &[i(17)]), Ok(i(17)));
@@ -264,7 +282,13 @@ fn arrays_are_values() {
         vec![
             let_(a, array(vec![int(1), int(2), int(3)])),
             // the call gets a copy: a stays [1, 2, 3]
-            let_(m, array(vec![call(bump, vec![local(a, ty3.clone())], ty3.clone()), repeat(int(7), 3)])),
+            let_(
+                m,
+                array(vec![
+                    call(bump, vec![local(a, ty3.clone())], ty3.clone()),
+                    repeat(int(7), 3),
+                ]),
+            ),
             // m[1][2] = a[0] + 10
             assign(
                 place_index(
@@ -345,9 +369,15 @@ fn index_out_of_range_is_reported_at_the_index_span_only_with_checks_on() {
     assert_eq!(on.call(get, &[a.clone(), i(3)]), Ok(i(4)));
     for bad in [4, -1, i64::MIN] {
         let err = on.call(get, &[a.clone(), i(bad)]).unwrap_err();
-        assert_eq!(err.kind, ScriptErrorKind::IndexOutOfRange { index: bad, len: 4 });
+        assert_eq!(
+            err.kind,
+            ScriptErrorKind::IndexOutOfRange { index: bad, len: 4 }
+        );
         assert_eq!(err.span, sp(40, 45));
-        assert_eq!(err.render(on.source()), "error: index ".to_string() + &format!("{bad} out of range for length 4 at t.hot:2:1"));
+        assert_eq!(
+            err.render(on.source()),
+            "error: index ".to_string() + &format!("{bad} out of range for length 4 at t.hot:2:1")
+        );
     }
     let mut off = Jit::new(JitOptions {
         checks: Checks::Off,
@@ -378,7 +408,11 @@ fn natives_and_assert() {
                 ),
                 sp(1, 2),
             )),
-            ret(Some(call_native(sqrt, vec![local(f.param(0), Type::F64)], Type::F64))),
+            ret(Some(call_native(
+                sqrt,
+                vec![local(f.param(0), Type::F64)],
+                Type::F64,
+            ))),
         ]
     });
     let g = p.func("g", &[Type::I64], Type::Unit, |f| {
@@ -402,19 +436,29 @@ fn bad_arguments_are_an_error_not_a_crash() {
         vec![ret(Some(local(f.param(0), Type::I64)))]
     });
     let prog = compile(&p.finish());
-    assert!(matches!(prog.call(f, &[]).unwrap_err().kind, ScriptErrorKind::BadCall(_)));
+    assert!(matches!(
+        prog.call(f, &[]).unwrap_err().kind,
+        ScriptErrorKind::BadCall(_)
+    ));
     assert!(matches!(
         prog.call(f, &[Value::F64(1.0)]).unwrap_err().kind,
         ScriptErrorKind::BadCall(_)
     ));
-    assert!(matches!(prog.run_main().unwrap_err().kind, ScriptErrorKind::BadCall(_)));
+    assert!(matches!(
+        prog.run_main().unwrap_err().kind,
+        ScriptErrorKind::BadCall(_)
+    ));
 }
 
 #[test]
 fn raw_entry_is_typed_and_checked() {
     let mut p = program();
     let f = p.func("twice", &[Type::I64], Type::I64, |f| {
-        vec![ret(Some(bin(BinOp::Mul, local(f.param(0), Type::I64), int(2))))]
+        vec![ret(Some(bin(
+            BinOp::Mul,
+            local(f.param(0), Type::I64),
+            int(2),
+        )))]
     });
     let prog = compile(&p.finish());
     type I2I = unsafe extern "C-unwind" fn(*mut VmCtx, i64) -> i64;

@@ -59,7 +59,10 @@ fn division_by_zero_three_frames_deep_is_caught_every_time() {
         let err = prog.call(main, &[Value::I64(0)]).unwrap_err();
         assert_eq!(err.kind, ScriptErrorKind::DivisionByZero);
         assert_eq!(err.span, sp(44, 45));
-        assert_eq!(err.render(prog.source()), "error: division by zero at t.hot:2:5");
+        assert_eq!(
+            err.render(prog.source()),
+            "error: division by zero at t.hot:2:5"
+        );
     }
     // The program still runs after all those unwinds.
     assert_eq!(prog.call(main, &[Value::I64(5)]), Ok(Value::I64(23)));
@@ -74,7 +77,10 @@ fn programs_outlive_their_jit_and_old_versions_stay_callable() {
     let main = old.function_named("main").unwrap();
     assert_ne!(old.functions()[0].addr, new.functions()[0].addr);
     assert_ne!(old.functions()[0].symbol, new.functions()[0].symbol);
-    assert_eq!(old.call(main, &[Value::I64(0)]).unwrap_err().kind, ScriptErrorKind::DivisionByZero);
+    assert_eq!(
+        old.call(main, &[Value::I64(0)]).unwrap_err().kind,
+        ScriptErrorKind::DivisionByZero
+    );
     drop(old);
     assert_eq!(new.call(main, &[Value::I64(1)]), Ok(Value::I64(103)));
 }

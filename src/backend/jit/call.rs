@@ -67,8 +67,9 @@ struct Signature {
 pub struct JitProgram {
     source: Arc<SourceFile>,
     sigs: Vec<Signature>,
-    /// Function names for `StackExhausted` (boxed: the `VmCtx` points at it).
-    names: Box<Vec<String>>,
+    /// Function names for `StackExhausted` (the `VmCtx` points at them; a boxed slice keeps
+    /// them in place when the program moves).
+    names: Box<[String]>,
     functions: Vec<CompiledFunction>,
     entries: Vec<CompiledFunction>,
     globals: Box<[u64]>,
@@ -95,7 +96,7 @@ impl JitProgram {
         JitProgram {
             source: Arc::clone(&program.source),
             sigs,
-            names: Box::new(program.functions.iter().map(|f| f.name.clone()).collect()),
+            names: program.functions.iter().map(|f| f.name.clone()).collect(),
             functions: parts.functions,
             entries: parts.entries,
             globals: parts.globals,
@@ -138,7 +139,7 @@ impl JitProgram {
     /// A context for calls from the current thread (see [`VmCtx::for_current_thread`]).
     /// Valid while this program lives.
     pub fn vm_context(&self) -> VmCtx {
-        VmCtx::for_current_thread(&*self.names, self.largest_frame)
+        VmCtx::for_current_thread(&self.names, self.largest_frame)
     }
 
     /// Call function `f` with `args`. Wrong arity or types give a `BadCall` error at the
@@ -162,7 +163,11 @@ impl JitProgram {
         for (i, (arg, ty)) in args.iter().zip(&sig.params).enumerate() {
             if !pack(arg, ty, &mut cells) {
                 return Err(bad_call(
-                    format!("argument {} of `{}` must be {ty}, got {arg}", i + 1, sig.name),
+                    format!(
+                        "argument {} of `{}` must be {ty}, got {arg}",
+                        i + 1,
+                        sig.name
+                    ),
                     sig.name_span,
                 ));
             }

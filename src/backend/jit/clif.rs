@@ -296,7 +296,7 @@ impl ClifProgram {
             cells.push(cell);
         }
         let mut out = vec![0u64; f.returns.len().max(1)];
-        let mut ctx = VmCtx::for_current_thread(std::ptr::null(), 0);
+        let mut ctx = VmCtx::for_current_thread(&[], 0);
         // SAFETY: `entry` is this file's finalized trampoline for `f`, alive while `self` (and
         // its keeper) lives; `cells` holds one cell per parameter and `out` one per result.
         unsafe {
@@ -309,8 +309,7 @@ impl ClifProgram {
             )
         }
         .map_err(JitError::Run)?;
-        Ok(f
-            .returns
+        Ok(f.returns
             .iter()
             .zip(out)
             .map(|(ty, cell)| match *ty {

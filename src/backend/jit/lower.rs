@@ -87,7 +87,8 @@ pub(crate) fn script_signature(f: &hir::Function, call_conv: CallConv) -> ir::Si
         sig.params.push(AbiParam::new(ptr));
     }
     for ty in f.param_types() {
-        sig.params.push(AbiParam::new(scalar_type(ty).unwrap_or(ptr)));
+        sig.params
+            .push(AbiParam::new(scalar_type(ty).unwrap_or(ptr)));
     }
     if let Some(ret) = scalar_type(&f.ret) {
         sig.returns.push(AbiParam::new(ret));

@@ -226,21 +226,22 @@ impl Jit {
                     .map_err(setup)?,
             );
         }
+        // Errors as strings: `ModuleError` is too large to pass around by value.
         let mut declare = |name: &str, params: &[ir::Type], ret: Option<ir::Type>| {
             let mut sig = ir::Signature::new(call_conv);
-            sig.params
-                .extend(params.iter().map(|t| AbiParam::new(*t)));
+            sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
             sig.returns.extend(ret.map(AbiParam::new));
-            module.declare_function(name, Linkage::Import, &sig)
+            module
+                .declare_function(name, Linkage::Import, &sig)
+                .map_err(|e| JitError::Setup(format!("{name}: {e}")))
         };
-        let (i32t, i64t) = (types::I32, types::I64);
+        let (i32t, i64t, f64t) = (types::I32, types::I64, types::F64);
         let helpers = Helpers {
-            div_zero: declare("hot_raise_div_zero", &[i32t, i32t], None).map_err(setup)?,
-            index: declare("hot_raise_index", &[i64t, i64t, i32t, i32t], None).map_err(setup)?,
-            assert: declare("hot_raise_assert", &[i32t, i32t], None).map_err(setup)?,
-            stack: declare("hot_raise_stack", &[i64t, i32t, i32t, i32t], None).map_err(setup)?,
-            fmod: declare("hot_fmod", &[types::F64, types::F64], Some(types::F64))
-                .map_err(setup)?,
+            div_zero: declare("hot_raise_div_zero", &[i32t, i32t], None)?,
+            index: declare("hot_raise_index", &[i64t, i64t, i32t, i32t], None)?,
+            assert: declare("hot_raise_assert", &[i32t, i32t], None)?,
+            stack: declare("hot_raise_stack", &[i64t, i32t, i32t, i32t], None)?,
+            fmod: declare("hot_fmod", &[f64t, f64t], Some(f64t))?,
         };
         let ctx = module.make_context();
         Ok(Jit {
@@ -314,8 +315,7 @@ impl Jit {
         name: &str,
         verify: bool,
     ) -> Result<(usize, Option<String>, Option<UnwindInfo>), JitError> {
-        if verify
-            && let Err(errors) = verifier::verify_function(&self.ctx.func, self.module.isa())
+        if verify && let Err(errors) = verifier::verify_function(&self.ctx.func, self.module.isa())
         {
             return Err(JitError::Verifier {
                 function: name.to_string(),

@@ -23,7 +23,9 @@ pub struct VmCtx {
     pub stack_limit: usize,
     /// Names of the program's functions, indexed by HIR function id (for `StackExhausted`).
     /// May be null: the error then names the function by its index.
-    pub names: *const Vec<String>,
+    pub names: *const String,
+    /// Number of entries at `names`.
+    pub names_len: usize,
 }
 
 /// Byte offset of [`VmCtx::stack_limit`] (generated code loads it).
@@ -41,13 +43,17 @@ impl VmCtx {
     /// The stack bounds come from `pthread_getattr_np` (cached per thread). When they cannot be
     /// read, the limit is placed 512 KiB below the current stack pointer, which fits the
     /// smallest stacks Rust gives threads by default (2 MiB).
-    pub fn for_current_thread(names: *const Vec<String>, largest_frame: usize) -> VmCtx {
+    pub fn for_current_thread(names: &[String], largest_frame: usize) -> VmCtx {
         let reserve = RAISE_RESERVE.saturating_add(largest_frame);
         let stack_limit = match stack_low() {
             Some(low) => low.saturating_add(reserve),
             None => approximate_sp().saturating_sub(512 * 1024 + largest_frame),
         };
-        VmCtx { stack_limit, names }
+        VmCtx {
+            stack_limit,
+            names: names.as_ptr(),
+            names_len: names.len(),
+        }
     }
 }
 
@@ -135,7 +141,8 @@ pub extern "C-unwind" fn hot_raise_assert(start: u32, end: u32) -> ! {
 /// its name span.
 ///
 /// # Safety
-/// `vmctx` must point to a live [`VmCtx`] whose `names` is null or points to a live `Vec`.
+/// `vmctx` must point to a live [`VmCtx`] whose `names` is null or points to `names_len`
+/// live strings.
 #[unsafe(no_mangle)]
 #[cold]
 pub unsafe extern "C-unwind" fn hot_raise_stack(
@@ -146,7 +153,12 @@ pub unsafe extern "C-unwind" fn hot_raise_stack(
 ) -> ! {
     // SAFETY: the caller (generated code) passes the context it was called with, which the
     // call wrapper keeps alive for the whole call; `names` is null or owned by the program.
-    let names = unsafe { vmctx.as_ref().and_then(|ctx| ctx.names.as_ref()) };
+    let names = unsafe {
+        vmctx
+            .as_ref()
+            .filter(|ctx| !ctx.names.is_null())
+            .map(|ctx| std::slice::from_raw_parts(ctx.names, ctx.names_len))
+    };
     let function = names
         .and_then(|names| names.get(func as usize).cloned())
         .unwrap_or_else(|| format!("function #{func}"));
@@ -180,7 +192,7 @@ mod tests {
 
     #[test]
     fn limit_lies_below_the_current_stack_pointer() {
-        let ctx = VmCtx::for_current_thread(std::ptr::null(), 0);
+        let ctx = VmCtx::for_current_thread(&[], 0);
         assert!(ctx.stack_limit < approximate_sp());
         assert!(ctx.stack_limit > 0);
     }
