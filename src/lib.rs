@@ -2,5 +2,8 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod export;
+pub mod ladder;
 pub mod lang;
 pub mod runtime;
+pub mod tui;

@@ -1,0 +1,55 @@
+//! The layered call micro-benchmark: ladders read from `micro/`, built and measured row by row.
+
+pub mod spec;
+
+pub use spec::{Ladder, LadderError, Layer, Step};
+
+use std::path::{Path, PathBuf};
+
+/// The directory holding the shipped ladders (`micro/` at the crate root).
+pub fn micro_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("micro")
+}
+
+/// The ladders shipped in the binary, so `--ladder NAME` works from any directory.
+pub const BUILTIN: [(&str, &str); 3] = [
+    ("host_call", include_str!("../../micro/host_call.toml")),
+    ("fused", include_str!("../../micro/fused.toml")),
+    ("direct", include_str!("../../micro/direct.toml")),
+];
+
+/// Find a ladder by name (a shipped one) or by path (a `.toml` file).
+pub fn resolve(name_or_path: &str) -> Result<Ladder, LadderError> {
+    if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+        return Ladder::parse(&format!("micro/{name}.toml"), text);
+    }
+    let path = Path::new(name_or_path);
+    if path.extension().is_some() || path.exists() {
+        return Ladder::load(path);
+    }
+    let names: Vec<_> = BUILTIN.iter().map(|(n, _)| *n).collect();
+    Err(LadderError {
+        file: name_or_path.to_string(),
+        line: 1,
+        col: 1,
+        key: "ladder".into(),
+        message: format!(
+            "no ladder of that name (shipped: {}) and no such file",
+            names.join(", ")
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_ladders_parse() {
+        for (name, _) in BUILTIN {
+            let l = resolve(name).unwrap();
+            assert_eq!(l.name, name);
+        }
+        assert!(resolve("nope").is_err());
+    }
+}

@@ -1,0 +1,344 @@
+//! Ladders as data: the TOML files in `micro/` that name the layers of a host-to-script call,
+//! their order, and a teaching text per step.
+//!
+//! A ladder is cumulative: row *k* calls the script object through every layer of rows 1..=k.
+//! The first step is always `native` (the twin and the floor). Until a `slot` step, the script
+//! function is reached directly (the pointer bound when the shell was made); `slot` switches the
+//! dispatch to a read of the class's slot table. `fused` is the optimized call and already holds
+//! the slot read and every check; `direct` is the `jit-opt` call with no slot at all.
+
+use std::fmt;
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// One layer of the host-to-script call path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Layer {
+    /// A plain virtual call to native code: the twin and the floor.
+    Native,
+    /// Read the class's slot table and call the pointer found there.
+    Slot,
+    /// One load of the class's entry word, a branch to a slow path that waits for a reload.
+    Entry,
+    /// Compare the object's slot key with its class's: a detached object fails.
+    Detached,
+    /// Catch a `ScriptError` at the border.
+    Catch,
+    /// Raise and lower a per-thread call depth counter, with a limit.
+    Depth,
+    /// The optimized call: slot, one test for entry and detached, depth, catch out of line.
+    Fused,
+    /// `jit-opt`: no slot; the shell calls the script function directly.
+    Direct,
+}
+
+impl Layer {
+    /// Every layer, in the seed's order.
+    pub const ALL: [Layer; 8] = [
+        Layer::Native,
+        Layer::Slot,
+        Layer::Entry,
+        Layer::Detached,
+        Layer::Catch,
+        Layer::Depth,
+        Layer::Fused,
+        Layer::Direct,
+    ];
+
+    /// The name used in ladder files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Layer::Native => "native",
+            Layer::Slot => "slot",
+            Layer::Entry => "entry",
+            Layer::Detached => "detached",
+            Layer::Catch => "catch",
+            Layer::Depth => "depth",
+            Layer::Fused => "fused",
+            Layer::Direct => "direct",
+        }
+    }
+
+    /// Parse a layer name.
+    pub fn from_name(name: &str) -> Option<Layer> {
+        Layer::ALL.into_iter().find(|l| l.name() == name)
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One step of a ladder.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// The layer this step adds.
+    pub layer: Layer,
+    /// A short row label ("slot read").
+    pub title: String,
+    /// What the layer does, what it protects against, why it costs what it costs.
+    pub text: String,
+}
+
+/// A whole ladder.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ladder {
+    /// Its name (`host_call`).
+    pub name: String,
+    /// One or two sentences on what it shows.
+    pub description: String,
+    /// The steps, in order; the first is `native`.
+    #[serde(rename = "step")]
+    pub steps: Vec<Step>,
+}
+
+/// A ladder file that could not be used, with where and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{line}:{col}: {key}: {message}")]
+pub struct LadderError {
+    /// The file as named by the user.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+    /// The key at fault (`step[3].layer`), or `ladder` for the whole file.
+    pub key: String,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl Ladder {
+    /// Parse and validate a ladder from TOML text; `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<Ladder, LadderError> {
+        let ladder: Ladder = toml::from_str(text).map_err(|e| {
+            let offset = e.span().map(|s| s.start).unwrap_or(0);
+            let message = e.message().trim().to_string();
+            let message = if message.starts_with("unknown variant") {
+                let names: Vec<_> = Layer::ALL.iter().map(|l| l.name()).collect();
+                format!("unknown layer: {message} (layers: {})", names.join(", "))
+            } else {
+                message
+            };
+            error_at(file, text, offset, message)
+        })?;
+        ladder.validate(file, text)?;
+        Ok(ladder)
+    }
+
+    /// Read and parse a ladder file.
+    pub fn load(path: &Path) -> Result<Ladder, LadderError> {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| LadderError {
+            file: file.clone(),
+            line: 1,
+            col: 1,
+            key: "ladder".into(),
+            message: format!("cannot read the file: {e}"),
+        })?;
+        Ladder::parse(&file, &text)
+    }
+
+    fn validate(&self, file: &str, text: &str) -> Result<(), LadderError> {
+        let at_step = |i: usize, message: String| {
+            let offset = step_offset(text, i).unwrap_or(0);
+            let mut err = error_at(file, text, offset, message);
+            err.key = format!("step[{}].layer", i + 1);
+            err
+        };
+        let Some(first) = self.steps.first() else {
+            return Err(LadderError {
+                file: file.into(),
+                line: 1,
+                col: 1,
+                key: "step".into(),
+                message: "a ladder needs at least one [[step]], the first with layer = \"native\""
+                    .into(),
+            });
+        };
+        if first.layer != Layer::Native {
+            return Err(at_step(
+                0,
+                format!(
+                    "the first step must be `native` (the floor every row is compared with), not `{}`",
+                    first.layer
+                ),
+            ));
+        }
+        let mut seen: Vec<Layer> = Vec::new();
+        for (i, step) in self.steps.iter().enumerate().skip(1) {
+            let l = step.layer;
+            if l == Layer::Native {
+                return Err(at_step(i, "`native` may only be the first step".into()));
+            }
+            if seen.contains(&l) {
+                return Err(at_step(i, format!("layer `{l}` appears twice")));
+            }
+            if let Some(prev) = seen.iter().find(|p| conflicts(**p, l)) {
+                return Err(at_step(
+                    i,
+                    format!(
+                        "layer `{l}` cannot follow `{prev}`: {}",
+                        conflict_reason(*prev, l)
+                    ),
+                ));
+            }
+            seen.push(l);
+        }
+        Ok(())
+    }
+
+    /// The set of layers active at each row (row 0 is native and has none).
+    pub fn cumulative(&self) -> Vec<Vec<Layer>> {
+        let mut acc = Vec::new();
+        self.steps
+            .iter()
+            .map(|s| {
+                if s.layer != Layer::Native {
+                    acc.push(s.layer);
+                }
+                acc.clone()
+            })
+            .collect()
+    }
+}
+
+fn conflicts(a: Layer, b: Layer) -> bool {
+    let whole = |l| matches!(l, Layer::Fused | Layer::Direct);
+    (whole(a) || whole(b)) && a != b
+}
+
+fn conflict_reason(a: Layer, b: Layer) -> &'static str {
+    if a == Layer::Direct || b == Layer::Direct {
+        "`direct` is the call with no slot and no checks (jit-opt); it stands alone after `native`"
+    } else {
+        "`fused` already holds the slot read and every check; it stands alone after `native`"
+    }
+}
+
+/// Byte offset of the `layer` value of step `i` (0-based), for error positions.
+fn step_offset(text: &str, i: usize) -> Option<usize> {
+    let mut count = 0usize;
+    let mut in_step = false;
+    let mut offset = 0usize;
+    for line in text.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("[[step]]") {
+            in_step = count == i;
+            count += 1;
+        } else if trimmed.starts_with('[') {
+            in_step = false;
+        } else if in_step && trimmed.starts_with("layer") {
+            let eq = line.find('=')?;
+            let val = line[eq + 1..].len() - line[eq + 1..].trim_start().len();
+            return Some(offset + eq + 1 + val);
+        }
+        offset += line.len();
+    }
+    None
+}
+
+/// A `LadderError` at a byte offset; the key is read back from the text (`step[N].key`).
+fn error_at(file: &str, text: &str, offset: usize, message: String) -> LadderError {
+    let offset = offset.min(text.len());
+    let before = &text[..offset];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map(|p| p + 1).unwrap_or(0);
+    let col = before[line_start..].chars().count() + 1;
+    let line_text = text[line_start..].lines().next().unwrap_or("");
+    let key = line_text
+        .split_once('=')
+        .map(|(k, _)| k.trim().to_string())
+        .filter(|k| !k.is_empty() && !k.starts_with('['))
+        .unwrap_or_else(|| "ladder".to_string());
+    let steps_before = before
+        .lines()
+        .filter(|l| l.trim_start().starts_with("[[step]]"))
+        .count();
+    let key = if steps_before > 0 && key != "ladder" {
+        format!("step[{steps_before}].{key}")
+    } else {
+        key
+    };
+    LadderError {
+        file: file.into(),
+        line,
+        col,
+        key,
+        message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "t"
+description = "d"
+
+[[step]]
+layer = "native"
+title = "native"
+text = "floor"
+
+[[step]]
+layer = "slot"
+title = "slot"
+text = "reads the slot"
+"#;
+
+    #[test]
+    fn parses_and_accumulates() {
+        let l = Ladder::parse("t.toml", GOOD).unwrap();
+        assert_eq!(l.steps.len(), 2);
+        assert_eq!(l.cumulative(), vec![vec![], vec![Layer::Slot]]);
+    }
+
+    #[test]
+    fn unknown_layer_names_file_line_and_key() {
+        let bad = GOOD.replace("\"slot\"\ntitle", "\"slt\"\ntitle");
+        let err = Ladder::parse("micro/t.toml", &bad).unwrap_err();
+        assert_eq!((err.line, err.key.as_str()), (11, "step[2].layer"));
+        assert!(err.message.contains("unknown layer"), "{err}");
+        assert!(err.to_string().starts_with("micro/t.toml:11:"), "{err}");
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let bad = GOOD.replace("text = \"floor\"", "text = \"floor\"\ncolour = 3");
+        let err = Ladder::parse("t.toml", &bad).unwrap_err();
+        assert_eq!(err.line, 9);
+        assert!(err.message.contains("colour"), "{err}");
+    }
+
+    #[test]
+    fn first_step_must_be_native_and_layers_unique() {
+        let bad = GOOD.replacen("\"native\"\ntitle", "\"depth\"\ntitle", 1);
+        let err = Ladder::parse("t.toml", &bad).unwrap_err();
+        assert_eq!((err.line, err.key.as_str()), (6, "step[1].layer"));
+        let twice = format!("{GOOD}\n[[step]]\nlayer = \"slot\"\ntitle = \"x\"\ntext = \"y\"\n");
+        let err = Ladder::parse("t.toml", &twice).unwrap_err();
+        assert_eq!((err.line, err.key.as_str()), (16, "step[3].layer"));
+        assert!(err.message.contains("twice"));
+    }
+
+    #[test]
+    fn fused_stands_alone() {
+        let bad = format!("{GOOD}\n[[step]]\nlayer = \"fused\"\ntitle = \"x\"\ntext = \"y\"\n");
+        let err = Ladder::parse("t.toml", &bad).unwrap_err();
+        assert!(err.message.contains("stands alone"), "{err}");
+    }
+
+    #[test]
+    fn malformed_toml_has_a_position() {
+        let err = Ladder::parse("t.toml", "name = \"x\"\ndescription = \n").unwrap_err();
+        assert_eq!(err.line, 2);
+    }
+}

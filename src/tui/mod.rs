@@ -1,0 +1,3 @@
+//! The terminal user interface (ratatui + crossterm).
+
+pub mod theme;
