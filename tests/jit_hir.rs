@@ -483,3 +483,81 @@ fn function_records_have_code_and_ir() {
     assert!(one.compile_time.as_nanos() > 0);
     assert_eq!(prog.entries()[0].name, "one.entry");
 }
+
+/// A program touching most constructs, for whole-program checks.
+fn everything() -> (Program, hotlab::lang::hir::FuncId) {
+    let mut p = program();
+    let g = p.global("g", arr(Type::F64, 2));
+    let sqrt = p.native("sqrt");
+    let fib = p.declare("fib", &[Type::I64], Type::I64, sp(3, 6));
+    p.define(fib, |f| {
+        let n = local(f.param(0), Type::I64);
+        vec![
+            if_(
+                bin(BinOp::Lt, n.clone(), int(2)),
+                vec![ret(Some(n.clone()))],
+                None,
+            ),
+            ret(Some(bin(
+                BinOp::Add,
+                call(fib, vec![bin(BinOp::Sub, n.clone(), int(1))], Type::I64),
+                call(fib, vec![bin(BinOp::Sub, n, int(2))], Type::I64),
+            ))),
+        ]
+    });
+    let main = p.func("main", &[], Type::I64, |f| {
+        let x = f.var("x", Type::F64);
+        let k = f.var("k", Type::I64);
+        vec![
+            let_(x, call_native(sqrt, vec![index(global(g, arr(Type::F64, 2)), int(1))], Type::F64)),
+            let_(k, int(0)),
+            while_(
+                bin(BinOp::Lt, local(k, Type::I64), int(5)),
+                vec![assign_op(place_local(k, Type::I64), BinOp::Add, int(1), sp(0, 1))],
+            ),
+            ret(Some(bin(
+                BinOp::Add,
+                call(fib, vec![int(20)], Type::I64),
+                bin(BinOp::Add, cast(local(x, Type::F64), Type::I64), local(k, Type::I64)),
+            ))),
+        ]
+    });
+    let init = vec![assign(
+        place_global(g, arr(Type::F64, 2)),
+        array(vec![float(1.0), float(49.0)]),
+    )];
+    (p.finish_with_init(init), main)
+}
+
+#[test]
+fn optimized_code_gives_the_same_results() {
+    let (p, main) = everything();
+    let want = Value::I64(6765 + 7 + 5);
+    assert_eq!(compile(&p).call(main, &[]), Ok(want.clone()));
+    let mut opt = Jit::new(JitOptions {
+        opt: hotlab::backend::jit::OptLevel::Speed,
+        verify: true,
+        ..JitOptions::default()
+    })
+    .unwrap();
+    assert_eq!(opt.compile(&p).unwrap().run_main(), Ok(want));
+}
+
+#[test]
+fn clif_text_of_every_function_reparses_and_verifies() {
+    let (p, _) = everything();
+    let mut jit = jit();
+    jit.set_disasm(true);
+    let prog = jit.compile(&p).unwrap();
+    let isa = cranelift_native::builder()
+        .unwrap()
+        .finish(cranelift_codegen::settings::Flags::new(
+            cranelift_codegen::settings::builder(),
+        ))
+        .unwrap();
+    for f in prog.functions().iter().chain(prog.entries()) {
+        let parsed = cranelift_reader::parse_functions(&f.clif).expect("CLIF text parses");
+        cranelift_codegen::verify_function(&parsed[0], &*isa).expect("CLIF verifies");
+        assert!(f.vcode.as_deref().is_some_and(|v| v.contains("ret")), "{}: {:?}", f.name, f.vcode);
+    }
+}

@@ -193,6 +193,7 @@ pub struct Jit {
     hosts: Vec<FuncId>,
     helpers: Helpers,
     serial: u64,
+    disasm: bool,
 }
 
 impl Jit {
@@ -257,6 +258,7 @@ impl Jit {
             hosts,
             helpers,
             serial: 0,
+            disasm: false,
         })
     }
 
@@ -268,7 +270,8 @@ impl Jit {
     /// Capture Cranelift's own listing ([`CompiledFunction::vcode`]) for functions compiled
     /// from now on.
     pub fn set_disasm(&mut self, on: bool) {
-        self.ctx.set_disasm(on);
+        // Kept here and applied per function: `Context::clear` resets it.
+        self.disasm = on;
     }
 
     /// A fresh version number for symbols.
@@ -287,6 +290,7 @@ impl Jit {
         verify: bool,
     ) -> Result<Defined, JitError> {
         let clif = self.ctx.func.display().to_string();
+        self.ctx.set_disasm(self.disasm);
         let start = Instant::now();
         let result = self.define_current(id, &name, verify);
         let compile_time = start.elapsed();
