@@ -509,16 +509,32 @@ fn everything() -> (Program, hotlab::lang::hir::FuncId) {
         let x = f.var("x", Type::F64);
         let k = f.var("k", Type::I64);
         vec![
-            let_(x, call_native(sqrt, vec![index(global(g, arr(Type::F64, 2)), int(1))], Type::F64)),
+            let_(
+                x,
+                call_native(
+                    sqrt,
+                    vec![index(global(g, arr(Type::F64, 2)), int(1))],
+                    Type::F64,
+                ),
+            ),
             let_(k, int(0)),
             while_(
                 bin(BinOp::Lt, local(k, Type::I64), int(5)),
-                vec![assign_op(place_local(k, Type::I64), BinOp::Add, int(1), sp(0, 1))],
+                vec![assign_op(
+                    place_local(k, Type::I64),
+                    BinOp::Add,
+                    int(1),
+                    sp(0, 1),
+                )],
             ),
             ret(Some(bin(
                 BinOp::Add,
                 call(fib, vec![int(20)], Type::I64),
-                bin(BinOp::Add, cast(local(x, Type::F64), Type::I64), local(k, Type::I64)),
+                bin(
+                    BinOp::Add,
+                    cast(local(x, Type::F64), Type::I64),
+                    local(k, Type::I64),
+                ),
             ))),
         ]
     });
@@ -558,6 +574,11 @@ fn clif_text_of_every_function_reparses_and_verifies() {
     for f in prog.functions().iter().chain(prog.entries()) {
         let parsed = cranelift_reader::parse_functions(&f.clif).expect("CLIF text parses");
         cranelift_codegen::verify_function(&parsed[0], &*isa).expect("CLIF verifies");
-        assert!(f.vcode.as_deref().is_some_and(|v| v.contains("ret")), "{}: {:?}", f.name, f.vcode);
+        assert!(
+            f.vcode.as_deref().is_some_and(|v| v.contains("ret")),
+            "{}: {:?}",
+            f.name,
+            f.vcode
+        );
     }
 }
