@@ -582,3 +582,53 @@ fn clif_text_of_every_function_reparses_and_verifies() {
         );
     }
 }
+
+#[test]
+fn large_and_nested_arrays_copy_by_loop() {
+    let mut p = program();
+    let row = arr(Type::I64, 20);
+    let grid = arr(row.clone(), 30);
+    let main = p.func("main", &[], Type::I64, |f| {
+        let g = f.var("g", grid.clone());
+        let r = f.var("r", row.clone());
+        let x = f.var("x", Type::I64);
+        let total = f.var("total", Type::I64);
+        let h = f.var("h", grid.clone());
+        vec![
+            // g = [[3; 20]; 30]; h = g; g[29][19] = 1000; total = sum of h (unchanged copy)
+            let_(g, repeat(repeat(int(3), 20), 30)),
+            let_(h, local(g, grid.clone())),
+            assign(
+                place_index(
+                    place_index(place_local(g, grid.clone()), int(29), sp(0, 1)),
+                    int(19),
+                    sp(0, 1),
+                ),
+                int(1000),
+            ),
+            let_(total, int(0)),
+            for_each(
+                r,
+                local(h, grid.clone()),
+                vec![for_each(
+                    x,
+                    local(r, row.clone()),
+                    vec![assign_op(
+                        place_local(total, Type::I64),
+                        BinOp::Add,
+                        local(x, Type::I64),
+                        sp(0, 1),
+                    )],
+                )],
+            ),
+            // + g[29][19] read through a copy of the row
+            ret(Some(bin(
+                BinOp::Add,
+                local(total, Type::I64),
+                index(index(local(g, grid.clone()), int(29)), int(19)),
+            ))),
+        ]
+    });
+    let prog = compile(&p.finish());
+    assert_eq!(prog.call(main, &[]), Ok(i(3 * 600 + 1000)));
+}
