@@ -188,3 +188,39 @@ block0(v0: i64, v1: i64):
     let listing = render(&disassemble(&code.bytes, code.addr, Syntax::Att));
     assert!(listing.contains("ret"));
 }
+
+#[test]
+fn libcalls_resolve_or_are_refused() {
+    let text = "
+function %fl(f64) -> f64 {
+    sig0 = (f64) -> f64 system_v
+    fn0 = %FloorF64 sig0
+block0(v0: f64):
+    v1 = call fn0(v0)
+    return v1
+}
+";
+    let mut jit = jit();
+    // `floor` resolves only where libm is loaded into the process; either way, no panic.
+    match jit.load_clif(text) {
+        Ok(prog) => assert_eq!(
+            prog.run("fl", &[Value::F64(-1.5)]).unwrap(),
+            [Value::F64(-2.0)]
+        ),
+        Err(JitError::Clif(msg)) => assert!(msg.contains("`floor`"), "{msg}"),
+        Err(e) => panic!("unexpected error {e}"),
+    }
+    let probe = "
+function %p() {
+    sig0 = () system_v
+    fn0 = %Probestack sig0
+block0:
+    call fn0()
+    return
+}
+";
+    let Err(JitError::Clif(msg)) = jit.load_clif(probe) else {
+        panic!("a missing libcall must be refused")
+    };
+    assert!(msg.contains("__cranelift_probestack"), "{msg}");
+}

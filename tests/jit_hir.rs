@@ -632,3 +632,36 @@ fn large_and_nested_arrays_copy_by_loop() {
     let prog = compile(&p.finish());
     assert_eq!(prog.call(main, &[]), Ok(i(3 * 600 + 1000)));
 }
+
+#[test]
+fn init_faults_and_bad_hir_are_errors_and_the_jit_goes_on() {
+    let mut jit = jit();
+    let mut p = program();
+    let g = p.global("g", Type::I64);
+    let bad_init = p.finish_with_init(vec![assign(
+        place_global(g, Type::I64),
+        bin_at(BinOp::Rem, int(1), int(0), sp(9, 10)),
+    )]);
+    match jit.compile(&bad_init) {
+        Err(hotlab::backend::jit::JitError::Init(e)) => {
+            assert_eq!(e.kind, ScriptErrorKind::DivisionByZero);
+            assert_eq!(e.span, sp(9, 10));
+        }
+        Err(e) => panic!("expected an init error, got {e}"),
+        Ok(_) => panic!("expected an init error"),
+    }
+    let mut p = program();
+    p.func("oops", &[], Type::Unit, |_| vec![brk()]);
+    match jit.compile(&p.finish()) {
+        Err(e @ hotlab::backend::jit::JitError::Lower { .. }) => {
+            assert!(e.to_string().contains("`oops`"), "{e}");
+        }
+        Err(e) => panic!("expected a lowering error, got {e}"),
+        Ok(_) => panic!("expected a lowering error"),
+    }
+    let (p, main) = everything();
+    assert_eq!(
+        jit.compile(&p).unwrap().call(main, &[]),
+        Ok(i(6765 + 7 + 5))
+    );
+}

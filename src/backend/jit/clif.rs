@@ -233,7 +233,22 @@ impl Jit {
                         }
                     }
                 }
-                ExternalName::LibCall(_) | ExternalName::KnownSymbol(_) => continue,
+                ExternalName::LibCall(libcall) => {
+                    // The JIT resolves libcalls with dlsym at finalize time and panics when one
+                    // is missing: check first.
+                    let symbol = (cranelift_module::default_libcall_names())(*libcall);
+                    if !symbol_exists(&symbol) {
+                        return Err(clif_err(format!(
+                            "`{name}`: libcall `{symbol}` is not available in this process"
+                        )));
+                    }
+                    continue;
+                }
+                ExternalName::KnownSymbol(k) => {
+                    return Err(clif_err(format!(
+                        "`{name}`: known symbol {k:?} is not supported in .clif scripts"
+                    )));
+                }
             };
             if sig.params != want.params || sig.returns != want.returns {
                 return Err(clif_err(format!(
@@ -252,6 +267,16 @@ impl Jit {
         }
         Ok(())
     }
+}
+
+/// Whether the dynamic linker can find `symbol` in this process.
+fn symbol_exists(symbol: &str) -> bool {
+    let Ok(c) = std::ffi::CString::new(symbol) else {
+        return false;
+    };
+    // SAFETY: `c` is a valid NUL-terminated string; RTLD_DEFAULT searches the loaded objects
+    // and the result is only compared with null.
+    !unsafe { libc::dlsym(libc::RTLD_DEFAULT, c.as_ptr()) }.is_null()
 }
 
 impl ClifProgram {

@@ -149,7 +149,7 @@ pub(crate) fn lower_function(
 ) -> LResult<u64> {
     let hir_fn = env.program.function(hir::FuncId(index));
     let config = module.target_config();
-    let builder = FunctionBuilder::new(func, fctx);
+    let builder = FunctionBuilder::new(&mut *func, &mut *fctx);
     let mut t = FunctionTranslator {
         builder,
         env,
@@ -163,10 +163,20 @@ pub(crate) fn lower_function(
         refs: HashMap::new(),
         slot_bytes: 0,
     };
-    t.translate_function()?;
-    let bytes = t.slot_bytes;
-    t.builder.finalize(config);
-    Ok(bytes)
+    match t.translate_function() {
+        Ok(()) => {
+            let bytes = t.slot_bytes;
+            t.builder.finalize(config);
+            Ok(bytes)
+        }
+        Err(e) => {
+            drop(t);
+            // A builder dropped half-way leaves its context dirty, and the next
+            // `FunctionBuilder::new` would assert: start the reused context afresh.
+            *fctx = FunctionBuilderContext::new();
+            Err(e)
+        }
+    }
 }
 
 impl<'a, 'b> FunctionTranslator<'a, 'b> {
