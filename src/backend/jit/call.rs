@@ -7,6 +7,8 @@
 //! raised anywhere below comes back as `Err`. [`JitProgram::raw_entry`] hands out the bare
 //! function, typed, for benchmarks.
 
+use std::cell::Cell;
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::backend::Value;
@@ -63,7 +65,8 @@ struct Signature {
 
 /// A compiled program: callable functions, its globals, and its machine code.
 ///
-/// Not `Send`/`Sync`: script code writes the globals block without synchronization.
+/// `Send` but not `Sync`: script code writes the globals block without synchronization, so
+/// one thread at a time may call into it.
 pub struct JitProgram {
     source: Arc<SourceFile>,
     sigs: Vec<Signature>,
@@ -78,6 +81,7 @@ pub struct JitProgram {
     init: FuncId,
     main: Option<FuncId>,
     _keeper: Arc<CodeKeeper>,
+    _not_sync: PhantomData<Cell<()>>,
 }
 
 impl JitProgram {
@@ -110,6 +114,7 @@ impl JitProgram {
             init: program.init,
             main: program.main,
             _keeper: parts.keeper,
+            _not_sync: PhantomData,
         }
     }
 

@@ -12,7 +12,9 @@
 //!   written by hand. There are no run-time checks: a division by zero or a bad load in a
 //!   `.clif` function traps the process (run it in a worker).
 
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -45,10 +47,11 @@ pub struct ClifFunction {
     entry: CompiledFunction,
 }
 
-/// A compiled `.clif` file.
+/// A compiled `.clif` file. `Send` but not `Sync`: its code may keep state anywhere.
 pub struct ClifProgram {
     functions: Vec<ClifFunction>,
     _keeper: Arc<CodeKeeper>,
+    _not_sync: PhantomData<Cell<()>>,
 }
 
 fn clif_err(msg: impl Into<String>) -> JitError {
@@ -177,6 +180,7 @@ impl Jit {
         Ok(ClifProgram {
             functions,
             _keeper: self.keeper(),
+            _not_sync: PhantomData,
         })
     }
 

@@ -434,3 +434,16 @@ fn build_isa(opt: OptLevel) -> Result<OwnedTargetIsa, JitError> {
         .finish(settings::Flags::new(flags))
         .map_err(|e| setup(e.to_string()))
 }
+
+#[cfg(test)]
+mod send_check {
+    fn is_send<T: Send>() {}
+
+    /// A session may build the JIT and its programs on one thread and hand them to a worker.
+    #[test]
+    fn jit_and_programs_can_move_to_another_thread() {
+        is_send::<super::Jit>();
+        is_send::<super::JitProgram>();
+        is_send::<super::clif::ClifProgram>();
+    }
+}
