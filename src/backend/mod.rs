@@ -3,7 +3,9 @@
 //! - `interp`: the reference semantics, a tree-walking interpreter over the HIR.
 //! - `jit`: Cranelift JIT in process.
 
+pub mod disasm;
 pub mod interp;
+pub mod jit;
 
 use std::fmt;
 

@@ -35,6 +35,9 @@ pub enum ScriptErrorKind {
     /// A Rust panic inside a host function (a bug in hotlab, contained at the border).
     #[error("host function panicked: {0}")]
     HostPanic(String),
+    /// A host called a script function with the wrong number or types of arguments.
+    #[error("bad call: {0}")]
+    BadCall(String),
 }
 
 /// A run-time fault with the span of the failing operation.

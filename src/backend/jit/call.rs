@@ -1,0 +1,372 @@
+//! The typed call wrapper: the one place that turns a code address into a Rust function
+//! pointer and calls it.
+//!
+//! [`JitProgram::call`] checks the arguments against the HIR signature, packs them into 8-byte
+//! cells, sets up a [`VmCtx`] for the current thread, and calls the function's entry trampoline
+//! (`extern "C-unwind" fn(vmctx, args, out)`) inside [`catch_script`], so a `ScriptError`
+//! raised anywhere below comes back as `Err`. [`JitProgram::raw_entry`] hands out the bare
+//! function, typed, for benchmarks.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crate::backend::Value;
+use crate::lang::hir::{FuncId, Program, Type};
+use crate::lang::span::{SourceFile, Span};
+use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
+
+use super::runtime::VmCtx;
+use super::{CodeKeeper, CompiledFunction, JitError};
+
+/// The one function-pointer type the host calls generated code through.
+type EntryFn = unsafe extern "C-unwind" fn(*mut VmCtx, *const u64, *mut u64);
+
+/// Call the trampoline at `entry` inside `catch_script` at `border`.
+///
+/// # Safety
+/// `entry` must be finalized code with the trampoline signature, still alive; `args` must hold
+/// the cells it reads and `out` room for the cells it writes.
+pub(crate) unsafe fn call_entry(
+    entry: *const u8,
+    vmctx: &mut VmCtx,
+    args: &[u64],
+    out: &mut [u64],
+    border: Span,
+) -> Result<(), ScriptError> {
+    // SAFETY: the caller guarantees `entry` is live code with exactly this signature;
+    // `*const u8` and a fn pointer have the same size and representation.
+    let f: EntryFn = unsafe { std::mem::transmute::<*const u8, EntryFn>(entry) };
+    let (ctx, a, o) = (vmctx as *mut VmCtx, args.as_ptr(), out.as_mut_ptr());
+    // SAFETY: the pointers are valid for the whole call (borrowed for it); the C-unwind ABI
+    // lets a `ScriptError` unwind out of the generated code into `catch_script`.
+    catch_script(border, || unsafe { f(ctx, a, o) })
+}
+
+/// Everything `Jit::compile` hands over to make a [`JitProgram`].
+pub(crate) struct ProgramParts<'a> {
+    pub program: &'a Program,
+    pub functions: Vec<CompiledFunction>,
+    pub entries: Vec<CompiledFunction>,
+    pub globals: Box<[u64]>,
+    pub global_cells: Vec<u64>,
+    pub largest_frame: usize,
+    pub keeper: Arc<CodeKeeper>,
+}
+
+/// The signature of one script function, as the host border needs it.
+#[derive(Debug, Clone)]
+struct Signature {
+    name: String,
+    params: Vec<Type>,
+    ret: Type,
+    name_span: Span,
+}
+
+/// A compiled program: callable functions, its globals, and its machine code.
+///
+/// `Send` but not `Sync`: script code writes the globals block without synchronization, so
+/// one thread at a time may call into it.
+pub struct JitProgram {
+    source: Arc<SourceFile>,
+    sigs: Vec<Signature>,
+    /// Function names for `StackExhausted` (the `VmCtx` points at them; a boxed slice keeps
+    /// them in place when the program moves).
+    names: Box<[String]>,
+    functions: Vec<CompiledFunction>,
+    entries: Vec<CompiledFunction>,
+    globals: Box<[u64]>,
+    global_layout: Vec<(String, Type, u64)>,
+    largest_frame: usize,
+    init: FuncId,
+    main: Option<FuncId>,
+    _keeper: Arc<CodeKeeper>,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl JitProgram {
+    pub(crate) fn new(parts: ProgramParts<'_>) -> JitProgram {
+        let program = parts.program;
+        let sigs = program
+            .functions
+            .iter()
+            .map(|f| Signature {
+                name: f.name.clone(),
+                params: f.param_types().cloned().collect(),
+                ret: f.ret.clone(),
+                name_span: f.name_span,
+            })
+            .collect();
+        JitProgram {
+            source: Arc::clone(&program.source),
+            sigs,
+            names: program.functions.iter().map(|f| f.name.clone()).collect(),
+            functions: parts.functions,
+            entries: parts.entries,
+            globals: parts.globals,
+            global_layout: program
+                .globals
+                .iter()
+                .zip(parts.global_cells)
+                .map(|(g, cell)| (g.name.clone(), g.ty.clone(), cell))
+                .collect(),
+            largest_frame: parts.largest_frame,
+            init: program.init,
+            main: program.main,
+            _keeper: parts.keeper,
+            _not_sync: PhantomData,
+        }
+    }
+
+    /// The source the program's spans point into.
+    pub fn source(&self) -> &SourceFile {
+        &self.source
+    }
+
+    /// Machine code, CLIF and timings of each script function, by HIR function id.
+    pub fn functions(&self) -> &[CompiledFunction] {
+        &self.functions
+    }
+
+    /// The entry trampolines, by HIR function id.
+    pub fn entries(&self) -> &[CompiledFunction] {
+        &self.entries
+    }
+
+    /// Look up a function by name.
+    pub fn function_named(&self, name: &str) -> Option<FuncId> {
+        self.sigs
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| FuncId(i as u32))
+    }
+
+    /// A context for calls from the current thread (see [`VmCtx::for_current_thread`]).
+    /// Valid while this program lives.
+    pub fn vm_context(&self) -> VmCtx {
+        VmCtx::for_current_thread(&self.names, self.largest_frame)
+    }
+
+    /// Call function `f` with `args`. Wrong arity or types give a `BadCall` error at the
+    /// function's name; a fault in the script gives its `ScriptError`.
+    pub fn call(&self, f: FuncId, args: &[Value]) -> Result<Value, ScriptError> {
+        let Some(sig) = self.sigs.get(f.index()) else {
+            return Err(bad_call(format!("no function #{}", f.0), Span::default()));
+        };
+        if args.len() != sig.params.len() {
+            return Err(bad_call(
+                format!(
+                    "`{}` takes {} argument(s), got {}",
+                    sig.name,
+                    sig.params.len(),
+                    args.len()
+                ),
+                sig.name_span,
+            ));
+        }
+        let mut cells = Vec::new();
+        for (i, (arg, ty)) in args.iter().zip(&sig.params).enumerate() {
+            if !pack(arg, ty, &mut cells) {
+                return Err(bad_call(
+                    format!(
+                        "argument {} of `{}` must be {ty}, got {arg}",
+                        i + 1,
+                        sig.name
+                    ),
+                    sig.name_span,
+                ));
+            }
+        }
+        let mut out = vec![0u64; sig.ret.cells().max(1) as usize];
+        let mut ctx = self.vm_context();
+        // SAFETY: entries[f] is this program's finalized trampoline for `f`, alive while
+        // `self` (and its keeper) lives; `cells` holds every parameter cell it reads, laid out
+        // as `entry_args` expects, and `out` has room for the result cells.
+        unsafe {
+            call_entry(
+                self.entries[f.index()].addr as *const u8,
+                &mut ctx,
+                &cells,
+                &mut out,
+                sig.name_span,
+            )?
+        };
+        let mut at = 0;
+        Ok(unpack(&sig.ret, &out, &mut at))
+    }
+
+    /// Call `fn main()`.
+    pub fn run_main(&self) -> Result<Value, ScriptError> {
+        match self.main {
+            Some(main) => self.call(main, &[]),
+            None => Err(bad_call(
+                "the program has no `fn main`".into(),
+                Span::default(),
+            )),
+        }
+    }
+
+    pub(crate) fn run_init(&self) -> Result<Value, ScriptError> {
+        self.call(self.init, &[])
+    }
+
+    /// The current value of a module variable or constant.
+    pub fn global(&self, name: &str) -> Option<Value> {
+        let (_, ty, cell) = self.global_layout.iter().find(|(n, _, _)| n == name)?;
+        let mut at = *cell as usize;
+        Some(unpack(ty, &self.globals, &mut at))
+    }
+
+    /// The bare function `f`, typed as `F` (e.g.
+    /// `unsafe extern "C-unwind" fn(*mut VmCtx, i64) -> i64`), for benchmarks that call it
+    /// in a loop without the wrapper. Only scalar signatures are offered.
+    ///
+    /// Calling it is `unsafe`: pass a context from [`JitProgram::vm_context`], call it only
+    /// while this program lives, and inside [`catch_script`] (a script fault unwinds).
+    pub fn raw_entry<F: RawEntry>(&self, f: FuncId) -> Result<F, JitError> {
+        let Some(sig) = self.sigs.get(f.index()) else {
+            return Err(JitError::UnknownFunction(format!("#{}", f.0)));
+        };
+        let want: Vec<Type> = F::params();
+        if want.contains(&Type::Unit) || want != sig.params || F::ret() != sig.ret {
+            return Err(JitError::BadCall {
+                function: sig.name.clone(),
+                message: format!(
+                    "its signature is ({}) -> {}, not ({}) -> {}",
+                    list(&sig.params),
+                    sig.ret,
+                    list(&want),
+                    F::ret()
+                ),
+            });
+        }
+        // SAFETY: the signature was checked against the HIR one above, and script functions
+        // are compiled with exactly that ABI (vmctx first, scalars in registers).
+        Ok(unsafe { F::from_code(self.functions[f.index()].addr as *const u8) })
+    }
+}
+
+fn list(types: &[Type]) -> String {
+    types
+        .iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn bad_call(message: String, span: Span) -> ScriptError {
+    ScriptError::new(ScriptErrorKind::BadCall(message), span)
+}
+
+/// Append `v`'s cells if it has type `ty`; false on a mismatch.
+fn pack(v: &Value, ty: &Type, cells: &mut Vec<u64>) -> bool {
+    match (v, ty) {
+        (Value::Unit, Type::Unit) => true,
+        (Value::I64(x), Type::I64) => {
+            cells.push(*x as u64);
+            true
+        }
+        (Value::F64(x), Type::F64) => {
+            cells.push(x.to_bits());
+            true
+        }
+        (Value::Bool(b), Type::Bool) => {
+            cells.push(u64::from(*b));
+            true
+        }
+        (Value::Array(items), Type::Array(elem, n)) if items.len() == *n as usize => {
+            items.iter().all(|item| pack(item, elem, cells))
+        }
+        _ => false,
+    }
+}
+
+/// Read a value of type `ty` from `cells` at `*at`, advancing it.
+pub(crate) fn unpack(ty: &Type, cells: &[u64], at: &mut usize) -> Value {
+    let mut next = || {
+        let c = cells.get(*at).copied().unwrap_or(0);
+        *at += 1;
+        c
+    };
+    match ty {
+        Type::Unit => Value::Unit,
+        Type::I64 => Value::I64(next() as i64),
+        Type::F64 => Value::F64(f64::from_bits(next())),
+        Type::Bool => Value::Bool(next() & 0xff != 0),
+        Type::Array(elem, n) => Value::Array((0..*n).map(|_| unpack(elem, cells, at)).collect()),
+    }
+}
+
+/// A scalar that can cross the border in a register.
+pub trait RawScalar: Copy {
+    /// Its script type.
+    fn ty() -> Type;
+}
+
+impl RawScalar for i64 {
+    fn ty() -> Type {
+        Type::I64
+    }
+}
+
+impl RawScalar for f64 {
+    fn ty() -> Type {
+        Type::F64
+    }
+}
+
+impl RawScalar for bool {
+    fn ty() -> Type {
+        Type::Bool
+    }
+}
+
+impl RawScalar for () {
+    fn ty() -> Type {
+        Type::Unit
+    }
+}
+
+/// A Rust function-pointer type matching a script function's ABI
+/// (`unsafe extern "C-unwind" fn(*mut VmCtx, A, B..) -> R`).
+///
+/// # Safety
+/// Implementors must be function-pointer types whose ABI is the one the JIT compiles for
+/// `params()` and `ret()`.
+pub unsafe trait RawEntry: Copy {
+    /// Parameter types (after the hidden `vmctx`).
+    fn params() -> Vec<Type>;
+    /// Return type.
+    fn ret() -> Type;
+    /// # Safety
+    /// `code` must be finalized code of a function with this signature.
+    unsafe fn from_code(code: *const u8) -> Self;
+}
+
+macro_rules! raw_entry {
+    ($($arg:ident),*) => {
+        // SAFETY: `vmctx` then scalars in registers is exactly `script_signature` for scalar
+        // parameters and a scalar (or no) result, under the platform's default C ABI.
+        unsafe impl<R: RawScalar, $($arg: RawScalar),*> RawEntry
+            for unsafe extern "C-unwind" fn(*mut VmCtx, $($arg),*) -> R
+        {
+            fn params() -> Vec<Type> {
+                vec![$($arg::ty()),*]
+            }
+            fn ret() -> Type {
+                R::ty()
+            }
+            unsafe fn from_code(code: *const u8) -> Self {
+                // SAFETY: the caller guarantees the signature; a code address and a fn
+                // pointer have the same size and representation.
+                unsafe { std::mem::transmute_copy::<*const u8, Self>(&code) }
+            }
+        }
+    };
+}
+
+raw_entry!();
+raw_entry!(A);
+raw_entry!(A, B);
+raw_entry!(A, B, C);
+raw_entry!(A, B, C, D);

@@ -1,0 +1,206 @@
+//! `Jit::compile`: a checked program → finalized code, unwind info registered, `<init>` run.
+
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::ir::{self, InstBuilder, TrapCode, UserFuncName};
+use cranelift_frontend::FunctionBuilder;
+use cranelift_module::{FuncId, Linkage, Module};
+
+use crate::lang::hir::{self, Program, Type};
+
+use super::call::{JitProgram, ProgramParts};
+use super::entry::{ArgSource, build_entry, entry_signature};
+use super::lower::{LowerEnv, lower_function, scalar_type, script_signature};
+use super::{Defined, Jit, JitError};
+
+/// A function lowered to CLIF, waiting to be defined.
+pub(super) struct Lowered {
+    pub id: FuncId,
+    pub name: String,
+    pub symbol: String,
+    pub func: ir::Function,
+    pub lower_time: Duration,
+    /// Run the verifier even when the options say no (for IR a user wrote).
+    pub verify: bool,
+}
+
+impl Jit {
+    /// Compile `program`: every function and its entry trampoline, finalized in one batch,
+    /// then run `<init>` once. Symbols are `hot.p<serial>.<name>`, fresh for every call, so
+    /// compiling a new version of a program leaves the old code valid.
+    pub fn compile(&mut self, program: &Program) -> Result<JitProgram, JitError> {
+        let serial = self.next_serial();
+        let mut global_cells = Vec::with_capacity(program.globals.len());
+        let mut total_cells = 0u64;
+        for g in &program.globals {
+            global_cells.push(total_cells);
+            total_cells += g.ty.cells();
+        }
+        // Zero cells are every type's zero value (0, 0.0, false), which `<init>` overwrites.
+        let globals = vec![0u64; total_cells.max(1) as usize].into_boxed_slice();
+
+        let module_err = |name: &str, e: cranelift_module::ModuleError| JitError::Compile {
+            function: name.to_string(),
+            message: e.to_string(),
+        };
+        let mut funcs = Vec::with_capacity(program.functions.len());
+        let mut entries = Vec::with_capacity(program.functions.len());
+        for f in &program.functions {
+            let sig = script_signature(f, self.call_conv);
+            let symbol = format!("hot.p{serial}.{}", f.name);
+            let id = self
+                .module
+                .declare_function(&symbol, Linkage::Local, &sig)
+                .map_err(|e| module_err(&f.name, e))?;
+            funcs.push(id);
+            let entry = self
+                .module
+                .declare_function(
+                    &format!("{symbol}.entry"),
+                    Linkage::Local,
+                    &entry_signature(self.call_conv),
+                )
+                .map_err(|e| module_err(&f.name, e))?;
+            entries.push(entry);
+        }
+
+        // Lower everything first: a HIR problem then leaves nothing half-defined.
+        let env = LowerEnv {
+            program,
+            funcs: &funcs,
+            hosts: &self.hosts,
+            helpers: self.helpers,
+            globals_addr: globals.as_ptr() as i64,
+            global_cells: &global_cells,
+            checks: self.options.checks,
+            call_conv: self.call_conv,
+        };
+        let mut lowered = Vec::with_capacity(program.functions.len() * 2);
+        let mut largest_frame = 0u64;
+        for (i, f) in program.functions.iter().enumerate() {
+            let start = Instant::now();
+            let mut func = ir::Function::with_name_signature(
+                UserFuncName::user(0, funcs[i].as_u32()),
+                script_signature(f, env.call_conv),
+            );
+            let slot_bytes =
+                lower_function(&mut func, &mut self.fctx, &env, &mut *self.module, i as u32)
+                    .map_err(|e| JitError::Lower {
+                        function: f.name.clone(),
+                        message: e.0,
+                    })?;
+            largest_frame = largest_frame.max(slot_bytes);
+            lowered.push(Lowered {
+                id: funcs[i],
+                name: f.name.clone(),
+                symbol: format!("hot.p{serial}.{}", f.name),
+                func,
+                lower_time: start.elapsed(),
+                verify: self.options.verify,
+            });
+        }
+        for (i, f) in program.functions.iter().enumerate() {
+            let start = Instant::now();
+            let mut func = ir::Function::with_name_signature(
+                UserFuncName::user(0, entries[i].as_u32()),
+                entry_signature(self.call_conv),
+            );
+            build_entry(
+                &mut func,
+                &mut self.fctx,
+                &mut *self.module,
+                funcs[i],
+                &entry_args(f),
+            );
+            lowered.push(Lowered {
+                id: entries[i],
+                name: format!("{}.entry", f.name),
+                symbol: format!("hot.p{serial}.{}.entry", f.name),
+                func,
+                lower_time: start.elapsed(),
+                verify: self.options.verify,
+            });
+        }
+
+        let mut compiled = self.define_and_finalize(lowered)?;
+        let entry_code = compiled.split_off(program.functions.len());
+        let parts = ProgramParts {
+            program,
+            functions: compiled,
+            entries: entry_code,
+            globals,
+            global_cells,
+            largest_frame: largest_frame as usize,
+            keeper: self.keeper(),
+        };
+        let jit_program = JitProgram::new(parts);
+        jit_program.run_init().map_err(JitError::Init)?;
+        Ok(jit_program)
+    }
+
+    /// Define every lowered function, then finalize them as one batch. If one fails, the rest
+    /// of the batch is defined as trapping stubs so that no finalized code can refer to a
+    /// symbol that was declared but never defined.
+    pub(super) fn define_and_finalize(
+        &mut self,
+        lowered: Vec<Lowered>,
+    ) -> Result<Vec<super::CompiledFunction>, JitError> {
+        let mut defined: Vec<Defined> = Vec::with_capacity(lowered.len());
+        let mut failure = None;
+        for l in lowered {
+            if failure.is_some() {
+                self.define_stub(l.id, l.func.signature.clone());
+                continue;
+            }
+            let sig = l.func.signature.clone();
+            self.ctx.func = l.func;
+            match self.define(l.id, l.name, l.symbol, l.lower_time, l.verify) {
+                Ok(d) => defined.push(d),
+                Err(e) => {
+                    self.define_stub(l.id, sig);
+                    failure = Some(e);
+                }
+            }
+        }
+        let compiled = self.finalize(defined)?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(compiled),
+        }
+    }
+
+    /// Define `id` as a function that only traps (it is never called: its program failed).
+    fn define_stub(&mut self, id: FuncId, sig: ir::Signature) {
+        self.ctx.func = ir::Function::with_name_signature(UserFuncName::user(0, id.as_u32()), sig);
+        let config = self.module.target_config();
+        let mut b = FunctionBuilder::new(&mut self.ctx.func, &mut self.fctx);
+        let block = b.create_block();
+        b.append_block_params_for_function_params(block);
+        b.switch_to_block(block);
+        b.seal_block(block);
+        b.ins().trap(TrapCode::unwrap_user(4));
+        b.finalize(config);
+        // A stub this small cannot fail to compile; if it somehow did, the symbol stays
+        // undefined, which is what we were avoiding, so there is nothing better to do.
+        let _ = self.module.define_function(id, &mut self.ctx);
+        self.module.clear_context(&mut self.ctx);
+    }
+}
+
+/// How the trampoline of script function `f` fills in its arguments (cells in parameter
+/// order; see `call.rs` for the packing).
+fn entry_args(f: &hir::Function) -> Vec<ArgSource> {
+    let mut args = vec![ArgSource::Vmctx];
+    if matches!(f.ret, Type::Array(..)) {
+        args.push(ArgSource::Out);
+    }
+    let mut cell = 0u32;
+    for ty in f.param_types() {
+        match scalar_type(ty) {
+            Some(ty) => args.push(ArgSource::Cell { cell, ty }),
+            None => args.push(ArgSource::CellsPtr { cell }),
+        }
+        cell += ty.cells() as u32;
+    }
+    args
+}

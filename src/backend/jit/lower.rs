@@ -1,0 +1,581 @@
+//! HIR → CLIF: the function translator (statements here, expressions in `lower_expr.rs`).
+//!
+//! # Representation
+//! - `i64` is `I64`, `f64` is `F64`, `bool` is `I8` (0 or 1) in registers; in memory every scalar
+//!   is one 8-byte cell (a bool cell holds 0 or 1), so globals and arrays share one layout with
+//!   the interpreter's cells and with `HostFn::call_cells`.
+//! - Scalar locals are Cranelift `Variable`s; array locals live in explicit stack slots.
+//! - Every script function's signature is `(vmctx, [out], params..) -> [scalar]`:
+//!   `vmctx: *mut VmCtx` comes first; a function returning an array takes a hidden out pointer
+//!   next (the caller owns the memory, the callee writes the result there); an array parameter is
+//!   passed as a pointer to the caller's cells and the **callee copies it** into its own slot in
+//!   its prologue, before any other code runs. So the caller may pass a pointer straight into a
+//!   local's slot (no call can change a caller's local), while a global array is always copied
+//!   first (a call in a later argument could change it).
+//! - The prologue compares the stack pointer (after the frame is allocated) with
+//!   `vmctx.stack_limit` and calls `hot_raise_stack` from a cold block when it is below.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    self, AbiParam, Block, FuncRef, InstBuilder, MemFlagsData, StackSlot, TrapCode, Value, types,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_module::{FuncId, Module};
+
+use crate::backend::Checks;
+use crate::lang::hir::{self, Block as HirBlock, LocalId, Place, PlaceKind, Stmt, StmtKind, Type};
+use crate::lang::span::Span;
+
+use super::runtime::VMCTX_STACK_LIMIT;
+
+/// Why a function could not be lowered (a checker bug or hand-built HIR that breaks the rules).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LowerError(pub String);
+
+pub(crate) type LResult<T> = Result<T, LowerError>;
+
+pub(crate) fn bad<T>(msg: impl Into<String>) -> LResult<T> {
+    Err(LowerError(msg.into()))
+}
+
+/// Module ids of the runtime helpers generated code calls.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Helpers {
+    pub div_zero: FuncId,
+    pub index: FuncId,
+    pub assert: FuncId,
+    pub stack: FuncId,
+    pub fmod: FuncId,
+}
+
+/// Everything about the program and the module a translator needs besides the function.
+pub(crate) struct LowerEnv<'a> {
+    pub program: &'a hir::Program,
+    /// Module id of each HIR function.
+    pub funcs: &'a [FuncId],
+    /// Module id of each host-table entry.
+    pub hosts: &'a [FuncId],
+    pub helpers: Helpers,
+    /// Address of the globals block (baked into the code).
+    pub globals_addr: i64,
+    /// First cell of each global in the block.
+    pub global_cells: &'a [u64],
+    pub checks: Checks,
+    pub call_conv: CallConv,
+}
+
+/// The register type of a scalar.
+pub(crate) fn scalar_type(ty: &Type) -> Option<ir::Type> {
+    match ty {
+        Type::I64 => Some(types::I64),
+        Type::F64 => Some(types::F64),
+        Type::Bool => Some(types::I8),
+        Type::Unit | Type::Array(..) => None,
+    }
+}
+
+/// The CLIF signature of a script function (see the module docs).
+pub(crate) fn script_signature(f: &hir::Function, call_conv: CallConv) -> ir::Signature {
+    let ptr = types::I64;
+    let mut sig = ir::Signature::new(call_conv);
+    sig.params.push(AbiParam::new(ptr));
+    if matches!(f.ret, Type::Array(..)) {
+        sig.params.push(AbiParam::new(ptr));
+    }
+    for ty in f.param_types() {
+        sig.params
+            .push(AbiParam::new(scalar_type(ty).unwrap_or(ptr)));
+    }
+    if let Some(ret) = scalar_type(&f.ret) {
+        sig.returns.push(AbiParam::new(ret));
+    }
+    sig
+}
+
+pub(crate) fn mem() -> MemFlagsData {
+    MemFlagsData::trusted()
+}
+
+/// Where a local lives.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum LocalSlot {
+    Unit,
+    Scalar(Variable),
+    Array(StackSlot),
+}
+
+/// `break` and `continue` targets of the innermost loop.
+#[derive(Debug, Clone, Copy)]
+struct LoopTargets {
+    continue_block: Block,
+    exit_block: Block,
+}
+
+/// A resolved assignment target.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PlaceRef {
+    Var(Variable),
+    /// Memory at this address holding a value of the place's type.
+    Mem(Value),
+}
+
+/// Lowers one HIR function into a CLIF function.
+pub(crate) struct FunctionTranslator<'a, 'b> {
+    pub(crate) builder: FunctionBuilder<'b>,
+    pub(crate) env: &'a LowerEnv<'a>,
+    pub(super) module: &'a mut dyn Module,
+    func: &'a hir::Function,
+    index: u32,
+    pub(crate) vmctx: Value,
+    out_ptr: Option<Value>,
+    locals: Vec<LocalSlot>,
+    loops: Vec<LoopTargets>,
+    pub(super) refs: HashMap<FuncId, FuncRef>,
+    /// Bytes of explicit stack slots (the frame size the stack check must leave room for).
+    pub(super) slot_bytes: u64,
+}
+
+/// Lower HIR function `index` into `func` (whose name and signature are already set).
+/// Returns the bytes of explicit stack slots it allocated.
+pub(crate) fn lower_function(
+    func: &mut ir::Function,
+    fctx: &mut FunctionBuilderContext,
+    env: &LowerEnv<'_>,
+    module: &mut dyn Module,
+    index: u32,
+) -> LResult<u64> {
+    let hir_fn = env.program.function(hir::FuncId(index));
+    let config = module.target_config();
+    let builder = FunctionBuilder::new(&mut *func, &mut *fctx);
+    let mut t = FunctionTranslator {
+        builder,
+        env,
+        module,
+        func: hir_fn,
+        index,
+        vmctx: Value::from_u32(0),
+        out_ptr: None,
+        locals: Vec::new(),
+        loops: Vec::new(),
+        refs: HashMap::new(),
+        slot_bytes: 0,
+    };
+    match t.translate_function() {
+        Ok(()) => {
+            let bytes = t.slot_bytes;
+            t.builder.finalize(config);
+            Ok(bytes)
+        }
+        Err(e) => {
+            drop(t);
+            // A builder dropped half-way leaves its context dirty, and the next
+            // `FunctionBuilder::new` would assert: start the reused context afresh.
+            *fctx = FunctionBuilderContext::new();
+            Err(e)
+        }
+    }
+}
+
+impl<'a, 'b> FunctionTranslator<'a, 'b> {
+    fn translate_function(&mut self) -> LResult<()> {
+        let entry_block = self.builder.create_block();
+        self.builder
+            .append_block_params_for_function_params(entry_block);
+        self.builder.switch_to_block(entry_block);
+        self.builder.seal_block(entry_block);
+        let params = self.builder.block_params(entry_block).to_vec();
+        self.vmctx = params[0];
+        let mut next = 1;
+        if matches!(self.func.ret, Type::Array(..)) {
+            self.out_ptr = Some(params[1]);
+            next = 2;
+        }
+        self.translate_stack_check();
+
+        for local in &self.func.locals {
+            let slot = match &local.ty {
+                Type::Unit => LocalSlot::Unit,
+                Type::Array(..) => LocalSlot::Array(self.new_slot(local.ty.cells())),
+                ty => {
+                    let ty = scalar_type(ty).unwrap_or(types::I64);
+                    LocalSlot::Scalar(self.builder.declare_var(ty))
+                }
+            };
+            self.locals.push(slot);
+        }
+        for i in 0..self.func.param_count as usize {
+            let arg = *params
+                .get(next + i)
+                .ok_or_else(|| LowerError("parameter count does not match".into()))?;
+            match self.locals[i] {
+                LocalSlot::Scalar(var) => self.builder.def_var(var, arg),
+                LocalSlot::Array(slot) => {
+                    let dst = self.slot_addr(slot);
+                    let cells = self.func.locals[i].ty.cells();
+                    self.copy_cells(dst, arg, cells);
+                }
+                LocalSlot::Unit => {}
+            }
+        }
+
+        self.translate_block(&self.func.body)?;
+        if self.func.ret == Type::Unit {
+            self.builder.ins().return_(&[]);
+        } else {
+            // The checker guarantees every path of a non-unit function returns: this block is
+            // unreachable.
+            self.builder.ins().trap(TrapCode::unwrap_user(1));
+        }
+        Ok(())
+    }
+
+    /// The prologue's stack check: `sp < vmctx.stack_limit` → `hot_raise_stack`.
+    fn translate_stack_check(&mut self) {
+        let sp = self.builder.ins().get_stack_pointer(types::I64);
+        let limit = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), self.vmctx, VMCTX_STACK_LIMIT);
+        let exhausted = self.builder.ins().icmp(IntCC::UnsignedLessThan, sp, limit);
+        let overflow_block = self.builder.create_block();
+        let body_block = self.builder.create_block();
+        self.builder.set_cold_block(overflow_block);
+        self.builder
+            .ins()
+            .brif(exhausted, overflow_block, &[], body_block, &[]);
+
+        self.builder.switch_to_block(overflow_block);
+        self.builder.seal_block(overflow_block);
+        let span = self.func.name_span;
+        let index = self.builder.ins().iconst(types::I32, i64::from(self.index));
+        let (start, end) = self.span_args(span);
+        let helper = self.env.helpers.stack;
+        self.call_helper(helper, &[self.vmctx, index, start, end]);
+        self.builder.ins().trap(TrapCode::unwrap_user(2));
+
+        self.builder.switch_to_block(body_block);
+        self.builder.seal_block(body_block);
+    }
+
+    pub(crate) fn translate_block(&mut self, block: &HirBlock) -> LResult<()> {
+        for stmt in &block.stmts {
+            self.translate_stmt(stmt)?;
+        }
+        Ok(())
+    }
+
+    fn translate_stmt(&mut self, stmt: &Stmt) -> LResult<()> {
+        match &stmt.kind {
+            StmtKind::Let { local, init } => self.translate_let(*local, init),
+            StmtKind::Assign {
+                place,
+                op,
+                op_span,
+                value,
+            } => self.translate_assign(place, *op, *op_span, value),
+            StmtKind::Expr(e) => self.translate_expr(e).map(|_| ()),
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => self.translate_if(cond, then_block, else_block.as_ref()),
+            StmtKind::While { cond, body } => self.translate_while(cond, body),
+            StmtKind::ForRange {
+                var,
+                start,
+                end,
+                body,
+            } => self.translate_for_range(*var, start, end, body),
+            StmtKind::ForEach { var, array, body } => self.translate_for_each(*var, array, body),
+            StmtKind::Break => self.translate_jump_out(true),
+            StmtKind::Continue => self.translate_jump_out(false),
+            StmtKind::Return(value) => self.translate_return(value.as_ref()),
+        }
+    }
+
+    pub(crate) fn local(&self, id: LocalId) -> LResult<LocalSlot> {
+        match self.locals.get(id.index()) {
+            Some(slot) => Ok(*slot),
+            None => bad(format!("unknown local #{}", id.0)),
+        }
+    }
+
+    fn translate_let(&mut self, local: LocalId, init: &hir::Expr) -> LResult<()> {
+        let value = self.translate_expr(init)?;
+        match self.local(local)? {
+            LocalSlot::Scalar(var) => self.builder.def_var(var, value),
+            LocalSlot::Array(slot) => {
+                let dst = self.slot_addr(slot);
+                self.copy_cells(dst, value, init.ty.cells());
+            }
+            LocalSlot::Unit => {}
+        }
+        Ok(())
+    }
+
+    fn translate_assign(
+        &mut self,
+        place: &Place,
+        op: Option<hir::BinOp>,
+        op_span: Span,
+        value: &hir::Expr,
+    ) -> LResult<()> {
+        // Order (hir.rs): the place's indexes (checked, outermost first), then the value, then
+        // the store; a compound operator reads the old value last, just before the store.
+        let target = self.translate_place(place)?;
+        let mut value = self.translate_expr(value)?;
+        if let Some(op) = op {
+            let old = self.read_place(target, &place.ty)?;
+            value = self.binary_values(op, op_span, &place.ty, old, value)?;
+        }
+        self.write_place(target, &place.ty, value)
+    }
+
+    /// Resolve a place to a variable or an address, evaluating and checking its indexes.
+    fn translate_place(&mut self, place: &Place) -> LResult<PlaceRef> {
+        match &place.kind {
+            PlaceKind::Local(id) => match self.local(*id)? {
+                LocalSlot::Scalar(var) => Ok(PlaceRef::Var(var)),
+                LocalSlot::Array(slot) => Ok(PlaceRef::Mem(self.slot_addr(slot))),
+                LocalSlot::Unit => bad("assignment to a unit local"),
+            },
+            PlaceKind::Global(id) => Ok(PlaceRef::Mem(self.global_addr(*id)?)),
+            PlaceKind::Index { base, index } => {
+                let PlaceRef::Mem(base_addr) = self.translate_place(base)? else {
+                    return bad("indexing a place that is not an array");
+                };
+                let Type::Array(elem, len) = &base.ty else {
+                    return bad("indexing a place that is not an array");
+                };
+                let idx = self.translate_expr(index)?;
+                let addr = self.element_addr(base_addr, idx, elem, *len, index.span);
+                Ok(PlaceRef::Mem(addr))
+            }
+        }
+    }
+
+    fn read_place(&mut self, place: PlaceRef, ty: &Type) -> LResult<Value> {
+        match place {
+            PlaceRef::Var(var) => Ok(self.builder.use_var(var)),
+            PlaceRef::Mem(addr) => self.load_value(addr, ty),
+        }
+    }
+
+    fn write_place(&mut self, place: PlaceRef, ty: &Type, value: Value) -> LResult<()> {
+        match place {
+            PlaceRef::Var(var) => {
+                self.builder.def_var(var, value);
+                Ok(())
+            }
+            PlaceRef::Mem(addr) => self.store_value(addr, ty, value),
+        }
+    }
+
+    fn translate_if(
+        &mut self,
+        cond: &hir::Expr,
+        then_body: &HirBlock,
+        else_body: Option<&HirBlock>,
+    ) -> LResult<()> {
+        let c = self.translate_expr(cond)?;
+        let then_block = self.builder.create_block();
+        let else_block = self.builder.create_block();
+        let merge_block = self.builder.create_block();
+        self.builder.ins().brif(c, then_block, &[], else_block, &[]);
+
+        self.builder.switch_to_block(then_block);
+        self.builder.seal_block(then_block);
+        self.translate_block(then_body)?;
+        self.builder.ins().jump(merge_block, &[]);
+
+        self.builder.switch_to_block(else_block);
+        self.builder.seal_block(else_block);
+        if let Some(body) = else_body {
+            self.translate_block(body)?;
+        }
+        self.builder.ins().jump(merge_block, &[]);
+
+        self.builder.switch_to_block(merge_block);
+        self.builder.seal_block(merge_block);
+        Ok(())
+    }
+
+    fn translate_while(&mut self, cond: &hir::Expr, body: &HirBlock) -> LResult<()> {
+        let header_block = self.builder.create_block();
+        let body_block = self.builder.create_block();
+        let exit_block = self.builder.create_block();
+        self.builder.ins().jump(header_block, &[]);
+
+        self.builder.switch_to_block(header_block);
+        let c = self.translate_expr(cond)?;
+        self.builder.ins().brif(c, body_block, &[], exit_block, &[]);
+
+        self.builder.switch_to_block(body_block);
+        self.builder.seal_block(body_block);
+        self.loops.push(LoopTargets {
+            continue_block: header_block,
+            exit_block,
+        });
+        let result = self.translate_block(body);
+        self.loops.pop();
+        result?;
+        self.builder.ins().jump(header_block, &[]);
+
+        self.builder.seal_block(header_block);
+        self.builder.switch_to_block(exit_block);
+        self.builder.seal_block(exit_block);
+        Ok(())
+    }
+
+    fn translate_for_range(
+        &mut self,
+        var: LocalId,
+        start: &hir::Expr,
+        end: &hir::Expr,
+        body: &HirBlock,
+    ) -> LResult<()> {
+        let LocalSlot::Scalar(var) = self.local(var)? else {
+            return bad("range loop variable is not an i64");
+        };
+        let first = self.translate_expr(start)?;
+        let end = self.translate_expr(end)?;
+        // The loop variable is immutable, so it doubles as the counter. `i + 1` cannot
+        // overflow: it only runs after `i < end <= i64::MAX`.
+        self.builder.def_var(var, first);
+        self.counted_loop(var, end, |t| t.translate_block(body))
+    }
+
+    fn translate_for_each(
+        &mut self,
+        var: LocalId,
+        array: &hir::Expr,
+        body: &HirBlock,
+    ) -> LResult<()> {
+        let Type::Array(elem, len) = &array.ty else {
+            return bad("for-each over a value that is not an array");
+        };
+        let src = self.translate_expr(array)?;
+        // Iterate over a copy taken now: the body may assign to the array it came from.
+        let copy = self.new_slot(array.ty.cells());
+        let copy = self.slot_addr(copy);
+        self.copy_cells(copy, src, array.ty.cells());
+        let slot = self.local(var)?;
+        let counter = self.builder.declare_var(types::I64);
+        let zero = self.builder.ins().iconst(types::I64, 0);
+        self.builder.def_var(counter, zero);
+        let end = self.builder.ins().iconst(types::I64, i64::from(*len));
+        let elem_bytes = elem.cells() as i64 * 8;
+        self.counted_loop(counter, end, |t| {
+            let i = t.builder.use_var(counter);
+            let offset = t.builder.ins().imul_imm_s(i, elem_bytes);
+            let addr = t.builder.ins().iadd(copy, offset);
+            match slot {
+                LocalSlot::Scalar(v) => {
+                    let x = t.load_value(addr, elem)?;
+                    t.builder.def_var(v, x);
+                }
+                LocalSlot::Array(s) => {
+                    let dst = t.slot_addr(s);
+                    t.copy_cells(dst, addr, elem.cells());
+                }
+                LocalSlot::Unit => {}
+            }
+            t.translate_block(body)
+        })
+    }
+
+    /// `while counter < end { body; counter += 1 }`, with `continue` jumping to the increment.
+    fn counted_loop(
+        &mut self,
+        counter: Variable,
+        end: Value,
+        body: impl FnOnce(&mut Self) -> LResult<()>,
+    ) -> LResult<()> {
+        let header_block = self.builder.create_block();
+        let body_block = self.builder.create_block();
+        let step_block = self.builder.create_block();
+        let exit_block = self.builder.create_block();
+        self.builder.ins().jump(header_block, &[]);
+
+        self.builder.switch_to_block(header_block);
+        let i = self.builder.use_var(counter);
+        let more = self.builder.ins().icmp(IntCC::SignedLessThan, i, end);
+        self.builder
+            .ins()
+            .brif(more, body_block, &[], exit_block, &[]);
+
+        self.builder.switch_to_block(body_block);
+        self.builder.seal_block(body_block);
+        self.loops.push(LoopTargets {
+            continue_block: step_block,
+            exit_block,
+        });
+        let result = body(self);
+        self.loops.pop();
+        result?;
+        self.builder.ins().jump(step_block, &[]);
+
+        self.builder.switch_to_block(step_block);
+        self.builder.seal_block(step_block);
+        let i = self.builder.use_var(counter);
+        let next = self.builder.ins().iadd_imm_s(i, 1);
+        self.builder.def_var(counter, next);
+        self.builder.ins().jump(header_block, &[]);
+
+        self.builder.seal_block(header_block);
+        self.builder.switch_to_block(exit_block);
+        self.builder.seal_block(exit_block);
+        Ok(())
+    }
+
+    fn translate_jump_out(&mut self, is_break: bool) -> LResult<()> {
+        let Some(targets) = self.loops.last().copied() else {
+            return bad("break or continue outside a loop");
+        };
+        let target = if is_break {
+            targets.exit_block
+        } else {
+            targets.continue_block
+        };
+        self.builder.ins().jump(target, &[]);
+        self.start_dead_block();
+        Ok(())
+    }
+
+    fn translate_return(&mut self, value: Option<&hir::Expr>) -> LResult<()> {
+        match value {
+            Some(e) => {
+                let v = self.translate_expr(e)?;
+                match (&e.ty, self.out_ptr) {
+                    (Type::Array(..), Some(out)) => {
+                        self.copy_cells(out, v, e.ty.cells());
+                        self.builder.ins().return_(&[]);
+                    }
+                    (Type::Unit, _) => {
+                        self.builder.ins().return_(&[]);
+                    }
+                    (ty, _) if ty.is_scalar() => {
+                        self.builder.ins().return_(&[v]);
+                    }
+                    _ => return bad("return value does not match the function"),
+                }
+            }
+            None => {
+                self.builder.ins().return_(&[]);
+            }
+        }
+        self.start_dead_block();
+        Ok(())
+    }
+
+    /// After a terminator: code that follows (in the same HIR block) is unreachable; give it a
+    /// block of its own with no predecessors.
+    fn start_dead_block(&mut self) {
+        let dead = self.builder.create_block();
+        self.builder.switch_to_block(dead);
+        self.builder.seal_block(dead);
+    }
+}

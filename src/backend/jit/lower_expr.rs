@@ -1,0 +1,318 @@
+//! HIR → CLIF for expressions: one `translate_<construct>` per expression kind.
+//!
+//! An expression yields one `Value`: a scalar in a register, or for an array the address of its
+//! cells. That address is either a fresh temporary slot (literals, calls, copies of globals) or,
+//! for a local or an element of a local, the local's own slot: no code inside one expression can
+//! assign to a local, so the value cannot change under the reader. A global array is copied
+//! when it is read, because a call later in the same expression may assign to it.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{InstBuilder, Value, types};
+
+use crate::lang::hir::{BinOp, Expr, ExprKind, FuncId, LocalId, LogicOp, NativeId, Type, UnOp};
+use crate::lang::span::Span;
+
+use super::lower::{FunctionTranslator, LResult, LocalSlot, bad};
+
+impl FunctionTranslator<'_, '_> {
+    /// Evaluate `e`: a scalar, an array's address, or a placeholder for unit.
+    pub(crate) fn translate_expr(&mut self, e: &Expr) -> LResult<Value> {
+        match &e.kind {
+            ExprKind::Int(v) => Ok(self.builder.ins().iconst(types::I64, *v)),
+            ExprKind::Float(v) => Ok(self.builder.ins().f64const(*v)),
+            ExprKind::Bool(v) => Ok(self.builder.ins().iconst(types::I8, i64::from(*v))),
+            ExprKind::Local(id) => self.translate_local(*id),
+            ExprKind::Global(id) => {
+                let addr = self.global_addr(*id)?;
+                self.translate_copy_if_array(addr, &e.ty)
+            }
+            ExprKind::Unary(op, x) => self.translate_unary(*op, x),
+            ExprKind::Binary {
+                op,
+                op_span,
+                lhs,
+                rhs,
+            } => {
+                let l = self.translate_expr(lhs)?;
+                let r = self.translate_expr(rhs)?;
+                self.binary_values(*op, *op_span, &lhs.ty, l, r)
+            }
+            ExprKind::Logical(op, l, r) => self.translate_logical(*op, l, r),
+            ExprKind::Cast(x) => self.translate_cast(x, &e.ty),
+            ExprKind::Call(f, args) => self.translate_call(*f, args, &e.ty),
+            ExprKind::CallNative(n, args) => self.translate_call_native(*n, args),
+            ExprKind::ArrayLit(items) => self.translate_array_lit(items, &e.ty),
+            ExprKind::ArrayRepeat(item, n) => self.translate_array_repeat(item, *n),
+            ExprKind::Index(array, index) => self.translate_index(array, index, &e.ty),
+            ExprKind::Len(array) => self.translate_len(array),
+            ExprKind::Assert(cond) => self.translate_assert(cond, e.span),
+        }
+    }
+
+    fn translate_local(&mut self, id: LocalId) -> LResult<Value> {
+        match self.local(id)? {
+            LocalSlot::Scalar(var) => Ok(self.builder.use_var(var)),
+            LocalSlot::Array(slot) => Ok(self.slot_addr(slot)),
+            LocalSlot::Unit => Ok(self.unit()),
+        }
+    }
+
+    /// A scalar is loaded; an array is copied into a fresh slot.
+    fn translate_copy_if_array(&mut self, addr: Value, ty: &Type) -> LResult<Value> {
+        if let Type::Array(..) = ty {
+            let slot = self.new_slot(ty.cells());
+            let copy = self.slot_addr(slot);
+            self.copy_cells(copy, addr, ty.cells());
+            Ok(copy)
+        } else {
+            self.load_value(addr, ty)
+        }
+    }
+
+    fn translate_unary(&mut self, op: UnOp, x: &Expr) -> LResult<Value> {
+        let v = self.translate_expr(x)?;
+        Ok(match (op, &x.ty) {
+            (UnOp::Neg, Type::I64) => self.builder.ins().ineg(v),
+            (UnOp::Neg, Type::F64) => self.builder.ins().fneg(v),
+            (UnOp::Not, Type::Bool) => self.builder.ins().icmp_imm_s(IntCC::Equal, v, 0),
+            (UnOp::BitNot, Type::I64) => self.builder.ins().bnot(v),
+            (op, ty) => return bad(format!("unary {op:?} on {ty}")),
+        })
+    }
+
+    /// `l op r` on values of type `ty` (also used by compound assignment).
+    pub(crate) fn binary_values(
+        &mut self,
+        op: BinOp,
+        op_span: Span,
+        ty: &Type,
+        l: Value,
+        r: Value,
+    ) -> LResult<Value> {
+        Ok(match ty {
+            Type::I64 => match op {
+                BinOp::Add => self.builder.ins().iadd(l, r),
+                BinOp::Sub => self.builder.ins().isub(l, r),
+                BinOp::Mul => self.builder.ins().imul(l, r),
+                BinOp::Div | BinOp::Rem => self.translate_div_rem(op, op_span, l, r),
+                BinOp::BitAnd => self.builder.ins().band(l, r),
+                BinOp::BitOr => self.builder.ins().bor(l, r),
+                BinOp::BitXor => self.builder.ins().bxor(l, r),
+                // Cranelift takes shift amounts modulo the type width, as hir.rs asks.
+                BinOp::Shl => self.builder.ins().ishl(l, r),
+                BinOp::Shr => self.builder.ins().sshr(l, r),
+                cmp => {
+                    let cc = match cmp {
+                        BinOp::Eq => IntCC::Equal,
+                        BinOp::Ne => IntCC::NotEqual,
+                        BinOp::Lt => IntCC::SignedLessThan,
+                        BinOp::Le => IntCC::SignedLessThanOrEqual,
+                        BinOp::Gt => IntCC::SignedGreaterThan,
+                        _ => IntCC::SignedGreaterThanOrEqual,
+                    };
+                    self.builder.ins().icmp(cc, l, r)
+                }
+            },
+            Type::F64 => match op {
+                BinOp::Add => self.builder.ins().fadd(l, r),
+                BinOp::Sub => self.builder.ins().fsub(l, r),
+                BinOp::Mul => self.builder.ins().fmul(l, r),
+                BinOp::Div => self.builder.ins().fdiv(l, r),
+                BinOp::Rem => {
+                    let fmod = self.env.helpers.fmod;
+                    self.call_helper(fmod, &[l, r])[0]
+                }
+                BinOp::Eq => self.builder.ins().fcmp(FloatCC::Equal, l, r),
+                BinOp::Ne => self.builder.ins().fcmp(FloatCC::NotEqual, l, r),
+                BinOp::Lt => self.builder.ins().fcmp(FloatCC::LessThan, l, r),
+                BinOp::Le => self.builder.ins().fcmp(FloatCC::LessThanOrEqual, l, r),
+                BinOp::Gt => self.builder.ins().fcmp(FloatCC::GreaterThan, l, r),
+                BinOp::Ge => self.builder.ins().fcmp(FloatCC::GreaterThanOrEqual, l, r),
+                op => return bad(format!("`{}` on f64", op.symbol())),
+            },
+            Type::Bool => {
+                let cc = match op {
+                    BinOp::Eq => IntCC::Equal,
+                    BinOp::Ne => IntCC::NotEqual,
+                    BinOp::Lt => IntCC::UnsignedLessThan,
+                    BinOp::Le => IntCC::UnsignedLessThanOrEqual,
+                    BinOp::Gt => IntCC::UnsignedGreaterThan,
+                    BinOp::Ge => IntCC::UnsignedGreaterThanOrEqual,
+                    BinOp::BitAnd => return Ok(self.builder.ins().band(l, r)),
+                    BinOp::BitOr => return Ok(self.builder.ins().bor(l, r)),
+                    BinOp::BitXor => return Ok(self.builder.ins().bxor(l, r)),
+                    op => return bad(format!("`{}` on bool", op.symbol())),
+                };
+                self.builder.ins().icmp(cc, l, r)
+            }
+            ty => return bad(format!("`{}` on {ty}", op.symbol())),
+        })
+    }
+
+    /// `/` and `%` on i64: zero raises at `op_span`; a divisor of -1 is replaced by 1 so the
+    /// hardware never sees `MIN / -1` (which traps), and the quotient is negated instead
+    /// (wrapping: `-MIN == MIN`); `x % 1 == 0 == x % -1`.
+    fn translate_div_rem(&mut self, op: BinOp, op_span: Span, l: Value, r: Value) -> Value {
+        let zero = self.builder.ins().icmp_imm_s(IntCC::Equal, r, 0);
+        let helper = self.env.helpers.div_zero;
+        self.cold_raise(zero, |t| {
+            let (start, end) = t.span_args(op_span);
+            t.call_helper(helper, &[start, end]);
+        });
+        let minus_one = self.builder.ins().icmp_imm_s(IntCC::Equal, r, -1);
+        let one = self.builder.ins().iconst(types::I64, 1);
+        let divisor = self.builder.ins().select(minus_one, one, r);
+        if op == BinOp::Div {
+            let q = self.builder.ins().sdiv(l, divisor);
+            let neg = self.builder.ins().ineg(l);
+            self.builder.ins().select(minus_one, neg, q)
+        } else {
+            self.builder.ins().srem(l, divisor)
+        }
+    }
+
+    /// `&&` / `||`: the right operand runs only when it decides the result.
+    fn translate_logical(&mut self, op: LogicOp, l: &Expr, r: &Expr) -> LResult<Value> {
+        let lv = self.translate_expr(l)?;
+        let rhs_block = self.builder.create_block();
+        let merge_block = self.builder.create_block();
+        let result = self.builder.append_block_param(merge_block, types::I8);
+        match op {
+            LogicOp::And => self
+                .builder
+                .ins()
+                .brif(lv, rhs_block, &[], merge_block, &[lv.into()]),
+            LogicOp::Or => self
+                .builder
+                .ins()
+                .brif(lv, merge_block, &[lv.into()], rhs_block, &[]),
+        };
+        self.builder.switch_to_block(rhs_block);
+        self.builder.seal_block(rhs_block);
+        let rv = self.translate_expr(r)?;
+        self.builder.ins().jump(merge_block, &[rv.into()]);
+        self.builder.switch_to_block(merge_block);
+        self.builder.seal_block(merge_block);
+        Ok(result)
+    }
+
+    fn translate_cast(&mut self, x: &Expr, to: &Type) -> LResult<Value> {
+        let v = self.translate_expr(x)?;
+        Ok(match (&x.ty, to) {
+            (a, b) if a == b => v,
+            // Rust's `as`: truncate toward zero, saturate, NaN → 0.
+            (Type::F64, Type::I64) => self.builder.ins().fcvt_to_sint_sat(types::I64, v),
+            (Type::I64, Type::F64) => self.builder.ins().fcvt_from_sint(types::F64, v),
+            (Type::Bool, Type::I64) => self.builder.ins().uextend(types::I64, v),
+            (Type::Bool, Type::F64) => {
+                let i = self.builder.ins().uextend(types::I64, v);
+                self.builder.ins().fcvt_from_sint(types::F64, i)
+            }
+            (from, to) => return bad(format!("cast from {from} to {to}")),
+        })
+    }
+
+    fn translate_call(&mut self, f: FuncId, args: &[Expr], ret: &Type) -> LResult<Value> {
+        let Some(&callee) = self.env.funcs.get(f.index()) else {
+            return bad(format!("call of unknown function #{}", f.0));
+        };
+        let mut values = vec![self.vmctx];
+        let out = if let Type::Array(..) = ret {
+            let slot = self.new_slot(ret.cells());
+            let out = self.slot_addr(slot);
+            values.push(out);
+            Some(out)
+        } else {
+            None
+        };
+        for arg in args {
+            values.push(self.translate_expr(arg)?);
+        }
+        let results = self.call_helper(callee, &values);
+        Ok(match (out, results.first()) {
+            (Some(out), _) => out,
+            (None, Some(v)) => *v,
+            (None, None) => self.unit(),
+        })
+    }
+
+    fn translate_call_native(&mut self, n: NativeId, args: &[Expr]) -> LResult<Value> {
+        let Some(native) = self.env.program.natives.get(n.index()) else {
+            return bad(format!("call of unknown native #{}", n.0));
+        };
+        let Some(&callee) = self.env.hosts.get(native.host) else {
+            return bad(format!("native `{}` has no host function", native.name));
+        };
+        let mut values = Vec::with_capacity(args.len());
+        for arg in args {
+            values.push(self.translate_expr(arg)?);
+        }
+        let results = self.call_helper(callee, &values);
+        Ok(match results.first() {
+            Some(v) => *v,
+            None => self.unit(),
+        })
+    }
+
+    fn translate_array_lit(&mut self, items: &[Expr], ty: &Type) -> LResult<Value> {
+        let slot = self.new_slot(ty.cells());
+        let base = self.slot_addr(slot);
+        for (i, item) in items.iter().enumerate() {
+            let v = self.translate_expr(item)?;
+            let offset = (i as u64 * item.ty.cells() * 8) as i64;
+            let addr = self.builder.ins().iadd_imm_s(base, offset);
+            self.store_value(addr, &item.ty, v)?;
+        }
+        Ok(base)
+    }
+
+    fn translate_array_repeat(&mut self, item: &Expr, n: u32) -> LResult<Value> {
+        let v = self.translate_expr(item)?;
+        let slot = self.new_slot(item.ty.cells() * u64::from(n));
+        let base = self.slot_addr(slot);
+        let step = (item.ty.cells() * 8) as i64;
+        if step == 0 {
+            return Ok(base);
+        }
+        let end = self.builder.ins().iconst(types::I64, step * i64::from(n));
+        let ty = item.ty.clone();
+        let mut result = Ok(());
+        self.byte_loop(end, step, |t, offset| {
+            let addr = t.builder.ins().iadd(base, offset);
+            result = t.store_value(addr, &ty, v);
+        });
+        result.map(|()| base)
+    }
+
+    fn translate_index(&mut self, array: &Expr, index: &Expr, ty: &Type) -> LResult<Value> {
+        let Type::Array(elem, len) = &array.ty else {
+            return bad("indexing a value that is not an array");
+        };
+        let base = self.translate_expr(array)?;
+        let idx = self.translate_expr(index)?;
+        let addr = self.element_addr(base, idx, elem, *len, index.span);
+        self.load_value(addr, ty)
+    }
+
+    fn translate_len(&mut self, array: &Expr) -> LResult<Value> {
+        let Type::Array(_, len) = &array.ty else {
+            return bad("len() of a value that is not an array");
+        };
+        // Reading a local or global has no effect worth a copy; anything else runs.
+        if !matches!(array.kind, ExprKind::Local(_) | ExprKind::Global(_)) {
+            self.translate_expr(array)?;
+        }
+        Ok(self.builder.ins().iconst(types::I64, i64::from(*len)))
+    }
+
+    fn translate_assert(&mut self, cond: &Expr, span: Span) -> LResult<Value> {
+        let c = self.translate_expr(cond)?;
+        let failed = self.builder.ins().icmp_imm_s(IntCC::Equal, c, 0);
+        let helper = self.env.helpers.assert;
+        self.cold_raise(failed, |t| {
+            let (start, end) = t.span_args(span);
+            t.call_helper(helper, &[start, end]);
+        });
+        Ok(self.unit())
+    }
+}

@@ -1,0 +1,187 @@
+//! Memory, calls and checks shared by the statement and expression translators: stack slots,
+//! cell loads and stores, array copies, helper calls and cold raise paths.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{
+    FuncRef, InstBuilder, StackSlot, StackSlotData, StackSlotKind, TrapCode, Value, types,
+};
+use cranelift_module::FuncId;
+
+use crate::backend::Checks;
+use crate::lang::hir::{self, Type};
+use crate::lang::span::Span;
+
+use super::lower::{FunctionTranslator, LResult, bad, mem};
+
+impl FunctionTranslator<'_, '_> {
+    /// A fresh stack slot of `cells` 8-byte cells.
+    pub(crate) fn new_slot(&mut self, cells: u64) -> StackSlot {
+        let bytes = (cells.max(1) * 8).min(u64::from(u32::MAX)) as u32;
+        self.slot_bytes += u64::from(bytes);
+        self.builder.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            bytes,
+            3,
+        ))
+    }
+
+    pub(crate) fn slot_addr(&mut self, slot: StackSlot) -> Value {
+        self.builder.ins().stack_addr(types::I64, slot, 0)
+    }
+
+    pub(crate) fn global_addr(&mut self, id: hir::GlobalId) -> LResult<Value> {
+        let Some(cell) = self.env.global_cells.get(id.index()) else {
+            return bad(format!("unknown global #{}", id.0));
+        };
+        let addr = self.env.globals_addr.wrapping_add((*cell * 8) as i64);
+        Ok(self.builder.ins().iconst(types::I64, addr))
+    }
+
+    /// Load a value of type `ty` at `addr`: a scalar, or (for an array) the address itself.
+    pub(crate) fn load_value(&mut self, addr: Value, ty: &Type) -> LResult<Value> {
+        Ok(match ty {
+            Type::I64 => self.builder.ins().load(types::I64, mem(), addr, 0),
+            Type::F64 => self.builder.ins().load(types::F64, mem(), addr, 0),
+            Type::Bool => {
+                let cell = self.builder.ins().load(types::I64, mem(), addr, 0);
+                self.builder.ins().ireduce(types::I8, cell)
+            }
+            Type::Array(..) => addr,
+            Type::Unit => self.unit(),
+        })
+    }
+
+    /// Store `value` of type `ty` at `addr` (an array value is a pointer to its cells).
+    pub(crate) fn store_value(&mut self, addr: Value, ty: &Type, value: Value) -> LResult<()> {
+        match ty {
+            Type::I64 | Type::F64 => {
+                self.builder.ins().store(mem(), value, addr, 0);
+            }
+            Type::Bool => {
+                let cell = self.builder.ins().uextend(types::I64, value);
+                self.builder.ins().store(mem(), cell, addr, 0);
+            }
+            Type::Array(..) => self.copy_cells(addr, value, ty.cells()),
+            Type::Unit => {}
+        }
+        Ok(())
+    }
+
+    /// The placeholder for a unit value (never stored or used).
+    pub(crate) fn unit(&mut self) -> Value {
+        self.builder.ins().iconst(types::I64, 0)
+    }
+
+    /// Copy `cells` 8-byte cells from `src` to `dst`: unrolled when short, a loop otherwise.
+    pub(crate) fn copy_cells(&mut self, dst: Value, src: Value, cells: u64) {
+        if cells <= 16 {
+            for i in 0..cells as i32 {
+                let x = self.builder.ins().load(types::I64, mem(), src, i * 8);
+                self.builder.ins().store(mem(), x, dst, i * 8);
+            }
+            return;
+        }
+        let end = self.builder.ins().iconst(types::I64, (cells * 8) as i64);
+        self.byte_loop(end, 8, |t, offset| {
+            let s = t.builder.ins().iadd(src, offset);
+            let d = t.builder.ins().iadd(dst, offset);
+            let x = t.builder.ins().load(types::I64, mem(), s, 0);
+            t.builder.ins().store(mem(), x, d, 0);
+        });
+    }
+
+    /// `for offset in (0..end).step_by(step) { body(offset) }` (no break/continue inside).
+    pub(crate) fn byte_loop(&mut self, end: Value, step: i64, body: impl FnOnce(&mut Self, Value)) {
+        let header_block = self.builder.create_block();
+        let body_block = self.builder.create_block();
+        let exit_block = self.builder.create_block();
+        let offset = self.builder.append_block_param(header_block, types::I64);
+        let zero = self.builder.ins().iconst(types::I64, 0);
+        self.builder.ins().jump(header_block, &[zero.into()]);
+
+        self.builder.switch_to_block(header_block);
+        let more = self.builder.ins().icmp(IntCC::SignedLessThan, offset, end);
+        self.builder
+            .ins()
+            .brif(more, body_block, &[], exit_block, &[]);
+
+        self.builder.switch_to_block(body_block);
+        self.builder.seal_block(body_block);
+        body(self, offset);
+        let next = self.builder.ins().iadd_imm_s(offset, step);
+        self.builder.ins().jump(header_block, &[next.into()]);
+
+        self.builder.seal_block(header_block);
+        self.builder.switch_to_block(exit_block);
+        self.builder.seal_block(exit_block);
+    }
+
+    /// A `FuncRef` for module function `id`, declared in this function once.
+    pub(crate) fn func_ref(&mut self, id: FuncId) -> FuncRef {
+        if let Some(r) = self.refs.get(&id) {
+            return *r;
+        }
+        let r = self.module.declare_func_in_func(id, self.builder.func);
+        self.refs.insert(id, r);
+        r
+    }
+
+    /// Call a helper (or any module function) and return its results.
+    pub(crate) fn call_helper(&mut self, id: FuncId, args: &[Value]) -> Vec<Value> {
+        let r = self.func_ref(id);
+        let call = self.builder.ins().call(r, args);
+        self.builder.inst_results(call).to_vec()
+    }
+
+    /// A span as two `u32` constants for a raise helper.
+    pub(crate) fn span_args(&mut self, span: Span) -> (Value, Value) {
+        let start = self.builder.ins().iconst(types::I32, i64::from(span.start));
+        let end = self.builder.ins().iconst(types::I32, i64::from(span.end));
+        (start, end)
+    }
+
+    /// Branch to a cold block that raises (via `raise`) when `failed` is true; continue in a
+    /// fresh block otherwise.
+    pub(crate) fn cold_raise(&mut self, failed: Value, raise: impl FnOnce(&mut Self)) {
+        let fail_block = self.builder.create_block();
+        let ok_block = self.builder.create_block();
+        self.builder.set_cold_block(fail_block);
+        self.builder
+            .ins()
+            .brif(failed, fail_block, &[], ok_block, &[]);
+        self.builder.switch_to_block(fail_block);
+        self.builder.seal_block(fail_block);
+        raise(self);
+        // The helper unwinds and never returns.
+        self.builder.ins().trap(TrapCode::unwrap_user(3));
+        self.builder.switch_to_block(ok_block);
+        self.builder.seal_block(ok_block);
+    }
+
+    /// Address of element `idx` of the array at `base`, bounds-checked at `span` when checks
+    /// are on.
+    pub(crate) fn element_addr(
+        &mut self,
+        base: Value,
+        idx: Value,
+        elem: &Type,
+        len: u32,
+        span: Span,
+    ) -> Value {
+        if self.env.checks == Checks::On {
+            let len_v = self.builder.ins().iconst(types::I64, i64::from(len));
+            // Unsigned: a negative index is a huge one.
+            let out = self
+                .builder
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len_v);
+            let helper = self.env.helpers.index;
+            self.cold_raise(out, |t| {
+                let (start, end) = t.span_args(span);
+                t.call_helper(helper, &[idx, len_v, start, end]);
+            });
+        }
+        let offset = self.builder.ins().imul_imm_s(idx, elem.cells() as i64 * 8);
+        self.builder.ins().iadd(base, offset)
+    }
+}

@@ -1,0 +1,449 @@
+//! The `jit` backend: a long-lived Cranelift JIT that compiles checked programs (and `.clif`
+//! files) into callable machine code in this process.
+//!
+//! One [`Jit`] owns the ISA, the `JITModule`, one `codegen::Context` and one
+//! `FunctionBuilderContext`, both reused (cleared) for every function, as cranelift-jit-demo
+//! does. Each [`Jit::compile`] defines the program's functions under fresh symbols
+//! (`hot.p<serial>.<name>`), so a new version of a function (a reload) lives alongside the old
+//! one and old code stays valid while anything can still call it.
+//!
+//! # Lifetime of code
+//! Code memory and its registered unwind info belong to a shared keeper: the [`Jit`] and every
+//! [`JitProgram`] hold it, and the last one dropped deregisters the frames and frees the code.
+//! So a program may outlive the `Jit` that made it.
+
+mod call;
+pub mod clif;
+mod compile;
+mod entry;
+mod lower;
+mod lower_expr;
+mod lower_util;
+pub mod runtime;
+mod unwind;
+
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cranelift_codegen::ir::{self, AbiParam, types};
+use cranelift_codegen::isa::unwind::UnwindInfo;
+use cranelift_codegen::isa::{CallConv, OwnedTargetIsa};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_codegen::{Context, print_errors, verifier};
+use cranelift_frontend::FunctionBuilderContext;
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Linkage, Module};
+
+use crate::backend::Checks;
+use crate::runtime::ScriptError;
+use crate::runtime::host::{HostType, host_table};
+
+pub use call::{JitProgram, RawEntry, RawScalar};
+pub use runtime::VmCtx;
+
+use lower::Helpers;
+use unwind::RegisteredFrames;
+
+/// How hard Cranelift optimizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OptLevel {
+    /// No optimization (the `jit` backend): fastest to compile.
+    #[default]
+    None,
+    /// Optimize for speed (for `jit-opt`).
+    Speed,
+}
+
+/// Options fixed when a [`Jit`] is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JitOptions {
+    /// Index bounds checks in generated code.
+    pub checks: Checks,
+    /// Run the Cranelift verifier on every function before compiling it.
+    pub verify: bool,
+    /// Optimization level.
+    pub opt: OptLevel,
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        JitOptions {
+            checks: Checks::On,
+            verify: cfg!(debug_assertions),
+            opt: OptLevel::None,
+        }
+    }
+}
+
+/// Why compiling or loading failed.
+#[derive(Debug, thiserror::Error)]
+pub enum JitError {
+    /// The host cannot run Cranelift code, or a setting was refused.
+    #[error("cannot set up the JIT: {0}")]
+    Setup(String),
+    /// The HIR breaks a rule the lowering relies on (a checker bug, or hand-built HIR).
+    #[error("cannot lower `{function}`: {message}")]
+    Lower {
+        /// The function.
+        function: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The Cranelift verifier rejected a function.
+    #[error("Cranelift verifier rejected `{function}`:\n{message}")]
+    Verifier {
+        /// The function.
+        function: String,
+        /// The verifier's listing with the errors.
+        message: String,
+    },
+    /// Cranelift failed to compile or link a function.
+    #[error("cannot compile `{function}`: {message}")]
+    Compile {
+        /// The function.
+        function: String,
+        /// Cranelift's message.
+        message: String,
+    },
+    /// A `.clif` text could not be parsed or does not follow the import convention.
+    #[error("{0}")]
+    Clif(String),
+    /// No function with that name.
+    #[error("no function named `{0}`")]
+    UnknownFunction(String),
+    /// A function was called with the wrong number or types of arguments.
+    #[error("cannot call `{function}`: {message}")]
+    BadCall {
+        /// The function.
+        function: String,
+        /// What did not match.
+        message: String,
+    },
+    /// The program's initializer raised an error.
+    #[error("initializer failed: {0}")]
+    Init(ScriptError),
+    /// Running a `.clif` function raised an error (a host function panicked).
+    #[error("{0}")]
+    Run(ScriptError),
+}
+
+/// The machine code, IR and timings of one compiled function.
+#[derive(Debug, Clone)]
+pub struct CompiledFunction {
+    /// The name (script name, `.clif` name, or `<name>.entry` for a trampoline).
+    pub name: String,
+    /// The module symbol (unique per version).
+    pub symbol: String,
+    /// Finalized address of the first instruction.
+    pub addr: u64,
+    /// Code size in bytes.
+    pub size: usize,
+    /// The finalized bytes (relocations applied).
+    pub bytes: Vec<u8>,
+    /// The CLIF text before compilation.
+    pub clif: String,
+    /// Cranelift's own listing (VCode), when disassembly capture is on.
+    pub vcode: Option<String>,
+    /// Time to build the IR (HIR lowering; zero for `.clif`).
+    pub lower_time: Duration,
+    /// Time to verify (when on), compile and emit it.
+    pub compile_time: Duration,
+}
+
+/// A function defined in the module but not yet finalized.
+struct Defined {
+    id: FuncId,
+    info: CompiledFunction,
+    unwind: Option<UnwindInfo>,
+}
+
+/// What must live as long as any code from the module can run.
+struct Parked {
+    module: Option<JITModule>,
+    frames: Vec<RegisteredFrames>,
+}
+
+/// Shared owner of code memory and unwind registrations (see the module docs).
+pub(crate) struct CodeKeeper(Mutex<Parked>);
+
+impl Drop for CodeKeeper {
+    fn drop(&mut self) {
+        let parked = match self.0.get_mut() {
+            Ok(p) => p,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        // Deregister before the code goes away.
+        parked.frames.clear();
+        if let Some(module) = parked.module.take() {
+            // SAFETY: this is the last owner: the `Jit` and every `JitProgram` (the only ways
+            // to reach the code) are gone, so no pointer into the module is used again.
+            unsafe { module.free_memory() };
+        }
+    }
+}
+
+/// The long-lived Cranelift JIT (see the module docs).
+pub struct Jit {
+    module: ManuallyDrop<JITModule>,
+    ctx: Context,
+    fctx: FunctionBuilderContext,
+    keeper: Arc<CodeKeeper>,
+    options: JitOptions,
+    call_conv: CallConv,
+    hosts: Vec<FuncId>,
+    helpers: Helpers,
+    serial: u64,
+    disasm: bool,
+}
+
+impl Jit {
+    /// A JIT for this machine with `options`.
+    pub fn new(options: JitOptions) -> Result<Jit, JitError> {
+        let isa = build_isa(options.opt)?;
+        let call_conv = isa.default_call_conv();
+        let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+        for host in host_table() {
+            builder.symbol(host.symbol, host.ptr);
+        }
+        for (symbol, ptr) in runtime::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        let mut module = JITModule::new(builder);
+        let setup = |e: cranelift_module::ModuleError| JitError::Setup(e.to_string());
+
+        // Host imports first, in table order: `.clif` files name them `u0:0`, `u0:1`, ...
+        let mut hosts = Vec::new();
+        for host in host_table() {
+            let mut sig = ir::Signature::new(call_conv);
+            for p in host.params {
+                sig.params.push(AbiParam::new(host_type(*p)));
+            }
+            if host.ret != HostType::Unit {
+                sig.returns.push(AbiParam::new(host_type(host.ret)));
+            }
+            hosts.push(
+                module
+                    .declare_function(host.symbol, Linkage::Import, &sig)
+                    .map_err(setup)?,
+            );
+        }
+        // Errors as strings: `ModuleError` is too large to pass around by value.
+        let mut declare = |name: &str, params: &[ir::Type], ret: Option<ir::Type>| {
+            let mut sig = ir::Signature::new(call_conv);
+            sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+            sig.returns.extend(ret.map(AbiParam::new));
+            module
+                .declare_function(name, Linkage::Import, &sig)
+                .map_err(|e| JitError::Setup(format!("{name}: {e}")))
+        };
+        let (i32t, i64t, f64t) = (types::I32, types::I64, types::F64);
+        let helpers = Helpers {
+            div_zero: declare("hot_raise_div_zero", &[i32t, i32t], None)?,
+            index: declare("hot_raise_index", &[i64t, i64t, i32t, i32t], None)?,
+            assert: declare("hot_raise_assert", &[i32t, i32t], None)?,
+            stack: declare("hot_raise_stack", &[i64t, i32t, i32t, i32t], None)?,
+            fmod: declare("hot_fmod", &[f64t, f64t], Some(f64t))?,
+        };
+        let ctx = module.make_context();
+        Ok(Jit {
+            module: ManuallyDrop::new(module),
+            ctx,
+            fctx: FunctionBuilderContext::new(),
+            keeper: Arc::new(CodeKeeper(Mutex::new(Parked {
+                module: None,
+                frames: Vec::new(),
+            }))),
+            options,
+            call_conv,
+            hosts,
+            helpers,
+            serial: 0,
+            disasm: false,
+        })
+    }
+
+    /// The options this JIT was made with.
+    pub fn options(&self) -> JitOptions {
+        self.options
+    }
+
+    /// Capture Cranelift's own listing ([`CompiledFunction::vcode`]) for functions compiled
+    /// from now on.
+    pub fn set_disasm(&mut self, on: bool) {
+        // Kept here and applied per function: `Context::clear` resets it.
+        self.disasm = on;
+    }
+
+    /// A fresh version number for symbols.
+    fn next_serial(&mut self) -> u64 {
+        self.serial += 1;
+        self.serial
+    }
+
+    /// Verify (when on) and compile the function in `self.ctx` as `id`, then clear the context.
+    fn define(
+        &mut self,
+        id: FuncId,
+        name: String,
+        symbol: String,
+        lower_time: Duration,
+        verify: bool,
+    ) -> Result<Defined, JitError> {
+        let clif = self.ctx.func.display().to_string();
+        self.ctx.set_disasm(self.disasm);
+        let start = Instant::now();
+        let result = self.define_current(id, &name, verify);
+        let compile_time = start.elapsed();
+        let defined = result.map(|(size, vcode, unwind)| Defined {
+            id,
+            info: CompiledFunction {
+                name,
+                symbol,
+                addr: 0,
+                size,
+                bytes: Vec::new(),
+                clif,
+                vcode,
+                lower_time,
+                compile_time,
+            },
+            unwind,
+        });
+        self.module.clear_context(&mut self.ctx);
+        defined
+    }
+
+    fn define_current(
+        &mut self,
+        id: FuncId,
+        name: &str,
+        verify: bool,
+    ) -> Result<(usize, Option<String>, Option<UnwindInfo>), JitError> {
+        if verify && let Err(errors) = verifier::verify_function(&self.ctx.func, self.module.isa())
+        {
+            return Err(JitError::Verifier {
+                function: name.to_string(),
+                message: print_errors::pretty_verifier_error(&self.ctx.func, None, errors),
+            });
+        }
+        self.module
+            .define_function(id, &mut self.ctx)
+            .map_err(|e| JitError::Compile {
+                function: name.to_string(),
+                message: match e {
+                    cranelift_module::ModuleError::Compilation(err) => {
+                        print_errors::pretty_error(&self.ctx.func, err)
+                    }
+                    other => other.to_string(),
+                },
+            })?;
+        let compiled = self.ctx.compiled_code().ok_or_else(|| JitError::Compile {
+            function: name.to_string(),
+            message: "no compiled code after define".into(),
+        })?;
+        let size = compiled.code_buffer().len();
+        let vcode = compiled.vcode.clone();
+        let unwind = compiled
+            .create_unwind_info(self.module.isa())
+            .map_err(|e| JitError::Compile {
+                function: name.to_string(),
+                message: format!("unwind info: {e}"),
+            })?;
+        Ok((size, vcode, unwind))
+    }
+
+    /// Finalize everything defined, register its unwind info, and fill in addresses and bytes.
+    fn finalize(&mut self, defined: Vec<Defined>) -> Result<Vec<CompiledFunction>, JitError> {
+        self.module
+            .finalize_definitions()
+            .map_err(|e| JitError::Setup(format!("cannot finalize code: {e}")))?;
+        let mut frames = Vec::new();
+        let mut out = Vec::with_capacity(defined.len());
+        for mut d in defined {
+            let ptr = self.module.get_finalized_function(d.id);
+            d.info.addr = ptr as u64;
+            // SAFETY: `ptr` is finalized code of `size` bytes (the emitted buffer), mapped
+            // readable and executable for as long as the module lives.
+            d.info.bytes = unsafe { std::slice::from_raw_parts(ptr, d.info.size) }.to_vec();
+            if let Some(info) = d.unwind.take() {
+                frames.push((ptr, info));
+            }
+            out.push(d.info);
+        }
+        // SAFETY: every address is the start of the finalized function its info describes; the
+        // registration goes into the keeper, which drops it before freeing the code.
+        let registered = unsafe { RegisteredFrames::register(self.module.isa(), &frames) }
+            .map_err(JitError::Setup)?;
+        if let Some(r) = registered {
+            self.lock_keeper().frames.push(r);
+        }
+        Ok(out)
+    }
+
+    fn lock_keeper(&self) -> std::sync::MutexGuard<'_, Parked> {
+        match self.keeper.0.lock() {
+            Ok(g) => g,
+            Err(poisoned) => poisoned.into_inner(),
+        }
+    }
+
+    pub(crate) fn keeper(&self) -> Arc<CodeKeeper> {
+        Arc::clone(&self.keeper)
+    }
+}
+
+impl Drop for Jit {
+    fn drop(&mut self) {
+        // SAFETY: `module` is taken exactly once, here, and never used afterwards.
+        let module = unsafe { ManuallyDrop::take(&mut self.module) };
+        // Park the module in the keeper: programs made by this JIT may still run its code.
+        self.lock_keeper().module = Some(module);
+    }
+}
+
+fn host_type(t: HostType) -> ir::Type {
+    match t {
+        HostType::I64 | HostType::Unit => types::I64,
+        HostType::F64 => types::F64,
+        HostType::Bool => types::I8,
+    }
+}
+
+fn build_isa(opt: OptLevel) -> Result<OwnedTargetIsa, JitError> {
+    let setup = |e: String| JitError::Setup(e);
+    let mut flags = settings::builder();
+    let opt_level = match opt {
+        OptLevel::None => "none",
+        OptLevel::Speed => "speed",
+    };
+    for (name, value) in [
+        ("opt_level", opt_level),
+        ("is_pic", "false"),
+        ("use_colocated_libcalls", "false"),
+        ("unwind_info", "true"),
+        // We run the verifier ourselves (when asked) to report errors with the function name.
+        ("enable_verifier", "false"),
+    ] {
+        flags
+            .set(name, value)
+            .map_err(|e| setup(format!("{name}={value}: {e}")))?;
+    }
+    let isa_builder = cranelift_native::builder().map_err(|e| setup(e.to_string()))?;
+    isa_builder
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| setup(e.to_string()))
+}
+
+#[cfg(test)]
+mod send_check {
+    fn is_send<T: Send>() {}
+
+    /// A session may build the JIT and its programs on one thread and hand them to a worker.
+    #[test]
+    fn jit_and_programs_can_move_to_another_thread() {
+        is_send::<super::Jit>();
+        is_send::<super::JitProgram>();
+        is_send::<super::clif::ClifProgram>();
+    }
+}

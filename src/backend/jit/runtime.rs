@@ -1,0 +1,205 @@
+//! What JIT code sees of the host at run time: the [`VmCtx`] every script function receives,
+//! the cold `hot_raise_*` helpers that turn a failed check into a [`ScriptError`], and the
+//! stack budget that keeps runaway recursion from crashing the process.
+//!
+//! The helpers are `#[unsafe(no_mangle)] extern "C-unwind"` with `hot_` names so that the
+//! later `object` backend can import them by symbol from the executable, exactly as the JIT
+//! does. They receive spans as two `u32` constants baked into the code, so no per-program
+//! table is needed to report a location.
+
+use std::cell::Cell;
+
+use crate::lang::span::Span;
+use crate::runtime::{ScriptError, ScriptErrorKind};
+
+/// The context every script function takes as its hidden first parameter.
+///
+/// `#[repr(C)]`: generated code loads `stack_limit` at offset 0.
+#[repr(C)]
+#[derive(Debug)]
+pub struct VmCtx {
+    /// The lowest stack pointer a script function may run with; a prologue that finds the stack
+    /// pointer below it raises `StackExhausted` instead of going on.
+    pub stack_limit: usize,
+    /// Names of the program's functions, indexed by HIR function id (for `StackExhausted`).
+    /// May be null: the error then names the function by its index.
+    pub names: *const String,
+    /// Number of entries at `names`.
+    pub names_len: usize,
+}
+
+/// Byte offset of [`VmCtx::stack_limit`] (generated code loads it).
+pub(crate) const VMCTX_STACK_LIMIT: i32 = 0;
+
+/// Stack kept free below the limit for the raise path (the helper, the unwinder, the panic
+/// machinery). Measured needs are a few KiB; this leaves a wide margin.
+pub const RAISE_RESERVE: usize = 256 * 1024;
+
+impl VmCtx {
+    /// A context for the current thread: the limit leaves [`RAISE_RESERVE`] plus
+    /// `largest_frame` bytes (the biggest frame one script function allocates before its check
+    /// runs) above the lowest usable address of this thread's stack.
+    ///
+    /// The stack bounds come from `pthread_getattr_np` (cached per thread). When they cannot be
+    /// read, the limit is placed 512 KiB below the current stack pointer, which fits the
+    /// smallest stacks Rust gives threads by default (2 MiB).
+    pub fn for_current_thread(names: &[String], largest_frame: usize) -> VmCtx {
+        let reserve = RAISE_RESERVE.saturating_add(largest_frame);
+        let stack_limit = match stack_low() {
+            Some(low) => low.saturating_add(reserve),
+            None => approximate_sp().saturating_sub(512 * 1024 + largest_frame),
+        };
+        VmCtx {
+            stack_limit,
+            names: names.as_ptr(),
+            names_len: names.len(),
+        }
+    }
+}
+
+thread_local! {
+    /// This thread's lowest usable stack address, once read (0 = unknown).
+    static STACK_LOW: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// The lowest usable address of the current thread's stack (above its guard page).
+fn stack_low() -> Option<usize> {
+    STACK_LOW.with(|cell| {
+        if let Some(low) = cell.get() {
+            return (low != 0).then_some(low);
+        }
+        let low = read_stack_low().unwrap_or(0);
+        cell.set(Some(low));
+        (low != 0).then_some(low)
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn read_stack_low() -> Option<usize> {
+    let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
+    // SAFETY: `attr` is initialized by `pthread_getattr_np` before it is read, and destroyed
+    // exactly once after a successful init; the out pointers are valid locals.
+    unsafe {
+        if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) != 0 {
+            return None;
+        }
+        let mut addr: *mut libc::c_void = std::ptr::null_mut();
+        let mut size: libc::size_t = 0;
+        let rc = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size);
+        libc::pthread_attr_destroy(attr.as_mut_ptr());
+        if rc != 0 || addr.is_null() || size == 0 {
+            return None;
+        }
+        // glibc reports the main thread's stack from the rlimit; its guard page lies just
+        // below `addr`. Skip one page more for safety.
+        Some(addr as usize + 4096)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn read_stack_low() -> Option<usize> {
+    None
+}
+
+/// An address close to the current stack pointer (a local's address).
+#[inline(never)]
+fn approximate_sp() -> usize {
+    let marker = 0u8;
+    std::hint::black_box(&marker) as *const u8 as usize
+}
+
+fn span(start: u32, end: u32) -> Span {
+    Span { start, end }
+}
+
+/// `/` or `%` by zero at the operator span `start..end`.
+#[unsafe(no_mangle)]
+#[cold]
+pub extern "C-unwind" fn hot_raise_div_zero(start: u32, end: u32) -> ! {
+    ScriptError::new(ScriptErrorKind::DivisionByZero, span(start, end)).raise()
+}
+
+/// Index `index` out of `0..len` at the index expression `start..end`.
+#[unsafe(no_mangle)]
+#[cold]
+pub extern "C-unwind" fn hot_raise_index(index: i64, len: i64, start: u32, end: u32) -> ! {
+    ScriptError::new(
+        ScriptErrorKind::IndexOutOfRange { index, len },
+        span(start, end),
+    )
+    .raise()
+}
+
+/// `assert(false)` at `start..end`.
+#[unsafe(no_mangle)]
+#[cold]
+pub extern "C-unwind" fn hot_raise_assert(start: u32, end: u32) -> ! {
+    ScriptError::new(ScriptErrorKind::AssertionFailed, span(start, end)).raise()
+}
+
+/// The prologue of function `func` found the stack pointer below the limit; `start..end` is
+/// its name span.
+///
+/// # Safety
+/// `vmctx` must point to a live [`VmCtx`] whose `names` is null or points to `names_len`
+/// live strings.
+#[unsafe(no_mangle)]
+#[cold]
+pub unsafe extern "C-unwind" fn hot_raise_stack(
+    vmctx: *const VmCtx,
+    func: u32,
+    start: u32,
+    end: u32,
+) -> ! {
+    // SAFETY: the caller (generated code) passes the context it was called with, which the
+    // call wrapper keeps alive for the whole call; `names` is null or owned by the program.
+    let names = unsafe {
+        vmctx
+            .as_ref()
+            .filter(|ctx| !ctx.names.is_null())
+            .map(|ctx| std::slice::from_raw_parts(ctx.names, ctx.names_len))
+    };
+    let function = names
+        .and_then(|names| names.get(func as usize).cloned())
+        .unwrap_or_else(|| format!("function #{func}"));
+    ScriptError::new(
+        ScriptErrorKind::StackExhausted { function },
+        span(start, end),
+    )
+    .raise()
+}
+
+/// `f64 % f64` with Rust's semantics (fmod: the sign of the dividend).
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_fmod(a: f64, b: f64) -> f64 {
+    a % b
+}
+
+/// The helpers generated code imports, in a fixed order: `(symbol, address)`.
+pub(crate) fn helper_symbols() -> [(&'static str, *const u8); 5] {
+    [
+        ("hot_raise_div_zero", hot_raise_div_zero as *const u8),
+        ("hot_raise_index", hot_raise_index as *const u8),
+        ("hot_raise_assert", hot_raise_assert as *const u8),
+        ("hot_raise_stack", hot_raise_stack as *const u8),
+        ("hot_fmod", hot_fmod as *const u8),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limit_lies_below_the_current_stack_pointer() {
+        let ctx = VmCtx::for_current_thread(&[], 0);
+        assert!(ctx.stack_limit < approximate_sp());
+        assert!(ctx.stack_limit > 0);
+    }
+
+    #[test]
+    fn fmod_follows_rust() {
+        assert_eq!(hot_fmod(-7.5, 2.0), -1.5);
+        assert!(hot_fmod(1.0, 0.0).is_nan());
+    }
+}
