@@ -1,5 +1,6 @@
-//! Random well-typed programs (from `common/gen.rs`): each passes the checker, and every
-//! backend gives a deterministic outcome (two runs agree, values and errors alike).
+//! Random well-typed programs (from `common/gen.rs`): each passes the checker, every backend
+//! gives a deterministic outcome, and `jit` == `interp`, values and errors (kind and location)
+//! alike.
 
 mod common;
 
@@ -29,6 +30,10 @@ proptest! {
         let first = outcomes(&text);
         let second = outcomes(&text);
         prop_assert_eq!(&first, &second, "program:\n{}", text);
+        let (reference, expected) = &first[0];
+        for (name, got) in &first[1..] {
+            prop_assert_eq!(got, expected, "{} differs from {} on:\n{}", name, reference, text);
+        }
     }
 }
 

@@ -313,7 +313,7 @@ pub enum PlaceKind {
     Local(LocalId),
     /// A mutable module variable (or, in `<init>` only, a constant being initialized).
     Global(GlobalId),
-    /// An element of an array place; bounds-checked at the `index` expression's span... see
+    /// An element of an array place; bounds-checked at the span of `index` (the subscript). See
     /// the module docs for the order.
     Index {
         /// The array.

@@ -16,7 +16,30 @@ pub type RunMain = fn(&Program, Checks) -> Result<Value, ScriptError>;
 
 /// Every backend the harnesses run a program on, by name.
 pub fn backends() -> Vec<(&'static str, RunMain)> {
-    vec![("interp", hotlab::backend::interp::run_main)]
+    vec![
+        ("interp", hotlab::backend::interp::run_main),
+        ("jit", jit_run_main),
+    ]
+}
+
+/// Compile with the Cranelift verifier on and run `main` on the JIT. A compile failure is a bug
+/// (the checker accepted the program), so it panics with the reason.
+pub fn jit_run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError> {
+    use hotlab::backend::jit::{Jit, JitError, JitOptions};
+    let mut jit = Jit::new(JitOptions {
+        checks,
+        verify: true,
+        ..JitOptions::default()
+    })
+    .expect("the JIT sets up on this host");
+    match jit.compile(program) {
+        Ok(compiled) => compiled.run_main(),
+        Err(JitError::Init(e)) => Err(e),
+        Err(e) => panic!(
+            "{}: the JIT cannot compile a checked program: {e}",
+            program.source.name
+        ),
+    }
 }
 
 /// Compile source text under a file name.

@@ -43,7 +43,7 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::CallNative(n, args) => self.translate_call_native(*n, args),
             ExprKind::ArrayLit(items) => self.translate_array_lit(items, &e.ty),
             ExprKind::ArrayRepeat(item, n) => self.translate_array_repeat(item, *n),
-            ExprKind::Index(array, index) => self.translate_index(array, index, &e.ty),
+            ExprKind::Index(array, index) => self.translate_index(array, index, e),
             ExprKind::Len(array) => self.translate_len(array),
             ExprKind::Assert(cond) => self.translate_assert(cond, e.span),
         }
@@ -284,14 +284,16 @@ impl FunctionTranslator<'_, '_> {
         result.map(|()| base)
     }
 
-    fn translate_index(&mut self, array: &Expr, index: &Expr, ty: &Type) -> LResult<Value> {
+    /// `a[i]` as a value: bounds-checked at the whole expression's span (as the interpreter
+    /// does; an assignment's place is checked at its index's span instead).
+    fn translate_index(&mut self, array: &Expr, index: &Expr, whole: &Expr) -> LResult<Value> {
         let Type::Array(elem, len) = &array.ty else {
             return bad("indexing a value that is not an array");
         };
         let base = self.translate_expr(array)?;
         let idx = self.translate_expr(index)?;
-        let addr = self.element_addr(base, idx, elem, *len, index.span);
-        self.load_value(addr, ty)
+        let addr = self.element_addr(base, idx, elem, *len, whole.span);
+        self.load_value(addr, &whole.ty)
     }
 
     fn translate_len(&mut self, array: &Expr) -> LResult<Value> {

@@ -1,0 +1,121 @@
+//! The command line: options → command → result → output. Errors are printed in one place.
+
+mod asm;
+mod run;
+mod snippet;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+pub use asm::AsmArgs;
+pub use run::RunArgs;
+pub use snippet::{Snippet, load_snippet};
+
+use crate::measure::doctor::DoctorArgs;
+
+/// Exit codes shared by every command (documented in `--help` and docs/cli.md).
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// The script raised a `ScriptError` at run time.
+    pub const SCRIPT_ERROR: u8 = 1;
+    /// Bad input: a diagnostic in the snippet, an unreadable file, a bad option.
+    pub const BAD_INPUT: u8 = 2;
+}
+
+const AFTER_HELP: &str = "\
+Exit codes: 0 success, 1 the script raised an error at run time, 2 bad input (a diagnostic in the
+snippet, an unreadable file, a bad option). `hotlab doctor` exits 1 when a self-check misses its
+expectation. Documentation: docs/ (language.md, measurement.md, cli.md).";
+
+/// hotlab: a lab for the cost of a script call.
+#[derive(Debug, Parser)]
+#[command(name = "hotlab", version, about, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compile a snippet (.hot or .clif) and print the result of `main`.
+    Run(RunArgs),
+    /// Print the machine code (and with --ir the Cranelift IR) of a snippet's functions.
+    Asm(AsmArgs),
+    /// Check the machine for measurement: a health report and self-checks of the engine.
+    Doctor(DoctorArgs),
+}
+
+/// An error that already says what went wrong and where, with the exit code to use.
+#[derive(Debug)]
+pub struct Failure {
+    /// The message, printed to stderr as is (diagnostics are pre-rendered).
+    pub message: String,
+    /// The exit code.
+    pub code: u8,
+}
+
+impl Failure {
+    /// Bad input: exit code 2.
+    pub fn input(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            code: exit::BAD_INPUT,
+        }
+    }
+
+    /// A script fault: exit code 1.
+    pub fn script(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            code: exit::SCRIPT_ERROR,
+        }
+    }
+}
+
+/// Whether stderr/stdout should carry colour: a terminal, and `NO_COLOR` unset or empty.
+pub fn use_color(stream_is_tty: bool) -> bool {
+    stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+fn doctor(args: &DoctorArgs) -> Result<ExitCode, Failure> {
+    crate::measure::doctor::run_doctor(args).map_err(|e| Failure::input(format!("error: {e:#}")))
+}
+
+/// Parse the command line and run it.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Run(args)) => run::run(&args),
+        Some(Command::Asm(args)) => asm::asm(&args),
+        Some(Command::Doctor(args)) => doctor(&args),
+        // The built-in default until the ladder and the TUI exist: check the machine and the
+        // engine, the first thing to know before trusting any nanosecond.
+        None => doctor(&DoctorArgs {
+            json: false,
+            time: 1.0,
+            cpu: None,
+        }),
+    };
+    match result {
+        Ok(code) => code,
+        Err(f) => {
+            eprintln!("{}", f.message.trim_end());
+            ExitCode::from(f.code)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,178 @@
+//! `hotlab run FILE`: compile a snippet and print the result of `main`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use super::snippet::{Snippet, load_snippet};
+use super::{Failure, exit};
+use crate::backend::jit::{Jit, JitOptions};
+use crate::backend::{Checks, Value, interp};
+use crate::lang::Program;
+
+/// The backends `run` offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RunBackend {
+    /// Cranelift JIT in process.
+    Jit,
+    /// The reference interpreter.
+    Interp,
+}
+
+/// `on` / `off` for `--checks`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnOff {
+    /// Index bounds checked.
+    On,
+    /// Index bounds not checked.
+    Off,
+}
+
+impl From<OnOff> for Checks {
+    fn from(v: OnOff) -> Checks {
+        match v {
+            OnOff::On => Checks::On,
+            OnOff::Off => Checks::Off,
+        }
+    }
+}
+
+/// Options of `hotlab run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The snippet: a .hot file, or a .clif file (Cranelift IR, `jit` only).
+    pub file: PathBuf,
+    /// How to run it.
+    #[arg(long, value_enum, default_value_t = RunBackend::Jit)]
+    pub backend: RunBackend,
+    /// Index bounds checks in script code (division by zero is always checked).
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub checks: OnOff,
+    /// Also print the µs spent in each stage: lex, parse, check, and lower and compile per
+    /// function.
+    #[arg(long)]
+    pub timings: bool,
+}
+
+/// Stack for script code: deep recursion is allowed, runaway recursion stops with an error.
+const SCRIPT_STACK: usize = 256 << 20;
+
+/// Run `f` on a thread with a large stack and hand back its result.
+fn on_script_thread<R: Send + 'static>(
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, Failure> {
+    std::thread::Builder::new()
+        .name("hotlab-script".into())
+        .stack_size(SCRIPT_STACK)
+        .spawn(f)
+        .map_err(|e| Failure::input(format!("error: cannot start the script thread: {e}")))?
+        .join()
+        .map_err(|_| Failure::script("error: the script thread panicked (a bug in hotlab)"))
+}
+
+fn micros(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e6)
+}
+
+/// `hotlab run`.
+pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
+    let snippet = load_snippet(&args.file)?;
+    let checks = Checks::from(args.checks);
+    match (snippet, args.backend) {
+        (Snippet::Clif { .. }, RunBackend::Interp) => Err(Failure::input(format!(
+            "error: {}: the interp backend runs .hot snippets only; use --backend jit for .clif",
+            args.file.display()
+        ))),
+        (Snippet::Clif { source }, RunBackend::Jit) => {
+            let text = source.text.clone();
+            let values = on_script_thread(move || {
+                let mut jit = Jit::new(JitOptions {
+                    checks,
+                    ..JitOptions::default()
+                })?;
+                let program = jit.load_clif(&text)?;
+                program.run("main", &[])
+            })?
+            .map_err(|e| Failure::input(format!("error: {}: {e}", source.name)))?;
+            let shown: Vec<String> = values.iter().map(Value::to_string).collect();
+            println!("{}", shown.join(" "));
+            Ok(ExitCode::from(exit::OK))
+        }
+        (Snippet::Hot { program, timings }, backend) => {
+            let want_timings = args.timings;
+            let outcome = on_script_thread(move || run_hot(&program, backend, checks))?;
+            let (value, stages) = match outcome {
+                Ok(ok) => ok,
+                Err(Outcome::Script(msg)) => return Err(Failure::script(msg)),
+                Err(Outcome::Input(msg)) => return Err(Failure::input(msg)),
+            };
+            println!("{value}");
+            if want_timings {
+                println!(
+                    "timings (µs): lex {}  parse {}  check {}",
+                    micros(timings.lex),
+                    micros(timings.parse),
+                    micros(timings.check)
+                );
+                if !stages.is_empty() {
+                    let width = stages.iter().map(|s| s.0.len()).max().unwrap_or(8).max(8);
+                    println!("{:width$}  {:>9}  {:>9}", "function", "lower", "compile");
+                    for (name, lower, compile) in &stages {
+                        println!(
+                            "{name:width$}  {:>9}  {:>9}",
+                            micros(*lower),
+                            micros(*compile)
+                        );
+                    }
+                    let total: Duration = stages.iter().map(|s| s.1 + s.2).sum();
+                    println!("total lower+compile {} µs", micros(total));
+                }
+            }
+            Ok(ExitCode::from(exit::OK))
+        }
+    }
+}
+
+enum Outcome {
+    Script(String),
+    Input(String),
+}
+
+type Stages = Vec<(String, Duration, Duration)>;
+
+fn run_hot(
+    program: &Program,
+    backend: RunBackend,
+    checks: Checks,
+) -> Result<(Value, Stages), Outcome> {
+    if program.main.is_none() {
+        return Err(Outcome::Input(format!(
+            "error: {}: no `fn main` to run (add `fn main() -> i64 {{ ... }}`)",
+            program.source.name
+        )));
+    }
+    let script = |e: crate::runtime::ScriptError| Outcome::Script(e.render(&program.source));
+    match backend {
+        RunBackend::Interp => Ok((interp::run_main(program, checks).map_err(script)?, vec![])),
+        RunBackend::Jit => {
+            let mut jit = Jit::new(JitOptions {
+                checks,
+                ..JitOptions::default()
+            })
+            .map_err(|e| Outcome::Input(format!("error: {e}")))?;
+            let compiled = jit.compile(program).map_err(|e| match e {
+                crate::backend::jit::JitError::Init(err) => script(err),
+                other => Outcome::Input(format!("error: {}: {other}", program.source.name)),
+            })?;
+            let stages = compiled
+                .functions()
+                .iter()
+                .map(|f| (f.name.clone(), f.lower_time, f.compile_time))
+                .collect();
+            let value = compiled.run_main().map_err(script)?;
+            Ok((value, stages))
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! Reading a snippet file: `.hot` source through the front end, or raw Cranelift IR (`.clif`).
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{Failure, use_color};
+use crate::lang::{self, FrontTimings, Program, SourceFile};
+
+/// A loaded snippet.
+pub enum Snippet {
+    /// A checked hot program.
+    Hot {
+        /// The program.
+        program: Program,
+        /// Front-end timings.
+        timings: FrontTimings,
+    },
+    /// Raw Cranelift IR text (the second script mode).
+    Clif {
+        /// The source.
+        source: Arc<SourceFile>,
+    },
+}
+
+/// Read `path` and run the front end; a diagnostic comes back rendered, with exit code 2.
+pub fn load_snippet(path: &Path) -> Result<Snippet, Failure> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Failure::input(format!("error: cannot read {name}: {e}")))?;
+    let source = Arc::new(SourceFile::new(name, text));
+    if path.extension().is_some_and(|e| e == "clif") {
+        return Ok(Snippet::Clif { source });
+    }
+    let (program, timings) = lang::compile_timed(Arc::clone(&source));
+    match program {
+        Ok(program) => Ok(Snippet::Hot { program, timings }),
+        Err(diags) => Err(Failure::input(
+            diags.render(&source, use_color(std::io::stderr().is_terminal())),
+        )),
+    }
+}
