@@ -351,7 +351,7 @@ fn arrays_are_values() {
 }
 
 #[test]
-fn index_out_of_range_is_reported_at_the_index_span_only_with_checks_on() {
+fn index_out_of_range_is_reported_at_its_span_only_with_checks_on() {
     let build = || {
         let mut p = program();
         let get = p.func("get", &[arr(Type::I64, 4), Type::I64], Type::I64, |f| {
