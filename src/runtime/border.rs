@@ -371,3 +371,60 @@ fn fused_slow(rec: &ThreadRecord, obj: &Object, room: u32) -> Result<Next, Scrip
     wait_while_pending(class);
     Ok(Next::Retry)
 }
+
+#[cfg(all(test, feature = "thread-safe"))]
+mod tests {
+    use super::*;
+    use crate::runtime::class::{ClassDef, MethodDef};
+    use crate::runtime::iface::HookCall;
+    use crate::runtime::rt::Runtime;
+    use std::ffi::c_void;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::mpsc;
+
+    static RAN: AtomicBool = AtomicBool::new(false);
+
+    extern "C-unwind" fn mark(_: *mut c_void, _: *const Object) -> i64 {
+        RAN.store(true, Ordering::SeqCst);
+        1
+    }
+
+    #[test]
+    fn the_entry_check_waits_while_the_entry_word_is_raised() {
+        let rt = Runtime::new();
+        let def = ClassDef {
+            name: "C".into(),
+            parent: None,
+            fields: vec![],
+            methods: vec![MethodDef {
+                name: "call".into(),
+                sig: HookCall::sig(),
+                code: mark as *const c_void,
+            }],
+            vmctx: std::ptr::null_mut(),
+        };
+        let class = rt.define(def).unwrap();
+        let h = rt.new_object(&class).unwrap();
+        class.entry.fetch_or(ENTRY_PENDING, Ordering::SeqCst);
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let slot = SlotIndex::new(0).unwrap();
+                // SAFETY: slot 0 is `mark`, of signature `HookCall`; the object is attached.
+                let r = unsafe {
+                    <Entry<Slot> as CallPath<HookCall>>::call(h.get().unwrap(), slot, ())
+                };
+                tx.send(r).unwrap();
+            });
+            // While the word is raised the caller waits: nothing arrives, the method has not run.
+            assert!(
+                rx.recv_timeout(std::time::Duration::from_millis(100))
+                    .is_err()
+            );
+            assert!(!RAN.load(Ordering::SeqCst));
+            class.entry.fetch_and(!ENTRY_PENDING, Ordering::SeqCst);
+            assert_eq!(rx.recv().unwrap().unwrap(), 1);
+        });
+        assert!(RAN.load(Ordering::SeqCst));
+    }
+}
