@@ -3,8 +3,9 @@
 mod runtime_support;
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
+use hotlab::runtime::ScriptError;
+use hotlab::runtime::class::ClassRef;
 use hotlab::runtime::class::{ClassDef, DefineError, FieldType, Init};
 use hotlab::runtime::error::ScriptErrorKind;
 use hotlab::runtime::handle::Handle;
@@ -12,10 +13,9 @@ use hotlab::runtime::iface::Hook;
 use hotlab::runtime::object::Object;
 use hotlab::runtime::reload::ReloadError;
 use hotlab::runtime::rt::Runtime;
-use hotlab::runtime::{ScriptError, class::Class};
 use runtime_support::*;
 
-fn counter(rt: &Runtime) -> Arc<Class> {
+fn counter(rt: &Runtime) -> ClassRef {
     rt.define(class(
         "Counter",
         vec![int("n", 0), link("next", "Counter")],

@@ -16,6 +16,15 @@ use crate::runtime::iface::{AbiSig, BenchRun, HookCall, Signature};
 use crate::runtime::object::LiveList;
 use crate::runtime::spin::ClassLock;
 
+/// A shared reference to a class: `Arc` with the `thread-safe` feature, `Rc` without (a class
+/// without a lock must stay on one thread).
+#[cfg(feature = "thread-safe")]
+pub type ClassRef = Arc<Class>;
+/// A shared reference to a class: `Arc` with the `thread-safe` feature, `Rc` without (a class
+/// without a lock must stay on one thread).
+#[cfg(not(feature = "thread-safe"))]
+pub type ClassRef = std::rc::Rc<Class>;
+
 /// Slots per class. Fixed so the table never moves (generated code embeds slot addresses) and so
 /// any [`SlotIndex`] below it is in bounds for every class.
 pub const SLOT_CAPACITY: usize = 64;
@@ -110,7 +119,7 @@ pub struct ClassDef {
     pub name: Arc<str>,
     /// Single inheritance: the child's layout starts with the parent's fields, and its slot table
     /// starts with the parent's methods (overridden by name).
-    pub parent: Option<Arc<Class>>,
+    pub parent: Option<ClassRef>,
     /// The class's own fields (after the parent's).
     pub fields: Vec<Field>,
     /// The class's own methods, and overrides of the parent's.
@@ -210,7 +219,7 @@ pub struct Class {
     /// The slot of each host-interface method ([`IfaceMethod`]), or `u32::MAX`.
     pub(crate) iface_slots: [AtomicU32; IfaceMethod::COUNT],
     pub(crate) name: Arc<str>,
-    pub(crate) parent: Option<Arc<Class>>,
+    pub(crate) parent: Option<ClassRef>,
 }
 
 impl std::fmt::Debug for Class {
@@ -284,7 +293,7 @@ impl Class {
     }
 
     /// The parent class.
-    pub fn parent(&self) -> Option<&Arc<Class>> {
+    pub fn parent(&self) -> Option<&ClassRef> {
         self.parent.as_ref()
     }
 

@@ -11,12 +11,12 @@
 //! raises leaves the class exactly as it was.
 
 use std::ffi::c_void;
+use std::sync::MutexGuard;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::runtime::class::{
-    Class, ClassDef, DETACHED_KEY, DefineError, ENTRY_PENDING, Version, build_version,
+    ClassDef, ClassRef, DETACHED_KEY, DefineError, ENTRY_PENDING, Version, build_version,
 };
 use crate::runtime::depth::{
     current_thread_in_call, ensure_registered, heavy_fence, wait_for_quiescence, with_record,
@@ -76,7 +76,7 @@ pub enum ReloadError {
 
 /// Script code is stopped while this lives; dropping it lets calls in again.
 struct Quiesced<'a> {
-    classes: Vec<Arc<Class>>,
+    classes: Vec<ClassRef>,
     room: u32,
     _admin: MutexGuard<'a, ()>,
 }
@@ -122,7 +122,7 @@ impl Runtime {
     /// new: initialized; removed: dropped; retyped: dropped and initialized, and reported), swaps
     /// the slots, and lets calls in again. Host handles stay valid; the next call runs the new
     /// code. On error nothing changed.
-    pub fn reload(&self, class: &Arc<Class>, def: ClassDef) -> Result<ReloadReport, ReloadError> {
+    pub fn reload(&self, class: &ClassRef, def: ClassDef) -> Result<ReloadReport, ReloadError> {
         let t0 = Instant::now();
         if *def.name != *class.name() {
             return Err(ReloadError::WrongClass {
@@ -234,7 +234,7 @@ impl Runtime {
 
     /// Unload a class: every live object is destroyed (handles to it become stale, its state is
     /// dropped), the slots are emptied, and `new` of the class fails. Returns how many objects.
-    pub fn unload(&self, class: &Arc<Class>) -> Result<usize, ReloadError> {
+    pub fn unload(&self, class: &ClassRef) -> Result<usize, ReloadError> {
         let q = self.quiesce()?;
         let snapshot: Vec<*const Object> = {
             let mut live = class.live.lock();

@@ -3,10 +3,10 @@
 //! `reload.rs`.
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::runtime::border::{class_enter, fused_enter};
-use crate::runtime::class::{CellKind, Class, ClassDef, DETACHED_KEY, DefineError};
+use crate::runtime::class::{CellKind, Class, ClassDef, ClassRef, DETACHED_KEY, DefineError};
 use crate::runtime::depth::current_thread_in_call;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
@@ -20,7 +20,7 @@ const RETIRED_BATCH: usize = 64;
 /// Without the `thread-safe` feature a runtime, its classes and its handles are neither `Send`
 /// nor `Sync`: everything stays on one thread, and the live lists need no lock.
 pub struct Runtime {
-    pub(crate) classes: Mutex<Vec<Arc<Class>>>,
+    pub(crate) classes: Mutex<Vec<ClassRef>>,
     /// Held by the operations that stop script code (reload, unload, collect): one at a time.
     pub(crate) admin: Mutex<()>,
     /// Destroyed objects whose state waits for a point where no call can be using it.
@@ -48,14 +48,14 @@ impl Runtime {
     }
 
     /// Define a class. Its address is stable for the runtime's life.
-    pub fn define(&self, def: ClassDef) -> Result<Arc<Class>, DefineError> {
-        let class = Arc::new(Class::from_def(&def)?);
+    pub fn define(&self, def: ClassDef) -> Result<ClassRef, DefineError> {
+        let class = ClassRef::new(Class::from_def(&def)?);
         lock(&self.classes).push(class.clone());
         Ok(class)
     }
 
     /// A defined class by name (the latest definition of that name).
-    pub fn class(&self, name: &str) -> Option<Arc<Class>> {
+    pub fn class(&self, name: &str) -> Option<ClassRef> {
         lock(&self.classes)
             .iter()
             .rev()
@@ -66,7 +66,7 @@ impl Runtime {
     /// `new C()`: a shell and a state block with every field initialized, on the live list. Runs
     /// as a call of the class (it waits out a pending reload); an initializer that raises gives
     /// `Err` and leaves nothing behind.
-    pub fn new_object(&self, class: &Arc<Class>) -> Result<Handle, ScriptError> {
+    pub fn new_object(&self, class: &ClassRef) -> Result<Handle, ScriptError> {
         self.check_owner(class);
         class_enter(class, || {
             if class.is_unloaded() {
@@ -79,9 +79,11 @@ impl Runtime {
         })?
     }
 
-    fn check_owner(&self, class: &Arc<Class>) {
+    fn check_owner(&self, class: &ClassRef) {
         debug_assert!(
-            lock(&self.classes).iter().any(|c| Arc::ptr_eq(c, class)),
+            lock(&self.classes)
+                .iter()
+                .any(|c| ClassRef::ptr_eq(c, class)),
             "class `{}` belongs to another runtime",
             class.name()
         );
