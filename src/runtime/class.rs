@@ -198,8 +198,9 @@ pub struct Class {
     /// The entry word: bits 63..1 are the class's current slot key, bit 0 ([`ENTRY_PENDING`]) is
     /// set while a reload is pending. A live object's key equals it exactly when a call may go in.
     pub(crate) entry: AtomicU64,
-    /// The slot table: one code pointer per method, swapped by reload. Heap, never moved.
-    pub(crate) slots: Box<[AtomicPtr<c_void>; SLOT_CAPACITY]>,
+    /// The slot table: one code pointer per method, swapped by reload. Inline, so a slot is one
+    /// load from the class (a class never moves: it lives in its `ClassRef` allocation).
+    pub(crate) slots: [AtomicPtr<c_void>; SLOT_CAPACITY],
     /// Passed as the first argument of every method.
     pub(crate) vmctx: AtomicPtr<c_void>,
     /// The live objects (reload migrates each) and the shell count.
@@ -235,12 +236,14 @@ impl std::fmt::Debug for Class {
 impl Class {
     /// Offset of the entry word (generated code: `load.i64 [class+ENTRY]`).
     pub const ENTRY: usize = std::mem::offset_of!(Class, entry);
+    /// Offset of the slot table: slot `i` is at `[class + SLOTS + 8*i]`.
+    pub const SLOTS: usize = std::mem::offset_of!(Class, slots);
 
     /// Build a class from its first definition (the runtime calls this; see `Runtime::define`).
     pub(crate) fn from_def(def: &ClassDef) -> Result<Class, DefineError> {
         let version = build_version(def, None, 1)?;
-        let slots: Box<[AtomicPtr<c_void>; SLOT_CAPACITY]> =
-            Box::new(std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut())));
+        let slots: [AtomicPtr<c_void>; SLOT_CAPACITY] =
+            std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut()));
         fill_slots(&slots, def, &version);
         let mut boxed = Box::new(version);
         let current = &mut *boxed as *mut Version;
@@ -329,7 +332,8 @@ impl Class {
     pub fn slot(&self, slot: SlotIndex) -> *const c_void {
         // Relaxed: the code is immutable; the ordering with the state a reload migrated comes
         // from the entry word (acquire) on the checked paths.
-        self.slots[slot.get()].load(Ordering::Relaxed)
+        // SAFETY: a `SlotIndex` is below SLOT_CAPACITY, the length of every table.
+        unsafe { self.slots.get_unchecked(slot.get()) }.load(Ordering::Relaxed)
     }
 
     /// The `vmctx` of the class's methods.
@@ -546,5 +550,16 @@ fn fill_slots(slots: &[AtomicPtr<c_void>; SLOT_CAPACITY], def: &ClassDef, v: &Ve
             code.unwrap_or(ptr::null()) as *mut c_void,
             Ordering::Release,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_code_offsets() {
+        assert_eq!(Class::ENTRY, 0);
+        assert_eq!(Class::SLOTS, 8);
     }
 }

@@ -84,9 +84,15 @@ impl Drop for Registration {
 
 /// This thread's record. `#[inline(always)]`: with a `const` initializer and no `Drop`, this is
 /// one `%fs:`-relative address computation.
+///
+/// The closure runs outside `LocalKey::with` (which only hands out the address), so a big body
+/// does not stop the TLS access itself from being inlined into the call path.
 #[inline(always)]
 pub fn with_record<R>(f: impl FnOnce(&ThreadRecord) -> R) -> R {
-    RECORD.with(f)
+    let rec = RECORD.with(|r| r as *const ThreadRecord);
+    // SAFETY: the record is this thread's and lives until the thread ends; `f` runs now, on
+    // this thread, and cannot keep the reference (its lifetime is the call).
+    f(unsafe { &*rec })
 }
 
 /// The address of this thread's record (for generated code, which adds the offsets above).

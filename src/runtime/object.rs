@@ -143,6 +143,7 @@ impl Object {
     }
 
     /// The generation handles to this object carry.
+    #[inline(always)]
     pub fn generation(&self) -> u32 {
         self.generation.load(Ordering::Acquire)
     }
@@ -365,9 +366,12 @@ pub(crate) fn release(obj: *const Object) {
     }
 }
 
-#[cold]
+#[inline(never)]
 fn free_chain(first: *const Object) {
-    free_all(vec![first]);
+    // No allocation unless a field held the last reference to another object.
+    let mut dying = Vec::new();
+    free_one(first, &mut dying);
+    free_all(dying);
 }
 
 /// Drop a state block now, freeing every object whose last reference was in it.
@@ -385,21 +389,27 @@ pub(crate) unsafe fn drop_state_now(cells: *mut u64) {
 /// objects their fields held last.
 pub(crate) fn free_all(mut dying: Vec<*const Object>) {
     while let Some(obj) = dying.pop() {
-        // SAFETY: its count reached zero: no handle refers to it, and we are its only user.
-        let shell = unsafe { &*obj };
-        let state = shell.state.swap(ptr::null_mut(), Ordering::AcqRel);
-        if !state.is_null() {
-            // SAFETY: the state came from `build_state`; nothing can reach it any more.
-            unsafe { drop_state(state, &mut dying) };
-        }
-        let class = shell.class();
-        let mut live = class.live.lock();
-        live.remove(shell);
-        live.shells -= 1;
-        drop(live);
-        // SAFETY: allocated by `Box` in `new_object`; unlisted and unreferenced.
-        drop(unsafe { Box::from_raw(obj as *mut Object) });
+        free_one(obj, &mut dying);
     }
+}
+
+/// Free one shell whose count reached zero: its state (pushing what that releases last onto
+/// `dying`), its place on the live list, its memory.
+fn free_one(obj: *const Object, dying: &mut Vec<*const Object>) {
+    // SAFETY: its count reached zero: no handle refers to it, and we are its only user.
+    let shell = unsafe { &*obj };
+    let state = shell.state.swap(ptr::null_mut(), Ordering::AcqRel);
+    if !state.is_null() {
+        // SAFETY: the state came from `build_state`; nothing can reach it any more.
+        unsafe { drop_state(state, dying) };
+    }
+    let class = shell.class();
+    let mut live = class.live.lock();
+    live.remove(shell);
+    live.shells -= 1;
+    drop(live);
+    // SAFETY: allocated by `Box` in `new_object`; unlisted and unreferenced.
+    drop(unsafe { Box::from_raw(obj as *mut Object) });
 }
 
 /// The error for a call on an object that is not attached.
