@@ -29,6 +29,11 @@ use crate::runtime::error::{ScriptError, ScriptErrorKind, catch_script};
 use crate::runtime::iface::Signature;
 use crate::runtime::object::{Object, detached_error};
 
+/// An error on the call path: a boxed [`ScriptError`]. Boxed so that every layer's
+/// `Result<i64, Fault>` is two registers: a `ScriptError` by value is ~70 bytes, and copying such
+/// results between layers went through memory with store-forwarding stalls on the happy path.
+pub type Fault = Box<ScriptError>;
+
 /// A (possibly layered) way to call method `slot` of an object with signature `S`.
 pub trait CallPath<S: Signature> {
     /// Call through every layer of the path.
@@ -38,7 +43,7 @@ pub trait CallPath<S: Signature> {
     /// of `obj`. A path without [`Detached`] (or [`Fused`]) must only be used on an attached
     /// object; a path without [`Entry`] (or [`Fused`]) must not race with a reload, unload or
     /// collect. The full paths ([`Fused`], or all five layers) need only the first sentence.
-    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, ScriptError>;
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault>;
 }
 
 /// Terminal: read the class's slot table and call the code found there.
@@ -58,7 +63,7 @@ pub struct Fused<P>(PhantomData<P>);
 
 impl<S: Signature> CallPath<S> for Slot {
     #[inline(always)]
-    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, ScriptError> {
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
         // SAFETY: forwarded from this function's contract.
         unsafe { call_slot::<S>(obj, slot, args) }
     }
@@ -73,7 +78,7 @@ pub unsafe fn call_slot<S: Signature>(
     obj: &Object,
     slot: SlotIndex,
     args: S::Args,
-) -> Result<S::Ret, ScriptError> {
+) -> Result<S::Ret, Fault> {
     let class = obj.class();
     let code = class.slot(slot);
     if code.is_null() {
@@ -85,7 +90,7 @@ pub unsafe fn call_slot<S: Signature>(
 
 impl<S: Signature> CallPath<S> for Bound {
     #[inline(always)]
-    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, ScriptError> {
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
         let code = match obj.bound.get(slot.get()) {
             Some(b) => b.load(Ordering::Relaxed),
             None => std::ptr::null_mut(),
@@ -120,7 +125,7 @@ enum Next {
 
 impl<S: Signature, P: CallPath<S>> CallPath<S> for Entry<P> {
     #[inline(always)]
-    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, ScriptError> {
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
         with_record(|rec| {
             loop {
                 let e = rec.entered.load(Ordering::Relaxed);
@@ -149,9 +154,9 @@ impl<S: Signature, P: CallPath<S>> CallPath<S> for Entry<P> {
 
 impl<S: Signature, P: CallPath<S>> CallPath<S> for Detached<P> {
     #[inline(always)]
-    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, ScriptError> {
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
         if obj.key() != obj.class().entry_word() & !ENTRY_PENDING {
-            return Err(detached_error());
+            return Err(detached());
         }
         // SAFETY: forwarded from this function's contract.
         unsafe { P::call(obj, slot, args) }
@@ -160,7 +165,7 @@ impl<S: Signature, P: CallPath<S>> CallPath<S> for Detached<P> {
 
 impl<S: Signature, P: CallPath<S>> CallPath<S> for TryCatch<P> {
     #[inline(always)]
-    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, ScriptError> {
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
         // SAFETY: forwarded from this function's contract.
         catch_cold(|| unsafe { P::call(obj, slot, args) })?
     }
@@ -168,7 +173,7 @@ impl<S: Signature, P: CallPath<S>> CallPath<S> for TryCatch<P> {
 
 impl<S: Signature, P: CallPath<S>> CallPath<S> for Depth<P> {
     #[inline(always)]
-    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, ScriptError> {
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
         with_record(|rec| {
             loop {
                 let room = rec.room.load(Ordering::Relaxed);
@@ -186,7 +191,7 @@ impl<S: Signature, P: CallPath<S>> CallPath<S> for Depth<P> {
 
 impl<S: Signature, P: CallPath<S>> CallPath<S> for Fused<P> {
     #[inline(always)]
-    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, ScriptError> {
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
         // SAFETY: forwarded from this function's contract.
         fused_enter(obj, || unsafe { P::call(obj, slot, args) })?
     }
@@ -196,7 +201,7 @@ impl<S: Signature, P: CallPath<S>> CallPath<S> for Fused<P> {
 /// one compare of the object's key with the class's entry word (a pending reload *or* a detached
 /// object), `f` under a catch whose handling is out of line. Host field access uses it too.
 #[inline(always)]
-pub fn fused_enter<R>(obj: &Object, f: impl FnOnce() -> R) -> Result<R, ScriptError> {
+pub fn fused_enter<R>(obj: &Object, f: impl FnOnce() -> R) -> Result<R, Fault> {
     with_record(|rec| {
         loop {
             let room = rec.room.load(Ordering::Relaxed);
@@ -222,7 +227,7 @@ pub fn fused_enter<R>(obj: &Object, f: impl FnOnce() -> R) -> Result<R, ScriptEr
 /// does so that it never runs (with its initializers) while a reload migrates. A panic in `f`
 /// becomes `Err`.
 #[inline(always)]
-pub fn class_enter<R>(class: &Class, f: impl FnOnce() -> R) -> Result<R, ScriptError> {
+pub fn class_enter<R>(class: &Class, f: impl FnOnce() -> R) -> Result<R, Fault> {
     with_record(|rec| {
         loop {
             let room = rec.room.load(Ordering::Relaxed);
@@ -251,7 +256,7 @@ pub fn class_enter<R>(class: &Class, f: impl FnOnce() -> R) -> Result<R, ScriptE
 /// Run `f`; a panic becomes `Err` (a `ScriptError` as itself, anything else as `HostPanic`).
 /// The happy path is a plain call: the landing pad and the conversion are out of line.
 #[inline(always)]
-pub fn catch_cold<R>(f: impl FnOnce() -> R) -> Result<R, ScriptError> {
+pub fn catch_cold<R>(f: impl FnOnce() -> R) -> Result<R, Fault> {
     match panic::catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => Ok(r),
         Err(payload) => Err(caught(payload)),
@@ -260,52 +265,59 @@ pub fn catch_cold<R>(f: impl FnOnce() -> R) -> Result<R, ScriptError> {
 
 #[cold]
 #[inline(never)]
-fn caught(payload: Box<dyn std::any::Any + Send>) -> ScriptError {
+fn caught(payload: Box<dyn std::any::Any + Send>) -> Fault {
     // Reuse the border's own conversion, so every border reports panics alike.
-    match catch_script(Default::default(), || -> () {
+    let run = catch_script(Default::default(), || -> () {
         panic::resume_unwind(payload)
-    }) {
+    });
+    Box::new(match run {
         Err(e) => e,
         Ok(()) => ScriptError::new(
             ScriptErrorKind::HostPanic("lost panic".into()),
             Default::default(),
         ),
-    }
+    })
 }
 
 #[cold]
 #[inline(never)]
-fn empty_slot(class: &Class, slot: SlotIndex) -> ScriptError {
-    ScriptError::new(
+fn detached() -> Fault {
+    Box::new(detached_error())
+}
+
+#[cold]
+#[inline(never)]
+fn empty_slot(class: &Class, slot: SlotIndex) -> Fault {
+    Box::new(ScriptError::new(
         ScriptErrorKind::EmptySlot {
             class: class.name().to_string(),
             slot: slot.get() as u32,
         },
         Default::default(),
-    )
+    ))
 }
 
 #[cold]
 #[inline(never)]
-fn depth_slow(rec: &ThreadRecord) -> Result<(), ScriptError> {
+fn depth_slow(rec: &ThreadRecord) -> Result<(), Fault> {
     let limit = rec.limit.load(Ordering::Relaxed);
     if limit == 0 {
         return register();
     }
-    Err(ScriptError::new(
+    Err(Box::new(ScriptError::new(
         ScriptErrorKind::DepthLimit { limit },
         Default::default(),
-    ))
+    )))
 }
 
-fn register() -> Result<(), ScriptError> {
+fn register() -> Result<(), Fault> {
     if ensure_registered() {
         Ok(())
     } else {
-        Err(ScriptError::new(
+        Err(Box::new(ScriptError::new(
             ScriptErrorKind::ThreadExiting,
             Default::default(),
-        ))
+        )))
     }
 }
 
@@ -333,7 +345,7 @@ fn wait_while_pending(class: &Class) {
 
 #[cold]
 #[inline(never)]
-fn entry_slow(rec: &ThreadRecord, class: &Class, entered: u32) -> Result<Next, ScriptError> {
+fn entry_slow(rec: &ThreadRecord, class: &Class, entered: u32) -> Result<Next, Fault> {
     if entered == 0 {
         register()?;
         return Ok(Next::Retry);
@@ -349,7 +361,7 @@ fn entry_slow(rec: &ThreadRecord, class: &Class, entered: u32) -> Result<Next, S
 
 #[cold]
 #[inline(never)]
-fn fused_slow(rec: &ThreadRecord, obj: &Object, room: u32) -> Result<Next, ScriptError> {
+fn fused_slow(rec: &ThreadRecord, obj: &Object, room: u32) -> Result<Next, Fault> {
     if room == 0 {
         depth_slow(rec)?;
         return Ok(Next::Retry);
@@ -357,7 +369,7 @@ fn fused_slow(rec: &ThreadRecord, obj: &Object, room: u32) -> Result<Next, Scrip
     let class = obj.class();
     let entry = class.entry_word();
     if entry & ENTRY_PENDING == 0 {
-        return Err(detached_error());
+        return Err(detached());
     }
     // Pending. Nested: the reloader waits for this thread and has not touched any object, so
     // the key is current unless the object is really detached. Not nested: objects may be
@@ -366,7 +378,7 @@ fn fused_slow(rec: &ThreadRecord, obj: &Object, room: u32) -> Result<Next, Scrip
         if obj.key() == entry & !ENTRY_PENDING {
             return Ok(Next::Proceed);
         }
-        return Err(detached_error());
+        return Err(detached());
     }
     wait_while_pending(class);
     Ok(Next::Retry)

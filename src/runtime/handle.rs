@@ -12,7 +12,7 @@
 
 use std::ffi::c_void;
 
-use crate::runtime::border::{call_slot, fused_enter};
+use crate::runtime::border::{Fault, call_slot, fused_enter};
 use crate::runtime::class::IfaceMethod;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::iface::{Bench, BenchRun, Hook, HookCall};
@@ -167,7 +167,9 @@ impl Hook for Object {
         let slot = self.class().iface_slot(IfaceMethod::HookCall)?;
         // SAFETY: the interface slot was checked to have `HookCall`'s signature, and the fused
         // border checks attachment and keeps reloads out.
-        fused_enter(self, || unsafe { call_slot::<HookCall>(self, slot, ()) })?
+        unbox(fused_enter(self, || unsafe {
+            call_slot::<HookCall>(self, slot, ())
+        }))
     }
 }
 
@@ -177,7 +179,18 @@ impl Bench for Object {
     fn run(&self, n: i64) -> Result<i64, ScriptError> {
         let slot = self.class().iface_slot(IfaceMethod::BenchRun)?;
         // SAFETY: as in `Hook::call`, for `BenchRun`.
-        fused_enter(self, || unsafe { call_slot::<BenchRun>(self, slot, (n,)) })?
+        unbox(fused_enter(self, || unsafe {
+            call_slot::<BenchRun>(self, slot, (n,))
+        }))
+    }
+}
+
+/// The host interfaces' `Result`: the call path's boxed error, unboxed once at the very end.
+#[inline(always)]
+fn unbox<R>(r: Result<Result<R, Fault>, Fault>) -> Result<R, ScriptError> {
+    match r {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) | Err(e) => Err(*e),
     }
 }
 

@@ -76,7 +76,8 @@ impl Runtime {
                 ));
             }
             object::new_object(class)
-        })?
+        })
+        .map_err(|e| *e)?
     }
 
     fn check_owner(&self, class: &ClassRef) {
@@ -190,7 +191,8 @@ impl Object {
         fused_enter(self, || {
             let i = self.field_index(name, CellKind::Plain)?;
             Ok(self.cell(i).load(Ordering::Relaxed))
-        })?
+        })
+        .map_err(|e| *e)?
     }
 
     /// Write a scalar field.
@@ -199,7 +201,8 @@ impl Object {
             let i = self.field_index(name, CellKind::Plain)?;
             self.cell(i).store(bits, Ordering::Relaxed);
             Ok(())
-        })?
+        })
+        .map_err(|e| *e)?
     }
 
     /// Another handle to the object in a handle field (`null` if it holds none).
@@ -209,7 +212,8 @@ impl Object {
             let cell = self.cell(i).load(Ordering::Acquire);
             // The cell keeps its reference; this handle takes a new one.
             Ok(unsafe_clone_cell(cell))
-        })?
+        })
+        .map_err(|e| *e)?
     }
 
     /// Store a handle in a handle field, releasing the one it held.
@@ -230,7 +234,8 @@ impl Object {
                 ));
             }
             Ok(self.cell(i).swap(value.into_cell(), Ordering::AcqRel))
-        })??;
+        })
+        .map_err(|e| *e)??;
         // SAFETY: the old cell's reference moved out of the field.
         drop(unsafe { Handle::from_cell(old) });
         Ok(())
