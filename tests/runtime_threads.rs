@@ -145,3 +145,12 @@ fn many_threads_calling_while_reloading_see_old_or_new_code_only() {
     assert_eq!(c.reloads(), 50);
     assert_eq!(c.live_count(), 8);
 }
+
+#[test]
+fn with_thread_safe_everything_the_host_holds_can_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Runtime>();
+    send_sync::<hotlab::runtime::handle::Handle>();
+    send_sync::<hotlab::runtime::class::ClassRef>();
+    send_sync::<Object>();
+}

@@ -11,6 +11,7 @@
 //! for more, so the packing is checked once per object at creation.
 
 use std::ffi::c_void;
+use std::marker::PhantomData;
 
 use crate::runtime::border::{Fault, call_slot, fused_enter};
 use crate::runtime::class::IfaceMethod;
@@ -22,16 +23,25 @@ const ADDR_BITS: u32 = 48;
 const ADDR_MASK: u64 = (1 << ADDR_BITS) - 1;
 
 /// An owned handle (one reference) to a script object, or `null`.
+#[cfg_attr(
+    not(feature = "thread-safe"),
+    doc = "Without `thread-safe` it cannot cross threads:\n```compile_fail\nfn send<T: Send>() {}\nsend::<hotlab::runtime::handle::Handle>();\n```"
+)]
+#[cfg_attr(
+    not(feature = "thread-safe"),
+    doc = "```compile_fail\nfn sync<T: Sync>() {}\nsync::<hotlab::runtime::rt::Runtime>();\n```"
+)]
 #[repr(transparent)]
 #[derive(PartialEq, Eq)]
-pub struct Handle(u64);
+pub struct Handle(u64, ThreadMarker);
 
+/// With `thread-safe`, handles are `Send + Sync` (atomic counts, `Sync` shells). Without it the
+/// counts are plain `Cell`s, so a handle must not leave its thread: a raw-pointer marker makes
+/// it neither `Send` nor `Sync` (a bare `u64` would be both).
 #[cfg(feature = "thread-safe")]
-// SAFETY: the reference count is atomic and the shell is `Sync` with the feature on.
-unsafe impl Send for Handle {}
-#[cfg(feature = "thread-safe")]
-// SAFETY: as above.
-unsafe impl Sync for Handle {}
+type ThreadMarker = PhantomData<()>;
+#[cfg(not(feature = "thread-safe"))]
+type ThreadMarker = PhantomData<*const ()>;
 
 impl std::fmt::Debug for Handle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -50,7 +60,7 @@ impl std::fmt::Debug for Handle {
 impl Handle {
     /// The `null` handle.
     pub const fn null() -> Handle {
-        Handle(0)
+        Handle(0, PhantomData)
     }
 
     /// Wrap a freshly made shell (its count already holds this reference).
@@ -62,7 +72,7 @@ impl Handle {
         );
         // SAFETY: the shell was just made and is not shared yet.
         let tag = u64::from(unsafe { &*obj }.generation() & 0xffff);
-        Handle(addr | (tag << ADDR_BITS))
+        Handle(addr | (tag << ADDR_BITS), PhantomData)
     }
 
     /// Take ownership of a cell's reference (a value returned by generated code or moved out of
@@ -71,7 +81,7 @@ impl Handle {
     /// # Safety
     /// `cell` must be 0 or a handle cell that owns a reference nobody else will release.
     pub unsafe fn from_cell(cell: u64) -> Handle {
-        Handle(cell)
+        Handle(cell, PhantomData)
     }
 
     /// Give up the reference as a raw cell (to store in a field or return to generated code).
@@ -131,7 +141,7 @@ impl Clone for Handle {
             // SAFETY: `self` owns a reference, so the shell is allocated.
             unsafe { &*obj }.retain();
         }
-        Handle(self.0)
+        Handle(self.0, PhantomData)
     }
 }
 
@@ -211,7 +221,7 @@ pub extern "C-unwind" fn hot_handle_release(cell: u64) {
 
 /// For generated code: the shell of a handle, or a raised `ScriptError` (null or stale).
 pub extern "C-unwind" fn hot_handle_check(cell: u64) -> *const c_void {
-    let h = std::mem::ManuallyDrop::new(Handle(cell));
+    let h = std::mem::ManuallyDrop::new(Handle(cell, PhantomData));
     match h.get() {
         Ok(obj) => obj as *const Object as *const c_void,
         Err(e) => e.raise(),
