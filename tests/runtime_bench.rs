@@ -7,9 +7,11 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
-use hotlab::runtime::class::ClassDef;
+use hotlab::runtime::border::{Bound, CallPath, Depth, Detached, Entry, Fused, Slot, TryCatch};
+use hotlab::runtime::class::{ClassDef, SlotIndex};
 use hotlab::runtime::handle::Handle;
-use hotlab::runtime::iface::{Hook, NativeCounter};
+use hotlab::runtime::iface::{Hook, HookCall, NativeCounter};
+use hotlab::runtime::object::Object;
 use hotlab::runtime::rt::Runtime;
 use runtime_support::*;
 
@@ -155,4 +157,61 @@ fn bench_one_call_symbol() {
         .unwrap();
     let h = rt.new_object(&c).unwrap();
     assert_eq!(black_box(one_hook_call)(&h), 1);
+}
+
+/// Calls `P` `n` times on `obj` (slot 0 = `count_call`).
+fn run_path<P: CallPath<HookCall>>(obj: &Object, n: u64) {
+    let slot = SlotIndex::new(0).unwrap();
+    for _ in 0..n {
+        // SAFETY: slot 0 is `count_call`, of signature `HookCall`; attached; no reload runs.
+        black_box(unsafe { P::call(black_box(obj), slot, ()) }.unwrap_or(-1));
+    }
+}
+
+#[test]
+#[ignore]
+fn bench_ladder_rust_layers() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("Ladder", vec![int("n", 0)], vec![hook(count_call)]))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    let obj = h.get().unwrap();
+    let native: Box<dyn Hook> = black_box(Box::new(NativeCounter::default()));
+    type Rows = [(&'static str, fn(&Object, u64)); 7];
+    let rows: Rows = [
+        ("direct (Bound)", run_path::<Bound>),
+        ("slot", run_path::<Slot>),
+        ("+ entry check", run_path::<Entry<Slot>>),
+        ("+ detached check", run_path::<Detached<Entry<Slot>>>),
+        ("+ try/catch", run_path::<TryCatch<Detached<Entry<Slot>>>>),
+        (
+            "+ call depth",
+            run_path::<Depth<TryCatch<Detached<Entry<Slot>>>>>,
+        ),
+        ("fused", run_path::<Fused<Slot>>),
+    ];
+    // Interleaved rounds: every row once per round, so drift hits all rows alike.
+    let iters = 1_000_000;
+    let mut samples = vec![Vec::new(); rows.len() + 1];
+    for _ in 0..15 {
+        let t = Instant::now();
+        for _ in 0..iters {
+            black_box(native.call().unwrap());
+        }
+        samples[0].push(t.elapsed().as_nanos() as f64 / iters as f64);
+        for (i, (_, f)) in rows.iter().enumerate() {
+            let t = Instant::now();
+            f(obj, iters);
+            samples[i + 1].push(t.elapsed().as_nanos() as f64 / iters as f64);
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    println!("native virtual call: {:.2} ns", median(&mut samples[0]));
+    for (i, (name, _)) in rows.iter().enumerate() {
+        println!("{name:<18} {:.2} ns", median(&mut samples[i + 1]));
+    }
 }

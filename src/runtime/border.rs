@@ -167,8 +167,22 @@ impl<S: Signature, P: CallPath<S>> CallPath<S> for TryCatch<P> {
     #[inline(always)]
     unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
         // SAFETY: forwarded from this function's contract.
-        catch_cold(|| unsafe { P::call(obj, slot, args) })?
+        catch_cold(|| unsafe { protected::<S, P>(obj, slot, args) })?
     }
+}
+
+/// The body a `TryCatch` protects, kept out of line on purpose: with the inner layers inlined
+/// into it, std's `catch_unwind` shim (`do_call`) grew too big for LLVM to inline and every call
+/// paid for it passing its closure and result through memory. Out of line, the shim inlines
+/// and this is one direct call with arguments and result in registers.
+#[inline(never)]
+unsafe fn protected<S: Signature, P: CallPath<S>>(
+    obj: &Object,
+    slot: SlotIndex,
+    args: S::Args,
+) -> Result<S::Ret, Fault> {
+    // SAFETY: forwarded from `TryCatch::call`'s contract.
+    unsafe { P::call(obj, slot, args) }
 }
 
 impl<S: Signature, P: CallPath<S>> CallPath<S> for Depth<P> {
