@@ -12,6 +12,7 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
+use crate::runtime::border::{Fault, catch_cold};
 use crate::runtime::class::{CellKind, Class, DETACHED_KEY, Init, Version};
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
@@ -215,7 +216,7 @@ impl Object {
 
 /// Make an object of `class`: shell + state block with every initializer run, on the live list.
 /// An initializer that raises leaves nothing behind (the cells made so far are dropped).
-pub(crate) fn new_object(class: &Class) -> Result<Handle, ScriptError> {
+pub(crate) fn new_object(class: &Class) -> Result<Handle, Fault> {
     loop {
         let version = class.version_ptr();
         // SAFETY: the class keeps every version alive.
@@ -269,7 +270,7 @@ pub(crate) fn build_state(
     version: &Version,
     vmctx: *mut c_void,
     keep: &[Option<u64>],
-) -> Result<*mut u64, ScriptError> {
+) -> Result<*mut u64, Fault> {
     let n = version.fields.len();
     let layout = cells_layout(n);
     // SAFETY: the layout has a non-zero size (at least the header word). Not zeroed by the
@@ -300,7 +301,7 @@ pub(crate) fn build_state(
     if code_inits {
         // Generated initializers may raise: run them at a border, and on error drop what was
         // made (the zero cells of the rest are null handles / plain zeros: safe to drop).
-        let run = crate::runtime::error::catch_script(Default::default(), || {
+        let run = catch_cold(|| {
             for (i, f) in version.fields.iter().enumerate() {
                 if let (None, Init::Code(code)) = (keep.get(i).copied().flatten(), f.init) {
                     // SAFETY: `i < n`; the initializer's result is the cell's owned value.

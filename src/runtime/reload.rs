@@ -192,7 +192,7 @@ impl Runtime {
                         .store(old_entry | ENTRY_PENDING, Ordering::Release);
                     release_all(&snapshot);
                     drop(q);
-                    return Err(ReloadError::Initializer(e));
+                    return Err(ReloadError::Initializer(*e));
                 }
             }
         }

@@ -68,16 +68,20 @@ impl Runtime {
     /// `Err` and leaves nothing behind.
     pub fn new_object(&self, class: &ClassRef) -> Result<Handle, ScriptError> {
         self.check_owner(class);
-        class_enter(class, || {
+        let made = class_enter(class, || {
             if class.is_unloaded() {
-                return Err(ScriptError::new(
+                return Err(Box::new(ScriptError::new(
                     ScriptErrorKind::ClassUnloaded(class.name().to_string()),
                     Default::default(),
-                ));
+                )));
             }
             object::new_object(class)
-        })
-        .map_err(|e| *e)?
+        });
+        // Boxed errors all the way (see `border::Fault`); unboxed once, here.
+        match made {
+            Ok(Ok(h)) => Ok(h),
+            Ok(Err(e)) | Err(e) => Err(*e),
+        }
     }
 
     fn check_owner(&self, class: &ClassRef) {
