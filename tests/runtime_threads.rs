@@ -154,3 +154,64 @@ fn with_thread_safe_everything_the_host_holds_can_cross_threads() {
     send_sync::<hotlab::runtime::class::ClassRef>();
     send_sync::<Object>();
 }
+
+#[test]
+fn new_destroy_and_drop_race_reloads_without_leaks() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class(
+            "C",
+            vec![int("n", 0), link("next", "C")],
+            vec![hook(count_call)],
+        ))
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let progress = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        let churn: Vec<_> = (0..2)
+            .map(|t| {
+                let (rt, c, stop, progress) = (&rt, &c, &stop, &progress);
+                s.spawn(move || {
+                    let mut prev = rt.new_object(c).unwrap();
+                    let mut i = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let h = rt.new_object(c).unwrap();
+                        h.get()
+                            .unwrap()
+                            .set_handle_field("next", prev.clone())
+                            .unwrap();
+                        match (i + t) % 3 {
+                            0 => rt.destroy(&prev).unwrap(),
+                            1 => assert!(h.call().unwrap() >= 1),
+                            _ => {}
+                        }
+                        prev = h;
+                        i += 1;
+                        progress.fetch_add(1, Ordering::Relaxed);
+                    }
+                    i
+                })
+            })
+            .collect();
+        for i in 0..30 {
+            // Let the churn threads run between reloads, so the two really overlap.
+            let seen = progress.load(Ordering::Relaxed);
+            while progress.load(Ordering::Relaxed) < seen + 20 {
+                std::thread::yield_now();
+            }
+            let fields = if i % 2 == 0 {
+                vec![int("n", 0), link("next", "C"), int("x", 1)]
+            } else {
+                vec![int("n", 0), link("next", "C")]
+            };
+            rt.reload(&c, class("C", fields, vec![hook(count_call)]))
+                .unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+        for t in churn {
+            assert!(t.join().unwrap() > 0);
+        }
+    });
+    rt.collect().unwrap();
+    assert_eq!((c.live_count(), c.shell_count()), (0, 0));
+}
