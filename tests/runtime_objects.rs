@@ -6,7 +6,7 @@ use std::ffi::c_void;
 
 use hotlab::runtime::ScriptError;
 use hotlab::runtime::class::ClassRef;
-use hotlab::runtime::class::{ClassDef, DefineError, FieldType, Init};
+use hotlab::runtime::class::{ClassDef, DefineError, FieldType, Init, MethodDef};
 use hotlab::runtime::error::ScriptErrorKind;
 use hotlab::runtime::handle::Handle;
 use hotlab::runtime::iface::Hook;
@@ -385,4 +385,49 @@ fn a_removed_method_leaves_an_empty_slot() {
     assert_eq!(h.call().unwrap(), 8);
     let obj: &Object = h.get().unwrap();
     assert_eq!(obj.class().reloads(), 2);
+}
+
+#[test]
+fn slot_indices_belong_to_the_class_family_and_never_change_meaning() {
+    use hotlab::runtime::border::{CallPath, Fused, Slot};
+    use hotlab::runtime::iface::HookCall;
+    let rt = Runtime::new();
+    let base = rt.define(class("Base", vec![], vec![hook(seven)])).unwrap();
+    let mut def = class("Child", vec![], vec![hook(eight)]);
+    def.methods.push(MethodDef {
+        name: "own".into(),
+        ..hook(seven)
+    });
+    def.parent = Some(base.clone());
+    let child = rt.define(def.clone()).unwrap();
+    let own = child.slot_of("own").unwrap();
+    // The parent gains a method: it takes a new index, not the child's `own`.
+    let mut v2 = class("Base", vec![], vec![hook(seven)]);
+    v2.methods.push(MethodDef {
+        name: "later".into(),
+        ..hook(eight)
+    });
+    rt.reload(&base, v2).unwrap();
+    let later = base.slot_of("later").unwrap();
+    assert_ne!(later, own);
+    // A child object (its class not reloaded) has that slot empty: an error, not `own`'s code.
+    let h = rt.new_object(&child).unwrap();
+    // SAFETY: both slots, where filled, hold `HookCall` methods; the fused path checks the rest.
+    let call =
+        |slot| unsafe { <Fused<Slot> as CallPath<HookCall>>::call(h.get().unwrap(), slot, ()) };
+    assert!(matches!(
+        call(later).unwrap_err().kind,
+        ScriptErrorKind::EmptySlot { .. }
+    ));
+    assert_eq!(call(own).unwrap(), 7);
+    // Reloading the child inherits the new method, at the same index.
+    rt.reload(&child, def.clone()).unwrap();
+    assert_eq!(call(later).unwrap(), 8);
+    assert_eq!(child.slot_of("own"), Some(own));
+    // A reload cannot move the class to another family.
+    def.parent = None;
+    assert!(matches!(
+        rt.reload(&child, def),
+        Err(ReloadError::ParentChanged(_))
+    ));
 }

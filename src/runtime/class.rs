@@ -25,6 +25,10 @@ pub type ClassRef = Arc<Class>;
 #[cfg(not(feature = "thread-safe"))]
 pub type ClassRef = std::rc::Rc<Class>;
 
+/// The method names of a class family by slot index, with their signatures (shared by a root
+/// class and every class derived from it; only ever appended to).
+pub type Family = Arc<std::sync::Mutex<Vec<(Arc<str>, AbiSig)>>>;
+
 /// Slots per class. Fixed so the table never moves (generated code embeds slot addresses) and so
 /// any [`SlotIndex`] below it is in bounds for every class.
 pub const SLOT_CAPACITY: usize = 64;
@@ -221,6 +225,8 @@ pub struct Class {
     pub(crate) iface_slots: [AtomicU32; IfaceMethod::COUNT],
     pub(crate) name: Arc<str>,
     pub(crate) parent: Option<ClassRef>,
+    /// Method name ↔ slot index for the whole class family.
+    pub(crate) family: Family,
 }
 
 impl std::fmt::Debug for Class {
@@ -241,7 +247,11 @@ impl Class {
 
     /// Build a class from its first definition (the runtime calls this; see `Runtime::define`).
     pub(crate) fn from_def(def: &ClassDef) -> Result<Class, DefineError> {
-        let version = build_version(def, None, 1)?;
+        let family = match &def.parent {
+            Some(p) => p.family.clone(),
+            None => Family::default(),
+        };
+        let version = build_version(def, &family, 1)?;
         let slots: [AtomicPtr<c_void>; SLOT_CAPACITY] =
             std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut()));
         fill_slots(&slots, def, &version);
@@ -260,6 +270,7 @@ impl Class {
             iface_slots: [const { AtomicU32::new(u32::MAX) }; IfaceMethod::COUNT],
             name: def.name.clone(),
             parent: def.parent.clone(),
+            family,
         };
         class.find_iface_slots();
         Ok(class)
@@ -456,7 +467,7 @@ impl Class {
 /// index of the same name in `prev` (or the parent's), new names take the next free slot.
 pub(crate) fn build_version(
     def: &ClassDef,
-    prev: Option<&Version>,
+    family: &Family,
     number: u32,
 ) -> Result<Version, DefineError> {
     let mut fields: Vec<Field> = def
@@ -479,49 +490,53 @@ pub(crate) fn build_version(
         }
         fields.push(f.clone());
     }
-    // Slot indices: an inherited method keeps the parent's index (so a virtual call through a
-    // parent-typed handle finds the override); on reload a method keeps its previous index by
-    // name; a new name takes the next index never used. A removed method leaves its slot empty.
+    // Slot indices come from the class family (a root class and every class derived from it):
+    // a method name gets one index the first time any class of the family defines it, and keeps
+    // it, with its signature, for good. So an inherited or overridden method has the parent's
+    // index (a virtual call through a parent-typed handle finds the override), a reload keeps
+    // every index, and an index never comes to mean another method: code holding a stale index
+    // finds the same method or an empty slot, never a method of another signature.
+    let mut names = family.lock().unwrap_or_else(|e| e.into_inner());
     let inherited = def
         .parent
         .as_ref()
         .map(|p| p.version().methods.clone())
         .unwrap_or_default();
-    let previous = prev.map(|p| p.methods.clone()).unwrap_or_default();
-    let mut methods: Vec<Option<(Arc<str>, AbiSig)>> = inherited.clone();
-    methods.resize(inherited.len().max(previous.len()), None);
-    let position = |table: &[Option<(Arc<str>, AbiSig)>], name: &Arc<str>| {
-        table
-            .iter()
-            .position(|n| n.as_ref().is_some_and(|(n, _)| n == name))
-    };
-    for m in &def.methods {
-        if def.methods.iter().filter(|n| n.name == m.name).count() > 1 {
+    let mut fresh = 0;
+    for (n, m) in def.methods.iter().enumerate() {
+        if def.methods[..n].iter().any(|o| o.name == m.name) {
             return Err(DefineError::DuplicateMethod(m.name.to_string()));
         }
-        let index = match (position(&inherited, &m.name), position(&previous, &m.name)) {
-            (Some(i), _) => i,
-            (None, Some(i)) if methods[i].is_none() => i,
-            _ => methods.len(),
-        };
-        if let Some(Some((_, sig))) = methods.get(index).or_else(|| previous.get(index))
-            && *sig != m.sig
-        {
-            return Err(DefineError::SignatureChanged(m.name.to_string()));
+        match names.iter().find(|(name, _)| *name == m.name) {
+            Some((_, sig)) if *sig != m.sig => {
+                return Err(DefineError::SignatureChanged(m.name.to_string()));
+            }
+            Some(_) => {}
+            None => fresh += 1,
         }
-        if let Some(i) = position(&previous, &m.name)
-            && previous[i].as_ref().is_some_and(|(_, sig)| *sig != m.sig)
-        {
-            return Err(DefineError::SignatureChanged(m.name.to_string()));
-        }
-        if index >= SLOT_CAPACITY {
-            return Err(DefineError::TooManyMethods);
-        }
-        if index >= methods.len() {
-            methods.resize(index + 1, None);
-        }
-        methods[index] = Some((m.name.clone(), m.sig.clone()));
     }
+    if names.len() + fresh > SLOT_CAPACITY {
+        return Err(DefineError::TooManyMethods);
+    }
+    for m in &def.methods {
+        if !names.iter().any(|(name, _)| *name == m.name) {
+            names.push((m.name.clone(), m.sig.clone()));
+        }
+    }
+    let mut methods: Vec<Option<(Arc<str>, AbiSig)>> = vec![None; names.len()];
+    for (i, m) in inherited.into_iter().enumerate() {
+        methods[i] = m;
+    }
+    for m in &def.methods {
+        let index = names
+            .iter()
+            .position(|(name, _)| *name == m.name)
+            .unwrap_or(usize::MAX);
+        if let Some(slot) = methods.get_mut(index) {
+            *slot = Some((m.name.clone(), m.sig.clone()));
+        }
+    }
+    drop(names);
     let needs_drop = fields.iter().any(|f| f.ty.cell_kind() != CellKind::Plain);
     Ok(Version {
         number,

@@ -69,6 +69,9 @@ pub enum ReloadError {
         /// The name in the new version.
         found: String,
     },
+    /// The new version names another parent (slot indices belong to the class family).
+    #[error("a reload cannot change the parent of `{0}`")]
+    ParentChanged(String),
     /// A field initializer raised while migrating; nothing changed.
     #[error("a field initializer raised during migration: {0}")]
     Initializer(ScriptError),
@@ -133,12 +136,20 @@ impl Runtime {
         if class.is_unloaded() {
             return Err(ReloadError::Unloaded(class.name().to_string()));
         }
+        let same_parent = match (&def.parent, class.parent()) {
+            (None, None) => true,
+            (Some(a), Some(b)) => ClassRef::ptr_eq(a, b),
+            _ => false,
+        };
+        if !same_parent {
+            return Err(ReloadError::ParentChanged(class.name().to_string()));
+        }
         let q = self.quiesce()?;
         let waited = t0.elapsed();
         let old_ptr = class.version_ptr();
         // SAFETY: versions live as long as their class.
         let old = unsafe { &*old_ptr };
-        let version = build_version(&def, Some(old), old.number + 1)?;
+        let version = build_version(&def, &class.family, old.number + 1)?;
         let (plan, mut report) = plan_migration(old, &version);
         report.class = class.name().to_string();
         report.version = version.number;
