@@ -431,3 +431,34 @@ fn slot_indices_belong_to_the_class_family_and_never_change_meaning() {
         Err(ReloadError::ParentChanged(_))
     ));
 }
+
+#[test]
+fn a_handle_field_takes_its_class_or_a_descendant_only() {
+    let rt = Runtime::new();
+    let c = counter(&rt);
+    let mut def = class("Faster", vec![], vec![hook(seven)]);
+    def.parent = Some(c.clone());
+    let faster = rt.define(def).unwrap();
+    let other = rt.define(class("Other", vec![], vec![])).unwrap();
+    let a = rt.new_object(&c).unwrap();
+    let obj = a.get().unwrap();
+    obj.set_handle_field("next", rt.new_object(&faster).unwrap())
+        .unwrap();
+    let err = obj
+        .set_handle_field("next", rt.new_object(&other).unwrap())
+        .unwrap_err();
+    assert_eq!(
+        err.kind,
+        ScriptErrorKind::HandleClass {
+            field: "next".into(),
+            expected: "Counter".into(),
+            found: "Other".into()
+        }
+    );
+    obj.set_handle_field("next", Handle::null()).unwrap();
+    drop(a);
+    assert_eq!(
+        (c.shell_count(), faster.shell_count(), other.shell_count()),
+        (0, 0, 0)
+    );
+}

@@ -80,6 +80,16 @@ pub enum ScriptErrorKind {
         /// The field.
         field: String,
     },
+    /// Host code stored a handle to an object of the wrong class in a handle field.
+    #[error("field `{field}` holds `{expected}`, not `{found}`")]
+    HandleClass {
+        /// The field.
+        field: String,
+        /// The class the field's type names.
+        expected: String,
+        /// The class of the object offered.
+        found: String,
+    },
     /// `new` of a class that was unloaded.
     #[error("class `{0}` is unloaded")]
     ClassUnloaded(String),

@@ -6,7 +6,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
 use crate::runtime::border::{class_enter, fused_enter};
-use crate::runtime::class::{CellKind, Class, ClassDef, ClassRef, DETACHED_KEY, DefineError};
+use crate::runtime::class::{
+    CellKind, Class, ClassDef, ClassRef, DETACHED_KEY, DefineError, FieldType,
+};
 use crate::runtime::depth::current_thread_in_call;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
@@ -222,20 +224,36 @@ impl Object {
 
     /// Store a handle in a handle field, releasing the one it held.
     pub fn set_handle_field(&self, name: &str, value: Handle) -> Result<(), ScriptError> {
-        let nullable = |v: &crate::runtime::class::Version, i: usize| {
-            matches!(
-                v.fields[i].ty,
-                crate::runtime::class::FieldType::Handle { nullable: true, .. }
-            )
-        };
         let old = fused_enter(self, || {
             let i = self.field_index(name, CellKind::Handle)?;
             let version = self.state_version().ok_or_else(object::detached_error)?;
-            if value.is_null() && !nullable(version, i) {
-                return Err(ScriptError::new(
-                    ScriptErrorKind::NullHandle,
-                    Default::default(),
-                ));
+            let (class, nullable) = match &version.fields[i].ty {
+                FieldType::Handle { class, nullable } => (class, *nullable),
+                _ => {
+                    let kind = ScriptErrorKind::WrongFieldKind {
+                        field: name.to_string(),
+                    };
+                    return Err(ScriptError::new(kind, Default::default()));
+                }
+            };
+            match value.get() {
+                Err(_) if value.is_null() && !nullable => {
+                    return Err(ScriptError::new(
+                        ScriptErrorKind::NullHandle,
+                        Default::default(),
+                    ));
+                }
+                Ok(target) if !is_a(target.class(), class) => {
+                    return Err(ScriptError::new(
+                        ScriptErrorKind::HandleClass {
+                            field: name.to_string(),
+                            expected: class.to_string(),
+                            found: target.class().name().to_string(),
+                        },
+                        Default::default(),
+                    ));
+                }
+                _ => {}
             }
             Ok(self.cell(i).swap(value.into_cell(), Ordering::AcqRel))
         })
@@ -244,6 +262,18 @@ impl Object {
         drop(unsafe { Handle::from_cell(old) });
         Ok(())
     }
+}
+
+/// True when `class` or one of its ancestors is named `name`.
+fn is_a(class: &crate::runtime::class::Class, name: &str) -> bool {
+    let mut c = Some(class);
+    while let Some(k) = c {
+        if k.name() == name {
+            return true;
+        }
+        c = k.parent().map(|p| &**p);
+    }
+    false
 }
 
 fn unsafe_clone_cell(cell: u64) -> Handle {

@@ -72,6 +72,7 @@ pub fn class(name: &str, fields: Vec<Field>, methods: Vec<MethodDef>) -> ClassDe
 /// # Safety
 /// `this` is a live, attached shell inside a call, and `i` is inside its layout.
 pub unsafe fn cell(this: *const Object, i: usize) -> *mut u64 {
+    // SAFETY: per the contract, `this` is live and attached, so its state has cell `i`.
     unsafe { (*this).state_ptr().add(i) }
 }
 
