@@ -38,6 +38,67 @@ pub enum ScriptErrorKind {
     /// A host called a script function with the wrong number or types of arguments.
     #[error("bad call: {0}")]
     BadCall(String),
+    /// A call or field access through a `null` handle.
+    #[error("null handle")]
+    NullHandle,
+    /// A handle to an object that was destroyed (explicitly, or by an unload).
+    #[error("stale handle: the object was destroyed")]
+    StaleHandle,
+    /// A call on an object that a reload did not migrate, or that was detached or unloaded.
+    #[error("object detached")]
+    ObjectDetached,
+    /// Too many nested calls through the host border on one thread.
+    #[error("call depth limit {limit} exceeded")]
+    DepthLimit {
+        /// The limit in force.
+        limit: u32,
+    },
+    /// A call through a slot that holds no code (a method a reload removed).
+    #[error("method slot {slot} of `{class}` is empty (removed by a reload?)")]
+    EmptySlot {
+        /// The class called.
+        class: String,
+        /// The slot index.
+        slot: u32,
+    },
+    /// A host-interface call on an object whose class lacks the method.
+    #[error("class `{class}` does not implement `{method}`")]
+    NotImplemented {
+        /// The class.
+        class: String,
+        /// The interface method (`Hook.call`).
+        method: String,
+    },
+    /// Host access to a field the object's class does not have.
+    #[error("class `{class}` has no field `{field}`")]
+    NoSuchField {
+        /// The class.
+        class: String,
+        /// The field asked for.
+        field: String,
+    },
+    /// Host access to a handle field as a scalar, or the reverse.
+    #[error("field `{field}` is not of the kind accessed (scalar vs handle)")]
+    WrongFieldKind {
+        /// The field.
+        field: String,
+    },
+    /// Host code stored a handle to an object of the wrong class in a handle field.
+    #[error("field `{field}` holds `{expected}`, not `{found}`")]
+    HandleClass {
+        /// The field.
+        field: String,
+        /// The class the field's type names.
+        expected: String,
+        /// The class of the object offered.
+        found: String,
+    },
+    /// `new` of a class that was unloaded.
+    #[error("class `{0}` is unloaded")]
+    ClassUnloaded(String),
+    /// A call through the border from a thread whose thread-locals are being torn down.
+    #[error("script call from an exiting thread")]
+    ThreadExiting,
 }
 
 /// A run-time fault with the span of the failing operation.

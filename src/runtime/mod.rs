@@ -1,6 +1,15 @@
 //! The script runtime: host functions, run-time errors, and (later) objects, slots and reload.
 
+pub mod border;
+pub mod class;
+pub mod depth;
 pub mod error;
+pub mod handle;
 pub mod host;
+pub mod iface;
+pub mod object;
+pub mod reload;
+pub mod rt;
+pub mod spin;
 
 pub use error::{ScriptError, ScriptErrorKind, catch_script};

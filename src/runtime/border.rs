@@ -1,0 +1,456 @@
+//! The call path from the host into a script method, one layer at a time.
+//!
+//! Each layer is a zero-sized type generic over the path inside it, and every `call` is
+//! `#[inline(always)]`, so any order and subset monomorphizes into one straight function:
+//! `Depth<TryCatch<Detached<Entry<Slot>>>>` is the seed's ladder read outside in (depth first,
+//! slot last); `Fused<Slot>` is the optimized path; `Bound` alone is the `direct` row.
+//!
+//! | type | layer |
+//! | --- | --- |
+//! | [`Slot`] | read the class's slot table, call the pointer there (terminal) |
+//! | [`Bound`] | call the pointer bound in the shell at creation (terminal, no slot) |
+//! | [`Entry`] | mark the thread in-call, one load of the entry word, branch to a waiting slow path |
+//! | [`Detached`] | compare the object's slot key with the class's |
+//! | [`TryCatch`] | catch a raised `ScriptError` and return it as `Err` |
+//! | [`Depth`] | raise and lower the thread's depth budget; a limit stops runaway recursion |
+//! | [`Fused`] | depth + entry + detached in one test, catch out of line |
+//!
+//! Every layer returns `Result`; a layer that fails returns `Err` at once (it does not unwind).
+//! An error *raised* by the method unwinds through the layers (their guards restore the
+//! per-thread counters) until a `TryCatch`/`Fused` layer turns it into `Err`, or out of the path.
+
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU32, Ordering, compiler_fence};
+
+use crate::runtime::class::{Class, ENTRY_PENDING, SlotIndex};
+use crate::runtime::depth::{ThreadRecord, ensure_registered, with_record};
+use crate::runtime::error::{ScriptError, ScriptErrorKind, catch_script};
+use crate::runtime::iface::Signature;
+use crate::runtime::object::{Object, detached_error};
+
+/// An error on the call path: a boxed [`ScriptError`]. Boxed so that every layer's
+/// `Result<i64, Fault>` is two registers: a `ScriptError` by value is ~70 bytes, and copying such
+/// results between layers went through memory with store-forwarding stalls on the happy path.
+pub type Fault = Box<ScriptError>;
+
+/// A (possibly layered) way to call method `slot` of an object with signature `S`.
+pub trait CallPath<S: Signature> {
+    /// Call through every layer of the path.
+    ///
+    /// # Safety
+    /// The code in `slot` (or the bound pointer) must have signature `S` and use the state block
+    /// of `obj`. A path without [`Detached`] (or [`Fused`]) must only be used on an attached
+    /// object; a path without [`Entry`] (or [`Fused`]) must not race with a reload, unload or
+    /// collect. The full paths ([`Fused`], or all five layers) need only the first sentence.
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault>;
+}
+
+/// Terminal: read the class's slot table and call the code found there.
+pub struct Slot;
+/// Terminal: call the code bound in the shell at creation (no slot read).
+pub struct Bound;
+/// The entry-check layer around `P`.
+pub struct Entry<P>(PhantomData<P>);
+/// The detached-check layer around `P`.
+pub struct Detached<P>(PhantomData<P>);
+/// The try/catch layer around `P`.
+pub struct TryCatch<P>(PhantomData<P>);
+/// The call-depth layer around `P`.
+pub struct Depth<P>(PhantomData<P>);
+/// The fused path around `P`.
+pub struct Fused<P>(PhantomData<P>);
+
+impl<S: Signature> CallPath<S> for Slot {
+    #[inline(always)]
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { call_slot::<S>(obj, slot, args) }
+    }
+}
+
+/// The `Slot` terminal as a function (the host interfaces use it inside [`fused_enter`]).
+///
+/// # Safety
+/// As [`CallPath::call`] for `Fused<Slot>`.
+#[inline(always)]
+pub unsafe fn call_slot<S: Signature>(
+    obj: &Object,
+    slot: SlotIndex,
+    args: S::Args,
+) -> Result<S::Ret, Fault> {
+    let class = obj.class();
+    let code = class.slot(slot);
+    if code.is_null() {
+        return Err(empty_slot(class, slot));
+    }
+    // SAFETY: non-null, and of signature `S` by the caller's contract.
+    Ok(unsafe { S::invoke(code, class.vmctx(), obj, args) })
+}
+
+impl<S: Signature> CallPath<S> for Bound {
+    #[inline(always)]
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
+        let code = match obj.bound.get(slot.get()) {
+            Some(b) => b.load(Ordering::Relaxed),
+            None => std::ptr::null_mut(),
+        };
+        if code.is_null() {
+            return Err(empty_slot(obj.class(), slot));
+        }
+        let vmctx = obj.bound_vmctx.load(Ordering::Relaxed);
+        // SAFETY: non-null, and of signature `S` by the caller's contract.
+        Ok(unsafe { S::invoke(code, vmctx, obj, args) })
+    }
+}
+
+/// Stores a counter's value back when a call leaves, normally or by unwinding.
+struct Restore<'a>(&'a AtomicU32, u32);
+
+impl Drop for Restore<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // Release: the reloader's acquire load of the marker then sees the call's writes.
+        self.0.store(self.1, Ordering::Release);
+    }
+}
+
+/// What a slow path decided.
+enum Next {
+    /// Try the fast path again (the thread registered, or a reload finished).
+    Retry,
+    /// Go in without the check (a nested call while a reload waits for this very thread).
+    Proceed,
+}
+
+impl<S: Signature, P: CallPath<S>> CallPath<S> for Entry<P> {
+    #[inline(always)]
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
+        with_record(|rec| {
+            loop {
+                let e = rec.entered.load(Ordering::Relaxed);
+                if e != 0 {
+                    rec.entered.store(e + 1, Ordering::Relaxed);
+                    // The marker store must stay before the entry-word load; the reloader's
+                    // membarrier supplies the CPU side of the fence.
+                    compiler_fence(Ordering::SeqCst);
+                    if obj.class().entry_word() & ENTRY_PENDING == 0 {
+                        let _restore = Restore(&rec.entered, e);
+                        // SAFETY: forwarded from this function's contract.
+                        return unsafe { P::call(obj, slot, args) };
+                    }
+                    rec.entered.store(e, Ordering::Release);
+                }
+                if let Next::Proceed = entry_slow(rec, obj.class(), e)? {
+                    rec.entered.store(e + 1, Ordering::Relaxed);
+                    let _restore = Restore(&rec.entered, e);
+                    // SAFETY: forwarded; the reloader waits for this thread's outer call.
+                    return unsafe { P::call(obj, slot, args) };
+                }
+            }
+        })
+    }
+}
+
+impl<S: Signature, P: CallPath<S>> CallPath<S> for Detached<P> {
+    #[inline(always)]
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
+        if obj.key() != obj.class().entry_word() & !ENTRY_PENDING {
+            return Err(detached());
+        }
+        // SAFETY: forwarded from this function's contract.
+        unsafe { P::call(obj, slot, args) }
+    }
+}
+
+impl<S: Signature, P: CallPath<S>> CallPath<S> for TryCatch<P> {
+    #[inline(always)]
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
+        // SAFETY: forwarded from this function's contract.
+        catch_cold(|| unsafe { protected::<S, P>(obj, slot, args) })?
+    }
+}
+
+/// The body a `TryCatch` protects, kept out of line on purpose: with the inner layers inlined
+/// into it, std's `catch_unwind` shim (`do_call`) grew too big for LLVM to inline and every call
+/// paid for it passing its closure and result through memory. Out of line, the shim inlines
+/// and this is one direct call with arguments and result in registers.
+#[inline(never)]
+unsafe fn protected<S: Signature, P: CallPath<S>>(
+    obj: &Object,
+    slot: SlotIndex,
+    args: S::Args,
+) -> Result<S::Ret, Fault> {
+    // SAFETY: forwarded from `TryCatch::call`'s contract.
+    unsafe { P::call(obj, slot, args) }
+}
+
+impl<S: Signature, P: CallPath<S>> CallPath<S> for Depth<P> {
+    #[inline(always)]
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
+        with_record(|rec| {
+            loop {
+                let room = rec.room.load(Ordering::Relaxed);
+                if room != 0 {
+                    rec.room.store(room - 1, Ordering::Relaxed);
+                    let _restore = Restore(&rec.room, room);
+                    // SAFETY: forwarded from this function's contract.
+                    return unsafe { P::call(obj, slot, args) };
+                }
+                depth_slow(rec)?;
+            }
+        })
+    }
+}
+
+impl<S: Signature, P: CallPath<S>> CallPath<S> for Fused<P> {
+    #[inline(always)]
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
+        // SAFETY: forwarded from this function's contract.
+        fused_enter(obj, || unsafe { P::call(obj, slot, args) })?
+    }
+}
+
+/// The fused border around `f`: one budget test (depth limit, or a thread not registered yet),
+/// one compare of the object's key with the class's entry word (a pending reload *or* a detached
+/// object), `f` under a catch whose handling is out of line. Host field access uses it too.
+#[inline(always)]
+pub fn fused_enter<R>(obj: &Object, f: impl FnOnce() -> R) -> Result<R, Fault> {
+    with_record(|rec| {
+        loop {
+            let room = rec.room.load(Ordering::Relaxed);
+            if room != 0 {
+                rec.room.store(room - 1, Ordering::Relaxed);
+                compiler_fence(Ordering::SeqCst);
+                if obj.key() == obj.class().entry_word() {
+                    let _restore = Restore(&rec.room, room);
+                    return catch_cold(f);
+                }
+                rec.room.store(room, Ordering::Release);
+            }
+            if let Next::Proceed = fused_slow(rec, obj, room)? {
+                rec.room.store(room - 1, Ordering::Relaxed);
+                let _restore = Restore(&rec.room, room);
+                return catch_cold(f);
+            }
+        }
+    })
+}
+
+/// Run `f` marked as inside a call of `class`, after waiting out a pending reload: what `new`
+/// does so that it never runs (with its initializers) while a reload migrates. A panic in `f`
+/// becomes `Err`.
+#[inline(always)]
+pub fn class_enter<R>(class: &Class, f: impl FnOnce() -> R) -> Result<R, Fault> {
+    with_record(|rec| {
+        loop {
+            let room = rec.room.load(Ordering::Relaxed);
+            if room != 0 {
+                rec.room.store(room - 1, Ordering::Relaxed);
+                compiler_fence(Ordering::SeqCst);
+                if class.entry_word() & ENTRY_PENDING == 0 {
+                    let _restore = Restore(&rec.room, room);
+                    return catch_cold(f);
+                }
+                rec.room.store(room, Ordering::Release);
+            } else {
+                depth_slow(rec)?;
+                continue;
+            }
+            if nested(rec) {
+                rec.room.store(room - 1, Ordering::Relaxed);
+                let _restore = Restore(&rec.room, room);
+                return catch_cold(f);
+            }
+            wait_while_pending(class);
+        }
+    })
+}
+
+/// Run `f`; a panic becomes `Err` (a `ScriptError` as itself, anything else as `HostPanic`).
+/// The happy path is a plain call: the landing pad and the conversion are out of line.
+#[inline(always)]
+pub fn catch_cold<R>(f: impl FnOnce() -> R) -> Result<R, Fault> {
+    match panic::catch_unwind(AssertUnwindSafe(f)) {
+        Ok(r) => Ok(r),
+        Err(payload) => Err(caught(payload)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn caught(payload: Box<dyn std::any::Any + Send>) -> Fault {
+    // Reuse the border's own conversion, so every border reports panics alike.
+    let run = catch_script(Default::default(), || -> () {
+        panic::resume_unwind(payload)
+    });
+    Box::new(match run {
+        Err(e) => e,
+        Ok(()) => ScriptError::new(
+            ScriptErrorKind::HostPanic("lost panic".into()),
+            Default::default(),
+        ),
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn detached() -> Fault {
+    Box::new(detached_error())
+}
+
+#[cold]
+#[inline(never)]
+fn empty_slot(class: &Class, slot: SlotIndex) -> Fault {
+    Box::new(ScriptError::new(
+        ScriptErrorKind::EmptySlot {
+            class: class.name().to_string(),
+            slot: slot.get() as u32,
+        },
+        Default::default(),
+    ))
+}
+
+#[cold]
+#[inline(never)]
+fn depth_slow(rec: &ThreadRecord) -> Result<(), Fault> {
+    let limit = rec.limit.load(Ordering::Relaxed);
+    if limit == 0 {
+        return register();
+    }
+    Err(Box::new(ScriptError::new(
+        ScriptErrorKind::DepthLimit { limit },
+        Default::default(),
+    )))
+}
+
+fn register() -> Result<(), Fault> {
+    if ensure_registered() {
+        Ok(())
+    } else {
+        Err(Box::new(ScriptError::new(
+            ScriptErrorKind::ThreadExiting,
+            Default::default(),
+        )))
+    }
+}
+
+/// True when this thread is inside an outer call (through any marking layer) besides the one
+/// being entered, whose marker was restored before calling here.
+fn nested(rec: &ThreadRecord) -> bool {
+    rec.entered.load(Ordering::Relaxed) > 1
+        || rec.room.load(Ordering::Relaxed) < rec.limit.load(Ordering::Relaxed)
+}
+
+/// Spin, then yield, then sleep, until the class's pending bit clears.
+fn wait_while_pending(class: &Class) {
+    let mut spins = 0u32;
+    while class.entry_word() & ENTRY_PENDING != 0 {
+        spins += 1;
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else if spins < 256 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn entry_slow(rec: &ThreadRecord, class: &Class, entered: u32) -> Result<Next, Fault> {
+    if entered == 0 {
+        register()?;
+        return Ok(Next::Retry);
+    }
+    // A reload is pending. If this thread is already inside a call, the reloader is waiting for
+    // it and cannot have started migrating: go in (waiting here would deadlock).
+    if nested(rec) {
+        return Ok(Next::Proceed);
+    }
+    wait_while_pending(class);
+    Ok(Next::Retry)
+}
+
+#[cold]
+#[inline(never)]
+fn fused_slow(rec: &ThreadRecord, obj: &Object, room: u32) -> Result<Next, Fault> {
+    if room == 0 {
+        depth_slow(rec)?;
+        return Ok(Next::Retry);
+    }
+    let class = obj.class();
+    let entry = class.entry_word();
+    if entry & ENTRY_PENDING == 0 {
+        return Err(detached());
+    }
+    // Pending. Nested: the reloader waits for this thread and has not touched any object, so
+    // the key is current unless the object is really detached. Not nested: objects may be
+    // mid-migration (keys in flux): wait, then test again.
+    if nested(rec) {
+        if obj.key() == entry & !ENTRY_PENDING {
+            return Ok(Next::Proceed);
+        }
+        return Err(detached());
+    }
+    wait_while_pending(class);
+    Ok(Next::Retry)
+}
+
+#[cfg(all(test, feature = "thread-safe"))]
+mod tests {
+    use super::*;
+    use crate::runtime::class::{ClassDef, MethodDef};
+    use crate::runtime::iface::HookCall;
+    use crate::runtime::rt::Runtime;
+    use std::ffi::c_void;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::mpsc;
+
+    static RAN: AtomicBool = AtomicBool::new(false);
+
+    extern "C-unwind" fn mark(_: *mut c_void, _: *const Object) -> i64 {
+        RAN.store(true, Ordering::SeqCst);
+        1
+    }
+
+    #[test]
+    fn the_entry_check_waits_while_the_entry_word_is_raised() {
+        let rt = Runtime::new();
+        let def = ClassDef {
+            name: "C".into(),
+            parent: None,
+            fields: vec![],
+            methods: vec![MethodDef {
+                name: "call".into(),
+                sig: HookCall::sig(),
+                code: mark as *const c_void,
+            }],
+            vmctx: std::ptr::null_mut(),
+        };
+        let class = rt.define(def).unwrap();
+        let h = rt.new_object(&class).unwrap();
+        class.entry.fetch_or(ENTRY_PENDING, Ordering::SeqCst);
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                let slot = SlotIndex::new(0).unwrap();
+                // SAFETY: slot 0 is `mark`, of signature `HookCall`; the object is attached.
+                let r = unsafe {
+                    <Entry<Slot> as CallPath<HookCall>>::call(h.get().unwrap(), slot, ())
+                };
+                tx.send(r).unwrap();
+            });
+            // While the word is raised the caller waits: nothing arrives, the method has not run.
+            assert!(
+                rx.recv_timeout(std::time::Duration::from_millis(100))
+                    .is_err()
+            );
+            assert!(!RAN.load(Ordering::SeqCst));
+            class.entry.fetch_and(!ENTRY_PENDING, Ordering::SeqCst);
+            assert_eq!(rx.recv().unwrap().unwrap(), 1);
+        });
+        assert!(RAN.load(Ordering::SeqCst));
+    }
+}

@@ -1,0 +1,229 @@
+//! Handles: a reference to a script object that names the generation it was made for.
+//!
+//! A handle is one 8-byte cell, the same bits in a Rust [`Handle`] and in a field of type `C` or
+//! `C?`: the low 48 bits are the shell's address, the high 16 bits the low 16 bits of the shell's
+//! generation; `0` is `null`. Every non-null cell owns one reference, which keeps the *shell*
+//! allocated (so checking a stale handle never reads freed memory). Destroying an object bumps
+//! its generation: every handle made before then is stale from that moment, whichever thread
+//! holds it. A shell's generation changes at most once, so 16 bits never wrap.
+//!
+//! User-space addresses on x86_64 and aarch64 Linux are below 2^47 unless a program asks mmap
+//! for more, so the packing is checked once per object at creation.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+
+use crate::runtime::border::{Fault, call_slot, fused_enter};
+use crate::runtime::class::IfaceMethod;
+use crate::runtime::error::{ScriptError, ScriptErrorKind};
+use crate::runtime::iface::{Bench, BenchRun, Hook, HookCall};
+use crate::runtime::object::{self, Object};
+
+const ADDR_BITS: u32 = 48;
+const ADDR_MASK: u64 = (1 << ADDR_BITS) - 1;
+
+/// An owned handle (one reference) to a script object, or `null`.
+#[cfg_attr(
+    not(feature = "thread-safe"),
+    doc = "Without `thread-safe` it cannot cross threads:\n```compile_fail\nfn send<T: Send>() {}\nsend::<hotlab::runtime::handle::Handle>();\n```"
+)]
+#[cfg_attr(
+    not(feature = "thread-safe"),
+    doc = "```compile_fail\nfn sync<T: Sync>() {}\nsync::<hotlab::runtime::rt::Runtime>();\n```"
+)]
+#[repr(transparent)]
+#[derive(PartialEq, Eq)]
+pub struct Handle(u64, ThreadMarker);
+
+/// With `thread-safe`, handles are `Send + Sync` (atomic counts, `Sync` shells). Without it the
+/// counts are plain `Cell`s, so a handle must not leave its thread: a raw-pointer marker makes
+/// it neither `Send` nor `Sync` (a bare `u64` would be both).
+#[cfg(feature = "thread-safe")]
+type ThreadMarker = PhantomData<()>;
+#[cfg(not(feature = "thread-safe"))]
+type ThreadMarker = PhantomData<*const ()>;
+
+impl std::fmt::Debug for Handle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.is_null() {
+            return f.write_str("Handle(null)");
+        }
+        write!(
+            f,
+            "Handle({:#x} gen {})",
+            self.0 & ADDR_MASK,
+            self.0 >> ADDR_BITS
+        )
+    }
+}
+
+impl Handle {
+    /// The `null` handle.
+    pub const fn null() -> Handle {
+        Handle(0, PhantomData)
+    }
+
+    /// Wrap a freshly made shell (its count already holds this reference).
+    pub(crate) fn from_object(obj: *const Object) -> Handle {
+        let addr = obj as u64;
+        assert!(
+            addr & !ADDR_MASK == 0,
+            "shell address above 2^48 cannot be packed in a handle"
+        );
+        // SAFETY: the shell was just made and is not shared yet.
+        let tag = u64::from(unsafe { &*obj }.generation() & 0xffff);
+        Handle(addr | (tag << ADDR_BITS), PhantomData)
+    }
+
+    /// Take ownership of a cell's reference (a value returned by generated code or moved out of
+    /// a field).
+    ///
+    /// # Safety
+    /// `cell` must be 0 or a handle cell that owns a reference nobody else will release.
+    pub unsafe fn from_cell(cell: u64) -> Handle {
+        Handle(cell, PhantomData)
+    }
+
+    /// Give up the reference as a raw cell (to store in a field or return to generated code).
+    pub fn into_cell(self) -> u64 {
+        let cell = self.0;
+        std::mem::forget(self);
+        cell
+    }
+
+    /// The raw cell, without giving up the reference.
+    pub fn cell(&self) -> u64 {
+        self.0
+    }
+
+    /// True for `null`.
+    pub fn is_null(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// The shell a non-null cell refers to (without any check).
+    #[inline(always)]
+    pub(crate) fn cell_object(cell: u64) -> Option<*const Object> {
+        (cell != 0).then_some((cell & ADDR_MASK) as *const Object)
+    }
+
+    /// The object, if the handle is non-null and of the object's current generation.
+    #[inline(always)]
+    pub fn get(&self) -> Result<&Object, ScriptError> {
+        let Some(obj) = Handle::cell_object(self.0) else {
+            return Err(handle_error(ScriptErrorKind::NullHandle));
+        };
+        // SAFETY: a non-null handle owns a reference: the shell is allocated while `self` lives.
+        let obj = unsafe { &*obj };
+        if u64::from(obj.generation() & 0xffff) != self.0 >> ADDR_BITS {
+            return Err(handle_error(ScriptErrorKind::StaleHandle));
+        }
+        Ok(obj)
+    }
+
+    /// True when the handle is non-null and not stale.
+    pub fn is_valid(&self) -> bool {
+        self.get().is_ok()
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn handle_error(kind: ScriptErrorKind) -> ScriptError {
+    ScriptError::new(kind, Default::default())
+}
+
+impl Clone for Handle {
+    /// Another reference to the same shell, for the same generation (a stale handle clones
+    /// stale).
+    fn clone(&self) -> Handle {
+        if let Some(obj) = Handle::cell_object(self.0) {
+            // SAFETY: `self` owns a reference, so the shell is allocated.
+            unsafe { &*obj }.retain();
+        }
+        Handle(self.0, PhantomData)
+    }
+}
+
+impl Drop for Handle {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(obj) = Handle::cell_object(self.0) {
+            object::release(obj);
+        }
+    }
+}
+
+impl Hook for Handle {
+    /// `Hook.call` through the generation check and the fused call path.
+    #[inline]
+    fn call(&self) -> Result<i64, ScriptError> {
+        self.get()?.call()
+    }
+}
+
+impl Bench for Handle {
+    /// `Bench.run` through the generation check and the fused call path.
+    #[inline]
+    fn run(&self, n: i64) -> Result<i64, ScriptError> {
+        self.get()?.run(n)
+    }
+}
+
+impl Hook for Object {
+    /// `Hook.call` through the fused path: the method named `call` of the object's class.
+    #[inline]
+    fn call(&self) -> Result<i64, ScriptError> {
+        let slot = self.class().iface_slot(IfaceMethod::HookCall)?;
+        // SAFETY: the interface slot was checked to have `HookCall`'s signature, and the fused
+        // border checks attachment and keeps reloads out.
+        unbox(fused_enter(self, || unsafe {
+            call_slot::<HookCall>(self, slot, ())
+        }))
+    }
+}
+
+impl Bench for Object {
+    /// `Bench.run` through the fused path: the method named `run` of the object's class.
+    #[inline]
+    fn run(&self, n: i64) -> Result<i64, ScriptError> {
+        let slot = self.class().iface_slot(IfaceMethod::BenchRun)?;
+        // SAFETY: as in `Hook::call`, for `BenchRun`.
+        unbox(fused_enter(self, || unsafe {
+            call_slot::<BenchRun>(self, slot, (n,))
+        }))
+    }
+}
+
+/// The host interfaces' `Result`: the call path's boxed error, unboxed once at the very end.
+#[inline(always)]
+fn unbox<R>(r: Result<Result<R, Fault>, Fault>) -> Result<R, ScriptError> {
+    match r {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) | Err(e) => Err(*e),
+    }
+}
+
+/// For generated code: take another reference (`let b = a`). Returns the same cell.
+pub extern "C-unwind" fn hot_handle_retain(cell: u64) -> u64 {
+    if let Some(obj) = Handle::cell_object(cell) {
+        // SAFETY: generated code passes cells it holds a reference through.
+        unsafe { &*obj }.retain();
+    }
+    cell
+}
+
+/// For generated code: release a reference (a handle local going out of scope).
+pub extern "C-unwind" fn hot_handle_release(cell: u64) {
+    // SAFETY: generated code gives up a reference it owns.
+    drop(unsafe { Handle::from_cell(cell) });
+}
+
+/// For generated code: the shell of a handle, or a raised `ScriptError` (null or stale).
+pub extern "C-unwind" fn hot_handle_check(cell: u64) -> *const c_void {
+    let h = std::mem::ManuallyDrop::new(Handle(cell, PhantomData));
+    match h.get() {
+        Ok(obj) => obj as *const Object as *const c_void,
+        Err(e) => e.raise(),
+    }
+}

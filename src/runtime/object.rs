@@ -1,0 +1,438 @@
+//! Script objects: the shell the host holds and calls, and the state block a reload replaces.
+//!
+//! A shell is one 64-byte allocation (`#[repr(C)]`, offsets below) that lives while any handle
+//! refers to it. Its state block is a second allocation: one header word (the [`Version`] it was
+//! built with, so it can always be dropped correctly) followed by one 8-byte cell per field;
+//! [`Object::STATE`] points at the first cell. Releasing the last reference drops the state
+//! (releasing the handles in its fields, iteratively: a long chain cannot overflow the stack),
+//! takes the shell off its class's live list and frees it.
+
+use std::alloc::{self, Layout};
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+
+use crate::runtime::border::{Fault, catch_cold};
+use crate::runtime::class::{CellKind, Class, DETACHED_KEY, Init, Version};
+use crate::runtime::error::{ScriptError, ScriptErrorKind};
+use crate::runtime::handle::Handle;
+
+/// Slots whose code a shell binds at creation (the `Bound` terminal of the call path calls these
+/// without reading the class's table). Host-interface methods take the first slots.
+pub const BOUND_SLOTS: usize = 2;
+
+/// Not on the live list (destroyed, detached, unloaded, or being freed).
+pub(crate) const NOT_LISTED: u32 = u32::MAX;
+
+/// A reference count: atomic with `thread-safe`, a plain `Cell` (and so `!Sync`) without.
+#[cfg(feature = "thread-safe")]
+pub(crate) type RefCount = std::sync::atomic::AtomicUsize;
+/// A reference count: atomic with `thread-safe`, a plain `Cell` (and so `!Sync`) without.
+#[cfg(not(feature = "thread-safe"))]
+pub(crate) type RefCount = std::cell::Cell<usize>;
+
+/// The shell of a script object.
+#[repr(C)]
+pub struct Object {
+    /// The slot key: equal to the class's entry word while attached and no reload is pending;
+    /// [`DETACHED_KEY`] once detached, destroyed or unloaded.
+    pub(crate) key: AtomicU64,
+    /// The first cell of the state block (null after an unload or a collect of a destroyed
+    /// object).
+    pub(crate) state: AtomicPtr<u64>,
+    /// The class (kept alive by its runtime while any shell exists: see `Runtime`'s drop).
+    pub(crate) class: *const Class,
+    /// The class's `vmctx`, bound at creation (for the `Bound` path, which reads no class data).
+    pub(crate) bound_vmctx: AtomicPtr<c_void>,
+    /// The code of slots `0..BOUND_SLOTS`, bound at creation and rebound by reload.
+    pub(crate) bound: [AtomicPtr<c_void>; BOUND_SLOTS],
+    /// Strong references (handles, including handle cells in fields).
+    pub(crate) refs: RefCount,
+    /// The life counter: a handle is made for one generation; destroy bumps it.
+    pub(crate) generation: AtomicU32,
+    /// Index in the class's live list, or [`NOT_LISTED`]. Written under the class lock.
+    pub(crate) live_index: AtomicU32,
+}
+
+#[cfg(feature = "thread-safe")]
+// SAFETY: every field is atomic or immutable after creation (`class`); the state block is reached
+// only through the call path, whose entry protocol keeps a reload from replacing it under a call.
+unsafe impl Sync for Object {}
+#[cfg(feature = "thread-safe")]
+// SAFETY: as above.
+unsafe impl Send for Object {}
+
+/// A class's live objects and its shell count, under the class lock.
+#[derive(Default)]
+pub struct LiveList {
+    pub(crate) objects: Vec<*const Object>,
+    pub(crate) shells: usize,
+}
+
+// SAFETY: the pointers are shells that stay allocated while listed (freeing unlists first, under
+// the lock), and they are only dereferenced by the runtime under the rules above.
+unsafe impl Send for LiveList {}
+
+impl LiveList {
+    pub(crate) fn insert(&mut self, obj: &Object) {
+        obj.live_index
+            .store(self.objects.len() as u32, Ordering::Relaxed);
+        self.objects.push(obj);
+    }
+
+    /// Take `obj` off the list if it is on it (swap-remove: O(1)). Returns whether it was.
+    pub(crate) fn remove(&mut self, obj: &Object) -> bool {
+        let i = obj.live_index.swap(NOT_LISTED, Ordering::Relaxed);
+        if i == NOT_LISTED {
+            return false;
+        }
+        self.objects.swap_remove(i as usize);
+        if let Some(&moved) = self.objects.get(i as usize) {
+            // SAFETY: listed pointers are live shells (see the `Send` impl).
+            unsafe { &*moved }.live_index.store(i, Ordering::Relaxed);
+        }
+        true
+    }
+}
+
+impl Object {
+    /// Offset of the slot key.
+    pub const KEY: usize = std::mem::offset_of!(Object, key);
+    /// Offset of the state pointer (generated code: `state = load.i64 [this+STATE]`, then field
+    /// `i` at `[state + 8*i]`).
+    pub const STATE: usize = std::mem::offset_of!(Object, state);
+    /// Offset of the class pointer.
+    pub const CLASS: usize = std::mem::offset_of!(Object, class);
+    /// Offset of the bound `vmctx`.
+    pub const BOUND_VMCTX: usize = std::mem::offset_of!(Object, bound_vmctx);
+    /// Offset of the bound code pointers.
+    pub const BOUND: usize = std::mem::offset_of!(Object, bound);
+    /// Offset of the generation.
+    pub const GEN: usize = std::mem::offset_of!(Object, generation);
+
+    /// The object's class.
+    #[inline(always)]
+    pub fn class(&self) -> &Class {
+        // SAFETY: a shell's class outlives it (the runtime leaks a class that still has shells
+        // rather than free it).
+        unsafe { &*self.class }
+    }
+
+    /// The slot key now.
+    #[inline(always)]
+    pub fn key(&self) -> u64 {
+        self.key.load(Ordering::Relaxed)
+    }
+
+    /// True while attached (not detached, destroyed or unloaded).
+    pub fn is_attached(&self) -> bool {
+        self.key() != DETACHED_KEY
+    }
+
+    /// The state block's cells (null after an unload or collect).
+    #[inline(always)]
+    pub fn state_ptr(&self) -> *mut u64 {
+        self.state.load(Ordering::Acquire)
+    }
+
+    /// The version the state block was built with.
+    pub fn state_version(&self) -> Option<&Version> {
+        let state = self.state_ptr();
+        // SAFETY: a non-null state has its header word one cell before the first cell, holding
+        // a version the class keeps for its whole life.
+        (!state.is_null()).then(|| unsafe { &*(*state.sub(1) as *const Version) })
+    }
+
+    /// The generation handles to this object carry.
+    #[inline(always)]
+    pub fn generation(&self) -> u32 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    #[cfg(feature = "thread-safe")]
+    #[inline(always)]
+    pub(crate) fn retain(&self) {
+        self.refs.fetch_add(1, Ordering::Relaxed);
+    }
+    #[cfg(not(feature = "thread-safe"))]
+    #[inline(always)]
+    pub(crate) fn retain(&self) {
+        self.refs.set(self.refs.get() + 1);
+    }
+
+    /// Take a reference unless the count already reached zero (the object is being freed).
+    #[cfg(feature = "thread-safe")]
+    pub(crate) fn try_retain(&self) -> bool {
+        let mut n = self.refs.load(Ordering::Relaxed);
+        while n != 0 {
+            match self
+                .refs
+                .compare_exchange_weak(n, n + 1, Ordering::Acquire, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(m) => n = m,
+            }
+        }
+        false
+    }
+    #[cfg(not(feature = "thread-safe"))]
+    pub(crate) fn try_retain(&self) -> bool {
+        let n = self.refs.get();
+        if n != 0 {
+            self.refs.set(n + 1);
+        }
+        n != 0
+    }
+
+    /// Drop one reference; true if it was the last.
+    #[cfg(feature = "thread-safe")]
+    #[inline(always)]
+    fn unref(&self) -> bool {
+        if self.refs.fetch_sub(1, Ordering::Release) == 1 {
+            std::sync::atomic::fence(Ordering::Acquire);
+            return true;
+        }
+        false
+    }
+    #[cfg(not(feature = "thread-safe"))]
+    #[inline(always)]
+    fn unref(&self) -> bool {
+        let n = self.refs.get() - 1;
+        self.refs.set(n);
+        n == 0
+    }
+
+    /// Strong references now (handles and handle cells).
+    #[cfg(feature = "thread-safe")]
+    pub fn ref_count(&self) -> usize {
+        self.refs.load(Ordering::Relaxed)
+    }
+    /// Strong references now (handles and handle cells).
+    #[cfg(not(feature = "thread-safe"))]
+    pub fn ref_count(&self) -> usize {
+        self.refs.get()
+    }
+}
+
+/// Make an object of `class`: shell + state block with every initializer run, on the live list.
+/// An initializer that raises leaves nothing behind (the cells made so far are dropped).
+pub(crate) fn new_object(class: &Class) -> Result<Handle, Fault> {
+    loop {
+        let version = class.version_ptr();
+        // SAFETY: the class keeps every version alive.
+        let state = build_state(unsafe { &*version }, class.vmctx(), &[])?;
+        let shell = Box::new(Object {
+            key: AtomicU64::new(DETACHED_KEY),
+            state: AtomicPtr::new(state),
+            class,
+            bound_vmctx: AtomicPtr::new(ptr::null_mut()),
+            bound: [const { AtomicPtr::new(ptr::null_mut()) }; BOUND_SLOTS],
+            refs: RefCount::new(1),
+            generation: AtomicU32::new(1),
+            live_index: AtomicU32::new(NOT_LISTED),
+        });
+        let mut live = class.live.lock();
+        if class.version_ptr() != version {
+            // A reload installed a new layout while the state was built: build again.
+            drop(live);
+            // SAFETY: `state` was built above and never shared.
+            unsafe { drop_state_now(state) };
+            continue;
+        }
+        // Key, slots and version are read under the lock the reloader installs them under, so
+        // they agree with each other.
+        shell
+            .key
+            .store(class.entry.load(Ordering::Relaxed) & !1, Ordering::Relaxed);
+        bind(&shell, class);
+        live.insert(&shell);
+        live.shells += 1;
+        drop(live);
+        return Ok(Handle::from_object(Box::into_raw(shell)));
+    }
+}
+
+/// Copy the class's current `vmctx` and first slots into the shell.
+pub(crate) fn bind(obj: &Object, class: &Class) {
+    obj.bound_vmctx.store(class.vmctx(), Ordering::Relaxed);
+    for (i, b) in obj.bound.iter().enumerate() {
+        b.store(class.slots[i].load(Ordering::Relaxed), Ordering::Relaxed);
+    }
+}
+
+fn cells_layout(n: usize) -> Layout {
+    Layout::array::<u64>(n + 1).expect("a state block of a few cells always fits")
+}
+
+/// Build a state block for `version`. `keep[i]`, if `Some(bits)`, is cell `i` moved from an old
+/// block (no reference change); every other cell runs its initializer.
+pub(crate) fn build_state(
+    version: &Version,
+    vmctx: *mut c_void,
+    keep: &[Option<u64>],
+) -> Result<*mut u64, Fault> {
+    let n = version.fields.len();
+    let layout = cells_layout(n);
+    // SAFETY: the layout has a non-zero size (at least the header word). Not zeroed by the
+    // allocator (calloc is slower): the loop below writes every cell.
+    let block = unsafe { alloc::alloc(layout) } as *mut u64;
+    if block.is_null() {
+        alloc::handle_alloc_error(layout);
+    }
+    // SAFETY: `block` holds n + 1 cells; cell 0 is the header.
+    let cells = unsafe {
+        *block = version as *const Version as u64;
+        block.add(1)
+    };
+    let mut code_inits = false;
+    for (i, f) in version.fields.iter().enumerate() {
+        let bits = match (keep.get(i).copied().flatten(), f.init) {
+            (Some(bits), _) => bits,
+            (None, Init::Bits(bits)) => bits,
+            (None, Init::Code(_)) => {
+                // Zero (a null handle) until the initializer runs: safe to drop on error.
+                code_inits = true;
+                0
+            }
+        };
+        // SAFETY: `i < n`, inside the block.
+        unsafe { *cells.add(i) = bits };
+    }
+    if code_inits {
+        // Generated initializers may raise: run them at a border, and on error drop what was
+        // made (the zero cells of the rest are null handles / plain zeros: safe to drop).
+        let run = catch_cold(|| {
+            for (i, f) in version.fields.iter().enumerate() {
+                if let (None, Init::Code(code)) = (keep.get(i).copied().flatten(), f.init) {
+                    // SAFETY: `i < n`; the initializer's result is the cell's owned value.
+                    unsafe { *cells.add(i) = code(vmctx) };
+                }
+            }
+        });
+        if let Err(e) = run {
+            // Kept cells are still owned by the old block: clear them before dropping this one.
+            for (i, k) in keep.iter().enumerate() {
+                if k.is_some() && i < n {
+                    // SAFETY: `i < n`.
+                    unsafe { *cells.add(i) = 0 };
+                }
+            }
+            // SAFETY: the block was built here and never shared.
+            unsafe { drop_state_now(cells) };
+            return Err(e);
+        }
+    }
+    Ok(cells)
+}
+
+/// Drop a state block: release every handle cell (pushing objects whose last reference went
+/// onto `dying`), then free the block.
+///
+/// # Safety
+/// `cells` must come from [`build_state`] and not be used afterwards.
+pub(crate) unsafe fn drop_state(cells: *mut u64, dying: &mut Vec<*const Object>) {
+    // SAFETY: per the contract, the header one cell before holds the block's version.
+    let version = unsafe { &*(*cells.sub(1) as *const Version) };
+    if version.needs_drop {
+        for (i, f) in version.fields.iter().enumerate() {
+            // SAFETY: `i` is inside the block.
+            let bits = unsafe { *cells.add(i) };
+            drop_cell(f.ty.cell_kind(), bits, dying);
+        }
+    }
+    // SAFETY: allocated in `build_state` with this layout.
+    unsafe { alloc::dealloc(cells.sub(1) as *mut u8, cells_layout(version.fields.len())) };
+}
+
+/// Release what one cell owns.
+pub(crate) fn drop_cell(kind: CellKind, bits: u64, dying: &mut Vec<*const Object>) {
+    match kind {
+        CellKind::Plain => {}
+        CellKind::Handle => {
+            if let Some(obj) = Handle::cell_object(bits) {
+                // SAFETY: a non-null handle cell owns a reference, so the shell is allocated.
+                if unsafe { &*obj }.unref() {
+                    dying.push(obj);
+                }
+            }
+        }
+    }
+}
+
+/// Release one reference to `obj`; on the last, free it and, iteratively, every object whose
+/// last reference was in its fields.
+#[inline]
+pub(crate) fn release(obj: *const Object) {
+    // SAFETY: the caller owns a reference, so the shell is allocated.
+    if unsafe { &*obj }.unref() {
+        free_chain(obj);
+    }
+}
+
+#[inline(never)]
+fn free_chain(first: *const Object) {
+    // No allocation unless a field held the last reference to another object.
+    let mut dying = Vec::new();
+    free_one(first, &mut dying);
+    free_all(dying);
+}
+
+/// Drop a state block now, freeing every object whose last reference was in it.
+///
+/// # Safety
+/// As [`drop_state`].
+pub(crate) unsafe fn drop_state_now(cells: *mut u64) {
+    let mut dying = Vec::new();
+    // SAFETY: per the contract.
+    unsafe { drop_state(cells, &mut dying) };
+    free_all(dying);
+}
+
+/// Free shells whose count reached zero (collected by [`drop_state`]), and, iteratively, the
+/// objects their fields held last.
+pub(crate) fn free_all(mut dying: Vec<*const Object>) {
+    while let Some(obj) = dying.pop() {
+        free_one(obj, &mut dying);
+    }
+}
+
+/// Free one shell whose count reached zero: its state (pushing what that releases last onto
+/// `dying`), its place on the live list, its memory.
+fn free_one(obj: *const Object, dying: &mut Vec<*const Object>) {
+    // SAFETY: its count reached zero: no handle refers to it, and we are its only user.
+    let shell = unsafe { &*obj };
+    let state = shell.state.swap(ptr::null_mut(), Ordering::AcqRel);
+    if !state.is_null() {
+        // SAFETY: the state came from `build_state`; nothing can reach it any more.
+        unsafe { drop_state(state, dying) };
+    }
+    let class = shell.class();
+    let mut live = class.live.lock();
+    live.remove(shell);
+    live.shells -= 1;
+    drop(live);
+    // SAFETY: allocated by `Box` in `new_object`; unlisted and unreferenced.
+    drop(unsafe { Box::from_raw(obj as *mut Object) });
+}
+
+/// The error for a call on an object that is not attached.
+#[cold]
+pub(crate) fn detached_error() -> ScriptError {
+    ScriptError::new(ScriptErrorKind::ObjectDetached, Default::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shell_is_one_cache_line_with_stable_offsets() {
+        assert_eq!(std::mem::size_of::<Object>(), 64);
+        assert_eq!(Object::KEY, 0);
+        assert_eq!(Object::STATE, 8);
+        assert_eq!(Object::CLASS, 16);
+        assert_eq!(Object::BOUND_VMCTX, 24);
+        assert_eq!(Object::BOUND, 32);
+        assert_eq!(Object::GEN, 56);
+    }
+}

@@ -1,0 +1,394 @@
+//! Hot reload, unload and collect: the operations that stop script code.
+//!
+//! Each one *quiesces* first: it raises the pending bit of every class's entry word, runs the
+//! heavy side of the asymmetric fence, and waits until no other thread is inside a call (see
+//! `depth.rs`). Every class, not only the one reloaded: script code of one class reads the state
+//! of objects of another through handles. Then it works with no script code running anywhere,
+//! and lowers the bits. Host threads may still drop handles meanwhile (freeing touches only an
+//! object nobody else can reach) and destroy objects (serialized by the class lock).
+//!
+//! A reload builds every new state block *before* it changes any object, so an initializer that
+//! raises leaves the class exactly as it was.
+
+use std::ffi::c_void;
+use std::sync::MutexGuard;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use crate::runtime::class::{
+    ClassDef, ClassRef, DETACHED_KEY, DefineError, ENTRY_PENDING, Version, build_version,
+};
+use crate::runtime::depth::{
+    current_thread_in_call, ensure_registered, heavy_fence, wait_for_quiescence, with_record,
+};
+use crate::runtime::error::ScriptError;
+use crate::runtime::handle::Handle;
+use crate::runtime::object::{self, NOT_LISTED, Object};
+use crate::runtime::rt::{Runtime, lock};
+
+/// What a reload did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// The class.
+    pub class: String,
+    /// The new version number (1 is the first definition).
+    pub version: u32,
+    /// Live objects migrated.
+    pub migrated: usize,
+    /// Fields kept with their values (same name and type).
+    pub kept: Vec<String>,
+    /// New fields, initialized.
+    pub added: Vec<String>,
+    /// Fields dropped (handles in them released).
+    pub removed: Vec<String>,
+    /// Fields whose type changed: the old value was dropped and the initializer run.
+    pub retyped: Vec<String>,
+    /// Time spent waiting for threads to leave calls.
+    pub waited: Duration,
+    /// Time of the whole reload (not the compile, which happened before).
+    pub total: Duration,
+}
+
+/// Why a reload (or unload, or collect) did nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReloadError {
+    /// Called from inside a script call: it would wait for its own thread.
+    #[error("reload from inside a script call (it would wait for itself)")]
+    InsideCall,
+    /// The new version is not a valid class.
+    #[error(transparent)]
+    Define(#[from] DefineError),
+    /// The class was unloaded.
+    #[error("class `{0}` is unloaded")]
+    Unloaded(String),
+    /// The new version names another class.
+    #[error("the new version is of class `{found}`, not `{expected}`")]
+    WrongClass {
+        /// The class reloaded.
+        expected: String,
+        /// The name in the new version.
+        found: String,
+    },
+    /// The new version names another parent (slot indices belong to the class family).
+    #[error("a reload cannot change the parent of `{0}`")]
+    ParentChanged(String),
+    /// A field initializer raised while migrating; nothing changed.
+    #[error("a field initializer raised during migration: {0}")]
+    Initializer(ScriptError),
+}
+
+/// Script code is stopped while this lives; dropping it lets calls in again.
+struct Quiesced<'a> {
+    classes: Vec<ClassRef>,
+    room: u32,
+    _admin: MutexGuard<'a, ()>,
+}
+
+impl Drop for Quiesced<'_> {
+    fn drop(&mut self) {
+        with_record(|r| r.room.store(self.room, Ordering::Release));
+        for c in &self.classes {
+            c.entry.fetch_and(!ENTRY_PENDING, Ordering::Release);
+        }
+    }
+}
+
+impl Runtime {
+    fn quiesce(&self) -> Result<Quiesced<'_>, ReloadError> {
+        if current_thread_in_call() {
+            return Err(ReloadError::InsideCall);
+        }
+        let admin = lock(&self.admin);
+        ensure_registered();
+        let classes = lock(&self.classes).clone();
+        for c in &classes {
+            c.entry.fetch_or(ENTRY_PENDING, Ordering::SeqCst);
+        }
+        heavy_fence();
+        wait_for_quiescence();
+        // Mark this thread as inside a call while it works: an initializer that makes an object
+        // then goes in as a nested call instead of waiting for this very reload.
+        let room = with_record(|r| {
+            let room = r.room.load(Ordering::Relaxed);
+            r.room.store(room.saturating_sub(1), Ordering::Relaxed);
+            room
+        });
+        Ok(Quiesced {
+            classes,
+            room,
+            _admin: admin,
+        })
+    }
+
+    /// Reload `class` with a new version (layout, initializers, methods; compiled before). Waits
+    /// until no thread is inside a call, migrates every live object (same name and type: kept;
+    /// new: initialized; removed: dropped; retyped: dropped and initialized, and reported), swaps
+    /// the slots, and lets calls in again. Host handles stay valid; the next call runs the new
+    /// code. On error nothing changed.
+    pub fn reload(&self, class: &ClassRef, def: ClassDef) -> Result<ReloadReport, ReloadError> {
+        let t0 = Instant::now();
+        if *def.name != *class.name() {
+            return Err(ReloadError::WrongClass {
+                expected: class.name().to_string(),
+                found: def.name.to_string(),
+            });
+        }
+        if class.is_unloaded() {
+            return Err(ReloadError::Unloaded(class.name().to_string()));
+        }
+        let same_parent = match (&def.parent, class.parent()) {
+            (None, None) => true,
+            (Some(a), Some(b)) => ClassRef::ptr_eq(a, b),
+            _ => false,
+        };
+        if !same_parent {
+            return Err(ReloadError::ParentChanged(class.name().to_string()));
+        }
+        let q = self.quiesce()?;
+        let waited = t0.elapsed();
+        let old_ptr = class.version_ptr();
+        // SAFETY: versions live as long as their class.
+        let old = unsafe { &*old_ptr };
+        let version = build_version(&def, &class.family, old.number + 1)?;
+        let (plan, mut report) = plan_migration(old, &version);
+        report.class = class.name().to_string();
+        report.version = version.number;
+
+        let old_slots: Vec<*mut c_void> = class
+            .slots
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .collect();
+        let old_vmctx = class.vmctx();
+        let old_entry = class.entry.load(Ordering::Relaxed);
+        let new_key = class.next_key.fetch_add(2, Ordering::Relaxed);
+        let snapshot: Vec<*const Object> = {
+            let live = class.live.lock();
+            class.install(version, &def);
+            class
+                .entry
+                .store(new_key | ENTRY_PENDING, Ordering::Release);
+            // SAFETY: listed shells are allocated; a count already at zero is being freed (its
+            // owner drops the state), so it is skipped.
+            live.objects
+                .iter()
+                .copied()
+                .filter(|&o| unsafe { &*o }.try_retain())
+                .collect()
+        };
+        // SAFETY: just installed; kept with the class.
+        let new_version = unsafe { &*class.version_ptr() };
+
+        // Phase A: every new state, nothing changed yet.
+        let mut built = Vec::with_capacity(snapshot.len());
+        let mut keep = Vec::with_capacity(plan.len());
+        for &obj in &snapshot {
+            // SAFETY: retained above.
+            let cells = unsafe { &*obj }.state_ptr();
+            keep.clear();
+            // SAFETY: a listed object has a state built with `old` (the version current since
+            // its creation or last migration), and `plan` indexes `old`'s cells.
+            keep.extend(plan.iter().map(|p| p.map(|j| unsafe { *cells.add(j) })));
+            match object::build_state(new_version, class.vmctx(), &keep) {
+                Ok(state) => built.push(state),
+                Err(e) => {
+                    for state in built {
+                        // SAFETY: built above, never shared; its kept cells still belong to the
+                        // old blocks, so they are cleared first.
+                        unsafe { forget_kept_and_drop(state, &plan) };
+                    }
+                    class.restore(old_ptr, &old_slots, old_vmctx);
+                    class
+                        .entry
+                        .store(old_entry | ENTRY_PENDING, Ordering::Release);
+                    release_all(&snapshot);
+                    drop(q);
+                    return Err(ReloadError::Initializer(*e));
+                }
+            }
+        }
+
+        // Phase B: swap, under the lock that orders it with a concurrent destroy or detach.
+        let mut old_states = Vec::with_capacity(built.len());
+        let mut unused = Vec::new();
+        {
+            let _live = class.live.lock();
+            for (&obj, state) in snapshot.iter().zip(built) {
+                // SAFETY: retained.
+                let obj = unsafe { &*obj };
+                if obj.live_index.load(Ordering::Relaxed) == NOT_LISTED {
+                    unused.push(state);
+                    continue;
+                }
+                old_states.push(obj.state.swap(state, Ordering::AcqRel));
+                obj.key.store(new_key, Ordering::Release);
+                object::bind(obj, class);
+            }
+        }
+        report.migrated = old_states.len();
+        for state in old_states {
+            // SAFETY: swapped out above, no longer reachable; kept cells moved to the new block.
+            unsafe { forget_kept_and_drop_old(state, &plan) };
+        }
+        for state in unused {
+            // SAFETY: built above and never installed.
+            unsafe { forget_kept_and_drop(state, &plan) };
+        }
+        class.reloads.fetch_add(1, Ordering::Relaxed);
+        release_all(&snapshot);
+        self.collect_quiesced();
+        drop(q);
+        report.waited = waited;
+        report.total = t0.elapsed();
+        Ok(report)
+    }
+
+    /// Unload a class: every live object is destroyed (handles to it become stale, its state is
+    /// dropped), the slots are emptied, and `new` of the class fails. Returns how many objects.
+    pub fn unload(&self, class: &ClassRef) -> Result<usize, ReloadError> {
+        let q = self.quiesce()?;
+        let snapshot: Vec<*const Object> = {
+            let mut live = class.live.lock();
+            class.unloaded.store(true, Ordering::Release);
+            let key = class.next_key.fetch_add(2, Ordering::Relaxed);
+            class.entry.store(key | ENTRY_PENDING, Ordering::Release);
+            for s in class.slots.iter() {
+                s.store(std::ptr::null_mut(), Ordering::Release);
+            }
+            let objects = std::mem::take(&mut live.objects);
+            objects
+                .into_iter()
+                .filter(|&o| {
+                    // SAFETY: listed shells are allocated.
+                    let obj = unsafe { &*o };
+                    obj.live_index.store(NOT_LISTED, Ordering::Relaxed);
+                    obj.try_retain()
+                })
+                .collect()
+        };
+        let mut dying = Vec::new();
+        for &o in &snapshot {
+            // SAFETY: retained above.
+            let obj = unsafe { &*o };
+            obj.generation.fetch_add(1, Ordering::AcqRel);
+            obj.key.store(DETACHED_KEY, Ordering::Release);
+            for b in &obj.bound {
+                b.store(std::ptr::null_mut(), Ordering::Release);
+            }
+            let state = obj.state.swap(std::ptr::null_mut(), Ordering::AcqRel);
+            if !state.is_null() {
+                // SAFETY: no call runs (quiesced) and the state is no longer reachable.
+                unsafe { object::drop_state(state, &mut dying) };
+            }
+        }
+        // The last references that went while dropping states: free as a release would.
+        object::free_all(dying);
+        release_all(&snapshot);
+        self.collect_quiesced();
+        drop(q);
+        Ok(snapshot.len())
+    }
+
+    /// Release the state of every destroyed object (and the handles in its fields), at a point
+    /// where no call can be using it. Returns how many objects.
+    pub fn collect(&self) -> Result<usize, ReloadError> {
+        let q = self.quiesce()?;
+        let n = self.collect_quiesced();
+        drop(q);
+        Ok(n)
+    }
+
+    fn collect_quiesced(&self) -> usize {
+        let retired = std::mem::take(&mut *lock(&self.retired));
+        let mut dying = Vec::new();
+        for h in &retired {
+            if let Some(obj) = Handle::cell_object(h.cell()) {
+                // SAFETY: the retired handle holds a reference.
+                let state = unsafe { &*obj }
+                    .state
+                    .swap(std::ptr::null_mut(), Ordering::AcqRel);
+                if !state.is_null() {
+                    // SAFETY: quiesced, and the object is destroyed: nothing reaches the state.
+                    unsafe { object::drop_state(state, &mut dying) };
+                }
+            }
+        }
+        object::free_all(dying);
+        retired.len()
+    }
+}
+
+/// Match the new layout's fields with the old one's: `plan[i]` is the old cell that new cell `i`
+/// keeps.
+fn plan_migration(old: &Version, new: &Version) -> (Vec<Option<usize>>, ReloadReport) {
+    let mut report = ReloadReport {
+        class: String::new(),
+        version: 0,
+        migrated: 0,
+        kept: Vec::new(),
+        added: Vec::new(),
+        removed: Vec::new(),
+        retyped: Vec::new(),
+        waited: Duration::ZERO,
+        total: Duration::ZERO,
+    };
+    let plan = new
+        .fields
+        .iter()
+        .map(|f| match old.field(&f.name) {
+            Some(j) if old.fields[j].ty == f.ty => {
+                report.kept.push(f.name.to_string());
+                Some(j)
+            }
+            Some(_) => {
+                report.retyped.push(f.name.to_string());
+                None
+            }
+            None => {
+                report.added.push(f.name.to_string());
+                None
+            }
+        })
+        .collect();
+    report.removed = old
+        .fields
+        .iter()
+        .filter(|f| new.field(&f.name).is_none())
+        .map(|f| f.name.to_string())
+        .collect();
+    (plan, report)
+}
+
+/// Drop a new block whose kept cells still belong to an old block.
+///
+/// # Safety
+/// `state` comes from `build_state` with `keep` following `plan`, and is not used afterwards.
+unsafe fn forget_kept_and_drop(state: *mut u64, plan: &[Option<usize>]) {
+    for (i, p) in plan.iter().enumerate() {
+        if p.is_some() {
+            // SAFETY: `i` indexes the new block's cells.
+            unsafe { *state.add(i) = 0 };
+        }
+    }
+    // SAFETY: per the contract.
+    unsafe { object::drop_state_now(state) };
+}
+
+/// Drop an old block whose kept cells moved to a new block.
+///
+/// # Safety
+/// `state` was an object's state with the layout `plan` refers to, and is unreachable now.
+unsafe fn forget_kept_and_drop_old(state: *mut u64, plan: &[Option<usize>]) {
+    for j in plan.iter().flatten() {
+        // SAFETY: `j` indexes the old block's cells.
+        unsafe { *state.add(*j) = 0 };
+    }
+    // SAFETY: per the contract.
+    unsafe { object::drop_state_now(state) };
+}
+
+fn release_all(objects: &[*const Object]) {
+    for &o in objects {
+        object::release(o);
+    }
+}

@@ -1,0 +1,240 @@
+//! The call-path layers: each one's meaning alone, and every order of them giving one answer.
+
+mod runtime_support;
+
+use std::ffi::c_void;
+use std::panic::{self, AssertUnwindSafe};
+
+use hotlab::lang::span::Span;
+use hotlab::runtime::border::{Bound, CallPath, Depth, Detached, Entry, Fused, Slot, TryCatch};
+use hotlab::runtime::class::SlotIndex;
+use hotlab::runtime::depth::{set_depth_limit, with_record};
+use hotlab::runtime::error::{ScriptError, ScriptErrorKind};
+use hotlab::runtime::iface::{Bench, BenchRun};
+use hotlab::runtime::object::Object;
+use hotlab::runtime::rt::Runtime;
+use runtime_support::*;
+
+const RUN: fn() -> SlotIndex = || SlotIndex::new(0).unwrap();
+
+/// A stand-in for a generated `Bench.run` whose behaviour depends on `n`: `0` returns 42, a
+/// negative `n` raises, a positive `n` calls itself again through the host border along the path
+/// `P`, forever (runaway recursion: only a depth limit stops it).
+extern "C-unwind" fn program<P: CallPath<BenchRun>>(
+    _: *mut c_void,
+    this: *const Object,
+    n: i64,
+) -> i64 {
+    match n {
+        0 => 42,
+        n if n < 0 => ScriptError::new(ScriptErrorKind::DivisionByZero, Span::new(1, 2)).raise(),
+        n => {
+            // SAFETY: called through the border with a live shell; slot 0 is this very method.
+            let obj = unsafe { &*this };
+            // SAFETY: slot 0 holds `program::<P>`, of signature `BenchRun`.
+            match unsafe { P::call(obj, RUN(), (n + 1,)) } {
+                Ok(v) => v,
+                Err(e) => e.raise(),
+            }
+        }
+    }
+}
+
+/// Everything a path answers: a plain call, a raised error, runaway recursion, the depth left
+/// afterwards, and a call on a detached object.
+fn outcome<P: CallPath<BenchRun>>() -> Vec<String> {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("P", vec![], vec![bench(program::<P>)]))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    let obj = h.get().unwrap();
+    assert!(set_depth_limit(40));
+    // SAFETY: slot 0 is `program::<P>` of signature `BenchRun`; the object is attached, and no
+    // reload runs.
+    let call = |n| unsafe { P::call(obj, RUN(), (n,)) };
+    let mut out = vec![
+        format!("{:?}", call(0)),
+        format!("{:?}", call(-1)),
+        format!("{:?}", call(1)),
+    ];
+    out.push(format!("depth {}", with_record(|r| r.depth())));
+    rt.detach(&h).unwrap();
+    out.push(format!("{:?}", call(0)));
+    out
+}
+
+macro_rules! outcomes {
+    ($($path:ty),* $(,)?) => {
+        vec![$((stringify!($path), outcome::<$path>())),*]
+    };
+}
+
+#[test]
+fn every_order_of_the_layers_gives_the_same_results() {
+    let all = outcomes![
+        Entry<Detached<TryCatch<Depth<Slot>>>>,
+        Entry<Detached<Depth<TryCatch<Slot>>>>,
+        Entry<TryCatch<Detached<Depth<Slot>>>>,
+        Entry<TryCatch<Depth<Detached<Slot>>>>,
+        Entry<Depth<Detached<TryCatch<Slot>>>>,
+        Entry<Depth<TryCatch<Detached<Slot>>>>,
+        Detached<Entry<TryCatch<Depth<Slot>>>>,
+        Detached<Entry<Depth<TryCatch<Slot>>>>,
+        Detached<TryCatch<Entry<Depth<Slot>>>>,
+        Detached<TryCatch<Depth<Entry<Slot>>>>,
+        Detached<Depth<Entry<TryCatch<Slot>>>>,
+        Detached<Depth<TryCatch<Entry<Slot>>>>,
+        TryCatch<Entry<Detached<Depth<Slot>>>>,
+        TryCatch<Entry<Depth<Detached<Slot>>>>,
+        TryCatch<Detached<Entry<Depth<Slot>>>>,
+        TryCatch<Detached<Depth<Entry<Slot>>>>,
+        TryCatch<Depth<Entry<Detached<Slot>>>>,
+        TryCatch<Depth<Detached<Entry<Slot>>>>,
+        Depth<Entry<Detached<TryCatch<Slot>>>>,
+        Depth<Entry<TryCatch<Detached<Slot>>>>,
+        Depth<Detached<Entry<TryCatch<Slot>>>>,
+        Depth<Detached<TryCatch<Entry<Slot>>>>,
+        Depth<TryCatch<Entry<Detached<Slot>>>>,
+        Depth<TryCatch<Detached<Entry<Slot>>>>,
+        Fused<Slot>,
+        Fused<Bound>,
+        Depth<TryCatch<Detached<Entry<Bound>>>>,
+    ];
+    let expected = vec![
+        "Ok(42)".to_string(),
+        format!(
+            "{:?}",
+            Err::<i64, _>(ScriptError::new(
+                ScriptErrorKind::DivisionByZero,
+                Span::new(1, 2)
+            ))
+        ),
+        format!(
+            "{:?}",
+            Err::<i64, _>(ScriptError::new(
+                ScriptErrorKind::DepthLimit { limit: 40 },
+                Span::default()
+            ))
+        ),
+        "depth 0".to_string(),
+        format!(
+            "{:?}",
+            Err::<i64, _>(ScriptError::new(
+                ScriptErrorKind::ObjectDetached,
+                Span::default()
+            ))
+        ),
+    ];
+    for (name, got) in all {
+        assert_eq!(got, expected, "path {name}");
+    }
+}
+
+#[test]
+fn the_detached_check_alone_fails_a_detached_object() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("C", vec![], vec![bench(identity)]))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    // SAFETY: slot 0 is `identity`, of signature `BenchRun`; the checked path guards the rest.
+    let call =
+        || unsafe { <Detached<Slot> as CallPath<BenchRun>>::call(h.get().unwrap(), RUN(), (5,)) };
+    assert_eq!(call().unwrap(), 5);
+    rt.detach(&h).unwrap();
+    assert_eq!(call().unwrap_err().kind, ScriptErrorKind::ObjectDetached);
+}
+
+#[test]
+fn try_catch_turns_a_raised_error_into_err_and_without_it_the_error_unwinds() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("C", vec![], vec![bench(program::<Slot>)]))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    let obj = h.get().unwrap();
+    // SAFETY: slot 0 is `program::<Slot>`; attached; no reload.
+    let caught = unsafe { <TryCatch<Slot> as CallPath<BenchRun>>::call(obj, RUN(), (-1,)) };
+    assert_eq!(caught.unwrap_err().kind, ScriptErrorKind::DivisionByZero);
+    // SAFETY: as above.
+    let escaped = panic::catch_unwind(AssertUnwindSafe(|| unsafe {
+        <Slot as CallPath<BenchRun>>::call(obj, RUN(), (-1,))
+    }));
+    let payload = escaped.unwrap_err();
+    assert_eq!(
+        payload.downcast_ref::<ScriptError>().unwrap().kind,
+        ScriptErrorKind::DivisionByZero
+    );
+}
+
+#[test]
+fn the_depth_layer_stops_runaway_recursion_and_restores_the_depth() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class(
+            "C",
+            vec![],
+            vec![bench(program::<Depth<TryCatch<Slot>>>)],
+        ))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    assert!(set_depth_limit(25));
+    // SAFETY: slot 0 has signature `BenchRun`; attached; no reload.
+    let err = unsafe {
+        <Depth<TryCatch<Slot>> as CallPath<BenchRun>>::call(h.get().unwrap(), RUN(), (1,))
+    }
+    .unwrap_err();
+    assert_eq!(err.kind, ScriptErrorKind::DepthLimit { limit: 25 });
+    assert_eq!(err.kind.to_string(), "call depth limit 25 exceeded");
+    assert_eq!(with_record(|r| r.depth()), 0);
+}
+
+extern "C-unwind" fn recurse_hook(_: *mut c_void, this: *const Object, n: i64) -> i64 {
+    // SAFETY: called through the border with a live shell.
+    match unsafe { &*this }.run(n + 1) {
+        Ok(v) => v,
+        Err(e) => e.raise(),
+    }
+}
+
+#[test]
+fn the_host_interface_uses_the_fused_path_with_the_default_limit() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("C", vec![], vec![bench(recurse_hook)]))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    let err = h.run(0).unwrap_err();
+    assert_eq!(
+        err.kind,
+        ScriptErrorKind::DepthLimit {
+            limit: hotlab::runtime::depth::DEFAULT_DEPTH_LIMIT
+        }
+    );
+    assert_eq!(with_record(|r| r.depth()), 0);
+    // A panic that is not a ScriptError is contained too.
+    extern "C-unwind" fn boom(_: *mut c_void, _: *const Object, _: i64) -> i64 {
+        panic!("bug in a host function")
+    }
+    let c = rt.define(class("D", vec![], vec![bench(boom)])).unwrap();
+    let h = rt.new_object(&c).unwrap();
+    assert_eq!(
+        h.run(0).unwrap_err().kind,
+        ScriptErrorKind::HostPanic("bug in a host function".into())
+    );
+}
+
+#[test]
+fn a_class_without_the_method_reports_it() {
+    let rt = Runtime::new();
+    let c = rt.define(class("C", vec![], vec![hook(seven)])).unwrap();
+    let h = rt.new_object(&c).unwrap();
+    assert_eq!(
+        h.run(1).unwrap_err().kind,
+        ScriptErrorKind::NotImplemented {
+            class: "C".into(),
+            method: "Bench.run".into()
+        }
+    );
+}

@@ -1,0 +1,464 @@
+//! Objects, handles, migration and leaks, driven from Rust as generated code will drive them.
+
+mod runtime_support;
+
+use std::ffi::c_void;
+
+use hotlab::runtime::ScriptError;
+use hotlab::runtime::class::ClassRef;
+use hotlab::runtime::class::{ClassDef, DefineError, FieldType, Init, MethodDef};
+use hotlab::runtime::error::ScriptErrorKind;
+use hotlab::runtime::handle::Handle;
+use hotlab::runtime::iface::Hook;
+use hotlab::runtime::object::Object;
+use hotlab::runtime::reload::ReloadError;
+use hotlab::runtime::rt::Runtime;
+use runtime_support::*;
+
+fn counter(rt: &Runtime) -> ClassRef {
+    rt.define(class(
+        "Counter",
+        vec![int("n", 0), link("next", "Counter")],
+        vec![hook(count_call)],
+    ))
+    .unwrap()
+}
+
+fn kind(r: Result<impl std::fmt::Debug, ScriptError>) -> ScriptErrorKind {
+    r.unwrap_err().kind
+}
+
+#[test]
+fn new_call_and_fields() {
+    let rt = Runtime::new();
+    let c = counter(&rt);
+    let h = rt.new_object(&c).unwrap();
+    assert_eq!(h.call().unwrap(), 1);
+    assert_eq!(h.call().unwrap(), 2);
+    assert_eq!(h.get().unwrap().read_field("n").unwrap(), 2);
+    h.get().unwrap().write_field("n", 40).unwrap();
+    assert_eq!(h.call().unwrap(), 41);
+    assert_eq!(
+        kind(h.get().unwrap().read_field("nope")),
+        ScriptErrorKind::NoSuchField {
+            class: "Counter".into(),
+            field: "nope".into()
+        }
+    );
+    assert!(matches!(
+        kind(h.get().unwrap().read_field("next")),
+        ScriptErrorKind::WrongFieldKind { .. }
+    ));
+    assert_eq!((c.live_count(), c.shell_count()), (1, 1));
+    drop(h);
+    assert_eq!((c.live_count(), c.shell_count()), (0, 0));
+}
+
+#[test]
+fn migration_keeps_adds_removes_and_retypes_fields() {
+    let rt = Runtime::new();
+    let leaf = rt.define(class("Leaf", vec![], vec![])).unwrap();
+    let v1 = class(
+        "Thing",
+        vec![
+            int("a", 1),
+            float("b", 2.5),
+            boolean("c", true),
+            link("gone", "Leaf"),
+            link("stay", "Leaf"),
+        ],
+        vec![hook(seven)],
+    );
+    let c = rt.define(v1).unwrap();
+    let objs: Vec<Handle> = (0..3).map(|_| rt.new_object(&c).unwrap()).collect();
+    for (i, h) in objs.iter().enumerate() {
+        let o = h.get().unwrap();
+        o.write_field("a", 10 + i as u64).unwrap();
+        o.write_field("b", (0.5 + i as f64).to_bits()).unwrap();
+        o.set_handle_field("gone", rt.new_object(&leaf).unwrap())
+            .unwrap();
+        o.set_handle_field("stay", rt.new_object(&leaf).unwrap())
+            .unwrap();
+    }
+    assert_eq!(leaf.shell_count(), 6);
+    assert_eq!(objs[0].call().unwrap(), 7);
+
+    let v2 = class(
+        "Thing",
+        vec![
+            float("a", 9.0),
+            float("b", 0.0),
+            link("stay", "Leaf"),
+            int("d", 77),
+        ],
+        vec![hook(eight)],
+    );
+    let report = rt.reload(&c, v2).unwrap();
+    assert_eq!(report.version, 2);
+    assert_eq!(report.migrated, 3);
+    assert_eq!(report.kept, vec!["b", "stay"]);
+    assert_eq!(report.added, vec!["d"]);
+    assert_eq!(report.retyped, vec!["a"]);
+    assert_eq!(report.removed, vec!["c", "gone"]);
+    // The removed handle field released its objects; the kept one did not.
+    assert_eq!(leaf.shell_count(), 3);
+    for (i, h) in objs.iter().enumerate() {
+        let o = h.get().unwrap();
+        assert_eq!(f64::from_bits(o.read_field("a").unwrap()), 9.0);
+        assert_eq!(f64::from_bits(o.read_field("b").unwrap()), 0.5 + i as f64);
+        assert_eq!(o.read_field("d").unwrap(), 77);
+        assert!(!o.handle_field("stay").unwrap().is_null());
+        assert_eq!(
+            kind(o.read_field("c")),
+            ScriptErrorKind::NoSuchField {
+                class: "Thing".into(),
+                field: "c".into()
+            }
+        );
+        assert_eq!(o.state_version().unwrap().number, 2);
+        // The host's handles stayed valid, and the next call runs the new code.
+        assert_eq!(h.call().unwrap(), 8);
+    }
+    drop(objs);
+    assert_eq!((c.shell_count(), leaf.shell_count()), (0, 0));
+}
+
+#[test]
+fn null_stale_and_destroyed_handles_raise() {
+    let rt = Runtime::new();
+    let c = counter(&rt);
+    assert_eq!(kind(Handle::null().call()), ScriptErrorKind::NullHandle);
+    let h = rt.new_object(&c).unwrap();
+    let other = h.clone();
+    rt.destroy(&h).unwrap();
+    assert_eq!(kind(h.call()), ScriptErrorKind::StaleHandle);
+    assert_eq!(kind(other.call()), ScriptErrorKind::StaleHandle);
+    assert_eq!(
+        kind(other.clone().get().map(|_| ())),
+        ScriptErrorKind::StaleHandle
+    );
+    assert_eq!(kind(rt.destroy(&other)), ScriptErrorKind::StaleHandle);
+    assert_eq!(c.live_count(), 0);
+    assert_eq!(rt.retired_count(), 1);
+    assert_eq!(rt.collect().unwrap(), 1);
+    // The shell stays while handles refer to it, so a stale check never reads freed memory.
+    assert_eq!(c.shell_count(), 1);
+    drop((h, other));
+    assert_eq!(c.shell_count(), 0);
+}
+
+#[test]
+fn a_detached_object_fails_calls_and_is_not_migrated() {
+    let rt = Runtime::new();
+    let c = counter(&rt);
+    let h = rt.new_object(&c).unwrap();
+    let kept = rt.new_object(&c).unwrap();
+    rt.detach(&h).unwrap();
+    assert!(h.is_valid());
+    assert_eq!(kind(h.call()), ScriptErrorKind::ObjectDetached);
+    assert_eq!(
+        kind(h.get().unwrap().read_field("n")),
+        ScriptErrorKind::ObjectDetached
+    );
+    let report = rt
+        .reload(&c, class("Counter", vec![int("n", 0)], vec![hook(eight)]))
+        .unwrap();
+    assert_eq!(report.migrated, 1);
+    assert_eq!(kept.call().unwrap(), 8);
+    assert_eq!(kind(h.call()), ScriptErrorKind::ObjectDetached);
+    drop((h, kept));
+    assert_eq!(c.shell_count(), 0);
+}
+
+#[test]
+fn unload_destroys_every_object_and_refuses_new() {
+    let rt = Runtime::new();
+    let c = counter(&rt);
+    let a = rt.new_object(&c).unwrap();
+    let b = rt.new_object(&c).unwrap();
+    a.get()
+        .unwrap()
+        .set_handle_field("next", b.clone())
+        .unwrap();
+    assert_eq!(rt.unload(&c).unwrap(), 2);
+    assert_eq!(kind(a.call()), ScriptErrorKind::StaleHandle);
+    assert_eq!(
+        kind(rt.new_object(&c)),
+        ScriptErrorKind::ClassUnloaded("Counter".into())
+    );
+    assert!(matches!(
+        rt.reload(&c, class("Counter", vec![], vec![])),
+        Err(ReloadError::Unloaded(_))
+    ));
+    drop((a, b));
+    assert_eq!(c.shell_count(), 0);
+}
+
+#[test]
+fn a_long_chain_frees_without_recursion_and_a_cycle_needs_destroy() {
+    let rt = Runtime::new();
+    let c = counter(&rt);
+    let head = rt.new_object(&c).unwrap();
+    let mut tail = head.clone();
+    for _ in 0..100_000 {
+        let next = rt.new_object(&c).unwrap();
+        tail.get()
+            .unwrap()
+            .set_handle_field("next", next.clone())
+            .unwrap();
+        tail = next;
+    }
+    drop(tail);
+    assert_eq!(c.shell_count(), 100_001);
+    drop(head);
+    assert_eq!(c.shell_count(), 0);
+
+    // A cycle keeps itself alive (reference counting, no tracing: the documented policy)...
+    let a = rt.new_object(&c).unwrap();
+    let b = rt.new_object(&c).unwrap();
+    a.get()
+        .unwrap()
+        .set_handle_field("next", b.clone())
+        .unwrap();
+    b.get()
+        .unwrap()
+        .set_handle_field("next", a.clone())
+        .unwrap();
+    let a2 = a.clone();
+    drop((a, b));
+    assert_eq!(c.shell_count(), 2);
+    // ...until one member is destroyed and collected, which releases its fields.
+    rt.destroy(&a2).unwrap();
+    rt.collect().unwrap();
+    assert_eq!(c.shell_count(), 1);
+    drop(a2);
+    assert_eq!(c.shell_count(), 0);
+}
+
+/// An initializer in generated code: `new Leaf()`, through the runtime in `vmctx`.
+extern "C-unwind" fn make_leaf(vmctx: *mut c_void) -> u64 {
+    // SAFETY: the tests put a live `&Runtime` in this class's vmctx.
+    let rt = unsafe { &*(vmctx as *const Runtime) };
+    let leaf = rt.class("Leaf").unwrap();
+    match rt.new_object(&leaf) {
+        Ok(h) => h.into_cell(),
+        Err(e) => e.raise(),
+    }
+}
+
+extern "C-unwind" fn raising_init(_: *mut c_void) -> u64 {
+    ScriptError::new(ScriptErrorKind::DivisionByZero, Default::default()).raise()
+}
+
+fn with_vmctx(mut def: ClassDef, rt: &Runtime) -> ClassDef {
+    def.vmctx = rt as *const Runtime as *mut c_void;
+    def
+}
+
+#[test]
+fn initializer_code_makes_objects_and_a_raising_one_changes_nothing() {
+    let rt = Runtime::new();
+    let leaf = rt.define(class("Leaf", vec![], vec![])).unwrap();
+    let strong = FieldType::Handle {
+        class: "Leaf".into(),
+        nullable: false,
+    };
+    let c = rt
+        .define(with_vmctx(
+            class(
+                "Tree",
+                vec![field("left", strong.clone(), Init::Code(make_leaf))],
+                vec![hook(seven)],
+            ),
+            &rt,
+        ))
+        .unwrap();
+    let objs: Vec<Handle> = (0..4).map(|_| rt.new_object(&c).unwrap()).collect();
+    assert_eq!(leaf.shell_count(), 4);
+
+    // A reload whose new field's initializer raises: Err, and the class is as it was.
+    let bad = with_vmctx(
+        class(
+            "Tree",
+            vec![
+                field("left", strong.clone(), Init::Code(make_leaf)),
+                field("x", FieldType::I64, Init::Code(raising_init)),
+            ],
+            vec![hook(eight)],
+        ),
+        &rt,
+    );
+    assert!(matches!(
+        rt.reload(&c, bad),
+        Err(ReloadError::Initializer(_))
+    ));
+    assert_eq!(objs[0].call().unwrap(), 7);
+    assert_eq!(c.version().number, 1);
+    assert_eq!(leaf.shell_count(), 4);
+
+    // A reload adding a second field made by code: one new Leaf per object.
+    let good = with_vmctx(
+        class(
+            "Tree",
+            vec![
+                field("left", strong.clone(), Init::Code(make_leaf)),
+                field("right", strong, Init::Code(make_leaf)),
+            ],
+            vec![hook(eight)],
+        ),
+        &rt,
+    );
+    let report = rt.reload(&c, good).unwrap();
+    assert_eq!(report.added, vec!["right"]);
+    assert_eq!(leaf.shell_count(), 8);
+    assert_eq!(objs[3].call().unwrap(), 8);
+    drop(objs);
+    assert_eq!((c.shell_count(), leaf.shell_count()), (0, 0));
+}
+
+#[test]
+fn a_child_extends_the_layout_and_overrides_by_slot() {
+    let rt = Runtime::new();
+    let base = rt
+        .define(class("Counter", vec![int("n", 5)], vec![hook(count_call)]))
+        .unwrap();
+    let mut def = class("Faster", vec![int("extra", 1)], vec![hook(seven)]);
+    def.parent = Some(base.clone());
+    let child = rt.define(def).unwrap();
+    assert_eq!(child.slot_of("call"), base.slot_of("call"));
+    let names: Vec<&str> = child.version().fields.iter().map(|f| &*f.name).collect();
+    assert_eq!(names, vec!["n", "extra"]);
+    let h = rt.new_object(&child).unwrap();
+    assert_eq!(h.call().unwrap(), 7);
+    assert_eq!(h.get().unwrap().read_field("n").unwrap(), 5);
+}
+
+#[test]
+fn bad_definitions_are_refused() {
+    let rt = Runtime::new();
+    let dup = class("D", vec![int("x", 0), int("x", 1)], vec![]);
+    assert_eq!(
+        rt.define(dup).unwrap_err(),
+        DefineError::DuplicateField("x".into())
+    );
+    let strong_null = class(
+        "S",
+        vec![field(
+            "h",
+            FieldType::Handle {
+                class: "S".into(),
+                nullable: false,
+            },
+            Init::Bits(0),
+        )],
+        vec![],
+    );
+    assert_eq!(
+        rt.define(strong_null).unwrap_err(),
+        DefineError::NullInitializer("h".into())
+    );
+    let c = rt.define(class("C", vec![], vec![hook(seven)])).unwrap();
+    let mut changed = class("C", vec![], vec![bench(identity)]);
+    changed.methods[0].name = "call".into();
+    assert!(matches!(
+        rt.reload(&c, changed),
+        Err(ReloadError::Define(DefineError::SignatureChanged(_)))
+    ));
+    assert!(matches!(
+        rt.reload(&c, class("D", vec![], vec![])),
+        Err(ReloadError::WrongClass { .. })
+    ));
+}
+
+#[test]
+fn a_removed_method_leaves_an_empty_slot() {
+    let rt = Runtime::new();
+    let c = rt.define(class("C", vec![], vec![hook(seven)])).unwrap();
+    let h = rt.new_object(&c).unwrap();
+    rt.reload(&c, class("C", vec![], vec![])).unwrap();
+    assert!(matches!(
+        kind(h.call()),
+        ScriptErrorKind::NotImplemented { .. }
+    ));
+    rt.reload(&c, class("C", vec![], vec![hook(eight)]))
+        .unwrap();
+    assert_eq!(h.call().unwrap(), 8);
+    let obj: &Object = h.get().unwrap();
+    assert_eq!(obj.class().reloads(), 2);
+}
+
+#[test]
+fn slot_indices_belong_to_the_class_family_and_never_change_meaning() {
+    use hotlab::runtime::border::{CallPath, Fused, Slot};
+    use hotlab::runtime::iface::HookCall;
+    let rt = Runtime::new();
+    let base = rt.define(class("Base", vec![], vec![hook(seven)])).unwrap();
+    let mut def = class("Child", vec![], vec![hook(eight)]);
+    def.methods.push(MethodDef {
+        name: "own".into(),
+        ..hook(seven)
+    });
+    def.parent = Some(base.clone());
+    let child = rt.define(def.clone()).unwrap();
+    let own = child.slot_of("own").unwrap();
+    // The parent gains a method: it takes a new index, not the child's `own`.
+    let mut v2 = class("Base", vec![], vec![hook(seven)]);
+    v2.methods.push(MethodDef {
+        name: "later".into(),
+        ..hook(eight)
+    });
+    rt.reload(&base, v2).unwrap();
+    let later = base.slot_of("later").unwrap();
+    assert_ne!(later, own);
+    // A child object (its class not reloaded) has that slot empty: an error, not `own`'s code.
+    let h = rt.new_object(&child).unwrap();
+    // SAFETY: both slots, where filled, hold `HookCall` methods; the fused path checks the rest.
+    let call =
+        |slot| unsafe { <Fused<Slot> as CallPath<HookCall>>::call(h.get().unwrap(), slot, ()) };
+    assert!(matches!(
+        call(later).unwrap_err().kind,
+        ScriptErrorKind::EmptySlot { .. }
+    ));
+    assert_eq!(call(own).unwrap(), 7);
+    // Reloading the child inherits the new method, at the same index.
+    rt.reload(&child, def.clone()).unwrap();
+    assert_eq!(call(later).unwrap(), 8);
+    assert_eq!(child.slot_of("own"), Some(own));
+    // A reload cannot move the class to another family.
+    def.parent = None;
+    assert!(matches!(
+        rt.reload(&child, def),
+        Err(ReloadError::ParentChanged(_))
+    ));
+}
+
+#[test]
+fn a_handle_field_takes_its_class_or_a_descendant_only() {
+    let rt = Runtime::new();
+    let c = counter(&rt);
+    let mut def = class("Faster", vec![], vec![hook(seven)]);
+    def.parent = Some(c.clone());
+    let faster = rt.define(def).unwrap();
+    let other = rt.define(class("Other", vec![], vec![])).unwrap();
+    let a = rt.new_object(&c).unwrap();
+    let obj = a.get().unwrap();
+    obj.set_handle_field("next", rt.new_object(&faster).unwrap())
+        .unwrap();
+    let err = obj
+        .set_handle_field("next", rt.new_object(&other).unwrap())
+        .unwrap_err();
+    assert_eq!(
+        err.kind,
+        ScriptErrorKind::HandleClass {
+            field: "next".into(),
+            expected: "Counter".into(),
+            found: "Other".into()
+        }
+    );
+    obj.set_handle_field("next", Handle::null()).unwrap();
+    drop(a);
+    assert_eq!(
+        (c.shell_count(), faster.shell_count(), other.shell_count()),
+        (0, 0, 0)
+    );
+}

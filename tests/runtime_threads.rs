@@ -1,0 +1,217 @@
+//! Reload against a call in progress on another thread.
+#![cfg(feature = "thread-safe")]
+
+mod runtime_support;
+
+use std::ffi::c_void;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use hotlab::runtime::class::ENTRY_PENDING;
+use hotlab::runtime::iface::Hook;
+use hotlab::runtime::object::Object;
+use hotlab::runtime::rt::Runtime;
+use runtime_support::*;
+
+static INSIDE: Barrier = Barrier::new(2);
+static LEAVE: Barrier = Barrier::new(2);
+
+/// Version 1's `call`: tells the test it is inside, then waits to be let out; returns 1.
+extern "C-unwind" fn blocking_v1(_: *mut c_void, this: *const Object) -> i64 {
+    INSIDE.wait();
+    LEAVE.wait();
+    // SAFETY: inside a call on an attached object whose cell 0 is `n: i64`.
+    unsafe { *cell(this, 0) as i64 }
+}
+
+/// Version 2's `call`: `n` (kept by the migration) plus the new field `m`.
+extern "C-unwind" fn v2(_: *mut c_void, this: *const Object) -> i64 {
+    // SAFETY: as above; version 2 has `n` at cell 0 and `m` at cell 1.
+    unsafe { (*cell(this, 0) + *cell(this, 1)) as i64 }
+}
+
+#[test]
+fn a_reload_waits_for_a_call_in_progress_and_the_next_call_runs_the_new_code() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("C", vec![int("n", 1)], vec![hook(blocking_v1)]))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    let reloaded = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let a = s.spawn(|| h.call());
+        INSIDE.wait(); // thread A is inside the call
+        let b = s.spawn(|| {
+            let report = rt.reload(
+                &c,
+                class("C", vec![int("n", 0), int("m", 100)], vec![hook(v2)]),
+            );
+            reloaded.store(true, Ordering::SeqCst);
+            report
+        });
+        // B raises the entry word, then must wait for A.
+        while c.entry_word() & ENTRY_PENDING == 0 {
+            std::thread::yield_now();
+        }
+        // A third thread calling now waits too, and then runs the new code.
+        let late = s.spawn(|| h.call());
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            !reloaded.load(Ordering::SeqCst),
+            "the reload finished while a call was inside"
+        );
+        assert!(
+            !late.is_finished(),
+            "a call went in while a reload was pending"
+        );
+        LEAVE.wait(); // A leaves
+        assert_eq!(
+            a.join().unwrap().unwrap(),
+            1,
+            "A finished on the old code and state"
+        );
+        let report = b.join().unwrap().unwrap();
+        assert_eq!(
+            (report.migrated, report.added.clone()),
+            (1, vec!["m".to_string()])
+        );
+        assert!(report.waited > Duration::ZERO);
+        assert_eq!(late.join().unwrap().unwrap(), 101);
+    });
+    assert_eq!(h.call().unwrap(), 101);
+    drop(h);
+    assert_eq!(c.shell_count(), 0);
+}
+
+extern "C-unwind" fn reload_from_inside(vmctx: *mut c_void, _: *const Object) -> i64 {
+    // SAFETY: the test puts a live `&Runtime` in vmctx.
+    let rt = unsafe { &*(vmctx as *const Runtime) };
+    let c = rt.class("R").unwrap();
+    match rt.reload(&c, class("R", vec![], vec![hook(seven)])) {
+        Err(hotlab::runtime::reload::ReloadError::InsideCall) => -1,
+        _ => 0,
+    }
+}
+
+#[test]
+fn a_reload_from_inside_a_call_is_refused_instead_of_waiting_for_itself() {
+    let rt = Runtime::new();
+    let mut def = class("R", vec![], vec![hook(reload_from_inside)]);
+    def.vmctx = &rt as *const Runtime as *mut c_void;
+    let c = rt.define(def).unwrap();
+    let h = rt.new_object(&c).unwrap();
+    assert_eq!(h.call().unwrap(), -1);
+}
+
+#[test]
+fn many_threads_calling_while_reloading_see_old_or_new_code_only() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("C", vec![int("n", 0)], vec![hook(seven)]))
+        .unwrap();
+    let objs: Vec<_> = (0..8).map(|_| rt.new_object(&c).unwrap()).collect();
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let callers: Vec<_> = (0..2)
+            .map(|t| {
+                let objs = &objs;
+                let stop = &stop;
+                s.spawn(move || {
+                    let mut calls = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let r = objs[(calls as usize + t) % objs.len()].call().unwrap();
+                        assert!(r == 7 || r == 8);
+                        calls += 1;
+                    }
+                    calls
+                })
+            })
+            .collect();
+        for i in 0..50 {
+            let code = if i % 2 == 0 { eight } else { seven };
+            let fields = if i % 2 == 0 {
+                vec![int("n", 0), int("x", i)]
+            } else {
+                vec![int("n", 0)]
+            };
+            rt.reload(&c, class("C", fields, vec![hook(code)])).unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+        for t in callers {
+            assert!(t.join().unwrap() > 0);
+        }
+    });
+    assert_eq!(c.reloads(), 50);
+    assert_eq!(c.live_count(), 8);
+}
+
+#[test]
+fn with_thread_safe_everything_the_host_holds_can_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Runtime>();
+    send_sync::<hotlab::runtime::handle::Handle>();
+    send_sync::<hotlab::runtime::class::ClassRef>();
+    send_sync::<Object>();
+}
+
+#[test]
+fn new_destroy_and_drop_race_reloads_without_leaks() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class(
+            "C",
+            vec![int("n", 0), link("next", "C")],
+            vec![hook(count_call)],
+        ))
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let progress = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        let churn: Vec<_> = (0..2)
+            .map(|t| {
+                let (rt, c, stop, progress) = (&rt, &c, &stop, &progress);
+                s.spawn(move || {
+                    let mut prev = rt.new_object(c).unwrap();
+                    let mut i = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let h = rt.new_object(c).unwrap();
+                        h.get()
+                            .unwrap()
+                            .set_handle_field("next", prev.clone())
+                            .unwrap();
+                        match (i + t) % 3 {
+                            0 => rt.destroy(&prev).unwrap(),
+                            1 => assert!(h.call().unwrap() >= 1),
+                            _ => {}
+                        }
+                        prev = h;
+                        i += 1;
+                        progress.fetch_add(1, Ordering::Relaxed);
+                    }
+                    i
+                })
+            })
+            .collect();
+        for i in 0..30 {
+            // Let the churn threads run between reloads, so the two really overlap.
+            let seen = progress.load(Ordering::Relaxed);
+            while progress.load(Ordering::Relaxed) < seen + 20 {
+                std::thread::yield_now();
+            }
+            let fields = if i % 2 == 0 {
+                vec![int("n", 0), link("next", "C"), int("x", 1)]
+            } else {
+                vec![int("n", 0), link("next", "C")]
+            };
+            rt.reload(&c, class("C", fields, vec![hook(count_call)]))
+                .unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+        for t in churn {
+            assert!(t.join().unwrap() > 0);
+        }
+    });
+    rt.collect().unwrap();
+    assert_eq!((c.live_count(), c.shell_count()), (0, 0));
+}
