@@ -7,11 +7,9 @@
 
 fn main() {
     let flag = "-Wl,--export-dynamic-symbol=hot_*";
-    // Bins for `hotlab run --backend object`; tests (unit and integration) because they load
-    // shared libraries too. (Cargo refuses `-benches`/`-examples` while there are no such
-    // targets: add them here with the first one.)
-    for kind in ["bins", "tests"] {
-        println!("cargo::rustc-link-arg-{kind}={flag}");
-    }
+    // Every linked target: the bins for `hotlab run --backend object`, and the tests, which
+    // load shared libraries too. (`rustc-link-arg-tests` reaches the integration tests but not
+    // the lib's unit-test binary; rlibs ignore link args.)
+    println!("cargo::rustc-link-arg={flag}");
     println!("cargo::rerun-if-changed=build.rs");
 }

@@ -156,11 +156,20 @@ impl Library {
         // SAFETY: the symbol is only read as an address (`*const u8`), never called or
         // dereferenced here; it stays valid while `self.lib` is loaded.
         let sym = unsafe { self.lib.get::<*const u8>(name.as_bytes_with_nul()) }
-            .map_err(|e| missing(e.to_string()))?;
+            .map_err(|e| missing(loader_message(&e)))?;
         let addr = *sym;
         if addr.is_null() {
             return Err(missing("it resolves to address 0".into()));
         }
         Ok(addr)
+    }
+}
+
+/// libloading's error says only "dlopen failed"; `dlerror`'s text (which names the missing
+/// symbol or the bad file) is its source.
+fn loader_message(e: &libloading::Error) -> String {
+    match std::error::Error::source(e) {
+        Some(cause) => cause.to_string(),
+        None => e.to_string(),
     }
 }

@@ -301,3 +301,53 @@ impl ObjectProgram {
         self.program.raw_entry(f)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::lang::compile;
+
+    fn is_send<T: Send>() {}
+
+    /// Like a `JitProgram`, a loaded program may move to a worker thread.
+    #[test]
+    fn programs_can_move_to_another_thread() {
+        is_send::<ObjectProgram>();
+    }
+
+    /// The lib's unit-test binary exports the `hot_*` symbols too (`build.rs`), or this
+    /// `dlopen` would fail with "undefined symbol".
+    #[test]
+    fn loads_and_runs_in_the_unit_test_binary() {
+        let source = SourceFile::new("t.hot", "fn main() -> i64 { return 7 % 4 + 40 / 1 }\n");
+        let program = compile(Arc::new(source)).expect("checks");
+        let loaded = compile_object(&program, &ObjectOptions::default()).expect("builds");
+        assert_eq!(loaded.run_main(), Ok(Value::I64(43)));
+    }
+
+    #[test]
+    fn temp_dirs_are_private_and_removed() {
+        let dir = link::TempDir::new().expect("temp dir");
+        let path = dir.path().to_path_buf();
+        let mode = std::fs::metadata(&path).expect("exists").permissions();
+        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, 0o700);
+        std::fs::write(path.join("f"), b"x").expect("writable");
+        drop(dir);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_bad_library_gives_the_loaders_message() {
+        let dir = link::TempDir::new().expect("temp dir");
+        let path = dir.path().join("program.so");
+        std::fs::write(&path, b"not an ELF file").expect("writable");
+        let err = link::Library::open(&path, dir).err().expect("not loadable");
+        let text = err.to_string();
+        assert!(matches!(err, ObjectError::Load { .. }), "{text}");
+        // dlerror names the file and says what is wrong with it.
+        assert!(text.contains("program.so") && text.len() > 40, "{text}");
+        assert!(!text.ends_with("dlopen failed"), "{text}");
+    }
+}
