@@ -135,7 +135,7 @@ impl Library {
             unsafe { libloading::os::unix::Library::open(Some(path), flags) }.map_err(|e| {
                 ObjectError::Load {
                     path: path.to_path_buf(),
-                    message: e.to_string(),
+                    message: loader_message(&e),
                 }
             })?;
         Ok(Library {
