@@ -332,7 +332,10 @@ mod tests {
         let dir = link::TempDir::new().expect("temp dir");
         let path = dir.path().to_path_buf();
         let mode = std::fs::metadata(&path).expect("exists").permissions();
-        assert_eq!(std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777, 0o700);
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o700
+        );
         std::fs::write(path.join("f"), b"x").expect("writable");
         drop(dir);
         assert!(!path.exists());
