@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use hotlab::backend::disasm::{Syntax, disassemble};
 use hotlab::backend::jit::{CompiledFunction, Jit, JitOptions, OptLevel, VmCtx};
-use hotlab::backend::object::{Linker, ObjectError, ObjectOptions, ObjectProgram, compile_object};
+use hotlab::backend::object::{
+    Linker, ObjectBackend, ObjectError, ObjectOptions, ObjectProgram, compile_object,
+};
 use hotlab::backend::{Checks, Value, interp};
 use hotlab::lang::{Program, SourceFile, compile};
 use hotlab::runtime::{ScriptErrorKind, catch_script};
@@ -318,4 +320,29 @@ fn the_compiler_driver_links_too() {
         o.run_main().unwrap_err().kind,
         ScriptErrorKind::DivisionByZero
     );
+}
+
+#[test]
+fn one_backend_builds_several_programs_that_live_side_by_side() {
+    // Same symbol names (`hot.main`, `hot.globals`) in both libraries: each is loaded
+    // `RTLD_LOCAL` and bound to itself, so neither sees the other's.
+    let backend = ObjectBackend::new(options()).unwrap();
+    let a = backend
+        .compile(&program(
+            "var g: i64 = 1\nfn main() -> i64 { g += 10; return g }\n",
+        ))
+        .unwrap();
+    let b = backend
+        .compile(&program(
+            "var g: i64 = 2\nfn main() -> i64 { g *= 100; return g }\n",
+        ))
+        .unwrap();
+    assert_ne!(a.library_path(), b.library_path());
+    assert_eq!(a.run_main(), Ok(Value::I64(11)));
+    assert_eq!(b.run_main(), Ok(Value::I64(200)));
+    assert_eq!(a.run_main(), Ok(Value::I64(21)));
+    assert_eq!(a.global("g"), Some(Value::I64(21)));
+    assert_eq!(b.global("g"), Some(Value::I64(200)));
+    drop(a);
+    assert_eq!(b.run_main(), Ok(Value::I64(20000)));
 }

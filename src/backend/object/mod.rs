@@ -26,7 +26,8 @@
 //! the host finds the block with `dlsym` and reads module variables straight from it.
 //!
 //! # Lifetime
-//! The returned [`ObjectProgram`] owns the library handle and the temp dir: the `.so` stays
+//! An [`ObjectBackend`] holds the options and the ISA (made once); [`compile_object`] is a
+//! one-off backend. The returned [`ObjectProgram`] owns the library handle and the temp dir: the `.so` stays
 //! mapped (and on disk, for `objdump`) until the program is dropped, then it is closed and the
 //! directory removed.
 
@@ -36,6 +37,8 @@ mod link;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use cranelift_codegen::isa::OwnedTargetIsa;
 
 use crate::backend::Value;
 use crate::backend::jit::{
@@ -48,21 +51,12 @@ use crate::runtime::ScriptError;
 pub use link::Linker;
 
 /// Options of [`compile_object`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct ObjectOptions {
     /// Checks, verifier and optimization level, as for the JIT.
     pub jit: JitOptions,
     /// Which program links the object file into a shared library.
     pub linker: Linker,
-}
-
-impl Default for ObjectOptions {
-    fn default() -> Self {
-        ObjectOptions {
-            jit: JitOptions::default(),
-            linker: Linker::default(),
-        }
-    }
 }
 
 /// Why a program could not be built or loaded as a shared library.
@@ -174,64 +168,94 @@ pub struct ObjectProgram {
     object_bytes: usize,
 }
 
-/// Build `program` into a shared library, load it and run its initializer.
+/// Build `program` into a shared library, load it and run its initializer (a one-off
+/// [`ObjectBackend`]; keep a backend to build several programs without re-making the ISA).
 pub fn compile_object(
     program: &Program,
     options: &ObjectOptions,
 ) -> Result<ObjectProgram, ObjectError> {
-    let mut timings = StageTimings::default();
-    let built = codegen::build(program, options.jit, &mut timings)?;
+    ObjectBackend::new(options.clone())?.compile(program)
+}
 
-    let start = Instant::now();
-    let dir = link::TempDir::new()?;
-    let object_path = dir.path().join("program.o");
-    std::fs::write(&object_path, &built.object).map_err(|source| ObjectError::Io {
-        what: "cannot write",
-        path: object_path.clone(),
-        source,
-    })?;
-    timings.emit += start.elapsed();
+/// Builds programs into shared libraries: holds the options and the ISA (made once, like the
+/// [`Jit`](crate::backend::jit::Jit)'s).
+pub struct ObjectBackend {
+    options: ObjectOptions,
+    isa: OwnedTargetIsa,
+}
 
-    let start = Instant::now();
-    let library_path = dir.path().join("program.so");
-    options.linker.link(&object_path, &library_path)?;
-    timings.link = start.elapsed();
-
-    let start = Instant::now();
-    let library = link::Library::open(&library_path, dir)?;
-    let globals = library.symbol(codegen::GLOBALS_SYMBOL)? as *const u64;
-    let mut functions = built.functions;
-    let mut entries = built.entries;
-    for f in functions.iter_mut().chain(entries.iter_mut()) {
-        f.addr = library.symbol(&f.symbol)? as u64;
-        // SAFETY: the library maps the function's `size` bytes of code at `addr` (the size
-        // Cranelift emitted for this symbol) until `library` is dropped; they are only read.
-        f.bytes = unsafe { std::slice::from_raw_parts(f.addr as *const u8, f.size) }.to_vec();
+impl ObjectBackend {
+    /// A backend for this machine with `options`.
+    pub fn new(options: ObjectOptions) -> Result<ObjectBackend, ObjectError> {
+        let isa = codegen::pic_isa(options.jit)?;
+        Ok(ObjectBackend { options, isa })
     }
-    timings.load = start.elapsed();
 
-    let parts = ProgramParts {
-        program,
-        functions,
-        entries,
-        globals: GlobalsBlock::Foreign {
-            ptr: globals,
-            len: built.global_cells_total,
-        },
-        global_cells: built.global_cells,
-        largest_frame: built.largest_frame,
-        keeper: Arc::new(library),
-    };
-    let start = Instant::now();
-    let program = JitProgram::new(parts);
-    program.run_init().map_err(ObjectError::Init)?;
-    timings.init = start.elapsed();
-    Ok(ObjectProgram {
-        program,
-        timings,
-        library_path,
-        object_bytes: built.object.len(),
-    })
+    /// The options this backend was made with.
+    pub fn options(&self) -> &ObjectOptions {
+        &self.options
+    }
+
+    /// Build `program` into a shared library in a fresh temp dir, load it and run its
+    /// initializer.
+    pub fn compile(&self, program: &Program) -> Result<ObjectProgram, ObjectError> {
+        let options = &self.options;
+        let mut timings = StageTimings::default();
+        let built = codegen::build(program, self.isa.clone(), options.jit, &mut timings)?;
+
+        let start = Instant::now();
+        let dir = link::TempDir::new()?;
+        let object_path = dir.path().join("program.o");
+        std::fs::write(&object_path, &built.object).map_err(|source| ObjectError::Io {
+            what: "cannot write",
+            path: object_path.clone(),
+            source,
+        })?;
+        timings.emit += start.elapsed();
+
+        let start = Instant::now();
+        let library_path = dir.path().join("program.so");
+        options.linker.link(&object_path, &library_path)?;
+        timings.link = start.elapsed();
+
+        let start = Instant::now();
+        let library = link::Library::open(&library_path, dir)?;
+        let globals = library.symbol(codegen::GLOBALS_SYMBOL)? as *const u64;
+        let mut functions = built.functions;
+        let mut entries = built.entries;
+        for f in functions.iter_mut().chain(entries.iter_mut()) {
+            f.addr = library.symbol(&f.symbol)? as u64;
+        }
+        timings.load = start.elapsed();
+        for f in functions.iter_mut().chain(entries.iter_mut()) {
+            // SAFETY: the library maps the function's `size` bytes of code at `addr` (the size
+            // Cranelift emitted for this symbol) until `library` is dropped; they are only read.
+            f.bytes = unsafe { std::slice::from_raw_parts(f.addr as *const u8, f.size) }.to_vec();
+        }
+
+        let parts = ProgramParts {
+            program,
+            functions,
+            entries,
+            globals: GlobalsBlock::Foreign {
+                ptr: globals,
+                len: built.global_cells_total,
+            },
+            global_cells: built.global_cells,
+            largest_frame: built.largest_frame,
+            keeper: Arc::new(library),
+        };
+        let start = Instant::now();
+        let program = JitProgram::new(parts);
+        program.run_init().map_err(ObjectError::Init)?;
+        timings.init = start.elapsed();
+        Ok(ObjectProgram {
+            program,
+            timings,
+            library_path,
+            object_bytes: built.object.len(),
+        })
+    }
 }
 
 impl ObjectProgram {
