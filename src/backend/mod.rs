@@ -2,10 +2,12 @@
 //!
 //! - `interp`: the reference semantics, a tree-walking interpreter over the HIR.
 //! - `jit`: Cranelift JIT in process.
+//! - `object`: Cranelift object file, linked into a shared library and loaded with `dlopen`.
 
 pub mod disasm;
 pub mod interp;
 pub mod jit;
+pub mod object;
 
 use std::fmt;
 

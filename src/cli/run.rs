@@ -8,7 +8,8 @@ use clap::{Args, ValueEnum};
 
 use super::snippet::{Snippet, load_snippet};
 use super::{Failure, exit};
-use crate::backend::jit::{Jit, JitOptions};
+use crate::backend::jit::{CompiledFunction, Jit, JitOptions};
+use crate::backend::object::{ObjectError, ObjectOptions, StageTimings, compile_object};
 use crate::backend::{Checks, Value, interp};
 use crate::lang::Program;
 
@@ -17,6 +18,8 @@ use crate::lang::Program;
 pub enum RunBackend {
     /// Cranelift JIT in process.
     Jit,
+    /// Cranelift object file, linked into a shared library with `ld` and loaded with dlopen.
+    Object,
     /// The reference interpreter.
     Interp,
 }
@@ -43,6 +46,8 @@ impl From<OnOff> for Checks {
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// The snippet: a .hot file, or a .clif file (Cranelift IR, `jit` only).
+    ///
+    /// Backends are described in docs/backends.md.
     pub file: PathBuf,
     /// How to run it.
     #[arg(long, value_enum, default_value_t = RunBackend::Jit)]
@@ -51,7 +56,7 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub checks: OnOff,
     /// Also print the µs spent in each stage: lex, parse, check, and lower and compile per
-    /// function.
+    /// function (and, for `object`, lower, define, emit, link, load and init).
     #[arg(long)]
     pub timings: bool,
 }
@@ -81,10 +86,17 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let snippet = load_snippet(&args.file)?;
     let checks = Checks::from(args.checks);
     match (snippet, args.backend) {
-        (Snippet::Clif { .. }, RunBackend::Interp) => Err(Failure::input(format!(
-            "error: {}: the interp backend runs .hot snippets only; use --backend jit for .clif",
-            args.file.display()
-        ))),
+        (Snippet::Clif { .. }, RunBackend::Interp | RunBackend::Object) => {
+            Err(Failure::input(format!(
+                "error: {}: the {} backend runs .hot snippets only; use --backend jit for .clif",
+                args.file.display(),
+                if args.backend == RunBackend::Interp {
+                    "interp"
+                } else {
+                    "object"
+                }
+            )))
+        }
         (Snippet::Clif { source }, RunBackend::Jit) => {
             let text = source.text.clone();
             let values = on_script_thread(move || {
@@ -103,7 +115,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
         (Snippet::Hot { program, timings }, backend) => {
             let want_timings = args.timings;
             let outcome = on_script_thread(move || run_hot(&program, backend, checks))?;
-            let (value, stages) = match outcome {
+            let (value, stages, object_stages) = match outcome {
                 Ok(ok) => ok,
                 Err(Outcome::Script(msg)) => return Err(Failure::script(msg)),
                 Err(Outcome::Input(msg)) => return Err(Failure::input(msg)),
@@ -129,6 +141,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
                     let total: Duration = stages.iter().map(|s| s.1 + s.2).sum();
                     println!("total lower+compile {} µs", micros(total));
                 }
+                if let Some(t) = object_stages {
+                    let shown: Vec<String> = t
+                        .stages()
+                        .iter()
+                        .map(|(name, d)| format!("{name} {}", micros(*d)))
+                        .collect();
+                    println!(
+                        "object (µs): {}  total {}",
+                        shown.join("  "),
+                        micros(t.total())
+                    );
+                }
             }
             Ok(ExitCode::from(exit::OK))
         }
@@ -146,7 +170,7 @@ fn run_hot(
     program: &Program,
     backend: RunBackend,
     checks: Checks,
-) -> Result<(Value, Stages), Outcome> {
+) -> Result<(Value, Stages, Option<StageTimings>), Outcome> {
     if program.main.is_none() {
         return Err(Outcome::Input(format!(
             "error: {}: no `fn main` to run (add `fn main() -> i64 {{ ... }}`)",
@@ -155,7 +179,27 @@ fn run_hot(
     }
     let script = |e: crate::runtime::ScriptError| Outcome::Script(e.render(&program.source));
     match backend {
-        RunBackend::Interp => Ok((interp::run_main(program, checks).map_err(script)?, vec![])),
+        RunBackend::Interp => Ok((
+            interp::run_main(program, checks).map_err(script)?,
+            vec![],
+            None,
+        )),
+        RunBackend::Object => {
+            let options = ObjectOptions {
+                jit: JitOptions {
+                    checks,
+                    ..JitOptions::default()
+                },
+                ..ObjectOptions::default()
+            };
+            let loaded = compile_object(program, &options).map_err(|e| match e {
+                ObjectError::Init(err) => script(err),
+                other => Outcome::Input(format!("error: {}: {other}", program.source.name)),
+            })?;
+            let stages = function_stages(loaded.functions());
+            let value = loaded.run_main().map_err(script)?;
+            Ok((value, stages, Some(loaded.timings())))
+        }
         RunBackend::Jit => {
             let mut jit = Jit::new(JitOptions {
                 checks,
@@ -166,13 +210,16 @@ fn run_hot(
                 crate::backend::jit::JitError::Init(err) => script(err),
                 other => Outcome::Input(format!("error: {}: {other}", program.source.name)),
             })?;
-            let stages = compiled
-                .functions()
-                .iter()
-                .map(|f| (f.name.clone(), f.lower_time, f.compile_time))
-                .collect();
+            let stages = function_stages(compiled.functions());
             let value = compiled.run_main().map_err(script)?;
-            Ok((value, stages))
+            Ok((value, stages, None))
         }
     }
+}
+
+fn function_stages(functions: &[CompiledFunction]) -> Stages {
+    functions
+        .iter()
+        .map(|f| (f.name.clone(), f.lower_time, f.compile_time))
+        .collect()
 }

@@ -19,7 +19,31 @@ pub fn backends() -> Vec<(&'static str, RunMain)> {
     vec![
         ("interp", hotlab::backend::interp::run_main),
         ("jit", jit_run_main),
+        ("object", object_run_main),
     ]
+}
+
+/// Build a shared library with the verifier on, load it and run `main` (the `object` backend).
+/// A build or load failure is a bug (or a host without `ld`), so it panics with the reason.
+pub fn object_run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError> {
+    use hotlab::backend::jit::JitOptions;
+    use hotlab::backend::object::{ObjectError, ObjectOptions, compile_object};
+    let options = ObjectOptions {
+        jit: JitOptions {
+            checks,
+            verify: true,
+            ..JitOptions::default()
+        },
+        ..ObjectOptions::default()
+    };
+    match compile_object(program, &options) {
+        Ok(loaded) => loaded.run_main(),
+        Err(ObjectError::Init(e)) => Err(e),
+        Err(e) => panic!(
+            "{}: the object backend cannot build a checked program: {e}",
+            program.source.name
+        ),
+    }
 }
 
 /// Compile with the Cranelift verifier on and run `main` on the JIT. A compile failure is a bug

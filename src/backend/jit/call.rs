@@ -17,7 +17,7 @@ use crate::lang::span::{SourceFile, Span};
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
 use super::runtime::VmCtx;
-use super::{CodeKeeper, CompiledFunction, JitError};
+use super::{CompiledFunction, JitError};
 
 /// The one function-pointer type the host calls generated code through.
 type EntryFn = unsafe extern "C-unwind" fn(*mut VmCtx, *const u64, *mut u64);
@@ -48,10 +48,37 @@ pub(crate) struct ProgramParts<'a> {
     pub program: &'a Program,
     pub functions: Vec<CompiledFunction>,
     pub entries: Vec<CompiledFunction>,
-    pub globals: Box<[u64]>,
+    pub globals: GlobalsBlock,
     pub global_cells: Vec<u64>,
     pub largest_frame: usize,
-    pub keeper: Arc<CodeKeeper>,
+    /// Whatever keeps the code alive: the JIT's code keeper, or a loaded shared library.
+    pub keeper: Arc<dyn Send + Sync>,
+}
+
+/// The cells of a program's module variables.
+pub(crate) enum GlobalsBlock {
+    /// A block the program owns; JIT code has its address baked in.
+    Owned(Box<[u64]>),
+    /// `len` cells at `ptr`: a data object inside a loaded shared library (the `object`
+    /// backend), kept mapped by the program's keeper.
+    Foreign { ptr: *const u64, len: usize },
+}
+
+// SAFETY: the block is only read through `&JitProgram`, which is not `Sync`, and script code
+// that writes it runs on the thread that holds the program; moving the pointer to another
+// thread moves that exclusive use with it.
+unsafe impl Send for GlobalsBlock {}
+
+impl GlobalsBlock {
+    fn cells(&self) -> &[u64] {
+        match self {
+            GlobalsBlock::Owned(cells) => cells,
+            // SAFETY: `ptr` points to `len` initialized cells that stay mapped while the keeper
+            // lives (the program holds both); no script code runs while the slice is borrowed,
+            // because calls need `&self` too and the program is not `Sync`.
+            GlobalsBlock::Foreign { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+        }
+    }
 }
 
 /// The signature of one script function, as the host border needs it.
@@ -75,12 +102,12 @@ pub struct JitProgram {
     names: Box<[String]>,
     functions: Vec<CompiledFunction>,
     entries: Vec<CompiledFunction>,
-    globals: Box<[u64]>,
+    globals: GlobalsBlock,
     global_layout: Vec<(String, Type, u64)>,
     largest_frame: usize,
     init: FuncId,
     main: Option<FuncId>,
-    _keeper: Arc<CodeKeeper>,
+    _keeper: Arc<dyn Send + Sync>,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -214,7 +241,7 @@ impl JitProgram {
     pub fn global(&self, name: &str) -> Option<Value> {
         let (_, ty, cell) = self.global_layout.iter().find(|(n, _, _)| n == name)?;
         let mut at = *cell as usize;
-        Some(unpack(ty, &self.globals, &mut at))
+        Some(unpack(ty, self.globals.cells(), &mut at))
     }
 
     /// The bare function `f`, typed as `F` (e.g.

@@ -8,9 +8,9 @@ use cranelift_module::{FuncId, Linkage, Module};
 
 use crate::lang::hir::{self, Program, Type};
 
-use super::call::{JitProgram, ProgramParts};
+use super::call::{GlobalsBlock, JitProgram, ProgramParts};
 use super::entry::{ArgSource, build_entry, entry_signature};
-use super::lower::{LowerEnv, lower_function, scalar_type, script_signature};
+use super::lower::{GlobalsBase, LowerEnv, lower_function, scalar_type, script_signature};
 use super::{Defined, Jit, JitError};
 
 /// A function lowered to CLIF, waiting to be defined.
@@ -70,7 +70,7 @@ impl Jit {
             funcs: &funcs,
             hosts: &self.hosts,
             helpers: self.helpers,
-            globals_addr: globals.as_ptr() as i64,
+            globals: GlobalsBase::Addr(globals.as_ptr() as i64),
             global_cells: &global_cells,
             checks: self.options.checks,
             call_conv: self.call_conv,
@@ -128,7 +128,7 @@ impl Jit {
             program,
             functions: compiled,
             entries: entry_code,
-            globals,
+            globals: GlobalsBlock::Owned(globals),
             global_cells,
             largest_frame: largest_frame as usize,
             keeper: self.keeper(),
@@ -189,7 +189,7 @@ impl Jit {
 
 /// How the trampoline of script function `f` fills in its arguments (cells in parameter
 /// order; see `call.rs` for the packing).
-fn entry_args(f: &hir::Function) -> Vec<ArgSource> {
+pub(crate) fn entry_args(f: &hir::Function) -> Vec<ArgSource> {
     let mut args = vec![ArgSource::Vmctx];
     if matches!(f.ret, Type::Array(..)) {
         args.push(ArgSource::Out);

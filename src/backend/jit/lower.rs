@@ -23,7 +23,7 @@ use cranelift_codegen::ir::{
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
-use cranelift_module::{FuncId, Module};
+use cranelift_module::{DataId, FuncId, Module};
 
 use crate::backend::Checks;
 use crate::lang::hir::{self, Block as HirBlock, LocalId, Place, PlaceKind, Stmt, StmtKind, Type};
@@ -59,12 +59,22 @@ pub(crate) struct LowerEnv<'a> {
     /// Module id of each host-table entry.
     pub hosts: &'a [FuncId],
     pub helpers: Helpers,
-    /// Address of the globals block (baked into the code).
-    pub globals_addr: i64,
+    /// Where the globals block is.
+    pub globals: GlobalsBase,
     /// First cell of each global in the block.
     pub global_cells: &'a [u64],
     pub checks: Checks,
     pub call_conv: CallConv,
+}
+
+/// Where generated code finds the globals block.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum GlobalsBase {
+    /// At this address, baked into the code as a constant (JIT code).
+    Addr(i64),
+    /// At this module data object, addressed PC-relative (position-independent code in a
+    /// shared library).
+    Data(DataId),
 }
 
 /// The register type of a scalar.

@@ -2,8 +2,10 @@
 //! cell loads and stores, array copies, helper calls and cold raise paths.
 
 use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::immediates::Imm64;
 use cranelift_codegen::ir::{
-    FuncRef, InstBuilder, StackSlot, StackSlotData, StackSlotKind, TrapCode, Value, types,
+    FuncRef, GlobalValueData, InstBuilder, StackSlot, StackSlotData, StackSlotKind, TrapCode,
+    Value, types,
 };
 use cranelift_module::FuncId;
 
@@ -11,7 +13,7 @@ use crate::backend::Checks;
 use crate::lang::hir::{self, Type};
 use crate::lang::span::Span;
 
-use super::lower::{FunctionTranslator, LResult, bad, mem};
+use super::lower::{FunctionTranslator, GlobalsBase, LResult, bad, mem};
 
 impl FunctionTranslator<'_, '_> {
     /// A fresh stack slot of `cells` 8-byte cells.
@@ -33,8 +35,34 @@ impl FunctionTranslator<'_, '_> {
         let Some(cell) = self.env.global_cells.get(id.index()) else {
             return bad(format!("unknown global #{}", id.0));
         };
-        let addr = self.env.globals_addr.wrapping_add((*cell * 8) as i64);
-        Ok(self.builder.ins().iconst(types::I64, addr))
+        let offset = (*cell * 8) as i64;
+        match self.env.globals {
+            GlobalsBase::Addr(base) => Ok(self
+                .builder
+                .ins()
+                .iconst(types::I64, base.wrapping_add(offset))),
+            GlobalsBase::Data(data) => {
+                // One `lea` with the offset folded into the relocation, like the JIT's one
+                // `movabs` of the absolute address.
+                let base = self.module.declare_data_in_func(data, self.builder.func);
+                let GlobalValueData::Symbol {
+                    name,
+                    colocated,
+                    tls,
+                    ..
+                } = self.builder.func.global_values[base].clone()
+                else {
+                    return bad("globals data object is not a symbol");
+                };
+                let gv = self.builder.create_global_value(GlobalValueData::Symbol {
+                    name,
+                    offset: Imm64::new(offset),
+                    colocated,
+                    tls,
+                });
+                Ok(self.builder.ins().symbol_value(types::I64, gv))
+            }
+        }
     }
 
     /// Load a value of type `ty` at `addr`: a scalar, or (for an array) the address itself.

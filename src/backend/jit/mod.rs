@@ -14,9 +14,9 @@
 
 mod call;
 pub mod clif;
-mod compile;
-mod entry;
-mod lower;
+pub(crate) mod compile;
+pub(crate) mod entry;
+pub(crate) mod lower;
 mod lower_expr;
 mod lower_util;
 pub mod runtime;
@@ -39,10 +39,11 @@ use crate::backend::Checks;
 use crate::runtime::ScriptError;
 use crate::runtime::host::{HostType, host_table};
 
+pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
 pub use runtime::VmCtx;
 
-use lower::Helpers;
+pub(crate) use lower::Helpers;
 use unwind::RegisteredFrames;
 
 /// How hard Cranelift optimizes.
@@ -200,7 +201,7 @@ pub struct Jit {
 impl Jit {
     /// A JIT for this machine with `options`.
     pub fn new(options: JitOptions) -> Result<Jit, JitError> {
-        let isa = build_isa(options.opt)?;
+        let isa = build_isa(options.opt, false)?;
         let call_conv = isa.default_call_conv();
         let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
         for host in host_table() {
@@ -210,41 +211,7 @@ impl Jit {
             builder.symbol(symbol, ptr);
         }
         let mut module = JITModule::new(builder);
-        let setup = |e: cranelift_module::ModuleError| JitError::Setup(e.to_string());
-
-        // Host imports first, in table order: `.clif` files name them `u0:0`, `u0:1`, ...
-        let mut hosts = Vec::new();
-        for host in host_table() {
-            let mut sig = ir::Signature::new(call_conv);
-            for p in host.params {
-                sig.params.push(AbiParam::new(host_type(*p)));
-            }
-            if host.ret != HostType::Unit {
-                sig.returns.push(AbiParam::new(host_type(host.ret)));
-            }
-            hosts.push(
-                module
-                    .declare_function(host.symbol, Linkage::Import, &sig)
-                    .map_err(setup)?,
-            );
-        }
-        // Errors as strings: `ModuleError` is too large to pass around by value.
-        let mut declare = |name: &str, params: &[ir::Type], ret: Option<ir::Type>| {
-            let mut sig = ir::Signature::new(call_conv);
-            sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
-            sig.returns.extend(ret.map(AbiParam::new));
-            module
-                .declare_function(name, Linkage::Import, &sig)
-                .map_err(|e| JitError::Setup(format!("{name}: {e}")))
-        };
-        let (i32t, i64t, f64t) = (types::I32, types::I64, types::F64);
-        let helpers = Helpers {
-            div_zero: declare("hot_raise_div_zero", &[i32t, i32t], None)?,
-            index: declare("hot_raise_index", &[i64t, i64t, i32t, i32t], None)?,
-            assert: declare("hot_raise_assert", &[i32t, i32t], None)?,
-            stack: declare("hot_raise_stack", &[i64t, i32t, i32t, i32t], None)?,
-            fmod: declare("hot_fmod", &[f64t, f64t], Some(f64t))?,
-        };
+        let (hosts, helpers) = declare_imports(&mut module, call_conv)?;
         let ctx = module.make_context();
         Ok(Jit {
             module: ManuallyDrop::new(module),
@@ -402,6 +369,51 @@ impl Drop for Jit {
     }
 }
 
+/// Declare the host table (in table order: `.clif` files name them `u0:0`, `u0:1`, ...) and
+/// the runtime helpers as imports of `module`. The JIT resolves them to addresses given to its
+/// builder; the `object` backend's shared library resolves them at `dlopen` against the
+/// executable's exported `hot_*` symbols.
+pub(crate) fn declare_imports(
+    module: &mut dyn Module,
+    call_conv: CallConv,
+) -> Result<(Vec<FuncId>, Helpers), JitError> {
+    let setup = |e: cranelift_module::ModuleError| JitError::Setup(e.to_string());
+    // Host imports first, in table order: `.clif` files name them `u0:0`, `u0:1`, ...
+    let mut hosts = Vec::new();
+    for host in host_table() {
+        let mut sig = ir::Signature::new(call_conv);
+        for p in host.params {
+            sig.params.push(AbiParam::new(host_type(*p)));
+        }
+        if host.ret != HostType::Unit {
+            sig.returns.push(AbiParam::new(host_type(host.ret)));
+        }
+        hosts.push(
+            module
+                .declare_function(host.symbol, Linkage::Import, &sig)
+                .map_err(setup)?,
+        );
+    }
+    // Errors as strings: `ModuleError` is too large to pass around by value.
+    let mut declare = |name: &str, params: &[ir::Type], ret: Option<ir::Type>| {
+        let mut sig = ir::Signature::new(call_conv);
+        sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+        sig.returns.extend(ret.map(AbiParam::new));
+        module
+            .declare_function(name, Linkage::Import, &sig)
+            .map_err(|e| JitError::Setup(format!("{name}: {e}")))
+    };
+    let (i32t, i64t, f64t) = (types::I32, types::I64, types::F64);
+    let helpers = Helpers {
+        div_zero: declare("hot_raise_div_zero", &[i32t, i32t], None)?,
+        index: declare("hot_raise_index", &[i64t, i64t, i32t, i32t], None)?,
+        assert: declare("hot_raise_assert", &[i32t, i32t], None)?,
+        stack: declare("hot_raise_stack", &[i64t, i32t, i32t, i32t], None)?,
+        fmod: declare("hot_fmod", &[f64t, f64t], Some(f64t))?,
+    };
+    Ok((hosts, helpers))
+}
+
 fn host_type(t: HostType) -> ir::Type {
     match t {
         HostType::I64 | HostType::Unit => types::I64,
@@ -410,7 +422,8 @@ fn host_type(t: HostType) -> ir::Type {
     }
 }
 
-fn build_isa(opt: OptLevel) -> Result<OwnedTargetIsa, JitError> {
+/// The ISA for this machine; `pic` for code linked into a shared library.
+pub(crate) fn build_isa(opt: OptLevel, pic: bool) -> Result<OwnedTargetIsa, JitError> {
     let setup = |e: String| JitError::Setup(e);
     let mut flags = settings::builder();
     let opt_level = match opt {
@@ -419,7 +432,7 @@ fn build_isa(opt: OptLevel) -> Result<OwnedTargetIsa, JitError> {
     };
     for (name, value) in [
         ("opt_level", opt_level),
-        ("is_pic", "false"),
+        ("is_pic", if pic { "true" } else { "false" }),
         ("use_colocated_libcalls", "false"),
         ("unwind_info", "true"),
         // We run the verifier ourselves (when asked) to report errors with the function name.
