@@ -33,8 +33,11 @@ pub fn measured_table(m: &Measured, title: &str) -> Table {
             .flatten();
         let (ratio, ci, verdict) = match cmp {
             Some(c) => (
-                format!("{:.3}x", c.ratio),
-                format!("{:.3}..{:.3}", c.low, c.high),
+                c.ratio.map_or_else(|| "-".into(), |r| format!("{r:.3}x")),
+                match (c.low, c.high) {
+                    (Some(l), Some(h)) => format!("{l:.3}..{h:.3}"),
+                    _ => String::new(),
+                },
                 c.verdict.clone(),
             ),
             None if i == 0 => ("1.000x".into(), String::new(), "baseline".into()),

@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{Event, Job, JobFailure, JobOutput, LiveProgress, Request, Response};
 
-/// How long a cancelled job may take to stop before the worker is killed.
-const CANCEL_GRACE: Duration = Duration::from_millis(300);
+/// How long a cancelled measuring job may take to finish its statistics before the worker is
+/// killed. Measuring itself stops within a sample (the engine checks the flag before each);
+/// jobs that cannot stop by themselves (run, compile, doctor) are killed at once.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
 /// How often the wait loop looks at the cancel flag and the clock.
 const POLL: Duration = Duration::from_millis(10);
 /// How much of the worker's stderr is kept for crash reports.
@@ -286,6 +288,7 @@ impl Worker {
     ) -> Result<JobOutput, WorkerError> {
         let id = self.next_id;
         self.next_id += 1;
+        let cooperative = matches!(job, Job::Measure { .. });
         let kind = match job {
             Job::Run { .. } | Job::Compile { .. } => "snippet".to_string(),
             ref other => format!("{} job", other.kind()),
@@ -303,7 +306,12 @@ impl Worker {
                 // If this fails the worker is dying; the receive below will say so.
                 let _ = self.send(&Request::Cancel { id });
             }
-            if cancelled_at.is_some_and(|t| t.elapsed() > CANCEL_GRACE) {
+            let grace = if cooperative {
+                CANCEL_GRACE
+            } else {
+                Duration::ZERO
+            };
+            if cancelled_at.is_some_and(|t| t.elapsed() > grace) {
                 self.restart()?;
                 return Err(WorkerError::Cancelled { job: kind });
             }

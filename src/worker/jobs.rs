@@ -424,7 +424,7 @@ fn live(p: &Progress<'_>) -> LiveProgress {
                 name: p.names.get(i).cloned().unwrap_or_default(),
                 samples: v.samples,
                 dropped: v.dropped,
-                median_ns: v.median.map(|m| m.0 / 1e3),
+                median_ns: v.median.and_then(|m| finite(m.0 / 1e3)),
                 histogram: p
                     .histograms
                     .get(i)
@@ -468,6 +468,11 @@ fn measure_job(
     Ok(JobOutput::Measured(measured(&result)))
 }
 
+/// JSON has no NaN: a number the statistics could not give is absent.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
 fn ns(p: Picos) -> f64 {
     p.0 / 1e3
 }
@@ -494,11 +499,11 @@ pub fn measured(r: &JobResult) -> Measured {
             name: v.name.clone(),
             samples: v.samples,
             dropped: v.dropped,
-            median_ns: v.summary.as_ref().map(|s| ns(s.median)),
-            mad_ns: v.summary.as_ref().map(|s| ns(s.mad)),
-            min_ns: v.summary.as_ref().map(|s| ns(s.min)),
-            max_ns: v.summary.as_ref().map(|s| ns(s.max)),
-            cycles_est: v.cycles_est.map(|c| c.0),
+            median_ns: v.summary.as_ref().and_then(|s| finite(ns(s.median))),
+            mad_ns: v.summary.as_ref().and_then(|s| finite(ns(s.mad))),
+            min_ns: v.summary.as_ref().and_then(|s| finite(ns(s.min))),
+            max_ns: v.summary.as_ref().and_then(|s| finite(ns(s.max))),
+            cycles_est: v.cycles_est.and_then(|c| finite(c.0)),
             outliers: v.outliers.low_severe
                 + v.outliers.low_mild
                 + v.outliers.high_mild
@@ -519,9 +524,9 @@ pub fn measured(r: &JobResult) -> Measured {
             a: r.variants[c.a].name.clone(),
             b: r.variants[c.b].name.clone(),
             verdict: c.verdict.verdict.to_string(),
-            ratio: c.verdict.ratio.0,
-            low: c.verdict.low.0,
-            high: c.verdict.high.0,
+            ratio: finite(c.verdict.ratio.0),
+            low: finite(c.verdict.low.0),
+            high: finite(c.verdict.high.0),
             band: c.verdict.band,
             explanation: c.verdict.explanation.clone(),
             diff_ns: c

@@ -386,12 +386,12 @@ pub struct ComparisonOut {
     pub b: String,
     /// `equal`, `slower`, `faster` or `unresolved`.
     pub verdict: String,
-    /// Median ratio B/A.
-    pub ratio: f64,
+    /// Median ratio B/A (absent without paired rounds).
+    pub ratio: Option<f64>,
     /// Its CI, low end.
-    pub low: f64,
+    pub low: Option<f64>,
     /// Its CI, high end.
-    pub high: f64,
+    pub high: Option<f64>,
     /// The band used.
     pub band: f64,
     /// One sentence with the numbers.
