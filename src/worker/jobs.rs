@@ -315,8 +315,11 @@ unsafe extern "C-unwind" fn call_interp(ctx: *mut c_void, n: u64) -> u64 {
     }
 }
 
+/// Frees a context made by `Contexts::keep`.
+type Free = unsafe fn(*mut c_void);
+
 /// Contexts of raw variants, freed when the job is over.
-struct Contexts(Vec<(*mut c_void, unsafe fn(*mut c_void))>);
+struct Contexts(Vec<(*mut c_void, Free)>);
 
 impl Contexts {
     fn keep<T>(&mut self, ctx: T) -> *mut c_void {
