@@ -27,7 +27,7 @@ pub mod exit {
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 the script raised an error at run time, 2 bad input (a diagnostic in the
 snippet, an unreadable file, a bad option). `hotlab doctor` exits 1 when a self-check misses its
-expectation. Documentation: docs/ (language.md, measurement.md, cli.md).";
+expectation. Documentation: docs/ (language.md, measurement.md, cli.md, session.md).";
 
 /// hotlab: a lab for the cost of a script call.
 #[derive(Debug, Parser)]
