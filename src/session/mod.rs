@@ -10,6 +10,7 @@
 
 pub mod command;
 mod exec;
+pub mod interrupt;
 mod render;
 pub mod store;
 
