@@ -8,4 +8,6 @@ pub mod ladder;
 pub mod lang;
 pub mod measure;
 pub mod runtime;
+pub mod session;
 pub mod tui;
+pub mod worker;

@@ -27,7 +27,7 @@ pub mod exit {
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 the script raised an error at run time, 2 bad input (a diagnostic in the
 snippet, an unreadable file, a bad option). `hotlab doctor` exits 1 when a self-check misses its
-expectation. Documentation: docs/ (language.md, measurement.md, cli.md).";
+expectation. Documentation: docs/ (language.md, measurement.md, cli.md, session.md).";
 
 /// hotlab: a lab for the cost of a script call.
 #[derive(Debug, Parser)]
@@ -47,6 +47,17 @@ pub enum Command {
     Asm(AsmArgs),
     /// Check the machine for measurement: a health report and self-checks of the engine.
     Doctor(DoctorArgs),
+    /// Serve jobs over stdin/stdout (started by the session; see docs/session.md).
+    #[command(hide = true)]
+    Worker(WorkerArgs),
+}
+
+/// Options of the hidden `hotlab worker` mode.
+#[derive(Debug, clap::Args)]
+pub struct WorkerArgs {
+    /// Pin the job thread to this CPU.
+    #[arg(long)]
+    pub cpu: Option<usize>,
 }
 
 /// An error that already says what went wrong and where, with the exit code to use.
@@ -92,6 +103,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Asm(args)) => asm::asm(&args),
         Some(Command::Doctor(args)) => doctor(&args),
+        Some(Command::Worker(args)) => return crate::worker::serve(args.cpu),
         // The built-in default until the ladder and the TUI exist: check the machine and the
         // engine, the first thing to know before trusting any nanosecond.
         None => doctor(&DoctorArgs {

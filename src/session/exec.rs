@@ -1,0 +1,513 @@
+//! Carrying out commands: the state changes here, and every job goes through the worker with
+//! a time limit, the session's cancel flag, and the front end pinned off the worker's CPU.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::command::{self, Command, ExportFormat, Setting};
+use super::render::{measured_table, measured_text, record_table};
+use super::{Outcome, Session, SessionError, Sink, Snippet};
+use crate::export::{render_csv, render_markdown, write_whole};
+use crate::measure::env::pin;
+use crate::worker::protocol::{Contestant, MeasureSettings, SnippetSource};
+use crate::worker::{Backend, Job, JobOutput, WorkerError};
+
+fn unavailable(what: &str) -> Result<Outcome, SessionError> {
+    Err(SessionError::Unavailable(what.to_string()))
+}
+
+fn source(s: &Snippet) -> SnippetSource {
+    SnippetSource {
+        name: s.name.clone(),
+        text: s.text.clone(),
+    }
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+impl Session {
+    pub(super) fn execute_as(
+        &mut self,
+        cmd: Command,
+        line: &str,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
+        match cmd {
+            Command::Code(text) => self.add_code(&text, sink),
+            Command::Help(None) => {
+                sink.text(&command::help_text());
+                Ok(Outcome::Continue)
+            }
+            Command::Help(Some(name)) => match command::help_for(&name) {
+                Some(c) => {
+                    sink.text(&command::help_detail(c));
+                    Ok(Outcome::Continue)
+                }
+                None => Err(SessionError::Input(format!("no command named `{name}`"))),
+            },
+            Command::Backend(None) => {
+                let names: Vec<&str> = Backend::ALL.iter().map(|b| b.name()).collect();
+                sink.text(&format!(
+                    "backend: {} (backends: {})",
+                    self.state.backend.name(),
+                    names.join(", ")
+                ));
+                Ok(Outcome::Continue)
+            }
+            Command::Backend(Some(b)) => {
+                self.state.backend = b;
+                sink.text(&format!("backend: {}", b.name()));
+                Ok(Outcome::Continue)
+            }
+            Command::Twin(None) => {
+                let twin = self.state.twin.as_deref().unwrap_or("none");
+                sink.text(&format!("twin: {twin}"));
+                Ok(Outcome::Continue)
+            }
+            Command::Twin(Some(name)) => {
+                sink.text(&format!(
+                    "twin: {name} (kept in the session; :check uses it once the cases are merged)"
+                ));
+                self.state.twin = Some(name);
+                Ok(Outcome::Continue)
+            }
+            Command::Run(function) => self.run(line, function, sink),
+            Command::Compare(other) => self.compare(line, &other, sink),
+            Command::Check(_) => unavailable(
+                ":check compares with the native twin, which comes with the cases (src/cases, \
+                 not merged yet); :compare measures A against B today",
+            ),
+            Command::Ladder(_) | Command::Layers(_) => unavailable(
+                "measuring ladders comes with the ladder engine (crate::ladder), which is not \
+                 merged yet",
+            ),
+            Command::Reload => {
+                unavailable("reload swaps classes, and classes are not in the language yet")
+            }
+            Command::Cases => unavailable("the cases (src/cases) are not merged yet"),
+            Command::Asm(function) => self.asm(line, function, false, sink),
+            Command::Ir(function) => self.asm(line, function, true, sink),
+            Command::Load(what) => self.load(&what, sink),
+            Command::Save(path) => {
+                let s = self.state.snippet();
+                write_whole(&path, s.text.as_bytes()).map_err(|e| {
+                    SessionError::Input(format!("cannot write {}: {e}", path.display()))
+                })?;
+                sink.text(&format!("saved {} to {}", s.name, path.display()));
+                Ok(Outcome::Continue)
+            }
+            Command::Export(format, path) => self.export(format, &path, sink),
+            Command::Set(None) => {
+                sink.text(&self.settings_text());
+                Ok(Outcome::Continue)
+            }
+            Command::Set(Some(setting)) => {
+                self.set(setting);
+                sink.text(&self.settings_text());
+                Ok(Outcome::Continue)
+            }
+            Command::Snippet(name) => self.snippet(name, sink),
+            Command::Show => {
+                let s = self.state.snippet();
+                let body = if s.text.is_empty() {
+                    "(empty)"
+                } else {
+                    &s.text
+                };
+                sink.text(&format!(
+                    "// {} ({})\n{body}",
+                    s.name,
+                    self.state.backend.name()
+                ));
+                Ok(Outcome::Continue)
+            }
+            Command::Clear => {
+                let i = self.state.current;
+                self.state.snippets[i].text.clear();
+                sink.text(&format!("{} is empty", self.state.snippets[i].name));
+                Ok(Outcome::Continue)
+            }
+            Command::Doctor => self.doctor(line, sink),
+            Command::History => {
+                let lines: Vec<String> = self
+                    .state
+                    .history
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| format!("{:4}  {l}", i + 1))
+                    .collect();
+                sink.text(&lines.join("\n"));
+                Ok(Outcome::Continue)
+            }
+            Command::Quit => Ok(Outcome::Quit),
+        }
+    }
+
+    /// Run a job in the worker, pinning this thread off the worker's CPU meanwhile.
+    fn job(
+        &mut self,
+        job: Job,
+        limit: Duration,
+        sink: &mut dyn Sink,
+    ) -> Result<JobOutput, SessionError> {
+        self.cancel.store(false, Ordering::Relaxed);
+        let cancel = std::sync::Arc::clone(&self.cancel);
+        let worker = self.worker()?;
+        let worker_cpu = worker.options().cpu;
+        // The front end stays off the measuring CPU while the job runs (restored after).
+        let _guard = worker_cpu.and_then(|w| {
+            let other = pin::online_cpus().into_iter().find(|&c| c != w)?;
+            pin::pin_current_thread(other).ok()
+        });
+        let result = worker.run(job, limit, &cancel, &mut |p| sink.progress(p));
+        result.map_err(|e| match e {
+            WorkerError::Failed(f)
+                if f.kind == crate::worker::protocol::FailureKind::Unavailable =>
+            {
+                SessionError::Unavailable(
+                    f.message
+                        .trim_start_matches("not available in this build: ")
+                        .to_string(),
+                )
+            }
+            other => SessionError::Job(other),
+        })
+    }
+
+    fn limit(&self) -> Duration {
+        Duration::from_secs_f64(self.state.settings.limit_s)
+    }
+
+    fn add_code(&mut self, text: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+        if text.trim().is_empty() {
+            return Ok(Outcome::Continue);
+        }
+        let i = self.state.current;
+        let old = self.state.snippets[i].text.clone();
+        let mut new = old.clone();
+        if !new.is_empty() && !new.ends_with('\n') {
+            new.push('\n');
+        }
+        new.push_str(text);
+        new.push('\n');
+        let snippet = SnippetSource {
+            name: self.state.snippets[i].name.clone(),
+            text: new.clone(),
+        };
+        let job = Job::Compile {
+            snippet,
+            backend: self.state.backend,
+            checks: self.state.settings.checks,
+        };
+        // The code is kept only if the whole snippet still compiles.
+        match self.job(job, self.limit(), sink)? {
+            JobOutput::Compiled { functions } => {
+                self.state.snippets[i].text = new;
+                let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
+                sink.text(&format!("ok: {}", names.join(", ")));
+            }
+            other => sink.text(&format!("unexpected answer from the worker: {other:?}")),
+        }
+        Ok(Outcome::Continue)
+    }
+
+    fn run(
+        &mut self,
+        line: &str,
+        function: Option<String>,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
+        let s = self.state.snippet().clone();
+        if s.text.trim().is_empty() {
+            return Err(SessionError::Input(format!(
+                "{} is empty: type code or :load a file first",
+                s.name
+            )));
+        }
+        let job = Job::Run {
+            snippet: source(&s),
+            backend: self.state.backend,
+            checks: self.state.settings.checks,
+            function: function.unwrap_or_else(|| "main".into()),
+        };
+        let out = self.job(job, self.limit(), sink)?;
+        if let JobOutput::Ran { value, micros } = &out {
+            sink.text(&format!(
+                "{value}    ({micros:.1} µs on {})",
+                self.state.backend.name()
+            ));
+        }
+        self.record(line, vec![s.name], out);
+        Ok(Outcome::Continue)
+    }
+
+    /// The other side of `:compare`: a backend, a snippet of the session, or a file.
+    fn contestant(&self, other: &str) -> Result<Contestant, SessionError> {
+        let current = self.state.snippet();
+        if let Some(b) = Backend::from_name(other) {
+            return Ok(Contestant {
+                label: format!("{} ({})", current.name, b.name()),
+                snippet: source(current),
+                backend: b,
+                function: "run".into(),
+            });
+        }
+        let snippet = match self.state.snippets.iter().find(|s| s.name == other) {
+            Some(s) => s.clone(),
+            None => {
+                let path = Path::new(other);
+                let text = std::fs::read_to_string(path).map_err(|e| {
+                    SessionError::Input(format!(
+                        "`{other}` is not a backend, a snippet of this session (:snippet lists \
+                         them) or a readable file: {e}"
+                    ))
+                })?;
+                Snippet {
+                    name: file_name(path),
+                    text,
+                }
+            }
+        };
+        Ok(Contestant {
+            label: format!("{} ({})", snippet.name, self.state.backend.name()),
+            snippet: source(&snippet),
+            backend: self.state.backend,
+            function: "run".into(),
+        })
+    }
+
+    fn measure_settings(&self) -> MeasureSettings {
+        let s = &self.state.settings;
+        MeasureSettings {
+            time_s: s.time_s,
+            band: s.band,
+            // The same choice the worker was started with (see `Session::worker`).
+            cpu: s.cpu,
+            checks: s.checks,
+        }
+    }
+
+    fn compare(
+        &mut self,
+        line: &str,
+        other: &str,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
+        let current = self.state.snippet().clone();
+        let a = Contestant {
+            label: format!("{} ({})", current.name, self.state.backend.name()),
+            snippet: source(&current),
+            backend: self.state.backend,
+            function: "run".into(),
+        };
+        let mut b = self.contestant(other)?;
+        if b.label == a.label {
+            b.label.push_str(" [B]");
+        }
+        let names = vec![a.snippet.name.clone(), b.snippet.name.clone()];
+        let settings = self.measure_settings();
+        let limit = Duration::from_secs_f64(settings.time_s) + self.limit();
+        let job = Job::Measure {
+            contestants: vec![a, b],
+            settings,
+        };
+        let out = self.job(job, limit, sink)?;
+        if let JobOutput::Measured(m) = &out {
+            sink.text(&measured_text(m, &measured_table(m, line)));
+        }
+        self.record(line, names, out);
+        Ok(Outcome::Continue)
+    }
+
+    fn asm(
+        &mut self,
+        line: &str,
+        function: Option<String>,
+        ir: bool,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
+        let s = self.state.snippet().clone();
+        let backend = match self.state.backend {
+            Backend::Interp => Backend::Jit,
+            b => b,
+        };
+        let job = Job::Asm {
+            snippet: source(&s),
+            backend,
+            function,
+        };
+        let out = self.job(job, self.limit(), sink)?;
+        if let JobOutput::Asm { listings } = &out {
+            let mut text = String::new();
+            if self.state.backend == Backend::Interp {
+                text.push_str("; the interp backend makes no machine code: shown for jit\n");
+            }
+            for l in listings {
+                if ir {
+                    text.push_str(&format!("; {}\n{}\n\n", l.name, l.clif.trim_end()));
+                } else {
+                    text.push_str(&format!(
+                        "; {} — {} bytes, {} instructions\n{}\n",
+                        l.name, l.bytes, l.instructions, l.asm
+                    ));
+                }
+            }
+            sink.text(text.trim_end());
+        }
+        self.record(line, vec![s.name], out);
+        Ok(Outcome::Continue)
+    }
+
+    fn load(&mut self, what: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+        let path = Path::new(what);
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && path.extension().is_none() => {
+                return unavailable(&format!(
+                    "`{what}` is no file, and loading cases by name needs the cases (src/cases, \
+                     not merged yet); give a file path"
+                ));
+            }
+            Err(e) => return Err(SessionError::Input(format!("cannot read {what}: {e}"))),
+        };
+        let name = file_name(path);
+        let snippet = Snippet { name, text };
+        let job = Job::Compile {
+            snippet: source(&snippet),
+            backend: self.state.backend,
+            checks: self.state.settings.checks,
+        };
+        // Kept even when it does not compile, so it can be fixed: the diagnostic is shown.
+        let compiled = self.job(job, self.limit(), sink);
+        let name = snippet.name.clone();
+        match self.state.snippets.iter().position(|s| s.name == name) {
+            Some(i) => {
+                self.state.snippets[i] = snippet;
+                self.state.current = i;
+            }
+            None => {
+                self.state.snippets.push(snippet);
+                self.state.current = self.state.snippets.len() - 1;
+            }
+        }
+        match compiled? {
+            JobOutput::Compiled { functions } => {
+                let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
+                sink.text(&format!("loaded {name}: {}", names.join(", ")));
+            }
+            other => sink.text(&format!("unexpected answer from the worker: {other:?}")),
+        }
+        Ok(Outcome::Continue)
+    }
+
+    fn export(
+        &mut self,
+        format: ExportFormat,
+        path: &Path,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
+        let Some(record) = self.state.results.last() else {
+            return Err(SessionError::Input(
+                "no result to export yet: :run or :compare first".into(),
+            ));
+        };
+        let bytes = match format {
+            ExportFormat::Json => serde_json::to_string_pretty(record)
+                .map(|s| s + "\n")
+                .map_err(|e| SessionError::Input(format!("cannot encode the result: {e}")))?,
+            ExportFormat::Markdown => render_markdown(&record_table(record)),
+            ExportFormat::Csv => render_csv(&record_table(record)),
+        };
+        write_whole(path, bytes.as_bytes())
+            .map_err(|e| SessionError::Input(format!("cannot write {}: {e}", path.display())))?;
+        if path != Path::new("-") {
+            sink.text(&format!(
+                "exported `{}` to {}",
+                record.command,
+                path.display()
+            ));
+        }
+        Ok(Outcome::Continue)
+    }
+
+    fn set(&mut self, setting: Setting) {
+        let s = &mut self.state.settings;
+        match setting {
+            Setting::Time(t) => s.time_s = t,
+            Setting::Band(b) => s.band = b,
+            Setting::Checks(c) => s.checks = c,
+            Setting::Limit(l) => s.limit_s = l,
+            Setting::Cpu(c) => {
+                s.cpu = c;
+                // The worker is pinned when it starts: the next job gets a new one.
+                self.worker = None;
+            }
+        }
+    }
+
+    fn settings_text(&self) -> String {
+        let s = &self.state.settings;
+        let cpu = s.cpu.map_or("auto".to_string(), |c| c.to_string());
+        format!(
+            "time {} s, band ±{}%, cpu {cpu}, checks {}, limit {} s",
+            s.time_s,
+            s.band * 100.0,
+            if s.checks { "on" } else { "off" },
+            s.limit_s
+        )
+    }
+
+    fn snippet(
+        &mut self,
+        name: Option<String>,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
+        match name {
+            None => {
+                let lines: Vec<String> = self
+                    .state
+                    .snippets
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| {
+                        let mark = if i == self.state.current { '*' } else { ' ' };
+                        format!("{mark} {} ({} lines)", s.name, s.text.lines().count())
+                    })
+                    .collect();
+                sink.text(&lines.join("\n"));
+            }
+            Some(name) => {
+                match self.state.snippets.iter().position(|s| s.name == name) {
+                    Some(i) => self.state.current = i,
+                    None => {
+                        self.state.snippets.push(Snippet {
+                            name: name.clone(),
+                            text: String::new(),
+                        });
+                        self.state.current = self.state.snippets.len() - 1;
+                    }
+                }
+                sink.text(&format!("snippet: {name}"));
+            }
+        }
+        Ok(Outcome::Continue)
+    }
+
+    fn doctor(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+        let time_s = self.state.settings.time_s.min(1.0);
+        let job = Job::Doctor { time_s, cpu: None };
+        // The doctor runs a handful of timed self-checks.
+        let limit = Duration::from_secs_f64(time_s * 20.0) + self.limit();
+        let out = self.job(job, limit, sink)?;
+        if let JobOutput::Doctor { text, .. } = &out {
+            sink.text(text.trim_end());
+        }
+        self.record(line, Vec::new(), out);
+        Ok(Outcome::Continue)
+    }
+}

@@ -1,0 +1,361 @@
+//! The session: one model for every front end. It holds the snippets (text and name), the
+//! backend, the twin and ladder names, the settings and the results, and it runs the REPL's
+//! `:commands` on them: [`command::parse`] turns a line into a [`Command`], and
+//! [`Session::execute`] carries it out, writing to a [`Sink`] (a REPL prints, a TUI draws).
+//!
+//! Every job (compile, run, machine code, measure, doctor) runs in a worker process
+//! (`crate::worker`), so a snippet that crashes or hangs ends its job, never the session. The
+//! state is saved after every change to the session file ([`store::default_path`]) and comes
+//! back with [`Session::resume`]. See `docs/session.md`.
+
+pub mod command;
+mod exec;
+pub mod interrupt;
+mod render;
+pub mod store;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+pub use command::{Command, CommandError, ExportFormat, Setting, parse};
+pub use render::{measured_table, record_table};
+
+use crate::worker::{Backend, JobOutput, LiveProgress, Worker, WorkerError, WorkerOptions};
+
+/// The version written into session files.
+pub const STATE_VERSION: u32 = 1;
+
+/// A snippet: its name (a `.clif` ending marks Cranelift IR) and its text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Snippet {
+    /// The name.
+    pub name: String,
+    /// The source text.
+    pub text: String,
+}
+
+/// What `:set` changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionSettings {
+    /// Measuring time budget, seconds.
+    pub time_s: f64,
+    /// Equivalence band (0.02 = ±2 %).
+    pub band: f64,
+    /// CPU for the worker (`None`: automatic).
+    pub cpu: Option<usize>,
+    /// Index bounds checks in script code.
+    pub checks: bool,
+    /// Time limit of a run, seconds (measuring jobs get it on top of their budget).
+    pub limit_s: f64,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            time_s: 1.0,
+            band: crate::measure::stats::verdict::DEFAULT_BAND,
+            cpu: None,
+            checks: true,
+            limit_s: 5.0,
+        }
+    }
+}
+
+/// One finished job and what it produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobRecord {
+    /// The command line that ran it.
+    pub command: String,
+    /// The backend it used.
+    pub backend: Backend,
+    /// The snippets it used.
+    pub snippets: Vec<String>,
+    /// Seconds since the Unix epoch when it finished.
+    pub finished: u64,
+    /// The output.
+    pub output: JobOutput,
+}
+
+/// Everything the session file keeps.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionState {
+    /// File format version.
+    pub version: u32,
+    /// The snippets (never empty).
+    pub snippets: Vec<Snippet>,
+    /// Index of the current snippet.
+    pub current: usize,
+    /// The backend.
+    pub backend: Backend,
+    /// The native twin (a case name).
+    pub twin: Option<String>,
+    /// The ladder (a file in `micro/`).
+    pub ladder: Option<String>,
+    /// The settings.
+    pub settings: SessionSettings,
+    /// Results, oldest first (the last [`MAX_RESULTS`]).
+    pub results: Vec<JobRecord>,
+    /// Lines entered, oldest first (the last [`MAX_HISTORY`]).
+    pub history: Vec<String>,
+}
+
+/// Results kept in the session.
+pub const MAX_RESULTS: usize = 50;
+/// History lines kept in the session.
+pub const MAX_HISTORY: usize = 1000;
+
+impl Default for SessionState {
+    fn default() -> Self {
+        SessionState {
+            version: STATE_VERSION,
+            snippets: vec![Snippet {
+                name: "snippet.hot".into(),
+                text: String::new(),
+            }],
+            current: 0,
+            backend: Backend::Jit,
+            twin: None,
+            ladder: Some("host_call".into()),
+            settings: SessionSettings::default(),
+            results: Vec::new(),
+            history: Vec::new(),
+        }
+    }
+}
+
+impl SessionState {
+    /// The current snippet.
+    pub fn snippet(&self) -> &Snippet {
+        &self.snippets[self.current.min(self.snippets.len() - 1)]
+    }
+
+    /// A state read from a file may break the invariants; repair what can be repaired.
+    fn repair(&mut self) {
+        if self.snippets.is_empty() {
+            self.snippets = SessionState::default().snippets;
+        }
+        if self.current >= self.snippets.len() {
+            self.current = 0;
+        }
+    }
+}
+
+/// Where a session's output goes.
+pub trait Sink {
+    /// A block of text (a value, a table, a listing, a message).
+    fn text(&mut self, text: &str);
+    /// A live snapshot of a measuring job (about 20 per second).
+    fn progress(&mut self, progress: &LiveProgress) {
+        let _ = progress;
+    }
+}
+
+/// A sink that keeps the text, for tests and for front ends that print later.
+#[derive(Debug, Default)]
+pub struct Collect {
+    /// Text blocks, in order.
+    pub texts: Vec<String>,
+    /// Progress snapshots seen.
+    pub progress: usize,
+}
+
+impl Sink for Collect {
+    fn text(&mut self, text: &str) {
+        self.texts.push(text.to_string());
+    }
+    fn progress(&mut self, _: &LiveProgress) {
+        self.progress += 1;
+    }
+}
+
+impl Collect {
+    /// Everything written, joined.
+    pub fn all(&self) -> String {
+        self.texts.join("\n")
+    }
+}
+
+/// What the front end does next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Read the next line.
+    Continue,
+    /// Leave.
+    Quit,
+}
+
+/// Why a command did not do what it said.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// The line is not a valid command.
+    #[error("{0}")]
+    Command(#[from] CommandError),
+    /// Bad input: a file, a name, a snippet without what the command needs.
+    #[error("{0}")]
+    Input(String),
+    /// The feature is built in parallel and not merged yet.
+    #[error("not available in this build: {0}")]
+    Unavailable(String),
+    /// The job failed, timed out, was cancelled, or the worker crashed.
+    #[error("{0}")]
+    Job(#[from] WorkerError),
+    /// The session file could not be written or read.
+    #[error("{0}")]
+    Store(String),
+}
+
+/// How to open a session.
+#[derive(Debug, Clone)]
+pub struct SessionOptions {
+    /// The hotlab executable the worker runs (`std::env::current_exe()`).
+    pub exe: PathBuf,
+    /// The session file (`None`: not saved).
+    pub store: Option<PathBuf>,
+}
+
+impl SessionOptions {
+    /// This executable, and the session file in the XDG state directory.
+    pub fn standard() -> Result<SessionOptions, SessionError> {
+        Ok(SessionOptions {
+            exe: std::env::current_exe().map_err(|e| {
+                SessionError::Input(format!("cannot find the hotlab executable: {e}"))
+            })?,
+            store: store::default_path(),
+        })
+    }
+}
+
+/// A session: the state, its file, and the worker that runs its jobs.
+pub struct Session {
+    state: SessionState,
+    options: SessionOptions,
+    worker: Option<Worker>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("state", &self.state)
+            .field("store", &self.options.store)
+            .finish()
+    }
+}
+
+impl Session {
+    /// A fresh session (it overwrites the session file at the first change).
+    pub fn new(options: SessionOptions) -> Session {
+        Session::with_state(options, SessionState::default())
+    }
+
+    /// A session with this state.
+    pub fn with_state(options: SessionOptions, mut state: SessionState) -> Session {
+        state.repair();
+        Session {
+            state,
+            options,
+            worker: None,
+            cancel: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The saved session from the session file, or a fresh one if there is none yet. A file
+    /// that cannot be read is an error (it is left alone, never overwritten silently).
+    pub fn resume(options: SessionOptions) -> Result<Session, SessionError> {
+        let state = match &options.store {
+            Some(path) => store::load(path).map_err(SessionError::Store)?,
+            None => None,
+        };
+        Ok(Session::with_state(options, state.unwrap_or_default()))
+    }
+
+    /// The state.
+    pub fn state(&self) -> &SessionState {
+        &self.state
+    }
+
+    /// The session file, if any.
+    pub fn store_path(&self) -> Option<&std::path::Path> {
+        self.options.store.as_deref()
+    }
+
+    /// The flag a front end sets to cancel the running job (e.g. from a Ctrl-C handler). It
+    /// is cleared when the next job starts.
+    pub fn cancel_flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.cancel)
+    }
+
+    /// The worker's process id, once one was started.
+    pub fn worker_pid(&self) -> Option<u32> {
+        self.worker.as_ref().map(Worker::pid)
+    }
+
+    /// Write the state to the session file (done after every command by [`Session::run_line`]).
+    pub fn save(&self) -> Result<(), SessionError> {
+        match &self.options.store {
+            Some(path) => store::save(path, &self.state).map_err(SessionError::Store),
+            None => Ok(()),
+        }
+    }
+
+    fn worker(&mut self) -> Result<&mut Worker, SessionError> {
+        if self.worker.is_none() {
+            let cpu = self
+                .state
+                .settings
+                .cpu
+                .or_else(crate::measure::env::pin::auto_cpu);
+            let options = WorkerOptions {
+                exe: self.options.exe.clone(),
+                cpu,
+            };
+            self.worker = Some(Worker::spawn(options)?);
+        }
+        match self.worker.as_mut() {
+            Some(w) => Ok(w),
+            None => Err(SessionError::Input("the worker did not start".into())),
+        }
+    }
+
+    /// Parse `line`, add it to the history, run it, and save the session. Errors are
+    /// returned for the front end to show; the session stays usable after any of them.
+    pub fn run_line(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+        if !line.trim().is_empty() {
+            self.state.history.push(line.trim_end().to_string());
+            let extra = self.state.history.len().saturating_sub(MAX_HISTORY);
+            self.state.history.drain(..extra);
+        }
+        let result = command::parse(line)
+            .map_err(SessionError::from)
+            .and_then(|cmd| self.execute_as(cmd, line.trim(), sink));
+        let saved = self.save();
+        let outcome = result?;
+        saved?;
+        Ok(outcome)
+    }
+
+    /// Carry out one command (without adding it to the history or saving).
+    pub fn execute(&mut self, cmd: Command, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+        let line = format!("{cmd:?}");
+        self.execute_as(cmd, &line, sink)
+    }
+
+    fn record(&mut self, command: &str, snippets: Vec<String>, output: JobOutput) {
+        let finished = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        self.state.results.push(JobRecord {
+            command: command.to_string(),
+            backend: self.state.backend,
+            snippets,
+            finished,
+            output,
+        });
+        let extra = self.state.results.len().saturating_sub(MAX_RESULTS);
+        self.state.results.drain(..extra);
+    }
+}

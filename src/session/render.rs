@@ -1,0 +1,156 @@
+//! Results as tables (for the terminal, Markdown and CSV) and as text with the verdict and the
+//! histograms. JSON exports use the results' own serde form instead.
+
+use super::JobRecord;
+use crate::export::{Table, render_text};
+use crate::worker::JobOutput;
+use crate::worker::protocol::Measured;
+
+fn num(v: Option<f64>, digits: usize) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
+}
+
+fn pct(row: &crate::worker::protocol::Row, q: f64) -> String {
+    let v = row
+        .percentiles
+        .iter()
+        .find(|p| (p.q - q).abs() < 1e-9)
+        .map(|p| p.ns);
+    num(v, 2)
+}
+
+/// The rows of a measurement, with the ratio against the first row and its CI.
+pub fn measured_table(m: &Measured, title: &str) -> Table {
+    let mut t = Table::new(
+        title,
+        &[
+            "variant", ">ns/op", ">mad", ">p10", ">p90", ">cycles", ">ratio", ">CI", "verdict",
+        ],
+    );
+    for (i, row) in m.rows.iter().enumerate() {
+        let cmp = (i > 0)
+            .then(|| m.comparisons.iter().find(|c| c.b == row.name))
+            .flatten();
+        let (ratio, ci, verdict) = match cmp {
+            Some(c) => (
+                c.ratio.map_or_else(|| "-".into(), |r| format!("{r:.3}x")),
+                match (c.low, c.high) {
+                    (Some(l), Some(h)) => format!("{l:.3}..{h:.3}"),
+                    _ => String::new(),
+                },
+                c.verdict.clone(),
+            ),
+            None if i == 0 => ("1.000x".into(), String::new(), "baseline".into()),
+            None => ("-".into(), String::new(), "-".into()),
+        };
+        let mut name = row.name.clone();
+        if row.unstable {
+            name.push_str(" ~");
+        }
+        t.push(vec![
+            name,
+            num(row.median_ns, 3),
+            num(row.mad_ns, 3),
+            pct(row, 0.1),
+            pct(row, 0.9),
+            num(row.cycles_est, 1),
+            ratio,
+            ci,
+            verdict,
+        ]);
+    }
+    t.notes.push(format!(
+        "{} rounds of {} iterations, {:.2} s, stopped by {}; timer {}{}",
+        m.rounds,
+        m.iters,
+        m.elapsed_s,
+        m.stopped,
+        m.timer,
+        m.cpu.map_or_else(String::new, |c| format!(", CPU {c}"))
+    ));
+    if m.rows.iter().any(|r| r.unstable) {
+        t.notes
+            .push("~ unstable: the spread is above a few percent of the median".into());
+    }
+    if let Some(note) = &m.pin_note {
+        t.notes.push(note.clone());
+    }
+    if let Some(why) = &m.no_counters {
+        t.notes.push(format!("no hardware counters: {why}"));
+    }
+    t
+}
+
+/// The table as text, then each verdict's sentence, then each row's histogram.
+pub fn measured_text(m: &Measured, table: &Table) -> String {
+    let mut out = render_text(table);
+    for c in &m.comparisons {
+        out.push_str(&format!("\n{}: {}\n", c.b, c.explanation));
+    }
+    for row in &m.rows {
+        if !row.histogram.is_empty() {
+            out.push_str(&format!("\n{} (ns/op)\n", row.name));
+            for l in &row.histogram {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    out.trim_end().to_string()
+}
+
+/// Any result as a table (for Markdown and CSV exports).
+pub fn record_table(r: &JobRecord) -> Table {
+    match &r.output {
+        JobOutput::Measured(m) => measured_table(m, &r.command),
+        JobOutput::Ran { value, micros } => {
+            let mut t = Table::new(&r.command, &["snippet", "backend", "value", ">µs"]);
+            t.push(vec![
+                r.snippets.join(", "),
+                r.backend.name().into(),
+                value.clone(),
+                format!("{micros:.1}"),
+            ]);
+            t
+        }
+        JobOutput::Compiled { functions } => {
+            let mut t = Table::new(
+                &r.command,
+                &[
+                    "function",
+                    ">bytes",
+                    ">instructions",
+                    ">lower µs",
+                    ">compile µs",
+                ],
+            );
+            for f in functions {
+                t.push(vec![
+                    f.name.clone(),
+                    f.bytes.to_string(),
+                    f.instructions.to_string(),
+                    format!("{:.1}", f.lower_us),
+                    format!("{:.1}", f.compile_us),
+                ]);
+            }
+            t
+        }
+        JobOutput::Asm { listings } => {
+            let mut t = Table::new(&r.command, &["function", ">bytes", ">instructions"]);
+            for l in listings {
+                t.push(vec![
+                    l.name.clone(),
+                    l.bytes.to_string(),
+                    l.instructions.to_string(),
+                ]);
+            }
+            t
+        }
+        JobOutput::Doctor { text, all_met } => {
+            let mut t = Table::new(&r.command, &["all self-checks met"]);
+            t.push(vec![all_met.to_string()]);
+            t.notes = text.lines().map(str::to_string).collect();
+            t
+        }
+    }
+}

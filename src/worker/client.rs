@@ -1,0 +1,355 @@
+//! The front end's side: start `hotlab worker`, send a job, stream its events back, and contain
+//! every fault. A job that outlives its time limit, or ignores a cancel, is ended by killing the
+//! worker; a worker that dies (a signal, a panic that escaped, an exit) is reported with what
+//! killed it. Either way the next job gets a fresh worker.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+
+use super::protocol::{Event, Job, JobFailure, JobOutput, LiveProgress, Request, Response};
+
+/// How long a cancelled measuring job may take to finish its statistics before the worker is
+/// killed. Measuring itself stops within a sample (the engine checks the flag before each);
+/// jobs that cannot stop by themselves (run, compile, doctor) are killed at once.
+const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// How often the wait loop looks at the cancel flag and the clock.
+const POLL: Duration = Duration::from_millis(10);
+/// How much of the worker's stderr is kept for crash reports.
+const STDERR_KEEP: usize = 4096;
+
+/// How to start a worker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerOptions {
+    /// The hotlab executable (`std::env::current_exe()`, or `CARGO_BIN_EXE_hotlab` in tests).
+    pub exe: PathBuf,
+    /// The CPU the worker's job thread is pinned to.
+    pub cpu: Option<usize>,
+}
+
+impl WorkerOptions {
+    /// This executable, pinned to `cpu`.
+    pub fn current(cpu: Option<usize>) -> std::io::Result<WorkerOptions> {
+        Ok(WorkerOptions {
+            exe: std::env::current_exe()?,
+            cpu,
+        })
+    }
+}
+
+/// How a job ended without an output.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum WorkerError {
+    /// The job failed inside a healthy worker.
+    #[error("{}", .0.message)]
+    Failed(JobFailure),
+    /// The job ran past its limit and the worker was killed.
+    #[error("the {job} did not finish within {}: it was stopped (a new worker takes the next job)", secs(*.limit))]
+    TimedOut {
+        /// The job kind (`snippet` for run jobs).
+        job: String,
+        /// The limit.
+        limit: Duration,
+    },
+    /// The job was cancelled and did not stop by itself, so the worker was killed.
+    #[error("cancelled: the {job} was stopped")]
+    Cancelled {
+        /// The job kind.
+        job: String,
+    },
+    /// The worker died during the job.
+    #[error("the worker crashed: {signal} ({why}){}", tail(.stderr))]
+    Crashed {
+        /// `SIGSEGV`, `exit code 101`, ...
+        signal: String,
+        /// What that usually means for a snippet.
+        why: String,
+        /// The end of the worker's stderr.
+        stderr: String,
+    },
+    /// The worker could not be started or talked to.
+    #[error("the worker cannot be used: {0}")]
+    Broken(String),
+}
+
+fn secs(d: Duration) -> String {
+    let s = d.as_secs_f64();
+    if s.fract() == 0.0 {
+        format!("{s:.0} s")
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+fn tail(stderr: &str) -> String {
+    let t = stderr.trim();
+    if t.is_empty() {
+        String::new()
+    } else {
+        format!("\nworker stderr:\n{t}")
+    }
+}
+
+/// The name of a fatal signal and what it means for a snippet.
+pub fn describe_status(status: ExitStatus) -> (String, String) {
+    match status.signal() {
+        Some(libc::SIGSEGV) => (
+            "SIGSEGV".into(),
+            "the snippet read or wrote memory it does not own; .clif code has no checks".into(),
+        ),
+        Some(libc::SIGBUS) => (
+            "SIGBUS".into(),
+            "the snippet accessed a misaligned or unmapped address".into(),
+        ),
+        Some(libc::SIGILL) => (
+            "SIGILL".into(),
+            "the snippet hit a trap instruction (a .clif `trap`, or a failed check)".into(),
+        ),
+        Some(libc::SIGFPE) => (
+            "SIGFPE".into(),
+            "the snippet divided by zero or overflowed a division in .clif code".into(),
+        ),
+        Some(libc::SIGABRT) => (
+            "SIGABRT".into(),
+            "the worker aborted, e.g. a panic that could not unwind".into(),
+        ),
+        Some(libc::SIGKILL) => ("SIGKILL".into(), "killed from outside the session".into()),
+        Some(sig) => (
+            format!("signal {sig}"),
+            "the snippet or the system ended it".into(),
+        ),
+        None => (
+            format!("exit code {}", status.code().unwrap_or(-1)),
+            "the worker stopped without finishing the job".into(),
+        ),
+    }
+}
+
+enum Line {
+    Response(Response),
+    Garbled(String),
+    Eof,
+}
+
+/// A running worker process.
+pub struct Worker {
+    options: WorkerOptions,
+    child: Child,
+    stdin: ChildStdin,
+    lines: mpsc::Receiver<Line>,
+    stderr: Arc<Mutex<String>>,
+    next_id: u64,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Worker(pid {})", self.child.id())
+    }
+}
+
+impl Worker {
+    /// Start a worker.
+    pub fn spawn(options: WorkerOptions) -> Result<Worker, WorkerError> {
+        let mut cmd = Command::new(&options.exe);
+        cmd.arg("worker");
+        if let Some(cpu) = options.cpu {
+            cmd.arg("--cpu").arg(cpu.to_string());
+        }
+        // Its own process group: Ctrl-C in the terminal reaches the front end only, which
+        // then cancels the job through the protocol.
+        cmd.process_group(0)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().map_err(|e| {
+            WorkerError::Broken(format!("cannot start {}: {e}", options.exe.display()))
+        })?;
+        let (Some(stdin), Some(stdout), Some(mut err)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            return Err(WorkerError::Broken(
+                "the worker's pipes did not open".into(),
+            ));
+        };
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let msg = match serde_json::from_str::<Response>(&line) {
+                    Ok(r) => Line::Response(r),
+                    Err(_) => Line::Garbled(line),
+                };
+                if tx.send(msg).is_err() {
+                    return;
+                }
+            }
+            let _ = tx.send(Line::Eof);
+        });
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let keep = Arc::clone(&stderr);
+        // Drained always, so a chatty worker never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 1024];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                if let Ok(mut s) = keep.lock() {
+                    s.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    if s.len() > STDERR_KEEP {
+                        let cut = s.len() - STDERR_KEEP;
+                        let cut = (cut..s.len()).find(|&i| s.is_char_boundary(i)).unwrap_or(0);
+                        s.drain(..cut);
+                    }
+                }
+            }
+        });
+        Ok(Worker {
+            options,
+            child,
+            stdin,
+            lines,
+            stderr,
+            next_id: 1,
+        })
+    }
+
+    /// The worker's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The options it was started with.
+    pub fn options(&self) -> &WorkerOptions {
+        &self.options
+    }
+
+    fn send(&mut self, req: &Request) -> Result<(), WorkerError> {
+        let line = serde_json::to_string(req)
+            .map_err(|e| WorkerError::Broken(format!("cannot encode a request: {e}")))?;
+        writeln!(self.stdin, "{line}")
+            .and_then(|_| self.stdin.flush())
+            .map_err(|e| WorkerError::Broken(format!("cannot write to the worker: {e}")))
+    }
+
+    /// Kill the worker and start a new one in its place.
+    pub fn restart(&mut self) -> Result<(), WorkerError> {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        *self = Worker::spawn(self.options.clone())?;
+        Ok(())
+    }
+
+    /// The exit status of a worker whose stdout ended, waiting briefly for it to die.
+    fn death(&mut self) -> WorkerError {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        let status = loop {
+            match self.child.try_wait() {
+                Ok(Some(s)) => break Some(s),
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(POLL),
+                _ => break None,
+            }
+        };
+        // Give the stderr thread a moment to take the last words.
+        std::thread::sleep(Duration::from_millis(20));
+        let stderr = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
+        match status {
+            Some(s) => {
+                let (signal, why) = describe_status(s);
+                WorkerError::Crashed {
+                    signal,
+                    why,
+                    stderr,
+                }
+            }
+            None => WorkerError::Crashed {
+                signal: "closed its output".into(),
+                why: "the worker stopped talking and was killed".into(),
+                stderr,
+            },
+        }
+    }
+
+    /// Run `job`: progress snapshots go to `on_progress` as they arrive. The job is stopped
+    /// (and the worker replaced) when it runs past `limit`, or when `cancel` is set and the
+    /// job does not stop by itself within a short grace. Any fault that ends the worker
+    /// starts a new one before this returns.
+    pub fn run(
+        &mut self,
+        job: Job,
+        limit: Duration,
+        cancel: &AtomicBool,
+        on_progress: &mut dyn FnMut(&LiveProgress),
+    ) -> Result<JobOutput, WorkerError> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let cooperative = matches!(job, Job::Measure { .. });
+        let kind = match job {
+            Job::Run { .. } | Job::Compile { .. } => "snippet".to_string(),
+            ref other => format!("{} job", other.kind()),
+        };
+        if let Err(e) = self.send(&Request::Job { id, job }) {
+            // A worker that cannot take a request is replaced; the caller may retry.
+            let _ = self.restart();
+            return Err(e);
+        }
+        let deadline = Instant::now() + limit;
+        let mut cancelled_at: Option<Instant> = None;
+        loop {
+            if cancelled_at.is_none() && cancel.load(Ordering::Relaxed) {
+                cancelled_at = Some(Instant::now());
+                // If this fails the worker is dying; the receive below will say so.
+                let _ = self.send(&Request::Cancel { id });
+            }
+            let grace = if cooperative {
+                CANCEL_GRACE
+            } else {
+                Duration::ZERO
+            };
+            if cancelled_at.is_some_and(|t| t.elapsed() > grace) {
+                self.restart()?;
+                return Err(WorkerError::Cancelled { job: kind });
+            }
+            if Instant::now() > deadline {
+                self.restart()?;
+                return Err(WorkerError::TimedOut { job: kind, limit });
+            }
+            match self.lines.recv_timeout(POLL) {
+                Ok(Line::Response(r)) if r.id == id => match r.event {
+                    Event::Started { .. } => {}
+                    Event::Progress(p) => on_progress(&p),
+                    Event::Done(out) => return Ok(out),
+                    Event::Failed(f) => return Err(WorkerError::Failed(f)),
+                },
+                // Late events of an earlier job, or a complaint about a request line.
+                Ok(Line::Response(_)) => {}
+                Ok(Line::Garbled(line)) => {
+                    let _ = self.restart();
+                    return Err(WorkerError::Broken(format!(
+                        "the worker wrote a line that is not a response: {line}"
+                    )));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Ok(Line::Eof) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    let err = self.death();
+                    self.restart()?;
+                    return Err(err);
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.send(&Request::Shutdown);
+        // A job may still be running (e.g. an endless loop): do not wait for it.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -1,0 +1,20 @@
+//! The worker process: jobs (compile, run, machine code, measure, doctor; the protocol is ready
+//! for ladders and benches) run in a child process, `hotlab worker`, so that a snippet that
+//! crashes, hangs or is cancelled ends the job and never the session.
+//!
+//! - [`protocol`]: the JSON-lines messages, requests with ids and streamed responses.
+//! - [`client`]: the front end's side: [`Worker::spawn`], [`Worker::run`] with a time limit and
+//!   a cancel flag; faults come back as [`WorkerError`] and a fresh worker takes the next job.
+//! - the child's side ([`serve`]) runs one job at a time on a thread pinned to its CPU.
+//!
+//! See `docs/session.md` for the protocol and what happens on each fault.
+
+pub mod client;
+mod jobs;
+pub mod protocol;
+mod serve;
+
+pub use client::{Worker, WorkerError, WorkerOptions, describe_status};
+pub use jobs::measured;
+pub use protocol::{Backend, Event, Job, JobOutput, LiveProgress, Request, Response};
+pub use serve::serve;

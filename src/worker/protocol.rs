@@ -1,0 +1,426 @@
+//! The worker protocol: one JSON object per line. The front end writes [`Request`]s to the
+//! worker's stdin; the worker writes [`Response`]s to its stdout, each tagged with the id of the
+//! job it belongs to. A job answers `started`, then any number of `progress` events (about 20 per
+//! second while measuring), then exactly one `done` or `failed`.
+//!
+//! Every type here is plain data (strings and numbers), so both sides can be read by people and
+//! by other tools, and a saved session keeps the results exactly as they arrived.
+
+use serde::{Deserialize, Serialize};
+
+/// How a snippet becomes code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Backend {
+    /// Cranelift JIT without optimization (reloadable).
+    Jit,
+    /// Cranelift JIT, optimized for speed.
+    JitOpt,
+    /// The reference interpreter.
+    Interp,
+}
+
+impl Backend {
+    /// Every backend, in the order `:help backend` lists them.
+    pub const ALL: [Backend; 3] = [Backend::Jit, Backend::JitOpt, Backend::Interp];
+
+    /// The name used in commands and output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Jit => "jit",
+            Backend::JitOpt => "jit-opt",
+            Backend::Interp => "interp",
+        }
+    }
+
+    /// The backend with this name.
+    pub fn from_name(name: &str) -> Option<Backend> {
+        Backend::ALL.into_iter().find(|b| b.name() == name)
+    }
+}
+
+/// Script source sent to the worker: `.hot` unless the name ends in `.clif`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SnippetSource {
+    /// Shown in diagnostics (a file name or a REPL name).
+    pub name: String,
+    /// The text.
+    pub text: String,
+}
+
+impl SnippetSource {
+    /// Whether this is raw Cranelift IR.
+    pub fn is_clif(&self) -> bool {
+        self.name.ends_with(".clif")
+    }
+}
+
+/// Settings of a measuring job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MeasureSettings {
+    /// Time budget in seconds.
+    pub time_s: f64,
+    /// Equivalence band (0.02 = ±2 %).
+    pub band: f64,
+    /// CPU to pin to (`None`: the worker's CPU).
+    pub cpu: Option<usize>,
+    /// Index bounds checks in script code.
+    pub checks: bool,
+}
+
+/// One contestant of a measuring job: `function(n)` of a snippet on a backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Contestant {
+    /// The row label.
+    pub label: String,
+    /// The snippet.
+    pub snippet: SnippetSource,
+    /// The backend.
+    pub backend: Backend,
+    /// The function measured: `fn NAME(n: i64) -> i64` running `n` iterations.
+    pub function: String,
+}
+
+/// What a job does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Job {
+    /// Compile a snippet and report its functions.
+    Compile {
+        /// The snippet.
+        snippet: SnippetSource,
+        /// The backend.
+        backend: Backend,
+        /// Index bounds checks.
+        checks: bool,
+    },
+    /// Call one function without arguments and report its value.
+    Run {
+        /// The snippet.
+        snippet: SnippetSource,
+        /// The backend.
+        backend: Backend,
+        /// Index bounds checks.
+        checks: bool,
+        /// The function (`main` by default).
+        function: String,
+    },
+    /// Machine code and Cranelift IR of the snippet's functions.
+    Asm {
+        /// The snippet.
+        snippet: SnippetSource,
+        /// `jit` or `jit-opt`.
+        backend: Backend,
+        /// Only this function.
+        function: Option<String>,
+    },
+    /// Measure contestants interleaved; with two, compare the second against the first.
+    Measure {
+        /// The contestants (the first is the baseline).
+        contestants: Vec<Contestant>,
+        /// How to measure.
+        settings: MeasureSettings,
+    },
+    /// The machine's health report and the engine's self-checks.
+    Doctor {
+        /// Seconds per self-check.
+        time_s: f64,
+        /// CPU to pin to.
+        cpu: Option<usize>,
+    },
+    /// Measure a ladder over a snippet (answered once the ladder engine is merged).
+    Ladder {
+        /// The ladder's name (a file in `micro/`).
+        ladder: String,
+        /// The snippet.
+        snippet: SnippetSource,
+        /// The backend.
+        backend: Backend,
+        /// How to measure.
+        settings: MeasureSettings,
+    },
+    /// Measure cases against their twins (answered once the cases are merged).
+    Bench {
+        /// Case names.
+        cases: Vec<String>,
+        /// Backends.
+        backends: Vec<Backend>,
+        /// How to measure.
+        settings: MeasureSettings,
+    },
+    /// Test only: panic in the worker with this message.
+    #[doc(hidden)]
+    Panic {
+        /// The panic message.
+        message: String,
+    },
+}
+
+impl Job {
+    /// A short name for messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Job::Compile { .. } => "compile",
+            Job::Run { .. } => "run",
+            Job::Asm { .. } => "asm",
+            Job::Measure { .. } => "measure",
+            Job::Doctor { .. } => "doctor",
+            Job::Ladder { .. } => "ladder",
+            Job::Bench { .. } => "bench",
+            Job::Panic { .. } => "panic",
+        }
+    }
+}
+
+/// A message to the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// Start a job (the worker runs one at a time, in order).
+    Job {
+        /// Chosen by the front end; echoed in every response.
+        id: u64,
+        /// The job.
+        job: Job,
+    },
+    /// Stop a measuring job soon (it ends with the samples it has).
+    Cancel {
+        /// The job.
+        id: u64,
+    },
+    /// Finish the current job and exit.
+    Shutdown,
+}
+
+/// A message from the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// The job it belongs to.
+    pub id: u64,
+    /// What happened.
+    pub event: Event,
+}
+
+/// What happened to a job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The worker took the job.
+    Started {
+        /// The CPU the job runs on, if pinned.
+        cpu: Option<usize>,
+    },
+    /// A live snapshot while measuring.
+    Progress(LiveProgress),
+    /// The job finished.
+    Done(JobOutput),
+    /// The job failed (the worker goes on).
+    Failed(JobFailure),
+}
+
+/// A live snapshot of a measuring job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveProgress {
+    /// `calibrate`, `warmup`, `collect` or `done`.
+    pub phase: String,
+    /// Collected rounds.
+    pub rounds: u64,
+    /// Milliseconds since the job started.
+    pub elapsed_ms: f64,
+    /// The time budget in milliseconds.
+    pub budget_ms: Option<f64>,
+    /// Iterations per sample (0 before sizing).
+    pub iters: u64,
+    /// Per contestant.
+    pub variants: Vec<LiveVariant>,
+}
+
+/// The live state of one contestant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LiveVariant {
+    /// The row label.
+    pub name: String,
+    /// Samples kept.
+    pub samples: usize,
+    /// Samples dropped as disturbed.
+    pub dropped: usize,
+    /// Running median, ns per op.
+    pub median_ns: Option<f64>,
+    /// The histogram as a few rows of bars (see `OpHistogram::render`).
+    pub histogram: Vec<String>,
+}
+
+/// Why a job failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The snippet or the request is wrong (a diagnostic, a missing function).
+    Input,
+    /// The script raised an error at run time.
+    Script,
+    /// The job needs a feature this build does not have.
+    Unavailable,
+    /// The worker panicked (a bug in hotlab); the worker goes on.
+    Panic,
+}
+
+/// A failed job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JobFailure {
+    /// Why.
+    pub kind: FailureKind,
+    /// What and where, ready to print (diagnostics pre-rendered).
+    pub message: String,
+}
+
+/// A compiled function.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionInfo {
+    /// Its name.
+    pub name: String,
+    /// Code size in bytes (0 for the interpreter).
+    pub bytes: usize,
+    /// Machine instructions (0 for the interpreter).
+    pub instructions: usize,
+    /// µs to lower to IR.
+    pub lower_us: f64,
+    /// µs to compile.
+    pub compile_us: f64,
+}
+
+/// The listing of one function.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Listing {
+    /// Its name.
+    pub name: String,
+    /// The Cranelift IR.
+    pub clif: String,
+    /// The machine code, one instruction per line.
+    pub asm: String,
+    /// Code size in bytes.
+    pub bytes: usize,
+    /// Machine instructions.
+    pub instructions: usize,
+}
+
+/// What a finished job produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "output", rename_all = "snake_case")]
+pub enum JobOutput {
+    /// From `compile`.
+    Compiled {
+        /// The functions.
+        functions: Vec<FunctionInfo>,
+    },
+    /// From `run`.
+    Ran {
+        /// The value, as the language prints it.
+        value: String,
+        /// µs for the call (compile excluded).
+        micros: f64,
+    },
+    /// From `asm`.
+    Asm {
+        /// One per function.
+        listings: Vec<Listing>,
+    },
+    /// From `measure`.
+    Measured(Measured),
+    /// From `doctor`.
+    Doctor {
+        /// The rendered report.
+        text: String,
+        /// Whether every self-check met its expectation.
+        all_met: bool,
+    },
+}
+
+/// One quantile of a histogram.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Percentile {
+    /// The quantile in [0, 1].
+    pub q: f64,
+    /// ns per op.
+    pub ns: f64,
+}
+
+/// One measured row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The row label.
+    pub name: String,
+    /// Samples kept.
+    pub samples: usize,
+    /// Samples dropped as disturbed.
+    pub dropped: usize,
+    /// Median ns per op.
+    pub median_ns: Option<f64>,
+    /// Median absolute deviation, ns.
+    pub mad_ns: Option<f64>,
+    /// Fastest sample, ns per op.
+    pub min_ns: Option<f64>,
+    /// Slowest sample, ns per op.
+    pub max_ns: Option<f64>,
+    /// Median in core cycles (calibrated clock estimate).
+    pub cycles_est: Option<f64>,
+    /// Tukey outliers (counted, not removed).
+    pub outliers: usize,
+    /// Spread above a few percent of the median.
+    pub unstable: bool,
+    /// The last sample's (iterations, checksum).
+    pub checksum: Option<(u64, u64)>,
+    /// Histogram percentiles.
+    pub percentiles: Vec<Percentile>,
+    /// The histogram as rows of bars.
+    pub histogram: Vec<String>,
+    /// Hardware counters per op, when they opened (the engine's JSON form).
+    pub counters: Option<serde_json::Value>,
+}
+
+/// B against A.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ComparisonOut {
+    /// The baseline row.
+    pub a: String,
+    /// The compared row.
+    pub b: String,
+    /// `equal`, `slower`, `faster` or `unresolved`.
+    pub verdict: String,
+    /// Median ratio B/A (absent without paired rounds).
+    pub ratio: Option<f64>,
+    /// Its CI, low end.
+    pub low: Option<f64>,
+    /// Its CI, high end.
+    pub high: Option<f64>,
+    /// The band used.
+    pub band: f64,
+    /// One sentence with the numbers.
+    pub explanation: String,
+    /// Median difference B−A in ns with its CI (estimate, low, high).
+    pub diff_ns: Option<(f64, f64, f64)>,
+}
+
+/// The result of a measuring job.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measured {
+    /// One per contestant.
+    pub rows: Vec<Row>,
+    /// With two or more contestants: each against the first.
+    pub comparisons: Vec<ComparisonOut>,
+    /// Shared iterations per sample.
+    pub iters: u64,
+    /// Collected rounds.
+    pub rounds: usize,
+    /// `budget`, `rounds` or `cancelled`.
+    pub stopped: String,
+    /// Seconds the job took.
+    pub elapsed_s: f64,
+    /// The CPU it ran on.
+    pub cpu: Option<usize>,
+    /// Why it was not pinned, if it was not.
+    pub pin_note: Option<String>,
+    /// `tsc`, `os_clock` or `mock`.
+    pub timer: String,
+    /// Why there are no hardware counters, if there are none.
+    pub no_counters: Option<String>,
+}

@@ -1,0 +1,65 @@
+//! The session is saved after every change to `$XDG_STATE_HOME/hotlab/session.json` and comes
+//! back with `Session::resume`. One test in this binary: it sets process environment variables.
+
+use hotlab::session::{Collect, Session, SessionOptions, store};
+use hotlab::worker::Backend;
+
+#[test]
+fn the_session_is_saved_after_every_change_and_resumed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let state_home = dir.path().join("state");
+    // SAFETY: the only test in this binary, so no other thread reads the environment now.
+    unsafe {
+        std::env::set_var("XDG_STATE_HOME", &state_home);
+        std::env::set_var("HOME", dir.path().join("home"));
+    }
+    let path = store::default_path().expect("a path");
+    assert_eq!(path, state_home.join("hotlab").join("session.json"));
+
+    let options = || SessionOptions {
+        exe: env!("CARGO_BIN_EXE_hotlab").into(),
+        store: store::default_path(),
+    };
+    // Nothing saved yet: a fresh session.
+    let mut s = Session::resume(options()).expect("resumes");
+    assert!(s.state().history.is_empty());
+    let mut out = Collect::default();
+    s.run_line(":backend interp", &mut out).expect("backend");
+    assert!(path.exists(), "saved after the first change");
+    s.run_line(":set band 5%", &mut out).expect("set");
+    s.run_line(":snippet second.hot", &mut out)
+        .expect("snippet");
+    s.run_line("fn main() -> i64 { return 41 + 1 }", &mut out)
+        .expect("code");
+    s.run_line(":run", &mut out).expect("run");
+    let before = s.state().clone();
+    drop(s);
+
+    let s = Session::resume(options()).expect("resumes");
+    assert_eq!(s.state(), &before);
+    assert_eq!(s.state().backend, Backend::Interp);
+    assert_eq!(s.state().settings.band, 0.05);
+    assert_eq!(s.state().snippet().name, "second.hot");
+    assert_eq!(s.state().results.len(), 1);
+    assert_eq!(s.state().history.last().map(String::as_str), Some(":run"));
+    // Written whole: no temporary file is left beside it.
+    let names: Vec<_> = std::fs::read_dir(path.parent().expect("dir"))
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("session.json")]);
+
+    // A damaged file is an error that names it, and is left alone.
+    std::fs::write(&path, "{ not json").expect("write");
+    let e = Session::resume(options()).expect_err("damaged");
+    assert!(e.to_string().contains("is not a hotlab session"), "{e}");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), "{ not json");
+
+    // Without XDG_STATE_HOME the file is under ~/.local/state.
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("XDG_STATE_HOME") };
+    assert_eq!(
+        store::default_path(),
+        Some(dir.path().join("home/.local/state/hotlab/session.json"))
+    );
+}

@@ -1,0 +1,231 @@
+//! Every protocol message survives a JSON round trip, and the wire form is the documented one.
+
+use hotlab::worker::protocol::{
+    ComparisonOut, Contestant, FailureKind, FunctionInfo, JobFailure, Listing, LiveVariant,
+    MeasureSettings, Measured, Percentile, Row, SnippetSource,
+};
+use hotlab::worker::{Backend, Event, Job, JobOutput, LiveProgress, Request, Response};
+
+fn round_trip<T>(v: &T) -> String
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+{
+    let text = serde_json::to_string(v).expect("encodes");
+    assert!(!text.contains('\n'), "one message is one line: {text}");
+    let back: T = serde_json::from_str(&text).expect("decodes");
+    assert_eq!(&back, v);
+    text
+}
+
+fn snippet() -> SnippetSource {
+    SnippetSource {
+        name: "a.hot".into(),
+        text: "fn main() -> i64 {\n    return 1\n}\n".into(),
+    }
+}
+
+fn settings() -> MeasureSettings {
+    MeasureSettings {
+        time_s: 0.5,
+        band: 0.02,
+        cpu: Some(1),
+        checks: true,
+    }
+}
+
+fn jobs() -> Vec<Job> {
+    vec![
+        Job::Compile {
+            snippet: snippet(),
+            backend: Backend::Jit,
+            checks: true,
+        },
+        Job::Run {
+            snippet: snippet(),
+            backend: Backend::Interp,
+            checks: false,
+            function: "main".into(),
+        },
+        Job::Asm {
+            snippet: snippet(),
+            backend: Backend::JitOpt,
+            function: Some("main".into()),
+        },
+        Job::Measure {
+            contestants: vec![Contestant {
+                label: "a".into(),
+                snippet: snippet(),
+                backend: Backend::Jit,
+                function: "run".into(),
+            }],
+            settings: settings(),
+        },
+        Job::Doctor {
+            time_s: 0.2,
+            cpu: None,
+        },
+        Job::Ladder {
+            ladder: "host_call".into(),
+            snippet: snippet(),
+            backend: Backend::Jit,
+            settings: settings(),
+        },
+        Job::Bench {
+            cases: vec!["int_loop".into()],
+            backends: vec![Backend::Jit, Backend::Interp],
+            settings: settings(),
+        },
+        Job::Panic {
+            message: "x".into(),
+        },
+    ]
+}
+
+fn measured() -> Measured {
+    Measured {
+        rows: vec![Row {
+            name: "a".into(),
+            samples: 10,
+            dropped: 1,
+            median_ns: Some(1.25),
+            mad_ns: Some(0.01),
+            min_ns: Some(1.2),
+            max_ns: Some(1.5),
+            cycles_est: None,
+            outliers: 2,
+            unstable: false,
+            checksum: Some((1000, 42)),
+            percentiles: vec![Percentile { q: 0.5, ns: 1.25 }],
+            histogram: vec!["1.20 ##### 50%".into()],
+            counters: Some(serde_json::json!({"cycles": 3.5})),
+        }],
+        comparisons: vec![ComparisonOut {
+            a: "a".into(),
+            b: "b".into(),
+            verdict: "unresolved".into(),
+            ratio: None,
+            low: Some(0.9),
+            high: Some(1.1),
+            band: 0.02,
+            explanation: "run longer".into(),
+            diff_ns: Some((0.1, -0.2, 0.3)),
+        }],
+        iters: 1000,
+        rounds: 10,
+        stopped: "budget".into(),
+        elapsed_s: 0.5,
+        cpu: Some(1),
+        pin_note: None,
+        timer: "tsc".into(),
+        no_counters: Some("virtual machine without PMU".into()),
+    }
+}
+
+#[test]
+fn every_request_round_trips() {
+    for job in jobs() {
+        round_trip(&Request::Job { id: 7, job });
+    }
+    round_trip(&Request::Cancel { id: 7 });
+    round_trip(&Request::Shutdown);
+}
+
+#[test]
+fn every_response_round_trips() {
+    let outputs = vec![
+        JobOutput::Compiled {
+            functions: vec![FunctionInfo {
+                name: "main".into(),
+                bytes: 12,
+                instructions: 4,
+                lower_us: 1.5,
+                compile_us: 30.0,
+            }],
+        },
+        JobOutput::Ran {
+            value: "45".into(),
+            micros: 3.0,
+        },
+        JobOutput::Asm {
+            listings: vec![Listing {
+                name: "main".into(),
+                clif: "function %main".into(),
+                asm: "ret".into(),
+                bytes: 1,
+                instructions: 1,
+            }],
+        },
+        JobOutput::Measured(measured()),
+        JobOutput::Doctor {
+            text: "ok".into(),
+            all_met: true,
+        },
+    ];
+    let mut events = vec![
+        Event::Started { cpu: Some(1) },
+        Event::Progress(LiveProgress {
+            phase: "collect".into(),
+            rounds: 3,
+            elapsed_ms: 120.0,
+            budget_ms: Some(1000.0),
+            iters: 5000,
+            variants: vec![LiveVariant {
+                name: "a".into(),
+                samples: 3,
+                dropped: 0,
+                median_ns: Some(1.3),
+                histogram: vec![],
+            }],
+        }),
+    ];
+    events.extend(outputs.into_iter().map(Event::Done));
+    for kind in [
+        FailureKind::Input,
+        FailureKind::Script,
+        FailureKind::Unavailable,
+        FailureKind::Panic,
+    ] {
+        events.push(Event::Failed(JobFailure {
+            kind,
+            message: "what and where".into(),
+        }));
+    }
+    for event in events {
+        round_trip(&Response { id: 3, event });
+    }
+}
+
+#[test]
+fn the_wire_form_is_the_documented_one() {
+    let text = round_trip(&Request::Job {
+        id: 1,
+        job: Job::Run {
+            snippet: snippet(),
+            backend: Backend::JitOpt,
+            checks: true,
+            function: "main".into(),
+        },
+    });
+    assert!(
+        text.starts_with(r#"{"type":"job","id":1,"job":{"kind":"run","snippet":"#),
+        "{text}"
+    );
+    assert!(text.contains(r#""backend":"jit-opt""#), "{text}");
+    assert_eq!(
+        round_trip(&Request::Cancel { id: 2 }),
+        r#"{"type":"cancel","id":2}"#
+    );
+    let done = round_trip(&Response {
+        id: 1,
+        event: Event::Done(JobOutput::Ran {
+            value: "1".into(),
+            micros: 2.0,
+        }),
+    });
+    assert_eq!(
+        done,
+        r#"{"id":1,"event":{"event":"done","output":"ran","value":"1","micros":2.0}}"#
+    );
+    assert!(serde_json::from_str::<Request>(r#"{"type":"job","id":1}"#).is_err());
+    assert!(serde_json::from_str::<Request>(r#"{"type":"launch"}"#).is_err());
+}
