@@ -1,5 +1,12 @@
 //! The layered call micro-benchmark: ladders read from `micro/`, built and measured row by row.
 
+mod aot_table;
+pub mod aot;
+pub mod bench;
+pub mod clif;
+pub mod code;
+pub mod helpers;
+pub mod path;
 pub mod spec;
 
 pub use spec::{Ladder, LadderError, Layer, Step};
