@@ -23,7 +23,12 @@ fn check_rows(ladder: Ladder, text: &str, value: i64) {
         assert!(fault.is_none(), "{name}: {:?}: {fault:?}", row.path);
         assert_eq!(sum, n.wrapping_mul(value as u64), "{name}: {}", row.path);
         if row.build.is_some() {
-            assert!(row.instructions() > 3, "{}: {}", row.path, row.instructions());
+            assert!(
+                row.instructions() > 3,
+                "{}: {}",
+                row.path,
+                row.instructions()
+            );
         }
     }
 }
@@ -37,7 +42,8 @@ fn every_shipped_ladder_returns_the_native_checksum_in_both_builds() {
 
 #[test]
 fn a_snippet_with_work_returns_its_value_on_every_row() {
-    let text = "fn call() -> i64 {\n    var s = 0\n    for i in 0..10 { s = s + i }\n    return s\n}\n";
+    let text =
+        "fn call() -> i64 {\n    var s = 0\n    for i in 0..10 { s = s + i }\n    return s\n}\n";
     check_rows(ladder::resolve("host_call").unwrap(), text, 45);
 }
 
@@ -75,10 +81,17 @@ text = "outermost"
 fn a_user_ordered_ladder_runs_in_both_builds() {
     let ladder = Ladder::parse("mine.toml", USER_ORDER).unwrap();
     let program = snippet(DEFAULT_SNIPPET);
-    let bench = Bench::build(ladder.clone(), Method::Snippet(&program), &[Build::Jit, Build::Aot])
-        .unwrap();
+    let bench = Bench::build(
+        ladder.clone(),
+        Method::Snippet(&program),
+        &[Build::Jit, Build::Aot],
+    )
+    .unwrap();
     let paths: Vec<String> = bench.rows.iter().map(|r| r.path.to_string()).collect();
-    assert!(paths.contains(&"Detached<TryCatch<Depth<Slot>>>".to_string()), "{paths:?}");
+    assert!(
+        paths.contains(&"Detached<TryCatch<Depth<Slot>>>".to_string()),
+        "{paths:?}"
+    );
     assert!(paths.contains(&"Depth<Bound>".to_string()), "{paths:?}");
     assert_eq!(bench.rows.len(), 1 + 2 * 4);
     check_rows(ladder, DEFAULT_SNIPPET, 1);

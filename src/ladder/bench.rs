@@ -32,7 +32,8 @@ use crate::runtime::iface::{Hook, HookCall, Signature};
 use crate::runtime::rt::Runtime;
 
 /// The snippet used when none is given: the empty method.
-pub const DEFAULT_SNIPPET: &str = "// The empty method: what a call costs when the method does nothing.
+pub const DEFAULT_SNIPPET: &str =
+    "// The empty method: what a call costs when the method does nothing.
 fn call() -> i64 {
     return 1
 }
@@ -179,7 +180,11 @@ pub struct Bench {
 impl Bench {
     /// Build every row of `ladder` for `builds`, on the calling thread (which must be the one
     /// that measures: the rows hold its call record and stack limit).
-    pub fn build(ladder: Ladder, method: Method<'_>, builds: &[Build]) -> Result<Bench, BuildError> {
+    pub fn build(
+        ladder: Ladder,
+        method: Method<'_>,
+        builds: &[Build],
+    ) -> Result<Bench, BuildError> {
         let mut jit = Jit::new(JitOptions {
             opt: OptLevel::Speed,
             ..JitOptions::default()
@@ -201,9 +206,12 @@ impl Bench {
                 let vmctx = Box::new(program.vm_context());
                 (Some(program), addr, value, vmctx)
             }
-            Method::Code { code, value } => {
-                (None, code, value, Box::new(VmCtx::for_current_thread(&[], 0)))
-            }
+            Method::Code { code, value } => (
+                None,
+                code,
+                value,
+                Box::new(VmCtx::for_current_thread(&[], 0)),
+            ),
         };
         let runtime = Runtime::new();
         let class = runtime
@@ -325,6 +333,14 @@ impl Bench {
             _jit: jit,
             _vmctx: vmctx,
         })
+    }
+
+    /// The faults rows recorded while measured (taken out of their contexts).
+    pub fn take_faults(&mut self) -> Vec<Option<String>> {
+        self.rows
+            .iter_mut()
+            .map(|r| r.ctx.fault.take().map(|e| e.to_string()))
+            .collect()
     }
 
     /// The script object every row calls.

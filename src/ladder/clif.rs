@@ -86,7 +86,10 @@ impl Gen {
     fn helper(&mut self, sig: &str, addr: usize, args: &[&str]) -> String {
         let f = self.konst("i64", addr as i128);
         let r = self.v();
-        self.line(&format!("{r} = call_indirect {sig}, {f}({})", args.join(", ")));
+        self.line(&format!(
+            "{r} = call_indirect {sig}, {f}({})",
+            args.join(", ")
+        ));
         r
     }
     /// `done(0, fault)` after a failed test.
@@ -329,7 +332,9 @@ pub fn row_clif(row: usize, path: &Path) -> String {
         Path::Native => return String::new(),
         Path::Fused => (vec![Layer::Fused], Terminal::Slot),
         // Outermost first.
-        Path::Layered { terminal, wrappers } => (wrappers.iter().rev().copied().collect(), *terminal),
+        Path::Layered { terminal, wrappers } => {
+            (wrappers.iter().rev().copied().collect(), *terminal)
+        }
     };
     let mut g = Gen {
         body: String::new(),

@@ -80,8 +80,7 @@ pub unsafe fn rust_function_bytes(addr: usize) -> Vec<u8> {
         let ends = matches!(
             instr.mnemonic(),
             Mnemonic::Jmp | Mnemonic::Ret | Mnemonic::Ud2 | Mnemonic::Int3
-        )
-            || instr.is_invalid();
+        ) || instr.is_invalid();
         if ends && next > furthest {
             return window[..(next - addr as u64) as usize].to_vec();
         }
@@ -142,7 +141,11 @@ mod tests {
     fn extent_of_a_rust_function_ends_at_its_return() {
         #[inline(never)]
         fn f(x: u64) -> u64 {
-            if std::hint::black_box(x) > 3 { x * 7 } else { x + 1 }
+            if std::hint::black_box(x) > 3 {
+                x * 7
+            } else {
+                x + 1
+            }
         }
         std::hint::black_box(f(2));
         // SAFETY: `f` is a function of this process.
