@@ -241,3 +241,78 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
         Ok(ExitCode::from(exit::SCRIPT_ERROR))
     }
 }
+
+/// The build whose code `hotlab asm --ladder` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum AsmBuild {
+    /// The generated Cranelift code.
+    #[default]
+    Jit,
+    /// rustc's monomorphized loops.
+    Aot,
+}
+
+/// `hotlab asm --ladder NAME`: each step's call-path machine code, and what changed from the
+/// step before (a unified diff of the listings, without addresses).
+pub fn ladder_asm(
+    ladder: &str,
+    snippet: Option<&PathBuf>,
+    build: AsmBuild,
+    ir: bool,
+    syntax: super::asm::AsmSyntax,
+) -> Result<ExitCode, Failure> {
+    let (arg, want) = match build {
+        AsmBuild::Jit => (BuildArg::Jit, Build::Jit),
+        AsmBuild::Aot => (BuildArg::Aot, Build::Aot),
+    };
+    let bench = build_bench(ladder, snippet, arg)?;
+    let syntax = match syntax {
+        super::asm::AsmSyntax::Intel => crate::backend::disasm::Syntax::Intel,
+        super::asm::AsmSyntax::Att => crate::backend::disasm::Syntax::Att,
+    };
+    let mut out = String::new();
+    let mut before: Vec<String> = Vec::new();
+    for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
+        let listing: Vec<String> = row
+            .code
+            .iter()
+            .flat_map(|c| {
+                std::iter::once(format!("{}:", c.name)).chain(
+                    c.listing(syntax)
+                        .into_iter()
+                        .map(|l| format!("    {l}")),
+                )
+            })
+            .collect();
+        let step = &bench.ladder.steps[row.step];
+        out.push_str(&format!(
+            "=== {} ({}) — {want} {}: {} instructions\n",
+            step.title,
+            step.layer,
+            row.path,
+            row.instructions()
+        ));
+        if ir && !row.clif.is_empty() {
+            out.push_str(row.clif.trim_end());
+            out.push_str("\n\n");
+        }
+        if before.is_empty() {
+            for l in &listing {
+                out.push_str(&format!("  {l}\n"));
+            }
+        } else {
+            let (lines, added, removed) = crate::ladder::code::diff(&before, &listing);
+            out.push_str(&format!(
+                "--- diff from the step before: +{added} -{removed} lines\n"
+            ));
+            for l in lines {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        out.push('\n');
+        before = listing;
+    }
+    print!("{out}");
+    Ok(ExitCode::from(exit::OK))
+}
