@@ -119,7 +119,16 @@ pub struct Row {
     /// The generated IR (`jit` rows).
     pub clif: String,
     runner: Runner,
-    ctx: Box<RowCtx>,
+    /// Owned (from `Box::into_raw`, freed on drop): a raw pointer so that a row may be entered
+    /// again from inside its own call (recursion through the border) without aliasing a `&mut`.
+    ctx: *mut RowCtx,
+}
+
+impl Drop for Row {
+    fn drop(&mut self) {
+        // SAFETY: `ctx` came from `Box::into_raw` and is freed only here.
+        drop(unsafe { Box::from_raw(self.ctx) });
+    }
 }
 
 impl Row {
@@ -138,15 +147,34 @@ impl Row {
     }
 
     /// Run `n` calls directly (not timed): the checksum, and the first fault if any.
+    ///
+    /// Must be called on the thread that built the bench (the row holds its call record).
     pub fn run(&mut self, n: u64) -> (u64, Option<ScriptError>) {
-        self.ctx.fault = None;
-        let sum = match &self.runner {
+        self.take_fault();
+        // SAFETY: this thread built the row (the caller's duty, as documented).
+        let sum = unsafe { self.enter(n) };
+        (sum, self.take_fault())
+    }
+
+    /// Run `n` calls; may be re-entered from inside the row's own method (a fault stays in the
+    /// context until [`Row::take_fault`]).
+    ///
+    /// # Safety
+    /// Call it on the thread that built the bench, while the bench lives.
+    pub unsafe fn enter(&self, n: u64) -> u64 {
+        match &self.runner {
             Runner::Native(t) => native_loop(t, n),
             // SAFETY: `f` is this row's function with the raw ABI and `ctx` its live context
-            // (see `Bench::build`); the row runs on the thread that made the context.
-            Runner::Raw(f) => unsafe { f(&mut *self.ctx as *mut RowCtx as *mut c_void, n) },
-        };
-        (sum, self.ctx.fault.take().map(|e| *e))
+            // (see `Bench::build`), used on the thread that made it.
+            Runner::Raw(f) => unsafe { f(self.ctx as *mut c_void, n) },
+        }
+    }
+
+    /// The first fault recorded since the last take.
+    pub fn take_fault(&self) -> Option<ScriptError> {
+        // SAFETY: `ctx` is live; nothing runs the row while this plain read-modify happens on
+        // the row's thread (generated code only writes it inside a call).
+        unsafe { (*self.ctx).fault.take().map(|e| *e) }
     }
 }
 
@@ -266,7 +294,7 @@ impl Bench {
                             path: path.clone(),
                             clif: String::new(),
                             runner: Runner::Raw(f),
-                            ctx: Box::new(RowCtx::new(obj)),
+                            ctx: Box::into_raw(Box::new(RowCtx::new(obj))),
                         });
                         continue;
                     }
@@ -278,7 +306,7 @@ impl Bench {
                     code: Vec::new(),
                     clif: String::new(),
                     runner,
-                    ctx: Box::new(RowCtx::new(obj)),
+                    ctx: Box::into_raw(Box::new(RowCtx::new(obj))),
                 });
             }
         }
@@ -339,7 +367,7 @@ impl Bench {
     pub fn take_faults(&mut self) -> Vec<Option<String>> {
         self.rows
             .iter_mut()
-            .map(|r| r.ctx.fault.take().map(|e| e.to_string()))
+            .map(|r| r.take_fault().map(|e| e.to_string()))
             .collect()
     }
 
@@ -381,9 +409,7 @@ impl Bench {
                 // SAFETY: the row's function has the raw ABI; its context lives in the row,
                 // which outlives the job (the job is dropped at the end of this function), and
                 // the job runs on this thread, the one the context was made on.
-                Runner::Raw(f) => unsafe {
-                    Variant::raw(name, *f, &mut *row.ctx as *mut RowCtx as *mut c_void)
-                },
+                Runner::Raw(f) => unsafe { Variant::raw(name, *f, row.ctx as *mut c_void) },
             };
             job = job.with(v);
         }
