@@ -52,7 +52,9 @@ fn a_snippet_without_call_is_refused_with_its_name() {
 #[test]
 fn a_short_run_prints_every_row_with_matching_checksums() {
     let out = hotlab()
-        .args(["ladder", "--ladder", "direct", "--time", "0.5", "--format", "json"])
+        .args([
+            "ladder", "--ladder", "direct", "--time", "0.5", "--format", "json",
+        ])
         .assert()
         .success()
         .get_output()

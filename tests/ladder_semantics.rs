@@ -22,7 +22,10 @@ const BOTH: [Build; 2] = [Build::Jit, Build::Aot];
 
 fn has(row: &Row, layer: Layer) -> bool {
     match &row.path {
-        Path::Fused => matches!(layer, Layer::Detached | Layer::Depth | Layer::Catch | Layer::Entry),
+        Path::Fused => matches!(
+            layer,
+            Layer::Detached | Layer::Depth | Layer::Catch | Layer::Entry
+        ),
         Path::Layered { wrappers, .. } => wrappers.contains(&layer),
         Path::Native => false,
     }
@@ -57,7 +60,10 @@ fn the_detached_check_fails_a_detached_object() {
             checked += 1;
         }
         assert!(checked >= 2);
-        assert!(!current_thread_in_call(), "a failed check left the thread marked in a call");
+        assert!(
+            !current_thread_in_call(),
+            "a failed check left the thread marked in a call"
+        );
     }
 }
 
@@ -85,7 +91,10 @@ extern "C-unwind" fn recurse(_: *mut c_void, _: *const Object) -> i64 {
 #[test]
 fn the_depth_limit_stops_runaway_recursion() {
     let text = "name = \"d\"\ndescription = \"d\"\n\n[[step]]\nlayer = \"native\"\ntitle = \"n\"\ntext = \"t\"\n\n[[step]]\nlayer = \"slot\"\ntitle = \"s\"\ntext = \"t\"\n\n[[step]]\nlayer = \"depth\"\ntitle = \"d\"\ntext = \"t\"\n";
-    for l in [Ladder::parse("d.toml", text).unwrap(), ladder::resolve("fused").unwrap()] {
+    for l in [
+        Ladder::parse("d.toml", text).unwrap(),
+        ladder::resolve("fused").unwrap(),
+    ] {
         let bench = Bench::build(
             l,
             Method::Code {
@@ -101,8 +110,17 @@ fn the_depth_limit_stops_runaway_recursion() {
             ROW.set(row);
             // SAFETY: built on this thread; the bench lives.
             unsafe { row.enter(1) };
-            assert_eq!(DEEPEST.get(), Some(16), "{}: recursion was not stopped", row.path);
-            assert!(!current_thread_in_call(), "{}: depth not restored", row.path);
+            assert_eq!(
+                DEEPEST.get(),
+                Some(16),
+                "{}: recursion was not stopped",
+                row.path
+            );
+            assert!(
+                !current_thread_in_call(),
+                "{}: depth not restored",
+                row.path
+            );
         }
         ROW.set(std::ptr::null());
     }
@@ -122,7 +140,11 @@ fn try_catch_reports_a_script_error_and_restores_the_thread() {
             // with a catch layer (or fused) catch it per call.
             let fault = fault.unwrap_or_else(|| panic!("{}: no error reported", row.path));
             assert_eq!(fault.kind, ScriptErrorKind::DivisionByZero, "{}", row.path);
-            assert!(!current_thread_in_call(), "{}: markers not restored", row.path);
+            assert!(
+                !current_thread_in_call(),
+                "{}: markers not restored",
+                row.path
+            );
             checked += usize::from(has(row, Layer::Catch));
         }
         assert!(checked >= 2);
@@ -161,7 +183,10 @@ extern "C-unwind" fn slow_init(_: *mut c_void) -> u64 {
 fn the_entry_check_waits_while_another_thread_reloads() {
     let text = "name = \"e\"\ndescription = \"e\"\n\n[[step]]\nlayer = \"native\"\ntitle = \"n\"\ntext = \"t\"\n\n[[step]]\nlayer = \"slot\"\ntitle = \"s\"\ntext = \"t\"\n\n[[step]]\nlayer = \"entry\"\ntitle = \"e\"\ntext = \"t\"\n";
     for build in BOTH {
-        for l in [Ladder::parse("e.toml", text).unwrap(), ladder::resolve("fused").unwrap()] {
+        for l in [
+            Ladder::parse("e.toml", text).unwrap(),
+            ladder::resolve("fused").unwrap(),
+        ] {
             MIGRATED.store(false, Ordering::SeqCst);
             RAN_DURING_MIGRATION.store(false, Ordering::SeqCst);
             RELOAD_STARTED.store(false, Ordering::SeqCst);

@@ -53,10 +53,18 @@ struct Listing {
 /// `hotlab asm`.
 pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
     if let Some(ladder) = &args.ladder {
-        return super::ladder::ladder_asm(ladder, args.file.as_ref(), args.build, args.ir, args.syntax);
+        return super::ladder::ladder_asm(
+            ladder,
+            args.file.as_ref(),
+            args.build,
+            args.ir,
+            args.syntax,
+        );
     }
     let Some(path) = &args.file else {
-        return Err(Failure::input("error: give a snippet file, or --ladder NAME"));
+        return Err(Failure::input(
+            "error: give a snippet file, or --ladder NAME",
+        ));
     };
     let snippet = load_snippet(path)?;
     let mut jit =

@@ -277,11 +277,8 @@ pub fn ladder_asm(
             .code
             .iter()
             .flat_map(|c| {
-                std::iter::once(format!("{}:", c.name)).chain(
-                    c.listing(syntax)
-                        .into_iter()
-                        .map(|l| format!("    {l}")),
-                )
+                std::iter::once(format!("{}:", c.name))
+                    .chain(c.listing(syntax).into_iter().map(|l| format!("    {l}")))
             })
             .collect();
         let step = &bench.ladder.steps[row.step];
