@@ -22,8 +22,16 @@ pub enum AsmSyntax {
 /// Options of `hotlab asm`.
 #[derive(Debug, Args)]
 pub struct AsmArgs {
-    /// The snippet: a .hot or .clif file.
-    pub file: PathBuf,
+    /// The snippet: a .hot or .clif file (with --ladder: the method's .hot file, optional).
+    #[arg(required_unless_present = "ladder")]
+    pub file: Option<PathBuf>,
+    /// Instead of the snippet's functions: each step's call-path machine code of this ladder
+    /// (a shipped name or a .toml file) and its diff from the step before.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub ladder: Option<String>,
+    /// With --ladder: which build's code to show.
+    #[arg(long, value_enum, default_value_t = super::ladder::AsmBuild::Jit, requires = "ladder")]
+    pub build: super::ladder::AsmBuild,
     /// Only this function.
     #[arg(long = "fn", value_name = "NAME")]
     pub function: Option<String>,
@@ -44,10 +52,24 @@ struct Listing {
 
 /// `hotlab asm`.
 pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
-    let snippet = load_snippet(&args.file)?;
+    if let Some(ladder) = &args.ladder {
+        return super::ladder::ladder_asm(
+            ladder,
+            args.file.as_ref(),
+            args.build,
+            args.ir,
+            args.syntax,
+        );
+    }
+    let Some(path) = &args.file else {
+        return Err(Failure::input(
+            "error: give a snippet file, or --ladder NAME",
+        ));
+    };
+    let snippet = load_snippet(path)?;
     let mut jit =
         Jit::new(JitOptions::default()).map_err(|e| Failure::input(format!("error: {e}")))?;
-    let file = args.file.display().to_string();
+    let file = path.display().to_string();
     let compile_err = |e| Failure::input(format!("error: {file}: {e}"));
     let listings: Vec<Listing> = match snippet {
         Snippet::Hot { program, .. } => {

@@ -1,6 +1,7 @@
 //! The command line: options → command → result → output. Errors are printed in one place.
 
 mod asm;
+mod ladder;
 mod run;
 mod snippet;
 
@@ -9,6 +10,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use asm::AsmArgs;
+pub use ladder::LadderArgs;
 pub use run::RunArgs;
 pub use snippet::{Snippet, load_snippet};
 
@@ -27,7 +29,9 @@ pub mod exit {
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 the script raised an error at run time, 2 bad input (a diagnostic in the
 snippet, an unreadable file, a bad option). `hotlab doctor` exits 1 when a self-check misses its
-expectation. Documentation: docs/ (language.md, measurement.md, cli.md, session.md).";
+expectation; `hotlab ladder` exits 1 when a row's checksum differs from the native row's.
+With no command, hotlab runs `hotlab ladder` (the host_call ladder). Documentation: docs/
+(cli.md, language.md, measurement.md, runtime.md, ladder.md, session.md).";
 
 /// hotlab: a lab for the cost of a script call.
 #[derive(Debug, Parser)]
@@ -47,6 +51,8 @@ pub enum Command {
     Asm(AsmArgs),
     /// Check the machine for measurement: a health report and self-checks of the engine.
     Doctor(DoctorArgs),
+    /// Measure a ladder: what each layer of a host-to-script call adds (the default command).
+    Ladder(LadderArgs),
     /// Serve jobs over stdin/stdout (started by the session; see docs/session.md).
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -104,13 +110,9 @@ pub fn main() -> ExitCode {
         Some(Command::Asm(args)) => asm::asm(&args),
         Some(Command::Doctor(args)) => doctor(&args),
         Some(Command::Worker(args)) => return crate::worker::serve(args.cpu),
-        // The built-in default until the ladder and the TUI exist: check the machine and the
-        // engine, the first thing to know before trusting any nanosecond.
-        None => doctor(&DoctorArgs {
-            json: false,
-            time: 1.0,
-            cpu: None,
-        }),
+        Some(Command::Ladder(args)) => ladder::ladder(&args),
+        // With no arguments: the seed's ladder, both builds, default settings.
+        None => ladder::ladder(&LadderArgs::default()),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,13 @@
 //! The layered call micro-benchmark: ladders read from `micro/`, built and measured row by row.
 
+pub mod aot;
+mod aot_table;
+pub mod bench;
+pub mod clif;
+pub mod code;
+pub mod helpers;
+pub mod path;
+pub mod report;
 pub mod spec;
 
 pub use spec::{Ladder, LadderError, Layer, Step};

@@ -1,0 +1,315 @@
+//! `hotlab ladder`: build a ladder's rows (jit, aot or both), measure them interleaved in one
+//! job, print the table. Also what `hotlab` with no arguments runs.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use clap::{Args, ValueEnum};
+
+use super::snippet::{Snippet, load_snippet};
+use super::{Failure, exit};
+use crate::export::{self, Format};
+use crate::ladder::bench::{Bench, Build, DEFAULT_SNIPPET, Method};
+use crate::ladder::report::Report;
+use crate::lang::{self, SourceFile};
+use crate::measure::env::health::{self, LiveProbes};
+use crate::measure::{Picos, Progress, Settings, Stop};
+
+/// Which builds to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum BuildArg {
+    /// The call path as Cranelift IR around the snippet.
+    Jit,
+    /// The call path compiled by rustc (the runtime's `CallPath` wrappers).
+    Aot,
+    /// Both, side by side, in one job.
+    #[default]
+    Both,
+}
+
+impl BuildArg {
+    /// The builds this stands for.
+    pub fn builds(self) -> Vec<Build> {
+        match self {
+            BuildArg::Jit => vec![Build::Jit],
+            BuildArg::Aot => vec![Build::Aot],
+            BuildArg::Both => vec![Build::Jit, Build::Aot],
+        }
+    }
+}
+
+/// Options of `hotlab ladder`.
+#[derive(Debug, Args)]
+pub struct LadderArgs {
+    /// A shipped ladder (host_call, fused, direct) or a ladder .toml file (see docs/ladder.md).
+    #[arg(long, value_name = "NAME|FILE", default_value = "host_call")]
+    pub ladder: String,
+    /// The method called: a .hot file with `fn call() -> i64` (default: `return 1`).
+    #[arg(long, value_name = "FILE")]
+    pub snippet: Option<PathBuf>,
+    /// Which builds of the call path to measure.
+    #[arg(long, value_enum, default_value_t = BuildArg::Both)]
+    pub build: BuildArg,
+    /// Time budget for the whole measurement, in seconds.
+    #[arg(long, value_name = "S", default_value_t = 3.0)]
+    pub time: f64,
+    /// Pin the measuring thread to this CPU (default: one chosen for quiet).
+    #[arg(long, value_name = "N")]
+    pub cpu: Option<usize>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Equivalence band of the `vs native` verdict, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+    pub band: f64,
+    /// Write the output to this file (whole, atomically) instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+impl Default for LadderArgs {
+    /// What `hotlab` with no arguments runs.
+    fn default() -> Self {
+        LadderArgs {
+            ladder: "host_call".into(),
+            snippet: None,
+            build: BuildArg::Both,
+            time: 3.0,
+            cpu: None,
+            format: Format::Table,
+            band: 2.0,
+            output: None,
+        }
+    }
+}
+
+/// Parse a ladder (`NAME|FILE`) into a `Failure` naming file, line and key on error.
+pub fn resolve_ladder(name: &str) -> Result<crate::ladder::Ladder, Failure> {
+    crate::ladder::resolve(name).map_err(|e| Failure::input(format!("error: {e}")))
+}
+
+/// Compile the snippet option (or the default) into a checked program.
+pub fn snippet_program(path: Option<&PathBuf>) -> Result<lang::Program, Failure> {
+    match path {
+        None => lang::compile(Arc::new(SourceFile::new(
+            "<default snippet>",
+            DEFAULT_SNIPPET,
+        )))
+        .map_err(|_| Failure::input("error: the default snippet does not compile")),
+        Some(p) => match load_snippet(p)? {
+            Snippet::Hot { program, .. } => Ok(program),
+            Snippet::Clif { .. } => Err(Failure::input(format!(
+                "error: {}: a ladder's method must be a .hot snippet with `fn call() -> i64` \
+                 (.clif code has no method ABI)",
+                p.display()
+            ))),
+        },
+    }
+}
+
+/// Build the rows of `args` on this thread.
+pub fn build_bench(
+    ladder: &str,
+    snippet: Option<&PathBuf>,
+    build: BuildArg,
+) -> Result<Bench, Failure> {
+    let ladder = resolve_ladder(ladder)?;
+    let program = snippet_program(snippet)?;
+    let where_ = snippet
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "<default snippet>".into());
+    Bench::build(ladder, Method::Snippet(&program), &build.builds()).map_err(|e| match e {
+        crate::ladder::bench::BuildError::Raised(_) => {
+            Failure::script(format!("error: {where_}: {e}"))
+        }
+        _ => Failure::input(format!("error: {where_}: {e}")),
+    })
+}
+
+fn header() -> Vec<String> {
+    let probes = LiveProbes::probe();
+    let report = health::collect(std::path::Path::new("/"), &probes);
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, v)| v.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mut lines = vec![format!(
+        "machine: {model}, {} CPUs online",
+        crate::measure::env::pin::online_cpus().len()
+    )];
+    if let Some(t) = probes.timer {
+        lines.push(format!(
+            "timer: {:?} at {}, precision {:.1} ns; core clock ~{}",
+            t.kind,
+            t.frequency,
+            t.precision.nanos(),
+            probes
+                .core_clock
+                .map(|c| c.ghz.to_string())
+                .unwrap_or_else(|| "?".into())
+        ));
+    }
+    for item in report.items.iter().filter(|i| i.warning.is_some()) {
+        lines.push(format!(
+            "health: {}: {}",
+            item.name,
+            item.warning.as_deref().unwrap_or("")
+        ));
+    }
+    lines
+}
+
+/// `hotlab ladder`.
+pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
+    if !(args.time > 0.0 && args.time.is_finite()) {
+        return Err(Failure::input(
+            "error: --time must be a positive number of seconds",
+        ));
+    }
+    if !(args.band > 0.0 && args.band < 100.0) {
+        return Err(Failure::input(
+            "error: --band must be a percentage in (0, 100), e.g. 2",
+        ));
+    }
+    let mut bench = build_bench(&args.ladder, args.snippet.as_ref(), args.build)?;
+    // Run every row once, untimed: a fault now is reported plainly instead of mid-measurement.
+    for i in 0..bench.rows.len() {
+        let (_, fault) = bench.rows[i].run(100);
+        if let Some(e) = fault {
+            let label = bench.rows[i].label(&bench.ladder);
+            return Err(Failure::script(format!("error: row `{label}` failed: {e}")));
+        }
+    }
+    let settings = Settings {
+        stop: Stop::Budget(Picos(args.time * 1e12)),
+        cpu: args.cpu,
+        band: args.band / 100.0,
+        ..Settings::default()
+    };
+    let cancel = AtomicBool::new(false);
+    let tty = std::io::stderr().is_terminal();
+    let mut progress = |p: &Progress<'_>| {
+        if tty {
+            let budget = p.budget.map(|b| b.secs()).unwrap_or(0.0);
+            eprint!(
+                "\r{:?}: {} rounds, {:.1}/{:.1} s   ",
+                p.phase,
+                p.rounds,
+                p.elapsed.secs(),
+                budget
+            );
+            let _ = std::io::stderr().flush();
+        }
+    };
+    let result = bench
+        .measure(settings, &cancel, &mut progress)
+        .map_err(|e| Failure::input(format!("error: {e}")))?;
+    if tty {
+        eprint!("\r{:60}\r", "");
+    }
+    let faults = bench.take_faults();
+    let report = Report::new(&bench, &result, &faults, header());
+    let text = match args.format {
+        Format::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
+        Format::Csv => export::render_csv(&report.table()),
+        Format::Markdown => {
+            let mut s: String = report.header.iter().map(|l| format!("- {l}\n")).collect();
+            s.push('\n');
+            s + &export::render_markdown(&report.table())
+        }
+        Format::Table => {
+            let mut s: String = report.header.iter().map(|l| format!("{l}\n")).collect();
+            s.push('\n');
+            s + &export::render_text(&report.table())
+        }
+    };
+    let out = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
+    export::write_whole(&out, text.as_bytes())
+        .map_err(|e| Failure::input(format!("error: cannot write {}: {e}", out.display())))?;
+    if report.all_ok() {
+        Ok(ExitCode::from(exit::OK))
+    } else {
+        eprintln!("error: a row's checksum differs from the native row's (marked `!`)");
+        Ok(ExitCode::from(exit::SCRIPT_ERROR))
+    }
+}
+
+/// The build whose code `hotlab asm --ladder` shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum AsmBuild {
+    /// The generated Cranelift code.
+    #[default]
+    Jit,
+    /// rustc's monomorphized loops.
+    Aot,
+}
+
+/// `hotlab asm --ladder NAME`: each step's call-path machine code, and what changed from the
+/// step before (a unified diff of the listings, without addresses).
+pub fn ladder_asm(
+    ladder: &str,
+    snippet: Option<&PathBuf>,
+    build: AsmBuild,
+    ir: bool,
+    syntax: super::asm::AsmSyntax,
+) -> Result<ExitCode, Failure> {
+    let (arg, want) = match build {
+        AsmBuild::Jit => (BuildArg::Jit, Build::Jit),
+        AsmBuild::Aot => (BuildArg::Aot, Build::Aot),
+    };
+    let bench = build_bench(ladder, snippet, arg)?;
+    let syntax = match syntax {
+        super::asm::AsmSyntax::Intel => crate::backend::disasm::Syntax::Intel,
+        super::asm::AsmSyntax::Att => crate::backend::disasm::Syntax::Att,
+    };
+    let mut out = String::new();
+    let mut before: Vec<String> = Vec::new();
+    for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
+        let listing: Vec<String> = row
+            .code
+            .iter()
+            .flat_map(|c| {
+                std::iter::once(format!("{}:", c.name))
+                    .chain(c.listing(syntax).into_iter().map(|l| format!("    {l}")))
+            })
+            .collect();
+        let step = &bench.ladder.steps[row.step];
+        out.push_str(&format!(
+            "=== {} ({}) — {want} {}: {} instructions\n",
+            step.title,
+            step.layer,
+            row.path,
+            row.instructions()
+        ));
+        if ir && !row.clif.is_empty() {
+            out.push_str(row.clif.trim_end());
+            out.push_str("\n\n");
+        }
+        if before.is_empty() {
+            for l in &listing {
+                out.push_str(&format!("  {l}\n"));
+            }
+        } else {
+            let (lines, added, removed) = crate::ladder::code::diff(&before, &listing);
+            out.push_str(&format!(
+                "--- diff from the step before: +{added} -{removed} lines\n"
+            ));
+            for l in lines {
+                out.push_str(&l);
+                out.push('\n');
+            }
+        }
+        out.push('\n');
+        before = listing;
+    }
+    print!("{out}");
+    Ok(ExitCode::from(exit::OK))
+}

@@ -1,0 +1,435 @@
+//! A ladder made real: the snippet compiled by the JIT, a runtime class whose `call` method is
+//! that code, one object of it, and one row per step and build, each a variant of one
+//! measurement job.
+//!
+//! **The method ABI.** The snippet's `fn call() -> i64` is compiled as a script function,
+//! `extern "C-unwind" fn(vmctx) -> i64`, and put in the class's slot as the method
+//! `extern "C-unwind" fn(vmctx, this) -> i64`. On SysV x86-64 (the only target hotlab's JIT
+//! builds for) arguments travel in registers (`rdi`, `rsi`), so the callee simply never reads
+//! `rsi`: calling a function with one argument more than it takes is well defined at the machine
+//! level, and no wrapper frame is added to the path being measured.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use super::aot::{CALL_SLOT, aot_fn};
+use super::clif::row_clif;
+use super::code::{CodeBlock, rust_function_bytes};
+use super::helpers::RowCtx;
+use super::path::Path;
+use super::spec::Ladder;
+use crate::backend::Value;
+use crate::backend::jit::clif::{ClifFunction, ClifProgram};
+use crate::backend::jit::{Jit, JitOptions, JitProgram, OptLevel, VmCtx};
+use crate::lang::Program;
+use crate::measure::{JobResult, MeasureError, Observer, RawVariantFn, Settings, Variant};
+use crate::runtime::ScriptError;
+use crate::runtime::class::{ClassDef, ClassRef, MethodDef};
+use crate::runtime::handle::Handle;
+use crate::runtime::iface::{Hook, HookCall, Signature};
+use crate::runtime::rt::Runtime;
+
+/// The snippet used when none is given: the empty method.
+pub const DEFAULT_SNIPPET: &str =
+    "// The empty method: what a call costs when the method does nothing.
+fn call() -> i64 {
+    return 1
+}
+";
+
+/// How a row's call path is compiled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Build {
+    /// Emitted as Cranelift IR around the snippet's function.
+    Jit,
+    /// Compiled by rustc from the runtime's `CallPath` wrappers.
+    Aot,
+}
+
+impl fmt::Display for Build {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Build::Jit => "jit",
+            Build::Aot => "aot",
+        })
+    }
+}
+
+/// The method the class gets: the snippet's code, or (for tests) any code with the method ABI.
+pub enum Method<'a> {
+    /// A checked program with `fn call() -> i64`.
+    Snippet(&'a Program),
+    /// `extern "C-unwind" fn(vmctx, this) -> i64`, with the value one call returns.
+    Code {
+        /// The code.
+        code: *const c_void,
+        /// What the native twin returns.
+        value: i64,
+    },
+}
+
+/// Why a ladder could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// The snippet lacks `fn call() -> i64` or has another signature.
+    #[error("the snippet must define `fn call() -> i64` (the method the ladder calls): {0}")]
+    NoCall(String),
+    /// JIT compilation failed.
+    #[error("cannot compile: {0}")]
+    Jit(#[from] crate::backend::jit::JitError),
+    /// The first call of `call` raised.
+    #[error("the snippet's `call` raised an error on its first call: {0}")]
+    Raised(ScriptError),
+    /// The runtime refused the class or the object.
+    #[error("cannot make the script object: {0}")]
+    Runtime(String),
+}
+
+/// The native twin: a Rust object behind `&dyn Hook` returning what the snippet returns.
+#[derive(Debug)]
+pub struct NativeTwin {
+    value: i64,
+}
+
+impl Hook for NativeTwin {
+    #[inline(never)]
+    fn call(&self) -> Result<i64, ScriptError> {
+        Ok(std::hint::black_box(self.value))
+    }
+}
+
+enum Runner {
+    Native(Arc<NativeTwin>),
+    Raw(RawVariantFn),
+}
+
+/// One row: a step of the ladder in one build.
+pub struct Row {
+    /// Index of the step in the ladder.
+    pub step: usize,
+    /// The build (`None` for the native row).
+    pub build: Option<Build>,
+    /// The call path.
+    pub path: Path,
+    /// The row's machine code (empty for the native row).
+    pub code: Vec<CodeBlock>,
+    /// The generated IR (`jit` rows).
+    pub clif: String,
+    runner: Runner,
+    /// Owned (from `Box::into_raw`, freed on drop): a raw pointer so that a row may be entered
+    /// again from inside its own call (recursion through the border) without aliasing a `&mut`.
+    ctx: *mut RowCtx,
+}
+
+impl Drop for Row {
+    fn drop(&mut self) {
+        // SAFETY: `ctx` came from `Box::into_raw` and is freed only here.
+        drop(unsafe { Box::from_raw(self.ctx) });
+    }
+}
+
+impl Row {
+    /// `jit slot read` / `native`.
+    pub fn label(&self, ladder: &Ladder) -> String {
+        let title = &ladder.steps[self.step].title;
+        match self.build {
+            Some(b) => format!("{b} {title}"),
+            None => title.clone(),
+        }
+    }
+
+    /// Instructions of the row's call-path code (0 for native).
+    pub fn instructions(&self) -> usize {
+        self.code.iter().map(CodeBlock::instructions).sum()
+    }
+
+    /// Run `n` calls directly (not timed): the checksum, and the first fault if any.
+    ///
+    /// Must be called on the thread that built the bench (the row holds its call record).
+    pub fn run(&mut self, n: u64) -> (u64, Option<ScriptError>) {
+        self.take_fault();
+        // SAFETY: this thread built the row (the caller's duty, as documented).
+        let sum = unsafe { self.enter(n) };
+        (sum, self.take_fault())
+    }
+
+    /// Run `n` calls; may be re-entered from inside the row's own method (a fault stays in the
+    /// context until [`Row::take_fault`]).
+    ///
+    /// # Safety
+    /// Call it on the thread that built the bench, while the bench lives.
+    pub unsafe fn enter(&self, n: u64) -> u64 {
+        match &self.runner {
+            Runner::Native(t) => native_loop(t, n),
+            // SAFETY: `f` is this row's function with the raw ABI and `ctx` its live context
+            // (see `Bench::build`), used on the thread that made it.
+            Runner::Raw(f) => unsafe { f(self.ctx as *mut c_void, n) },
+        }
+    }
+
+    /// The first fault recorded since the last take.
+    pub fn take_fault(&self) -> Option<ScriptError> {
+        // SAFETY: `ctx` is live; nothing runs the row while this plain read-modify happens on
+        // the row's thread (generated code only writes it inside a call).
+        unsafe { (*self.ctx).fault.take().map(|e| *e) }
+    }
+}
+
+fn native_loop(twin: &NativeTwin, n: u64) -> u64 {
+    let hook: &dyn Hook = std::hint::black_box(twin);
+    let mut sum = 0u64;
+    for _ in 0..n {
+        sum = sum.wrapping_add(hook.call().unwrap_or(0) as u64);
+    }
+    sum
+}
+
+/// A built ladder. Fields drop in order: rows, then the object, the class and the runtime,
+/// then the code, then the context the code was given.
+pub struct Bench {
+    /// The ladder.
+    pub ladder: Ladder,
+    /// The rows, in step order (the native row first, then each step's builds).
+    pub rows: Vec<Row>,
+    /// What one call returns (the native twin's value).
+    pub value: i64,
+    handle: Handle,
+    class: ClassRef,
+    runtime: Runtime,
+    _clif: Option<ClifProgram>,
+    _program: Option<JitProgram>,
+    _jit: Jit,
+    _vmctx: Box<VmCtx>,
+}
+
+impl Bench {
+    /// Build every row of `ladder` for `builds`, on the calling thread (which must be the one
+    /// that measures: the rows hold its call record and stack limit).
+    pub fn build(
+        ladder: Ladder,
+        method: Method<'_>,
+        builds: &[Build],
+    ) -> Result<Bench, BuildError> {
+        let mut jit = Jit::new(JitOptions {
+            opt: OptLevel::Speed,
+            ..JitOptions::default()
+        })?;
+        let (program, code, value, mut vmctx) = match method {
+            Method::Snippet(p) => {
+                let program = jit.compile(p)?;
+                let id = program
+                    .function_named("call")
+                    .ok_or_else(|| BuildError::NoCall("there is no function `call`".into()))?;
+                program
+                    .raw_entry::<unsafe extern "C-unwind" fn(*mut VmCtx) -> i64>(id)
+                    .map_err(|e| BuildError::NoCall(e.to_string()))?;
+                let value = match program.call(id, &[]).map_err(BuildError::Raised)? {
+                    Value::I64(v) => v,
+                    other => return Err(BuildError::NoCall(format!("it returned {other}"))),
+                };
+                let addr = program.functions()[id.index()].addr as *const c_void;
+                let vmctx = Box::new(program.vm_context());
+                (Some(program), addr, value, vmctx)
+            }
+            Method::Code { code, value } => (
+                None,
+                code,
+                value,
+                Box::new(VmCtx::for_current_thread(&[], 0)),
+            ),
+        };
+        let runtime = Runtime::new();
+        let class = runtime
+            .define(ClassDef {
+                name: "Snippet".into(),
+                parent: None,
+                fields: vec![],
+                methods: vec![MethodDef {
+                    name: "call".into(),
+                    sig: HookCall::sig(),
+                    code,
+                }],
+                vmctx: &mut *vmctx as *mut VmCtx as *mut c_void,
+            })
+            .map_err(|e| BuildError::Runtime(e.to_string()))?;
+        if class.slot_of("call").map(|s| s.get()) != Some(CALL_SLOT) {
+            return Err(BuildError::Runtime("`call` did not get slot 0".into()));
+        }
+        let handle = runtime
+            .new_object(&class)
+            .map_err(|e| BuildError::Runtime(e.to_string()))?;
+        let obj = handle
+            .get()
+            .map_err(|e| BuildError::Runtime(e.to_string()))?;
+
+        let twin = Arc::new(NativeTwin { value });
+        let mut rows = Vec::new();
+        for (step, layers) in ladder.cumulative().into_iter().enumerate() {
+            let path = Path::of(&layers);
+            let builds: Vec<Option<Build>> = match path {
+                Path::Native => vec![None],
+                _ => builds.iter().copied().map(Some).collect(),
+            };
+            for build in builds {
+                let runner = match build {
+                    None => Runner::Native(Arc::clone(&twin)),
+                    // Filled in below, once the whole `.clif` text is compiled.
+                    Some(Build::Jit) => Runner::Native(Arc::clone(&twin)),
+                    Some(Build::Aot) => {
+                        let (f, lp) = aot_fn(&path).ok_or_else(|| {
+                            BuildError::Runtime(format!("no aot function for {path}"))
+                        })?;
+                        rows.push(Row {
+                            step,
+                            build,
+                            code: vec![CodeBlock {
+                                name: format!("aot_loop::<{path}>"),
+                                addr: lp as u64,
+                                // SAFETY: `lp` is a monomorphized function of this binary.
+                                bytes: unsafe { rust_function_bytes(lp) },
+                            }],
+                            path: path.clone(),
+                            clif: String::new(),
+                            runner: Runner::Raw(f),
+                            ctx: Box::into_raw(Box::new(RowCtx::new(obj))),
+                        });
+                        continue;
+                    }
+                };
+                rows.push(Row {
+                    step,
+                    build,
+                    path: path.clone(),
+                    code: Vec::new(),
+                    clif: String::new(),
+                    runner,
+                    ctx: Box::into_raw(Box::new(RowCtx::new(obj))),
+                });
+            }
+        }
+
+        let mut text = String::new();
+        for (i, row) in rows.iter_mut().enumerate() {
+            if row.build == Some(Build::Jit) {
+                row.clif = row_clif(i, &row.path);
+                text.push_str(&row.clif);
+            }
+        }
+        let clif = if text.is_empty() {
+            None
+        } else {
+            Some(jit.load_clif(&text)?)
+        };
+        if let Some(clif) = &clif {
+            for (i, row) in rows.iter_mut().enumerate() {
+                if row.build != Some(Build::Jit) {
+                    continue;
+                }
+                let prefix = format!("r{i}_");
+                let entry = clif
+                    .function(&format!("r{i}_row"))
+                    .ok_or_else(|| BuildError::Runtime(format!("row {i} was not compiled")))?;
+                // SAFETY: `%rK_row` is generated by `row_clif` with exactly the raw ABI
+                // `(i64 ctx, i64 n) -> i64` (checked here), and its code lives while `clif`
+                // (kept in the bench) does.
+                let f = unsafe { raw_fn(entry)? };
+                row.runner = Runner::Raw(f);
+                row.code = clif
+                    .functions()
+                    .iter()
+                    .filter(|f| f.name.starts_with(&prefix) && !f.name.ends_with("_row"))
+                    .map(|f| CodeBlock {
+                        name: f.name.clone(),
+                        addr: f.code.addr,
+                        bytes: f.code.bytes.clone(),
+                    })
+                    .collect();
+            }
+        }
+        Ok(Bench {
+            ladder,
+            rows,
+            value,
+            handle,
+            class,
+            runtime,
+            _clif: clif,
+            _program: program,
+            _jit: jit,
+            _vmctx: vmctx,
+        })
+    }
+
+    /// The faults rows recorded while measured (taken out of their contexts).
+    pub fn take_faults(&mut self) -> Vec<Option<String>> {
+        self.rows
+            .iter_mut()
+            .map(|r| r.take_fault().map(|e| e.to_string()))
+            .collect()
+    }
+
+    /// The script object every row calls.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Its class.
+    pub fn class(&self) -> &ClassRef {
+        &self.class
+    }
+
+    /// The runtime that owns them.
+    pub fn runtime(&self) -> &Runtime {
+        &self.runtime
+    }
+
+    /// Measure every row, interleaved, in one job on the calling thread (the native row is the
+    /// baseline).
+    pub fn measure(
+        &mut self,
+        settings: Settings,
+        cancel: &AtomicBool,
+        observer: &mut dyn Observer,
+    ) -> Result<JobResult, MeasureError> {
+        let mut job = crate::measure::Job::new(Settings {
+            baseline: 0,
+            ..settings
+        });
+        let ladder = &self.ladder;
+        for row in &mut self.rows {
+            let name = row.label(ladder);
+            let v = match &row.runner {
+                Runner::Native(t) => {
+                    let t = Arc::clone(t);
+                    Variant::native(name, move |n| native_loop(&t, n))
+                }
+                // SAFETY: the row's function has the raw ABI; its context lives in the row,
+                // which outlives the job (the job is dropped at the end of this function), and
+                // the job runs on this thread, the one the context was made on.
+                Runner::Raw(f) => unsafe { Variant::raw(name, *f, row.ctx as *mut c_void) },
+            };
+            job = job.with(v);
+        }
+        job.run(cancel, observer)
+    }
+}
+
+/// The row function of a compiled `.clif` row, typed, after checking its signature.
+///
+/// # Safety
+/// The function must have been generated with the raw ABI semantics (a loop of `n` calls).
+unsafe fn raw_fn(f: &ClifFunction) -> Result<RawVariantFn, BuildError> {
+    use cranelift_codegen::ir::types::I64;
+    if f.params != [I64, I64] || f.returns != [I64] {
+        return Err(BuildError::Runtime(format!(
+            "`{}` does not have the raw ABI (i64, i64) -> i64",
+            f.name
+        )));
+    }
+    // SAFETY: checked above; the address is finalized code; fn pointers and addresses have one
+    // representation.
+    Ok(unsafe { std::mem::transmute::<usize, RawVariantFn>(f.code.addr as usize) })
+}

@@ -1,0 +1,429 @@
+//! The `jit` build of a ladder row: its call path written as Cranelift IR (`.clif` text,
+//! compiled by the same JIT as the snippet), one set of functions per row:
+//!
+//! - `%rK_loop(ctx, n) -> sum`: `n` calls through the row's layers, summing the results; the
+//!   first fault ends the loop (the helper put it in the context).
+//! - `%rK_innerJ(ctx) -> (value, fault)`: the layers inside a `catch`, called through the Rust
+//!   border [`ladder_catch`](super::helpers::ladder_catch) (Cranelift cannot catch an unwind).
+//! - `%rK_row(ctx, n) -> sum`: the measure engine's raw ABI; enters the loop through
+//!   [`ladder_catch_loop`](super::helpers::ladder_catch_loop), once per sample.
+//!
+//! Every load of the shell, the class, the slot and the thread record is a plain
+//! `notrap aligned` load: never `readonly`/`can_move`, which would let Cranelift hoist it out of
+//! the loop, while a reload changes these words under a running loop. Fast-path tests branch to
+//! cold blocks that call Rust helpers by address (`iconst` + `call_indirect`, how the JIT calls
+//! any host function). The method is called with the method ABI `(vmctx, this) -> i64`.
+
+use std::fmt::Write;
+
+use super::helpers::{FAULT_DETACHED, FAULT_EMPTY_SLOT, RowCtx, helper_addrs};
+use super::path::{Path, Terminal};
+use super::spec::Layer;
+use crate::runtime::class::Class;
+use crate::runtime::depth::ThreadRecord;
+use crate::runtime::object::Object;
+
+/// Offset of the class's `vmctx` word.
+fn class_vmctx() -> usize {
+    std::mem::offset_of!(Class, vmctx)
+}
+
+/// Values in scope for the code of one function.
+struct Env {
+    ctx: String,
+    this: String,
+    rec: String,
+}
+
+/// A text emitter with fresh value and block numbers.
+struct Gen {
+    body: String,
+    next_v: usize,
+    next_b: usize,
+    /// Inner functions to emit after this one: (name, layers innermost first, terminal).
+    inner: Vec<(String, Vec<Layer>, Terminal)>,
+    row: usize,
+}
+
+const SIGS: &str = "    sig0 = (i64, i64) -> i64 system_v
+    sig1 = (i64) -> i64 system_v
+    sig2 = (i64, i64) -> i64, i64 system_v
+    sig3 = (i64) -> i64, i64 system_v
+    sig4 = (i64, i64, i64) -> i64 system_v
+";
+
+impl Gen {
+    fn v(&mut self) -> String {
+        self.next_v += 1;
+        format!("v{}", self.next_v)
+    }
+    fn b(&mut self) -> String {
+        self.next_b += 1;
+        format!("block{}", self.next_b)
+    }
+    fn line(&mut self, s: &str) {
+        self.body.push_str("    ");
+        self.body.push_str(s);
+        self.body.push('\n');
+    }
+    fn start(&mut self, block: &str, params: &str) {
+        let _ = writeln!(self.body, "{block}{params}:");
+    }
+    fn konst(&mut self, ty: &str, x: i128) -> String {
+        let v = self.v();
+        self.line(&format!("{v} = iconst.{ty} {x}"));
+        v
+    }
+    fn load(&mut self, ty: &str, base: &str, off: usize) -> String {
+        let v = self.v();
+        self.line(&format!("{v} = load.{ty} notrap aligned {base}+{off}"));
+        v
+    }
+    fn store(&mut self, val: &str, base: &str, off: usize) {
+        self.line(&format!("store notrap aligned {val}, {base}+{off}"));
+    }
+    /// Call a Rust helper at `addr` with signature `sig`.
+    fn helper(&mut self, sig: &str, addr: usize, args: &[&str]) -> String {
+        let f = self.konst("i64", addr as i128);
+        let r = self.v();
+        self.line(&format!(
+            "{r} = call_indirect {sig}, {f}({})",
+            args.join(", ")
+        ));
+        r
+    }
+    /// `done(0, fault)` after a failed test.
+    fn fail_to(&mut self, done: &str, fault: &str) {
+        let zero = self.konst("i64", 0);
+        self.line(&format!("jump {done}({zero}, {fault})"));
+    }
+    /// Three-way on a slow helper's answer: RETRY → `retry`, FAIL → done, PROCEED → `proceed`.
+    fn slow_answer(&mut self, r: &str, retry: &str, proceed: &str, done: &str) {
+        let fail = self.b();
+        let other = self.b();
+        let one = self.konst("i64", 1);
+        let is_fail = self.v();
+        self.line(&format!("{is_fail} = icmp eq {r}, {one}"));
+        self.line(&format!("brif {is_fail}, {fail}, {other}"));
+        self.start(&fail, "");
+        self.fail_to(done, &one);
+        self.start(&other, "");
+        self.line(&format!("brif {r}, {proceed}, {retry}"));
+    }
+
+    /// Emit `layers` (outermost first) around `terminal`; the path ends in `done(value, fault)`.
+    fn path(&mut self, layers: &[Layer], terminal: Terminal, env: &Env, done: &str) {
+        let Some((&outer, rest)) = layers.split_first() else {
+            return self.terminal(terminal, env, done);
+        };
+        let a = helper_addrs();
+        match outer {
+            Layer::Depth => {
+                let (hdr, slow, go, after) = (self.b(), self.b(), self.b(), self.b());
+                self.line(&format!("jump {hdr}"));
+                self.start(&hdr, "");
+                let room = self.load("i32", &env.rec, ThreadRecord::ROOM);
+                self.line(&format!("brif {room}, {go}, {slow}"));
+                self.start(&slow, "");
+                let r = self.helper("sig1", a.depth_slow, &[&env.ctx]);
+                let fail = self.b();
+                self.line(&format!("brif {r}, {fail}, {hdr}"));
+                self.start(&fail, "");
+                self.fail_to(done, &r);
+                self.start(&go, "");
+                let one = self.konst("i32", 1);
+                let less = self.v();
+                self.line(&format!("{less} = isub {room}, {one}"));
+                self.store(&less, &env.rec, ThreadRecord::ROOM);
+                self.path(rest, terminal, env, &after);
+                let (v, f) = (self.v(), self.v());
+                self.start(&after, &format!("({v}: i64, {f}: i64)"));
+                self.store(&room, &env.rec, ThreadRecord::ROOM);
+                self.line(&format!("jump {done}({v}, {f})"));
+            }
+            Layer::Entry => {
+                let (hdr, try_, pend, slow, proceed, go, after) = (
+                    self.b(),
+                    self.b(),
+                    self.b(),
+                    self.b(),
+                    self.b(),
+                    self.b(),
+                    self.b(),
+                );
+                self.line(&format!("jump {hdr}"));
+                self.start(&hdr, "");
+                let e = self.load("i32", &env.rec, ThreadRecord::ENTERED);
+                self.line(&format!("brif {e}, {try_}, {slow}"));
+                self.start(&try_, "");
+                let one = self.konst("i32", 1);
+                let more = self.v();
+                self.line(&format!("{more} = iadd {e}, {one}"));
+                // The marker store stays before the entry-word load: Cranelift does not move
+                // memory operations past each other, and the reloader's membarrier is the fence.
+                self.store(&more, &env.rec, ThreadRecord::ENTERED);
+                let class = self.load("i64", &env.this, Object::CLASS);
+                let word = self.load("i64", &class, Class::ENTRY);
+                let bit = self.konst("i64", 1);
+                let pending = self.v();
+                self.line(&format!("{pending} = band {word}, {bit}"));
+                self.line(&format!("brif {pending}, {pend}, {go}"));
+                self.start(&pend, "");
+                self.store(&e, &env.rec, ThreadRecord::ENTERED);
+                self.line(&format!("jump {slow}"));
+                self.start(&slow, "");
+                let e64 = self.v();
+                self.line(&format!("{e64} = uextend.i64 {e}"));
+                let r = self.helper("sig0", a.entry_slow, &[&env.ctx, &e64]);
+                self.slow_answer(&r, &hdr, &proceed, done);
+                self.start(&proceed, "");
+                let one = self.konst("i32", 1);
+                let more = self.v();
+                self.line(&format!("{more} = iadd {e}, {one}"));
+                self.store(&more, &env.rec, ThreadRecord::ENTERED);
+                self.line(&format!("jump {go}"));
+                self.start(&go, "");
+                self.path(rest, terminal, env, &after);
+                let (v, f) = (self.v(), self.v());
+                self.start(&after, &format!("({v}: i64, {f}: i64)"));
+                self.store(&e, &env.rec, ThreadRecord::ENTERED);
+                self.line(&format!("jump {done}({v}, {f})"));
+            }
+            Layer::Detached => {
+                let (go, fail) = (self.b(), self.b());
+                let class = self.load("i64", &env.this, Object::CLASS);
+                let key = self.load("i64", &env.this, Object::KEY);
+                let word = self.load("i64", &class, Class::ENTRY);
+                let mask = self.konst("i64", -2);
+                let current = self.v();
+                self.line(&format!("{current} = band {word}, {mask}"));
+                let same = self.v();
+                self.line(&format!("{same} = icmp eq {key}, {current}"));
+                self.line(&format!("brif {same}, {go}, {fail}"));
+                self.start(&fail, "");
+                let kind = self.konst("i64", FAULT_DETACHED.into());
+                let r = self.helper("sig0", a.fault, &[&env.ctx, &kind]);
+                self.fail_to(done, &r);
+                self.start(&go, "");
+                self.path(rest, terminal, env, done);
+            }
+            Layer::Catch => {
+                let name = format!("r{}_inner{}", self.row, self.inner.len());
+                let index = self.inner.len();
+                let inner_layers: Vec<Layer> = rest.iter().rev().copied().collect();
+                self.inner.push((name, inner_layers, terminal));
+                let fa = self.v();
+                self.line(&format!("{fa} = func_addr.i64 fn{index}"));
+                let h = self.konst("i64", a.catch as i128);
+                let (v, f) = (self.v(), self.v());
+                self.line(&format!(
+                    "{v}, {f} = call_indirect sig2, {h}({fa}, {})",
+                    env.ctx
+                ));
+                self.line(&format!("jump {done}({v}, {f})"));
+            }
+            Layer::Fused => self.fused(terminal, env, done),
+            other => unreachable!("`{other}` is not a wrapping layer"),
+        }
+    }
+
+    fn fused(&mut self, terminal: Terminal, env: &Env, done: &str) {
+        let a = helper_addrs();
+        let (hdr, try_, pend, slow, proceed, go, after) = (
+            self.b(),
+            self.b(),
+            self.b(),
+            self.b(),
+            self.b(),
+            self.b(),
+            self.b(),
+        );
+        self.line(&format!("jump {hdr}"));
+        self.start(&hdr, "");
+        let room = self.load("i32", &env.rec, ThreadRecord::ROOM);
+        self.line(&format!("brif {room}, {try_}, {slow}"));
+        self.start(&try_, "");
+        let one = self.konst("i32", 1);
+        let less = self.v();
+        self.line(&format!("{less} = isub {room}, {one}"));
+        self.store(&less, &env.rec, ThreadRecord::ROOM);
+        // One compare covers a pending reload and a detached object: both make the words differ.
+        let class = self.load("i64", &env.this, Object::CLASS);
+        let key = self.load("i64", &env.this, Object::KEY);
+        let word = self.load("i64", &class, Class::ENTRY);
+        let same = self.v();
+        self.line(&format!("{same} = icmp eq {key}, {word}"));
+        self.line(&format!("brif {same}, {go}, {pend}"));
+        self.start(&pend, "");
+        self.store(&room, &env.rec, ThreadRecord::ROOM);
+        self.line(&format!("jump {slow}"));
+        self.start(&slow, "");
+        let room64 = self.v();
+        self.line(&format!("{room64} = uextend.i64 {room}"));
+        let r = self.helper("sig0", a.fused_slow, &[&env.ctx, &room64]);
+        self.slow_answer(&r, &hdr, &proceed, done);
+        self.start(&proceed, "");
+        let one = self.konst("i32", 1);
+        let less = self.v();
+        self.line(&format!("{less} = isub {room}, {one}"));
+        self.store(&less, &env.rec, ThreadRecord::ROOM);
+        self.line(&format!("jump {go}"));
+        self.start(&go, "");
+        self.terminal(terminal, env, &after);
+        let (v, f) = (self.v(), self.v());
+        self.start(&after, &format!("({v}: i64, {f}: i64)"));
+        self.store(&room, &env.rec, ThreadRecord::ROOM);
+        self.line(&format!("jump {done}({v}, {f})"));
+    }
+
+    fn terminal(&mut self, terminal: Terminal, env: &Env, done: &str) {
+        let (call, empty) = (self.b(), self.b());
+        let (code, vm) = match terminal {
+            Terminal::Slot => {
+                let class = self.load("i64", &env.this, Object::CLASS);
+                let code = self.load("i64", &class, Class::SLOTS);
+                (code, (class, class_vmctx()))
+            }
+            Terminal::Bound => {
+                let code = self.load("i64", &env.this, Object::BOUND);
+                (code, (env.this.clone(), Object::BOUND_VMCTX))
+            }
+        };
+        self.line(&format!("brif {code}, {call}, {empty}"));
+        self.start(&empty, "");
+        let kind = self.konst("i64", FAULT_EMPTY_SLOT.into());
+        let r = self.helper("sig0", helper_addrs().fault, &[&env.ctx, &kind]);
+        self.fail_to(done, &r);
+        self.start(&call, "");
+        let vmctx = self.load("i64", &vm.0, vm.1);
+        let v = self.v();
+        self.line(&format!(
+            "{v} = call_indirect sig0, {code}({vmctx}, {})",
+            env.this
+        ));
+        let zero = self.konst("i64", 0);
+        self.line(&format!("jump {done}({v}, {zero})"));
+    }
+
+    /// `block0(ctx)`: load `this` and the record from the context.
+    fn prologue(&mut self, extra: &str) -> Env {
+        let ctx = self.v();
+        let extra_v = if extra.is_empty() {
+            String::new()
+        } else {
+            self.v()
+        };
+        let params = if extra.is_empty() {
+            format!("({ctx}: i64)")
+        } else {
+            format!("({ctx}: i64, {extra_v}: i64)")
+        };
+        self.start("block0", &params);
+        let this = self.load("i64", &ctx, RowCtx::THIS);
+        let rec = self.load("i64", &ctx, RowCtx::REC);
+        Env { ctx, this, rec }
+    }
+}
+
+/// The `.clif` text of row `row` with path `path` (not `Native`); its raw-ABI function is
+/// `%r{row}_row` and its code is in functions named `r{row}_*`.
+pub fn row_clif(row: usize, path: &Path) -> String {
+    let (layers, terminal): (Vec<Layer>, Terminal) = match path {
+        Path::Native => return String::new(),
+        Path::Fused => (vec![Layer::Fused], Terminal::Slot),
+        // Outermost first.
+        Path::Layered { terminal, wrappers } => {
+            (wrappers.iter().rev().copied().collect(), *terminal)
+        }
+    };
+    let mut g = Gen {
+        body: String::new(),
+        next_v: 0,
+        next_b: 0,
+        inner: Vec::new(),
+        row,
+    };
+    // The loop.
+    let env = g.prologue("n");
+    let n = format!("v{}", 2);
+    let zero = g.konst("i64", 0);
+    let (head, body, next, cont, exit) = (g.b(), g.b(), g.b(), g.b(), g.b());
+    g.line(&format!("jump {head}({n}, {zero})"));
+    let (k, sum) = (g.v(), g.v());
+    g.start(&head, &format!("({k}: i64, {sum}: i64)"));
+    g.line(&format!("brif {k}, {body}, {exit}({sum})"));
+    g.start(&body, "");
+    g.path(&layers, terminal, &env, &next);
+    let (v, f) = (g.v(), g.v());
+    g.start(&next, &format!("({v}: i64, {f}: i64)"));
+    g.line(&format!("brif {f}, {exit}({sum}), {cont}"));
+    g.start(&cont, "");
+    let s2 = g.v();
+    g.line(&format!("{s2} = iadd {sum}, {v}"));
+    let one = g.konst("i64", 1);
+    let k2 = g.v();
+    g.line(&format!("{k2} = isub {k}, {one}"));
+    g.line(&format!("jump {head}({k2}, {s2})"));
+    let s = g.v();
+    g.start(&exit, &format!("({s}: i64)"));
+    g.line(&format!("return {s}"));
+
+    let mut out = String::new();
+    let mut decls = String::new();
+    for (i, (name, _, _)) in g.inner.iter().enumerate() {
+        let _ = writeln!(decls, "    fn{i} = %{name} sig3");
+    }
+    let _ = write!(
+        out,
+        "function %r{row}_loop(i64, i64) -> i64 system_v {{\n{SIGS}{decls}\n{}}}\n\n",
+        g.body
+    );
+    // Inner functions (the part of the path inside a `catch`), each may hold another catch.
+    let mut pending = std::mem::take(&mut g.inner);
+    let mut done_inner = 0;
+    while done_inner < pending.len() {
+        let (name, layers_inner_first, terminal) = pending[done_inner].clone();
+        let mut h = Gen {
+            body: String::new(),
+            next_v: 0,
+            next_b: 0,
+            inner: Vec::new(),
+            row,
+        };
+        // Continue numbering inner functions after the ones already known.
+        h.inner = pending.clone();
+        let env = h.prologue("");
+        let ret = h.b();
+        let outer_first: Vec<Layer> = layers_inner_first.iter().rev().copied().collect();
+        h.path(&outer_first, terminal, &env, &ret);
+        let (v, f) = (h.v(), h.v());
+        h.start(&ret, &format!("({v}: i64, {f}: i64)"));
+        h.line(&format!("return {v}, {f}"));
+        let mut decls = String::new();
+        for (i, (n, _, _)) in h.inner.iter().enumerate() {
+            let _ = writeln!(decls, "    fn{i} = %{n} sig3");
+        }
+        let _ = write!(
+            out,
+            "function %{name}(i64) -> i64, i64 system_v {{\n{SIGS}{decls}\n{}}}\n\n",
+            h.body
+        );
+        pending = h.inner;
+        done_inner += 1;
+    }
+    let _ = write!(
+        out,
+        "function %r{row}_row(i64, i64) -> i64 system_v {{
+{SIGS}    fn0 = %r{row}_loop sig0
+
+block0(v1: i64, v2: i64):
+    v3 = func_addr.i64 fn0
+    v4 = iconst.i64 {}
+    v5 = call_indirect sig4, v4(v3, v1, v2)
+    return v5
+}}
+",
+        helper_addrs().catch_loop
+    );
+    out
+}

@@ -1,0 +1,285 @@
+//! The Rust side of the `jit` rows: the context every row function receives, and the cold
+//! helpers its generated code calls (by address, `movabs; call reg`, as the JIT calls any host
+//! function) when a fast-path test fails, plus the two catch borders Cranelift cannot express.
+//!
+//! Cranelift has no landing pads for a Rust unwind, so catching is done in Rust:
+//! [`ladder_catch`] is a `catch_unwind` border around *one* call (the `catch` layer of an
+//! unfused ladder, a real call per iteration), and [`ladder_catch_loop`] is one border around a
+//! whole sample's loop (every `jit` row is entered through it, so a raise can never unwind into
+//! the measuring engine; for the `fused` row it *is* the out-of-line catch). Both restore the
+//! thread's depth and entry markers that the unwound JIT frames could not restore.
+
+use std::ffi::c_void;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+
+use crate::runtime::border::Fault;
+use crate::runtime::class::{Class, ENTRY_PENDING};
+use crate::runtime::depth::{ThreadRecord, ensure_registered};
+use crate::runtime::error::{ScriptError, ScriptErrorKind, catch_script};
+use crate::runtime::object::Object;
+
+/// What a row function is called with (`ctx` of the measure engine's raw ABI). `#[repr(C)]`:
+/// generated code loads `this` at [`RowCtx::THIS`] and the thread record at [`RowCtx::REC`].
+#[repr(C)]
+#[derive(Debug)]
+pub struct RowCtx {
+    /// The script object's shell.
+    pub this: *const Object,
+    /// The measuring thread's call record (depth budget and entry marker).
+    pub rec: *const ThreadRecord,
+    /// The first fault of the row, recorded by a helper; the row stops at it.
+    pub fault: Option<Fault>,
+}
+
+impl RowCtx {
+    /// Offset of `this`.
+    pub const THIS: usize = std::mem::offset_of!(RowCtx, this);
+    /// Offset of `rec`.
+    pub const REC: usize = std::mem::offset_of!(RowCtx, rec);
+
+    /// A context for `this` on the calling thread (the thread that will run the row).
+    pub fn new(this: &Object) -> RowCtx {
+        RowCtx {
+            this,
+            rec: crate::runtime::depth::thread_record(),
+            fault: None,
+        }
+    }
+}
+
+/// A helper's answer to the generated code: go back and test again.
+pub const RETRY: i64 = 0;
+/// A helper's answer: the call fails (the fault is in the context).
+pub const FAIL: i64 = 1;
+/// A helper's answer: go in without the test (a nested call while a reload waits for us).
+pub const PROCEED: i64 = 2;
+
+/// Fault kinds for [`ladder_fault`].
+pub const FAULT_DETACHED: i64 = 0;
+/// The slot (or bound pointer) holds no code.
+pub const FAULT_EMPTY_SLOT: i64 = 1;
+
+fn record(ctx: *mut RowCtx, e: ScriptError) -> i64 {
+    // SAFETY: generated code passes the context it was called with, which the variant owns and
+    // nobody else touches during the call.
+    let ctx = unsafe { &mut *ctx };
+    ctx.fault.get_or_insert(Box::new(e));
+    FAIL
+}
+
+fn error(kind: ScriptErrorKind) -> ScriptError {
+    ScriptError::new(kind, Default::default())
+}
+
+/// A failed detached or slot test: records the fault, returns [`FAIL`].
+///
+/// # Safety
+/// `ctx` must be the row's live context, `this` its object.
+#[cold]
+pub unsafe extern "C-unwind" fn ladder_fault(ctx: *mut RowCtx, kind: i64) -> i64 {
+    // SAFETY: per the contract, `this` in the context is a live shell.
+    let this = unsafe { &*(*ctx).this };
+    let e = if kind == FAULT_DETACHED {
+        error(ScriptErrorKind::ObjectDetached)
+    } else {
+        error(ScriptErrorKind::EmptySlot {
+            class: this.class().name().to_string(),
+            slot: 0,
+        })
+    };
+    record(ctx, e)
+}
+
+/// The depth layer found `room == 0`: register the thread (first call) and retry, or fail
+/// with the depth limit.
+///
+/// # Safety
+/// `ctx` must be the row's live context, made on this thread.
+#[cold]
+pub unsafe extern "C-unwind" fn ladder_depth_slow(ctx: *mut RowCtx) -> i64 {
+    // SAFETY: the record is this thread's (the context was made here) and lives as long.
+    let rec = unsafe { &*(*ctx).rec };
+    let limit = rec.limit.load(Ordering::Relaxed);
+    if limit != 0 {
+        return record(ctx, error(ScriptErrorKind::DepthLimit { limit }));
+    }
+    if ensure_registered() {
+        RETRY
+    } else {
+        record(ctx, error(ScriptErrorKind::ThreadExiting))
+    }
+}
+
+/// True when this thread is inside an outer call besides the one being entered.
+fn nested(rec: &ThreadRecord) -> bool {
+    rec.entered.load(Ordering::Relaxed) > 1
+        || rec.room.load(Ordering::Relaxed) < rec.limit.load(Ordering::Relaxed)
+}
+
+/// Spin, then yield, then sleep, until `class`'s pending bit clears (as the runtime's border).
+fn wait_while_pending(class: &Class) {
+    let mut spins = 0u32;
+    while class.entry_word() & ENTRY_PENDING != 0 {
+        spins += 1;
+        if spins < 64 {
+            std::hint::spin_loop();
+        } else if spins < 256 {
+            std::thread::yield_now();
+        } else {
+            std::thread::sleep(std::time::Duration::from_micros(20));
+        }
+    }
+}
+
+/// The entry layer found the thread unregistered (`entered == 0`) or a reload pending: register,
+/// go in when nested, else wait for the reload; then retry.
+///
+/// # Safety
+/// `ctx` must be the row's live context, made on this thread.
+#[cold]
+pub unsafe extern "C-unwind" fn ladder_entry_slow(ctx: *mut RowCtx, entered: i64) -> i64 {
+    // SAFETY: as `ladder_depth_slow`; `this` is a live shell.
+    let (rec, this) = unsafe { (&*(*ctx).rec, &*(*ctx).this) };
+    if entered == 0 {
+        return if ensure_registered() {
+            RETRY
+        } else {
+            record(ctx, error(ScriptErrorKind::ThreadExiting))
+        };
+    }
+    if nested(rec) {
+        return PROCEED;
+    }
+    wait_while_pending(this.class());
+    RETRY
+}
+
+/// The fused test failed: depth limit or unregistered thread (`room == 0`), a pending reload,
+/// or a detached object (the key differs from the entry word).
+///
+/// # Safety
+/// `ctx` must be the row's live context, made on this thread.
+#[cold]
+pub unsafe extern "C-unwind" fn ladder_fused_slow(ctx: *mut RowCtx, room: i64) -> i64 {
+    if room == 0 {
+        // SAFETY: forwarded.
+        return unsafe { ladder_depth_slow(ctx) };
+    }
+    // SAFETY: as `ladder_depth_slow`; `this` is a live shell.
+    let (rec, this) = unsafe { (&*(*ctx).rec, &*(*ctx).this) };
+    let entry = this.class().entry_word();
+    if entry & ENTRY_PENDING == 0 {
+        return record(ctx, error(ScriptErrorKind::ObjectDetached));
+    }
+    if nested(rec) {
+        if this.key() == entry & !ENTRY_PENDING {
+            return PROCEED;
+        }
+        return record(ctx, error(ScriptErrorKind::ObjectDetached));
+    }
+    wait_while_pending(this.class());
+    RETRY
+}
+
+/// A value and a fault flag, returned in two registers (`rax:rdx`): what a layer hands to the
+/// layer around it (Rust's `Result<i64, Fault>` is two registers too).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Outcome {
+    /// The method's result (0 on a fault).
+    pub value: i64,
+    /// 0, or [`FAIL`].
+    pub fault: i64,
+}
+
+/// The generated inner part of a path (the layers inside a `catch`, and the call).
+pub type InnerFn = unsafe extern "C-unwind" fn(ctx: *mut RowCtx) -> Outcome;
+/// A generated loop of `n` calls returning the sum of results.
+pub type LoopFn = unsafe extern "C-unwind" fn(ctx: *mut RowCtx, n: u64) -> u64;
+
+/// Saves the thread's markers, to put them back after an unwind through JIT frames.
+fn saved(rec: &ThreadRecord) -> (u32, u32) {
+    (
+        rec.room.load(Ordering::Relaxed),
+        rec.entered.load(Ordering::Relaxed),
+    )
+}
+
+fn restore(rec: &ThreadRecord, (room, entered): (u32, u32)) {
+    rec.room.store(room, Ordering::Release);
+    rec.entered.store(entered, Ordering::Release);
+}
+
+/// The `catch` layer of the `jit` build: one `catch_unwind` border around one call of `inner`.
+///
+/// # Safety
+/// `inner` must be a finalized generated function of type [`InnerFn`], `ctx` the row's context.
+pub unsafe extern "C-unwind" fn ladder_catch(inner: InnerFn, ctx: *mut RowCtx) -> Outcome {
+    // SAFETY: the record is this thread's.
+    let rec = unsafe { &*(*ctx).rec };
+    let before = saved(rec);
+    // SAFETY: per the contract.
+    match panic::catch_unwind(AssertUnwindSafe(|| unsafe { inner(ctx) })) {
+        Ok(o) => o,
+        Err(payload) => {
+            restore(rec, before);
+            let e = caught(payload);
+            Outcome {
+                value: 0,
+                fault: record(ctx, e),
+            }
+        }
+    }
+}
+
+/// The border every `jit` row is entered through: one `catch_unwind` around a whole loop.
+///
+/// # Safety
+/// `lp` must be a finalized generated function of type [`LoopFn`], `ctx` the row's context.
+pub unsafe extern "C-unwind" fn ladder_catch_loop(lp: LoopFn, ctx: *mut RowCtx, n: u64) -> u64 {
+    // SAFETY: the record is this thread's.
+    let rec = unsafe { &*(*ctx).rec };
+    let before = saved(rec);
+    // SAFETY: per the contract.
+    match panic::catch_unwind(AssertUnwindSafe(|| unsafe { lp(ctx, n) })) {
+        Ok(sum) => sum,
+        Err(payload) => {
+            restore(rec, before);
+            record(ctx, caught(payload));
+            0
+        }
+    }
+}
+
+/// A caught panic as a `ScriptError` (a raised one as itself), via the runtime's conversion.
+#[cold]
+pub fn caught(payload: Box<dyn std::any::Any + Send>) -> ScriptError {
+    match catch_script(Default::default(), || -> () {
+        panic::resume_unwind(payload)
+    }) {
+        Err(e) => e,
+        Ok(()) => error(ScriptErrorKind::HostPanic("lost panic".into())),
+    }
+}
+
+/// The helpers' addresses, baked into generated code as constants.
+pub(crate) struct HelperAddrs {
+    pub fault: usize,
+    pub depth_slow: usize,
+    pub entry_slow: usize,
+    pub fused_slow: usize,
+    pub catch: usize,
+    pub catch_loop: usize,
+}
+
+pub(crate) fn helper_addrs() -> HelperAddrs {
+    HelperAddrs {
+        fault: ladder_fault as *const c_void as usize,
+        depth_slow: ladder_depth_slow as *const c_void as usize,
+        entry_slow: ladder_entry_slow as *const c_void as usize,
+        fused_slow: ladder_fused_slow as *const c_void as usize,
+        catch: ladder_catch as *const c_void as usize,
+        catch_loop: ladder_catch_loop as *const c_void as usize,
+    }
+}

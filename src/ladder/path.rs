@@ -1,0 +1,116 @@
+//! From a ladder row's layers to the call path it measures.
+//!
+//! Row *k* of a ladder holds the layers of steps 1..=k, in the order written. A layer written
+//! later wraps the ones before it (it runs first, outermost): `slot, entry, detached` is
+//! `Detached<Entry<Slot>>`. The terminal is `Slot` once a `slot` step has been seen, `Bound`
+//! before (the pointer bound in the shell, no table read). `fused` is `Fused<Slot>`; `direct` is
+//! `Bound` alone; `native` is the twin.
+
+use std::fmt;
+
+use super::spec::Layer;
+
+/// The innermost part of a path: how the method's code is found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Terminal {
+    /// Read the class's slot table.
+    Slot,
+    /// The pointer bound in the shell at creation.
+    Bound,
+}
+
+/// The call path of one ladder row.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Path {
+    /// The native twin through `&dyn Hook`.
+    Native,
+    /// A terminal inside wrapping layers (`wrappers` innermost first: `Entry`, `Detached`,
+    /// `Catch`, `Depth` only).
+    Layered {
+        /// How the code is found.
+        terminal: Terminal,
+        /// The wrapping layers, innermost first.
+        wrappers: Vec<Layer>,
+    },
+    /// The runtime's fused path around a slot read.
+    Fused,
+}
+
+impl Path {
+    /// The path of a row whose active layers are `layers` (in ladder order).
+    pub fn of(layers: &[Layer]) -> Path {
+        if layers.contains(&Layer::Fused) {
+            return Path::Fused;
+        }
+        if layers.is_empty() {
+            return Path::Native;
+        }
+        let terminal = if layers.contains(&Layer::Slot) {
+            Terminal::Slot
+        } else {
+            Terminal::Bound
+        };
+        let wrappers = layers
+            .iter()
+            .copied()
+            .filter(|l| {
+                matches!(
+                    l,
+                    Layer::Entry | Layer::Detached | Layer::Catch | Layer::Depth
+                )
+            })
+            .collect();
+        Path::Layered { terminal, wrappers }
+    }
+}
+
+impl fmt::Display for Path {
+    /// The Rust type of the path, outside in: `Depth<TryCatch<Entry<Slot>>>`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Native => f.write_str("&dyn Hook"),
+            Path::Fused => f.write_str("Fused<Slot>"),
+            Path::Layered { terminal, wrappers } => {
+                for w in wrappers.iter().rev() {
+                    write!(f, "{}<", wrapper_type(*w))?;
+                }
+                f.write_str(match terminal {
+                    Terminal::Slot => "Slot",
+                    Terminal::Bound => "Bound",
+                })?;
+                for _ in wrappers {
+                    f.write_str(">")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The runtime type of a wrapping layer.
+pub fn wrapper_type(l: Layer) -> &'static str {
+    match l {
+        Layer::Entry => "Entry",
+        Layer::Detached => "Detached",
+        Layer::Catch => "TryCatch",
+        Layer::Depth => "Depth",
+        _ => "?",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Layer::*;
+
+    #[test]
+    fn later_layers_wrap_earlier_ones() {
+        let p = Path::of(&[Slot, Entry, Detached, Catch, Depth]);
+        assert_eq!(p.to_string(), "Depth<TryCatch<Detached<Entry<Slot>>>>");
+        assert_eq!(Path::of(&[Depth]).to_string(), "Depth<Bound>");
+        assert_eq!(Path::of(&[Depth, Slot]).to_string(), "Depth<Slot>");
+        assert_eq!(Path::of(&[Direct]).to_string(), "Bound");
+        assert_eq!(Path::of(&[Fused]), Path::Fused);
+        assert_eq!(Path::of(&[]), Path::Native);
+    }
+}

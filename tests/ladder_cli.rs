@@ -1,0 +1,79 @@
+//! `hotlab ladder` and `hotlab asm --ladder` through the binary.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn hotlab() -> Command {
+    Command::cargo_bin("hotlab").unwrap()
+}
+
+#[test]
+fn a_bad_ladder_file_names_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "name = \"bad\"\ndescription = \"x\"\n\n[[step]]\nlayer = \"native\"\ntitle = \"n\"\ntext = \"t\"\n\n[[step]]\nlayer = \"slott\"\ntitle = \"s\"\ntext = \"t\"\n",
+    )
+    .unwrap();
+    hotlab()
+        .args(["ladder", "--ladder"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("bad.toml:10:"))
+        .stderr(predicate::str::contains("step[2].layer"))
+        .stderr(predicate::str::contains("unknown layer"));
+}
+
+#[test]
+fn an_unknown_ladder_name_lists_the_shipped_ones() {
+    hotlab()
+        .args(["ladder", "--ladder", "nope"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("host_call"));
+}
+
+#[test]
+fn a_snippet_without_call_is_refused_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.hot");
+    std::fs::write(&path, "fn main() -> i64 { return 1 }\n").unwrap();
+    hotlab()
+        .args(["ladder", "--snippet"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("s.hot"))
+        .stderr(predicate::str::contains("fn call() -> i64"));
+}
+
+#[test]
+fn a_short_run_prints_every_row_with_matching_checksums() {
+    let out = hotlab()
+        .args([
+            "ladder", "--ladder", "direct", "--time", "0.5", "--format", "json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3, "native + jit + aot");
+    assert!(rows.iter().all(|r| r["checksum_ok"] == true));
+    assert_eq!(rows[1]["path"], "Bound");
+}
+
+#[test]
+fn asm_ladder_shows_each_step_and_its_diff() {
+    hotlab()
+        .args(["asm", "--ladder", "host_call", "--build", "jit"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("=== slot read (slot)"))
+        .stdout(predicate::str::contains("--- diff from the step before: +"))
+        .stdout(predicate::str::contains("call rax").or(predicate::str::contains("call r")));
+}
