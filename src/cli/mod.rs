@@ -1,6 +1,8 @@
 //! The command line: options → command → result → output. Errors are printed in one place.
 
 mod asm;
+mod bench;
+mod check;
 mod run;
 mod snippet;
 
@@ -9,6 +11,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use asm::AsmArgs;
+pub use bench::BenchArgs;
+pub use check::CheckArgs;
 pub use run::RunArgs;
 pub use snippet::{Snippet, load_snippet};
 
@@ -22,12 +26,19 @@ pub mod exit {
     pub const SCRIPT_ERROR: u8 = 1;
     /// Bad input: a diagnostic in the snippet, an unreadable file, a bad option.
     pub const BAD_INPUT: u8 = 2;
+    /// `check`: the two sides differ (slower or faster).
+    pub const DIFFERS: u8 = 3;
+    /// `check`: the data cannot tell (see the line for what would resolve it).
+    pub const UNRESOLVED: u8 = 4;
+    /// `check`/`bench`: a script's result differs from its twin's (or the other snippet's).
+    pub const RESULT_DIFFERS: u8 = 5;
 }
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 the script raised an error at run time, 2 bad input (a diagnostic in the
 snippet, an unreadable file, a bad option). `hotlab doctor` exits 1 when a self-check misses its
-expectation. Documentation: docs/ (language.md, measurement.md, cli.md).";
+expectation. `hotlab check` exits 0 equal, 3 differs, 4 unresolved, 5 results differ; `hotlab
+bench` exits 5 when a result differs from its twin. Documentation: docs/ (language.md, measurement.md, cli.md).";
 
 /// hotlab: a lab for the cost of a script call.
 #[derive(Debug, Parser)]
@@ -47,6 +58,10 @@ pub enum Command {
     Asm(AsmArgs),
     /// Check the machine for measurement: a health report and self-checks of the engine.
     Doctor(DoctorArgs),
+    /// Run every case on every backend beside its native twin: times, ratios, load times.
+    Bench(BenchArgs),
+    /// Is this 1.0x? A script against its twin (or a second snippet), in one line.
+    Check(CheckArgs),
 }
 
 /// An error that already says what went wrong and where, with the exit code to use.
@@ -92,6 +107,8 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Asm(args)) => asm::asm(&args),
         Some(Command::Doctor(args)) => doctor(&args),
+        Some(Command::Bench(args)) => bench::bench(&args),
+        Some(Command::Check(args)) => check::check(&args),
         // The built-in default until the ladder and the TUI exist: check the machine and the
         // engine, the first thing to know before trusting any nanosecond.
         None => doctor(&DoctorArgs {
