@@ -2,6 +2,7 @@
 #![warn(missing_docs)]
 
 pub mod backend;
+pub mod cases;
 pub mod cli;
 pub mod export;
 pub mod ladder;

@@ -1,6 +1,8 @@
 //! The command line: options → command → result → output. Errors are printed in one place.
 
 mod asm;
+mod bench;
+mod check;
 mod ladder;
 mod run;
 mod snippet;
@@ -10,6 +12,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 pub use asm::AsmArgs;
+pub use bench::BenchArgs;
+pub use check::CheckArgs;
 pub use ladder::LadderArgs;
 pub use run::RunArgs;
 pub use snippet::{Snippet, load_snippet};
@@ -24,14 +28,22 @@ pub mod exit {
     pub const SCRIPT_ERROR: u8 = 1;
     /// Bad input: a diagnostic in the snippet, an unreadable file, a bad option.
     pub const BAD_INPUT: u8 = 2;
+    /// `check`: the two sides differ (slower or faster).
+    pub const DIFFERS: u8 = 3;
+    /// `check`: the data cannot tell (see the line for what would resolve it).
+    pub const UNRESOLVED: u8 = 4;
+    /// `check`/`bench`: a script's result differs from its twin's (or the other snippet's).
+    pub const RESULT_DIFFERS: u8 = 5;
 }
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 the script raised an error at run time, 2 bad input (a diagnostic in the
 snippet, an unreadable file, a bad option). `hotlab doctor` exits 1 when a self-check misses its
 expectation; `hotlab ladder` exits 1 when a row's checksum differs from the native row's.
-With no command, hotlab runs `hotlab ladder` (the host_call ladder). Documentation: docs/
-(cli.md, language.md, measurement.md, runtime.md, ladder.md, session.md).";
+`hotlab check` exits 0 equal, 3 differs, 4 unresolved, 5 results differ; `hotlab bench` exits 5
+when a result differs from its twin. With no command, hotlab runs `hotlab ladder` (the
+host_call ladder). Documentation: docs/ (cli.md, language.md, measurement.md, runtime.md,
+ladder.md, cases.md, results.md, backends.md, session.md).";
 
 /// hotlab: a lab for the cost of a script call.
 #[derive(Debug, Parser)]
@@ -51,6 +63,10 @@ pub enum Command {
     Asm(AsmArgs),
     /// Check the machine for measurement: a health report and self-checks of the engine.
     Doctor(DoctorArgs),
+    /// Run every case on every backend beside its native twin: times, ratios, load times.
+    Bench(BenchArgs),
+    /// Is this 1.0x? A script against its twin (or a second snippet), in one line.
+    Check(CheckArgs),
     /// Measure a ladder: what each layer of a host-to-script call adds (the default command).
     Ladder(LadderArgs),
     /// Serve jobs over stdin/stdout (started by the session; see docs/session.md).
@@ -109,6 +125,8 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Asm(args)) => asm::asm(&args),
         Some(Command::Doctor(args)) => doctor(&args),
+        Some(Command::Bench(args)) => bench::bench(&args),
+        Some(Command::Check(args)) => check::check(&args),
         Some(Command::Worker(args)) => return crate::worker::serve(args.cpu),
         Some(Command::Ladder(args)) => ladder::ladder(&args),
         // With no arguments: the seed's ladder, both builds, default settings.

@@ -1,0 +1,485 @@
+//! The backend matrix: every case on every backend, measured beside its twin and checked
+//! against it.
+//!
+//! For each backend and case, the case's scripts for that backend are loaded (timed: the load
+//! section), run once with the checked loop count and compared with the twin (a difference
+//! marks the cell `!`), then measured with the engine: one job per rep with the twin first and
+//! the scripts after it, interleaved, so the ratios come from paired rounds. A cell shows the
+//! median over reps of the script's median time per op, and of the median per-round ratio.
+//! Native-only rows are measured once and shown in every table.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::AtomicBool;
+
+use serde::Serialize;
+
+use super::backend::{Backend, CellError, Jits, LoadTimes, Runner};
+use super::spec::{Case, Mode};
+use super::twins::Twin;
+use crate::lang::Span;
+use crate::measure::{
+    Job, JobResult, NoObserver, Picos, Settings, Sources, Stop, Variant, best_timer,
+};
+use crate::runtime::catch_script;
+
+/// How the matrix runs.
+#[derive(Debug, Clone)]
+pub struct MatrixOptions {
+    /// Backends to run, in table order.
+    pub backends: Vec<Backend>,
+    /// Only cases whose name or title contains this text.
+    pub filter: Option<String>,
+    /// Timed runs per cell; cells show the median.
+    pub reps: usize,
+    /// Loop count of the checked run (script and twin compared).
+    pub iters: i64,
+    /// Engine time budget of one timed run, in seconds.
+    pub time: f64,
+    /// Largest N of the reload chain.
+    pub reloads: u64,
+    /// Whether to keep the load section.
+    pub load: bool,
+    /// Pin the measuring thread to a CPU.
+    pub pin: bool,
+}
+
+impl Default for MatrixOptions {
+    fn default() -> Self {
+        MatrixOptions {
+            backends: Backend::ALL.to_vec(),
+            filter: None,
+            reps: 3,
+            iters: 10_000,
+            time: 0.25,
+            reloads: 100,
+            load: true,
+            pin: true,
+        }
+    }
+}
+
+impl MatrixOptions {
+    /// Whether `case` passes the filter.
+    pub fn selects(&self, case: &Case) -> bool {
+        self.filter
+            .as_deref()
+            .is_none_or(|f| case.name.contains(f) || case.header.title.contains(f))
+    }
+}
+
+/// One script's cell of a table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cell {
+    /// Median time per op, ns.
+    pub ns: Option<f64>,
+    /// Median ratio to the twin of the same job.
+    pub ratio: Option<f64>,
+    /// The script's checked result.
+    pub checksum: Option<i64>,
+    /// True when the script's result differs from the twin's (`!`).
+    pub mismatch: bool,
+    /// Why there is no time.
+    pub error: Option<CellError>,
+}
+
+impl Cell {
+    fn failed(e: CellError) -> Cell {
+        Cell {
+            ns: None,
+            ratio: None,
+            checksum: None,
+            mismatch: false,
+            error: Some(e),
+        }
+    }
+}
+
+/// One row of a backend's table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The case name.
+    pub case: String,
+    /// Its title.
+    pub title: String,
+    /// What one op is.
+    pub unit: String,
+    /// The twin's name.
+    pub twin: String,
+    /// The twin's median time per op in this backend's jobs, ns.
+    pub native_ns: Option<f64>,
+    /// The twin's checked result.
+    pub native_checksum: i64,
+    /// True for native-only rows (script cells show `-`).
+    pub native_only: bool,
+    /// Script cells by mode.
+    pub cells: BTreeMap<Mode, Cell>,
+}
+
+/// The table of one backend.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BackendTable {
+    /// The backend.
+    pub backend: Backend,
+    /// Set when the backend cannot run at all (the table is then empty).
+    pub unavailable: Option<String>,
+    /// Its rows.
+    pub rows: Vec<Row>,
+}
+
+/// Load times of one script on one backend.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadRow {
+    /// The case.
+    pub case: String,
+    /// The script mode.
+    pub mode: Mode,
+    /// The backend.
+    pub backend: Backend,
+    /// The times, µs in JSON.
+    pub times: LoadTimes,
+}
+
+/// The whole matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Matrix {
+    /// One table per backend asked for.
+    pub tables: Vec<BackendTable>,
+    /// The load section (empty with `--no-load`).
+    pub loads: Vec<LoadRow>,
+    /// The reload rows and why they have no values.
+    pub reload_rows: Vec<String>,
+    /// Why the reload rows are `n/a`.
+    pub reload_reason: String,
+    /// Settings: reps, checked loop count, budget per run (s).
+    pub reps: usize,
+    /// Loop count of the checked runs.
+    pub iters: i64,
+    /// Engine budget per timed run, s.
+    pub time: f64,
+    /// Wall time of the whole matrix, s.
+    pub elapsed: f64,
+}
+
+impl Matrix {
+    /// Cells whose result differs from the twin, or that failed: `bench` exits non-zero.
+    pub fn problems(&self) -> usize {
+        self.tables
+            .iter()
+            .flat_map(|t| &t.rows)
+            .flat_map(|r| r.cells.values())
+            .filter(|c| c.mismatch || matches!(c.error, Some(CellError::Failed(_))))
+            .count()
+    }
+}
+
+/// Why the reload rows are empty.
+pub const RELOAD_REASON: &str = "needs classes, which the language does not have yet";
+
+/// Progress: (jobs done, jobs in all, what runs now).
+pub type ProgressFn<'a> = &'a mut dyn FnMut(usize, usize, &str);
+
+/// The engine settings of one timed run.
+pub fn settings(time: f64, pin: bool, twin: &Twin) -> Settings {
+    let mut s = Settings {
+        stop: Stop::Budget(Picos(time * 1e12)),
+        pin,
+        counters: false,
+        ..Settings::default()
+    };
+    if twin.threads > 1 {
+        // A sample hands work to the helper thread: long samples hide the hand-over.
+        s.min_sample = Picos::from_nanos(500_000.0);
+    }
+    s
+}
+
+/// One timed run: the twin (if any) first, then the runners, interleaved by the engine.
+pub fn run_job(
+    twin: Option<&Twin>,
+    runners: &mut [(String, Runner<'_>)],
+    settings: &Settings,
+) -> Result<JobResult, String> {
+    let mut job = Job::new(settings.clone());
+    if let Some(t) = twin {
+        // SAFETY: twins ignore their context and are plain Rust code.
+        job = job.with(unsafe { Variant::raw(t.name, t.f, std::ptr::null_mut()) });
+    }
+    for (name, r) in runners.iter_mut() {
+        // SAFETY: the job (and with it the variant) is dropped below, before the runners;
+        // it runs on this thread, inside `catch_script`.
+        job = job.with(unsafe { r.variant(name) });
+    }
+    let cancel = AtomicBool::new(false);
+    let threads = twin.is_some_and(|t| t.threads > 1);
+    if let Some(t) = twin.filter(|_| threads) {
+        // Start the helper thread and get it spinning before sizing probes see its start-up.
+        t.run(100_000);
+    }
+    let result = catch_script(Span::default(), || {
+        if threads {
+            // The threads of these rows wait for each other, so every sample has context
+            // switches: they are the work, not a disturbance. Unpinned, so the OS can spread
+            // the two threads.
+            let why = "two-thread row: switches are part of the work";
+            job.run_with(best_timer(), Sources::none(why), &cancel, &mut NoObserver)
+        } else {
+            job.run(&cancel, &mut NoObserver)
+        }
+    });
+    drop(job);
+    for (name, r) in runners.iter_mut() {
+        if let Some(e) = r.take_error() {
+            return Err(format!("{name}: {e}"));
+        }
+    }
+    result
+        .map_err(|e| format!("script error while measuring: {e}"))?
+        .map_err(|e| e.to_string())
+}
+
+/// `reps` timed runs of the twin and the scripts; per variant (twin first), the median over
+/// runs of (median ns per op, median ratio to the twin).
+pub fn measure(
+    twin: &Twin,
+    runners: &mut [(String, Runner<'_>)],
+    settings: &Settings,
+    reps: usize,
+) -> Result<Vec<(Option<f64>, Option<f64>)>, String> {
+    let k = runners.len() + 1;
+    let mut ns: Vec<Vec<f64>> = vec![Vec::new(); k];
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); k];
+    for _ in 0..reps.max(1) {
+        let result = run_job(Some(twin), runners, settings)?;
+        for (i, v) in result.variants.iter().enumerate() {
+            if let Some(s) = &v.summary {
+                ns[i].push(s.median.nanos());
+            }
+            if i > 0 {
+                if let Ok(c) = result.compare(0, i) {
+                    if c.verdict.ratio.0.is_finite() {
+                        ratios[i].push(c.verdict.ratio.0);
+                    }
+                }
+            }
+        }
+    }
+    Ok((0..k)
+        .map(|i| (median(&mut ns[i]), median(&mut ratios[i])))
+        .collect())
+}
+
+fn median(v: &mut [f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    })
+}
+
+/// Run the matrix over `cases`.
+pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>) -> Matrix {
+    let start = std::time::Instant::now();
+    let cases: Vec<&Case> = cases.iter().filter(|c| opts.selects(c)).collect();
+    let runnable: Vec<Backend> = opts
+        .backends
+        .iter()
+        .copied()
+        .filter(|b| b.unavailable(Mode::Hot).is_none() || b.unavailable(Mode::Clif).is_none())
+        .collect();
+    let scripted = cases.iter().filter(|c| !c.native_only()).count();
+    let natives = cases.len() - scripted;
+    let total = scripted * runnable.len() + if runnable.is_empty() { 0 } else { natives };
+    let mut done = 0usize;
+    let mut jits = Jits::default();
+    let mut loads = Vec::new();
+
+    // Native-only rows: once, shown in every table.
+    let mut native_rows: Vec<Row> = Vec::new();
+    if !runnable.is_empty() {
+        for case in cases.iter().filter(|c| c.native_only()) {
+            let twin = case.header.twin;
+            progress(done, total, &format!("{} (native)", case.name));
+            let s = settings(opts.time, opts.pin, twin);
+            let ns = measure(twin, &mut [], &s, opts.reps)
+                .ok()
+                .and_then(|v| v[0].0);
+            done += 1;
+            native_rows.push(row(case, ns, BTreeMap::new()));
+        }
+    }
+
+    let mut tables = Vec::new();
+    for &backend in &opts.backends {
+        if !runnable.contains(&backend) {
+            let why = backend.unavailable(Mode::Hot).unwrap_or("not available");
+            tables.push(BackendTable {
+                backend,
+                unavailable: Some(why.to_string()),
+                rows: Vec::new(),
+            });
+            continue;
+        }
+        let mut rows = Vec::new();
+        for case in &cases {
+            if case.native_only() {
+                if let Some(r) = native_rows.iter().find(|r| r.case == case.name) {
+                    rows.push(r.clone());
+                }
+                continue;
+            }
+            progress(done, total, &format!("{} ({})", case.name, backend.name()));
+            let (r, l) = run_case(case, backend, &mut jits, opts);
+            done += 1;
+            rows.push(r);
+            if opts.load {
+                loads.extend(l);
+            }
+        }
+        tables.push(BackendTable {
+            backend,
+            unavailable: None,
+            rows,
+        });
+    }
+    progress(done, total, "done");
+    let mut reload_rows = vec!["reload of 100 objects with 65 fields".to_string()];
+    let mut n = 0u64;
+    loop {
+        reload_rows.push(format!("call after {n} reloads"));
+        if n >= opts.reloads {
+            break;
+        }
+        n = if n == 0 {
+            1
+        } else {
+            (n * 10).min(opts.reloads)
+        };
+    }
+    Matrix {
+        tables,
+        loads,
+        reload_rows,
+        reload_reason: RELOAD_REASON.to_string(),
+        reps: opts.reps,
+        iters: opts.iters,
+        time: opts.time,
+        elapsed: start.elapsed().as_secs_f64(),
+    }
+}
+
+fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> Row {
+    Row {
+        case: case.name.clone(),
+        title: case.header.title.clone(),
+        unit: case.header.unit.clone(),
+        twin: case.header.twin.name.to_string(),
+        native_ns,
+        native_checksum: 0,
+        native_only: case.native_only(),
+        cells,
+    }
+}
+
+/// One case on one backend: load, check, measure.
+pub fn run_case(
+    case: &Case,
+    backend: Backend,
+    jits: &mut Jits,
+    opts: &MatrixOptions,
+) -> (Row, Vec<LoadRow>) {
+    let twin = case.header.twin;
+    let expected = twin.run(opts.iters);
+    let mut cells: BTreeMap<Mode, Cell> = BTreeMap::new();
+    let mut loads = Vec::new();
+    let mut loaded = Vec::new();
+    for mode in [Mode::Hot, Mode::Clif] {
+        let Some(script) = case.script(mode) else {
+            cells.insert(
+                mode,
+                Cell::failed(CellError::Unavailable(format!(
+                    "no {} script",
+                    mode.label()
+                ))),
+            );
+            continue;
+        };
+        match backend.load(script, jits) {
+            Ok((l, times)) => {
+                loads.push(LoadRow {
+                    case: case.name.clone(),
+                    mode,
+                    backend,
+                    times,
+                });
+                loaded.push((mode, l));
+            }
+            Err(e) => {
+                cells.insert(mode, Cell::failed(e));
+            }
+        }
+    }
+    let mut runners = Vec::new();
+    for (mode, l) in &loaded {
+        match l.runner() {
+            Ok(r) => runners.push((*mode, r)),
+            Err(e) => {
+                cells.insert(*mode, Cell::failed(CellError::Failed(e)));
+            }
+        }
+    }
+    let mut checks = Vec::new();
+    for (mode, r) in runners.iter_mut() {
+        checks.push((*mode, r.checked(opts.iters)));
+    }
+    let mut measured: Vec<(String, Runner<'_>)> = Vec::new();
+    let mut modes = Vec::new();
+    for ((mode, r), (_, check)) in runners.into_iter().zip(checks) {
+        match check {
+            Ok(v) => {
+                cells.insert(
+                    mode,
+                    Cell {
+                        ns: None,
+                        ratio: None,
+                        checksum: Some(v),
+                        mismatch: !case.header.checksum.accepts(v, expected),
+                        error: None,
+                    },
+                );
+                modes.push(mode);
+                measured.push((format!("{}{}", case.name, mode.label()), r));
+            }
+            Err(e) => {
+                cells.insert(mode, Cell::failed(CellError::Failed(e)));
+            }
+        }
+    }
+    let s = settings(opts.time, opts.pin, twin);
+    let mut native_ns = None;
+    match measure(twin, &mut measured, &s, opts.reps) {
+        Ok(values) => {
+            native_ns = values[0].0;
+            for (mode, (ns, ratio)) in modes.iter().zip(&values[1..]) {
+                if let Some(c) = cells.get_mut(mode) {
+                    c.ns = *ns;
+                    c.ratio = *ratio;
+                }
+            }
+        }
+        Err(e) => {
+            for mode in &modes {
+                if let Some(c) = cells.get_mut(mode) {
+                    c.error = Some(CellError::Failed(e.clone()));
+                }
+            }
+        }
+    }
+    let mut r = row(case, native_ns, cells);
+    r.native_checksum = expected;
+    (r, loads)
+}

@@ -1,0 +1,14 @@
+//! Cases and the backend matrix: `.hot`/`.clif` scripts in `cases/` with native Rust twins,
+//! loaded ([`spec`]), compiled for each backend ([`backend`]), measured beside their twins and
+//! checked against them ([`matrix`]). `hotlab bench` and `hotlab check` are built on this.
+//! See `docs/cases.md`.
+
+pub mod backend;
+pub mod matrix;
+pub mod render;
+pub mod spec;
+pub mod twins;
+
+pub use backend::{Backend, CellError, Jits, LoadTimes, Loaded, Runner};
+pub use spec::{Case, CaseError, ChecksumRule, Header, Mode, ScriptFile, load_dir};
+pub use twins::{Twin, twin_named, twins};

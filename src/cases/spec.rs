@@ -1,0 +1,400 @@
+//! Case files: a script (`.hot`, or `.clif` for the second script mode) that opens with a TOML
+//! header on comment lines, and `.toml` files of native-only rows.
+//!
+//! ```text
+//! //# title = "integer arithmetic loop"   (`;#` in a .clif file)
+//! //# twin = "int_loop"
+//! //# unit = "one loop iteration"
+//! //# checksum = "exact"
+//! //# order = 10
+//! ```
+//!
+//! A `.hot` and a `.clif` file with the same stem are the two modes of one case (one row). A
+//! `.toml` file holds `[[row]]` tables (`name`, `title`, `twin`, `unit`, `order`) for rows that
+//! are native only. Every error names the file and the line. See `docs/cases.md`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::twins::{Twin, twin_named};
+use crate::lang::SourceFile;
+
+/// A script mode: how a case's script is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// `.hot` source.
+    Hot,
+    /// Raw Cranelift IR.
+    Clif,
+}
+
+impl Mode {
+    /// The file extension, with the dot (`.hot`), as column headers show it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Hot => ".hot",
+            Mode::Clif => ".clif",
+        }
+    }
+
+    fn header_prefix(self) -> &'static str {
+        match self {
+            Mode::Hot => "//#",
+            Mode::Clif => ";#",
+        }
+    }
+}
+
+/// How the script's result is checked against its twin's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChecksumRule {
+    /// Equal, bit for bit.
+    Exact,
+    /// Equal within this absolute difference.
+    Within(u64),
+}
+
+impl ChecksumRule {
+    fn parse(text: &str) -> Option<ChecksumRule> {
+        match text.trim() {
+            "exact" => Some(ChecksumRule::Exact),
+            t => t
+                .strip_prefix("within ")
+                .and_then(|n| n.trim().parse().ok())
+                .map(ChecksumRule::Within),
+        }
+    }
+
+    /// Whether `script` passes against `twin`.
+    pub fn accepts(self, script: i64, twin: i64) -> bool {
+        match self {
+            ChecksumRule::Exact => script == twin,
+            ChecksumRule::Within(d) => script.abs_diff(twin) <= d,
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHeader {
+    title: String,
+    twin: String,
+    unit: String,
+    checksum: String,
+    #[serde(default = "default_order")]
+    order: i64,
+}
+
+fn default_order() -> i64 {
+    100
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRow {
+    name: String,
+    title: String,
+    twin: String,
+    unit: String,
+    #[serde(default = "default_order")]
+    order: i64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNativeFile {
+    #[serde(default)]
+    row: Vec<RawRow>,
+}
+
+/// A case's header, checked.
+#[derive(Debug, Clone)]
+pub struct Header {
+    /// The row's title.
+    pub title: String,
+    /// The native twin.
+    pub twin: &'static Twin,
+    /// What one operation is (the unit of the times).
+    pub unit: String,
+    /// How results are compared.
+    pub checksum: ChecksumRule,
+    /// Where the row goes (smaller first).
+    pub order: i64,
+}
+
+/// One script file of a case.
+#[derive(Debug, Clone)]
+pub struct ScriptFile {
+    /// Its mode.
+    pub mode: Mode,
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// Its text (spans of diagnostics point into it).
+    pub source: Arc<SourceFile>,
+    /// Its header.
+    pub header: Header,
+}
+
+/// A row of the matrix: a case with its scripts, or a native-only row (no scripts).
+#[derive(Debug, Clone)]
+pub struct Case {
+    /// The file stem (or the `name` of a native-only row): what `--filter` matches.
+    pub name: String,
+    /// The header (of the `.hot` file when there are two).
+    pub header: Header,
+    /// The scripts, `.hot` first.
+    pub scripts: Vec<ScriptFile>,
+}
+
+impl Case {
+    /// The script of this mode, if the case has one.
+    pub fn script(&self, mode: Mode) -> Option<&ScriptFile> {
+        self.scripts.iter().find(|s| s.mode == mode)
+    }
+
+    /// True for rows that have no script.
+    pub fn native_only(&self) -> bool {
+        self.scripts.is_empty()
+    }
+}
+
+/// A problem in a case file, with where it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}:{line}: {message}")]
+pub struct CaseError {
+    /// The file.
+    pub path: String,
+    /// The 1-based line (0 when the whole file is meant).
+    pub line: usize,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+fn err(path: &Path, line: usize, message: impl Into<String>) -> CaseError {
+    CaseError {
+        path: path.display().to_string(),
+        line,
+        message: message.into(),
+    }
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Turn a `toml` error into a `CaseError` at the right line of the file: `lines[k]` is the
+/// file line of line `k` of the parsed text.
+fn toml_error(path: &Path, parsed: &str, lines: &[usize], e: &toml::de::Error) -> CaseError {
+    let k = e.span().map(|s| line_of(parsed, s.start)).unwrap_or(1);
+    let line = lines.get(k - 1).copied().unwrap_or(1);
+    let msg = e.message().trim().to_string();
+    err(path, line, format!("bad header: {msg}"))
+}
+
+fn check_header(
+    path: &Path,
+    raw: RawHeader,
+    lines: &[usize],
+    parsed: &str,
+) -> Result<Header, CaseError> {
+    // The line of a key, for errors about its value.
+    let line_of_key = |key: &str| {
+        parsed
+            .lines()
+            .position(|l| l.trim_start().starts_with(key))
+            .and_then(|k| lines.get(k).copied())
+            .unwrap_or(1)
+    };
+    let twin = twin_named(&raw.twin).ok_or_else(|| {
+        let known: Vec<&str> = super::twins::twins().iter().map(|t| t.name).collect();
+        err(
+            path,
+            line_of_key("twin"),
+            format!(
+                "unknown twin `{}`; known twins: {}",
+                raw.twin,
+                known.join(", ")
+            ),
+        )
+    })?;
+    let checksum = ChecksumRule::parse(&raw.checksum).ok_or_else(|| {
+        err(
+            path,
+            line_of_key("checksum"),
+            format!(
+                "unknown checksum rule `{}`: use \"exact\" or \"within N\" (N an integer)",
+                raw.checksum
+            ),
+        )
+    })?;
+    for (key, value) in [("title", &raw.title), ("unit", &raw.unit)] {
+        if value.trim().is_empty() {
+            return Err(err(
+                path,
+                line_of_key(key),
+                format!("`{key}` must not be empty"),
+            ));
+        }
+    }
+    Ok(Header {
+        title: raw.title,
+        twin,
+        unit: raw.unit,
+        checksum,
+        order: raw.order,
+    })
+}
+
+/// Read the header of a script's text (`mode` says the comment prefix).
+pub fn parse_header(path: &Path, mode: Mode, text: &str) -> Result<Header, CaseError> {
+    let prefix = mode.header_prefix();
+    let mut parsed = String::new();
+    let mut lines = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        match line.trim_start().strip_prefix(prefix) {
+            Some(rest) => {
+                parsed.push_str(rest);
+                parsed.push('\n');
+                lines.push(k + 1);
+            }
+            None => break,
+        }
+    }
+    if lines.is_empty() {
+        return Err(err(
+            path,
+            1,
+            format!(
+                "no case header: the file must open with `{prefix} title = \"...\"` lines \
+                 (title, twin, unit, checksum; see docs/cases.md)"
+            ),
+        ));
+    }
+    let raw: RawHeader =
+        toml::from_str(&parsed).map_err(|e| toml_error(path, &parsed, &lines, &e))?;
+    check_header(path, raw, &lines, &parsed)
+}
+
+/// Read one script file and its header.
+pub fn load_script(path: &Path) -> Result<ScriptFile, CaseError> {
+    let mode = match path.extension().and_then(|e| e.to_str()) {
+        Some("hot") => Mode::Hot,
+        Some("clif") => Mode::Clif,
+        _ => return Err(err(path, 0, "a case script must end in .hot or .clif")),
+    };
+    let text =
+        std::fs::read_to_string(path).map_err(|e| err(path, 0, format!("cannot read: {e}")))?;
+    let header = parse_header(path, mode, &text)?;
+    Ok(ScriptFile {
+        mode,
+        path: path.to_path_buf(),
+        source: Arc::new(SourceFile::new(path.display().to_string(), text)),
+        header,
+    })
+}
+
+/// Read a `.toml` file of native-only rows.
+pub fn load_native_rows(path: &Path) -> Result<Vec<Case>, CaseError> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| err(path, 0, format!("cannot read: {e}")))?;
+    let lines: Vec<usize> = (1..=text.lines().count().max(1)).collect();
+    let raw: RawNativeFile =
+        toml::from_str(&text).map_err(|e| toml_error(path, &text, &lines, &e))?;
+    raw.row
+        .into_iter()
+        .map(|r| {
+            let at = text
+                .find(&format!("\"{}\"", r.name))
+                .map_or(1, |o| line_of(&text, o));
+            let header = RawHeader {
+                title: r.title,
+                twin: r.twin,
+                unit: r.unit,
+                checksum: "exact".into(),
+                order: r.order,
+            };
+            let header = check_header(path, header, &[], "").map_err(|mut e| {
+                e.line = at;
+                e
+            })?;
+            Ok(Case {
+                name: r.name,
+                header,
+                scripts: Vec::new(),
+            })
+        })
+        .collect()
+}
+
+/// Load every case in `dir`: scripts paired by stem, native-only rows, sorted by `order`
+/// then name. Names must be unique; the two modes of a case must name the same twin.
+pub fn load_dir(dir: &Path) -> Result<Vec<Case>, CaseError> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| err(dir, 0, format!("cannot read the cases directory: {e}")))?;
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    let mut cases: Vec<Case> = Vec::new();
+    for path in paths {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        match ext {
+            "hot" | "clif" => {
+                let script = load_script(&path)?;
+                let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                let name = stem.unwrap_or_default();
+                if let Some(case) = cases.iter_mut().find(|c| c.name == name) {
+                    if case.header.twin.name != script.header.twin.name {
+                        return Err(err(
+                            &path,
+                            1,
+                            format!(
+                                "names twin `{}`, but the other mode of case `{name}` names `{}`",
+                                script.header.twin.name, case.header.twin.name
+                            ),
+                        ));
+                    }
+                    if script.mode == Mode::Hot {
+                        case.header = script.header.clone();
+                    }
+                    case.scripts.push(script);
+                    case.scripts.sort_by_key(|s| s.mode);
+                } else {
+                    cases.push(Case {
+                        name,
+                        header: script.header.clone(),
+                        scripts: vec![script],
+                    });
+                }
+            }
+            "toml" => {
+                for row in load_native_rows(&path)? {
+                    if cases.iter().any(|c| c.name == row.name) {
+                        return Err(err(
+                            &path,
+                            0,
+                            format!("row `{}` is defined twice", row.name),
+                        ));
+                    }
+                    cases.push(row);
+                }
+            }
+            _ => {}
+        }
+    }
+    cases.sort_by(|a, b| (a.header.order, &a.name).cmp(&(b.header.order, &b.name)));
+    Ok(cases)
+}
+
+/// The cases directory: `dir` when given, else `./cases` when it exists, else the one in the
+/// source tree hotlab was built from.
+pub fn default_dir(dir: Option<&Path>) -> PathBuf {
+    match dir {
+        Some(d) => d.to_path_buf(),
+        None if Path::new("cases").is_dir() => PathBuf::from("cases"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("cases"),
+    }
+}

@@ -1,0 +1,228 @@
+//! `hotlab bench`: every case on every backend beside its native twin (see docs/cases.md).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+
+use super::{Failure, exit};
+use crate::cases::matrix::{MatrixOptions, run_matrix};
+use crate::cases::spec::{default_dir, load_dir};
+use crate::cases::{Backend, CellError, Mode, render, twins};
+use crate::export::write_whole;
+
+/// `--backend`: one backend or all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BackendChoice {
+    /// Every backend.
+    All,
+    /// Cranelift JIT, no optimization.
+    Jit,
+    /// Cranelift JIT, optimized for speed.
+    JitOpt,
+    /// Cranelift object file (not built in yet: its table shows n/a).
+    Object,
+    /// The reference interpreter.
+    Interp,
+}
+
+impl BackendChoice {
+    /// The backends chosen.
+    pub fn backends(self) -> Vec<Backend> {
+        match self {
+            BackendChoice::All => Backend::ALL.to_vec(),
+            BackendChoice::Jit => vec![Backend::Jit],
+            BackendChoice::JitOpt => vec![Backend::JitOpt],
+            BackendChoice::Object => vec![Backend::Object],
+            BackendChoice::Interp => vec![Backend::Interp],
+        }
+    }
+}
+
+const BENCH_HELP: &str = "\
+Each cell: time per op in ns and, in parentheses, the ratio to the native twin. `!` marks a
+script whose result differs from its twin's, `n/a` a cell with no value (reason under the table),
+`-` a native-only row, `error` a script that failed (message on stderr).
+Exit codes: 0 every result matched its twin, 5 a result differs (`!`), 1 a script failed to load
+or run, 2 bad input (a bad case file or option). With defaults the whole matrix takes about a
+minute. See docs/cases.md and docs/results.md.";
+
+/// Options of `hotlab bench`.
+#[derive(Debug, Args)]
+#[command(after_help = BENCH_HELP)]
+pub struct BenchArgs {
+    /// The backends to run.
+    #[arg(long, value_enum, default_value_t = BackendChoice::All)]
+    pub backend: BackendChoice,
+    /// Run only the cases whose name or title contains this text.
+    #[arg(long, value_name = "TEXT")]
+    pub filter: Option<String>,
+    /// Timed runs of each cell; the cell shows the median.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    pub reps: u32,
+    /// Loop count of the checked run that compares each script's result with its twin's
+    /// (timed runs size their own loop counts).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(i64).range(0..=1_000_000_000))]
+    pub iters: i64,
+    /// Seconds of one timed run (calibration, warm-up and collection).
+    #[arg(long, default_value_t = 0.25, value_name = "S")]
+    pub time: f64,
+    /// The largest N of the reload chain (reload rows need classes: shown as n/a).
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub reloads: u64,
+    /// Also write the table as CSV (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Also write the whole matrix as JSON (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write the results page as Markdown (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+    /// Skip the load section (compile and load times).
+    #[arg(long)]
+    pub no_load: bool,
+    /// Print the backends and the cases, with their files and twins, and exit.
+    #[arg(long)]
+    pub list: bool,
+    /// The cases directory (default: ./cases, else the one hotlab was built with).
+    #[arg(long, value_name = "DIR")]
+    pub cases: Option<PathBuf>,
+}
+
+fn list(cases: &[crate::cases::Case]) -> String {
+    let mut s = String::from("backends:\n");
+    for b in Backend::ALL {
+        let note = b
+            .unavailable(Mode::Hot)
+            .map_or(String::new(), |w| format!(" (n/a: {w})"));
+        s.push_str(&format!("  {:<8} {}{note}\n", b.name(), b.describe()));
+    }
+    s.push_str("cases:\n");
+    for c in cases {
+        let files: Vec<String> = c
+            .scripts
+            .iter()
+            .map(|f| f.path.display().to_string())
+            .collect();
+        let files = if files.is_empty() {
+            "native only".to_string()
+        } else {
+            files.join(" ")
+        };
+        s.push_str(&format!(
+            "  {:<16} {}  [twin {}; unit: {}]  {files}\n",
+            c.name, c.header.title, c.header.twin.name, c.header.unit
+        ));
+    }
+    s.push_str("twins:\n");
+    for t in twins() {
+        s.push_str(&format!("  {:<16} {}\n", t.name, t.doc));
+    }
+    s
+}
+
+/// `hotlab bench`.
+pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
+    if !(args.time > 0.0 && args.time <= 60.0) {
+        return Err(Failure::input(format!(
+            "error: --time {} is out of range: give seconds in (0, 60], e.g. --time 0.25",
+            args.time
+        )));
+    }
+    let dir = default_dir(args.cases.as_deref());
+    let cases = load_dir(&dir).map_err(|e| Failure::input(format!("error: {e}")))?;
+    if args.list {
+        print!("{}", list(&cases));
+        return Ok(ExitCode::from(exit::OK));
+    }
+    let opts = MatrixOptions {
+        backends: args.backend.backends(),
+        filter: args.filter.clone(),
+        reps: args.reps as usize,
+        iters: args.iters,
+        time: args.time,
+        reloads: args.reloads,
+        load: !args.no_load,
+        pin: true,
+    };
+    if !cases.iter().any(|c| opts.selects(c)) {
+        return Err(Failure::input(format!(
+            "error: no case in {} matches --filter {:?} (see `hotlab bench --list`)",
+            dir.display(),
+            args.filter.as_deref().unwrap_or("")
+        )));
+    }
+    let tty = std::io::stderr().is_terminal();
+    let mut bar = |done: usize, total: usize, what: &str| {
+        if tty {
+            let width = 30;
+            let fill = if total == 0 {
+                width
+            } else {
+                done * width / total
+            };
+            eprint!(
+                "\r\x1b[2K[{}{}] {done}/{total} {what}",
+                "#".repeat(fill),
+                ".".repeat(width - fill)
+            );
+            if done == total {
+                eprint!("\r\x1b[2K");
+            }
+            let _ = std::io::stderr().flush();
+        }
+    };
+    let m = run_matrix(&cases, &opts, &mut bar);
+    print!("{}", render::text(&m));
+    for t in &m.tables {
+        for r in &t.rows {
+            for (mode, c) in &r.cells {
+                if let Some(CellError::Failed(e)) = &c.error {
+                    eprintln!(
+                        "error: {} {} ({}): {}",
+                        r.case,
+                        mode.label(),
+                        t.backend.name(),
+                        e.trim_end()
+                    );
+                }
+            }
+        }
+    }
+    let write = |path: &PathBuf, bytes: &[u8]| {
+        write_whole(path, bytes)
+            .map_err(|e| Failure::input(format!("error: cannot write {}: {e}", path.display())))
+    };
+    if let Some(p) = &args.csv {
+        write(p, render::csv(&m).as_bytes())?;
+    }
+    if let Some(p) = &args.markdown {
+        write(p, render::markdown(&m).as_bytes())?;
+    }
+    if let Some(p) = &args.json {
+        let json =
+            serde_json::to_string_pretty(&m).map_err(|e| Failure::input(format!("error: {e}")))?;
+        write(p, (json + "\n").as_bytes())?;
+    }
+    let failed = m
+        .tables
+        .iter()
+        .flat_map(|t| &t.rows)
+        .flat_map(|r| r.cells.values())
+        .any(|c| matches!(c.error, Some(CellError::Failed(_))));
+    let mismatched = m
+        .tables
+        .iter()
+        .flat_map(|t| &t.rows)
+        .flat_map(|r| r.cells.values())
+        .any(|c| c.mismatch);
+    Ok(ExitCode::from(if mismatched {
+        exit::RESULT_DIFFERS
+    } else if failed {
+        exit::SCRIPT_ERROR
+    } else {
+        exit::OK
+    }))
+}
