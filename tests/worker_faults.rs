@@ -50,7 +50,6 @@ enum SourceOrText {
 }
 
 fn assert_healthy(w: &mut Worker) {
-    let start = Instant::now();
     let out = run_main(w, SourceOrText::Text(SUM), Duration::from_secs(30)).expect("runs");
     assert!(
         matches!(out, JobOutput::Ran { ref value, .. } if value == "45"),
