@@ -26,14 +26,20 @@
 //! the limit is [`FALLBACK_BUDGET`] below the stack position at the outermost `call`.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
+use super::objects::{self, check_cell};
 use super::{Checks, Value};
 use crate::lang::hir::{
     BinOp, Block, Expr, ExprKind, FuncId, GlobalId, LogicOp, Place, PlaceKind, Program, StmtKind,
     Type, UnOp,
 };
 use crate::lang::span::Span;
+use crate::runtime::class::ClassRef;
+use crate::runtime::handle::Handle;
 use crate::runtime::host::{HostType, host_table};
+use crate::runtime::object::Object;
+use crate::runtime::rt::Runtime;
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
 /// Stack kept free below the limit for the Rust frames between two script calls.
@@ -50,6 +56,8 @@ enum Val {
     F(f64),
     B(bool),
     A(Rc<Vec<Val>>),
+    /// A handle owns one reference (cloning retains, dropping releases).
+    H(Handle),
 }
 
 impl Val {
@@ -67,6 +75,13 @@ impl Val {
         }
     }
 
+    fn handle(&self) -> &Handle {
+        match self {
+            Val::H(h) => h,
+            _ => unreachable!("checked program: expected a handle"),
+        }
+    }
+
     fn array(&self) -> &Rc<Vec<Val>> {
         match self {
             Val::A(v) => v,
@@ -81,6 +96,8 @@ impl Val {
             Value::F64(x) => Val::F(*x),
             Value::Bool(x) => Val::B(*x),
             Value::Array(items) => Val::A(Rc::new(items.iter().map(Val::from_value).collect())),
+            // `fits` lets only `null` in: the host holds no reference to give.
+            Value::Handle(_) => Val::H(Handle::null()),
         }
     }
 
@@ -91,6 +108,7 @@ impl Val {
             Val::F(x) => Value::F64(*x),
             Val::B(x) => Value::Bool(*x),
             Val::A(items) => Value::Array(items.iter().map(Val::to_value).collect()),
+            Val::H(h) => Value::Handle(h.cell()),
         }
     }
 }
@@ -102,6 +120,7 @@ fn fits(v: &Value, ty: &Type) -> bool {
         | (Value::I64(_), Type::I64)
         | (Value::F64(_), Type::F64)
         | (Value::Bool(_), Type::Bool) => true,
+        (Value::Handle(0), Type::Handle { nullable, .. }) => *nullable,
         (Value::Array(items), Type::Array(elem, n)) => {
             items.len() == *n as usize && items.iter().all(|i| fits(i, elem))
         }
@@ -135,6 +154,10 @@ pub struct Interp<'p> {
     base: usize,
     /// Below this stack address a call raises `StackExhausted` (0 until the first call).
     stack_limit: usize,
+    /// The runtime classes of the program's classes, by `ClassId` (declared after every value
+    /// that may hold a handle, so those are released first).
+    classes: Vec<ClassRef>,
+    runtime: Arc<Runtime>,
 }
 
 impl<'p> Interp<'p> {
@@ -145,6 +168,18 @@ impl<'p> Interp<'p> {
             .iter()
             .map(|g| Val::from_value(&Value::zero(&g.ty)))
             .collect();
+        let runtime = Arc::new(Runtime::new());
+        // Interpreted methods have no machine code: their slots stay empty, so the host's
+        // `Hook`/`Bench` calls on interpreted objects fail with `EmptySlot`.
+        let classes = objects::define_classes(&runtime, program, std::ptr::null_mut(), |_| {
+            std::ptr::null()
+        })
+        .map_err(|e| {
+            ScriptError::new(
+                ScriptErrorKind::BadCall(format!("the runtime refused a class: {e}")),
+                Span::default(),
+            )
+        })?;
         let mut interp = Interp {
             program,
             checks,
@@ -152,6 +187,8 @@ impl<'p> Interp<'p> {
             stack: Vec::new(),
             base: 0,
             stack_limit: 0,
+            classes,
+            runtime,
         };
         interp.call(program.init, &[])?;
         Ok(interp)
@@ -160,6 +197,21 @@ impl<'p> Interp<'p> {
     /// The checks setting it was made with (see the module docs: bounds are always checked).
     pub fn checks(&self) -> Checks {
         self.checks
+    }
+
+    /// The object runtime the program's objects live in.
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    /// The runtime class of a program class.
+    pub fn class_ref(&self, id: crate::lang::hir::ClassId) -> &ClassRef {
+        &self.classes[id.index()]
+    }
+
+    /// Objects of the program's classes not freed yet (0 when nothing holds a handle).
+    pub fn shell_count(&self) -> usize {
+        objects::shell_count(&self.classes)
     }
 
     /// The current value of a module variable.
@@ -317,6 +369,17 @@ impl<'p> Interp<'p> {
         op_span: Span,
         value: &'p Expr,
     ) -> R<()> {
+        if let PlaceKind::Field { object, field } = &place.kind {
+            return self.assign_field(
+                object,
+                *field as usize,
+                &place.ty,
+                op,
+                op_span,
+                value,
+                place.span,
+            );
+        }
         let mut path = Vec::new();
         let root = self.resolve_place(place, &mut path)?;
         let v = self.eval(value)?;
@@ -354,7 +417,69 @@ impl<'p> Interp<'p> {
                 path.push(check_index(i, len, index.span)?);
                 Ok(root)
             }
+            PlaceKind::Field { .. } => unreachable!("checked program: fields have no elements"),
         }
+    }
+
+    /// `o.f = value` / `o.f op= value`: the object is evaluated and checked, then the value,
+    /// then the cell is read (for `op=`) and written.
+    #[allow(clippy::too_many_arguments)]
+    fn assign_field(
+        &mut self,
+        object: &'p Expr,
+        field: usize,
+        ty: &Type,
+        op: Option<BinOp>,
+        op_span: Span,
+        value: &'p Expr,
+        span: Span,
+    ) -> R<()> {
+        let obj = self.eval(object)?;
+        let h = obj.handle();
+        // SAFETY: `h` owns a reference while the cells are used.
+        unsafe { check_cell(h.cell(), span) }?;
+        let v = self.eval(value)?;
+        // Checked again: the value's calls may have changed the object.
+        // SAFETY: as above.
+        let target = unsafe { check_cell(h.cell(), span) }?;
+        let v = match op {
+            None => v,
+            Some(op) => binary(op, op_span, &read_cell(target, field, ty), &v)?,
+        };
+        write_cell(target, field, v);
+        Ok(())
+    }
+
+    /// Evaluate a receiver and check it (null, stale, detached) at `span`.
+    fn receiver(&mut self, object: &'p Expr, span: Span) -> R<Val> {
+        let v = self.eval(object)?;
+        // SAFETY: `v` owns the handle's reference.
+        unsafe { check_cell(v.handle().cell(), span) }?;
+        Ok(v)
+    }
+
+    /// Call `func` with `this` and the values of `args`.
+    fn call_method(&mut self, func: FuncId, this: Val, args: &'p [Expr]) -> R<Val> {
+        let base = self.stack.len();
+        self.stack.push(this);
+        for arg in args {
+            let v = self.eval(arg)?;
+            self.stack.push(v);
+        }
+        self.invoke(func, base)
+    }
+
+    /// The function of `method` for the class of `obj` (virtual dispatch).
+    fn dispatch(&self, obj: &Object, method: &str) -> FuncId {
+        let class = self
+            .classes
+            .iter()
+            .position(|c| std::ptr::eq::<crate::runtime::class::Class>(&**c, obj.class()))
+            .expect("an object of this program's classes");
+        self.program.classes[class]
+            .method(method)
+            .expect("checked program: an override exists in every derived class")
+            .func
     }
 
     fn eval(&mut self, e: &'p Expr) -> R<Val> {
@@ -448,6 +573,41 @@ impl<'p> Interp<'p> {
                 items[i].clone()
             }
             ExprKind::Len(array) => Val::I(self.eval(array)?.array().len() as i64),
+            ExprKind::Null => Val::H(Handle::null()),
+            ExprKind::New(class) => Val::H(
+                self.runtime
+                    .new_object(&self.classes[class.index()])
+                    .map_err(|err| at(err, e.span))?,
+            ),
+            ExprKind::Field(object, field) => {
+                let v = self.eval(object)?;
+                // SAFETY: `v` owns the handle's reference while the cell is read.
+                let obj = unsafe { check_cell(v.handle().cell(), e.span) }?;
+                read_cell(obj, *field as usize, &e.ty)
+            }
+            ExprKind::MethodCall { object, func, args } => {
+                let this = self.receiver(object, e.span)?;
+                self.call_method(*func, this, args)?
+            }
+            ExprKind::VirtualCall {
+                object,
+                method,
+                args,
+                ..
+            } => {
+                let this = self.receiver(object, e.span)?;
+                // SAFETY: checked by `receiver`; `this` owns a reference.
+                let obj = unsafe { check_cell(this.handle().cell(), e.span) }?;
+                let func = self.dispatch(obj, method);
+                self.call_method(func, this, args)?
+            }
+            ExprKind::NonNull(inner) => {
+                let v = self.eval(inner)?;
+                if v.handle().is_null() {
+                    return Err(ScriptError::new(ScriptErrorKind::NullHandle, e.span));
+                }
+                v
+            }
             ExprKind::Assert(cond) => {
                 if !self.eval(cond)?.bool() {
                     return Err(ScriptError::new(ScriptErrorKind::AssertionFailed, e.span));
@@ -456,6 +616,50 @@ impl<'p> Interp<'p> {
             }
         })
     }
+}
+
+/// A runtime error (reported without a span) at `span`.
+fn at(mut err: ScriptError, span: Span) -> ScriptError {
+    err.span = span;
+    err
+}
+
+/// Cell `i` of a checked object's state, as a value of type `ty`.
+fn read_cell(obj: &Object, i: usize, ty: &Type) -> Val {
+    // SAFETY: the object was checked attached; its state has a cell per field of the program's
+    // layout (the runtime class was defined from it), and no reload runs during the walk.
+    let bits = unsafe { *obj.state_ptr().add(i) };
+    match ty {
+        Type::I64 => Val::I(bits as i64),
+        Type::F64 => Val::F(f64::from_bits(bits)),
+        Type::Bool => Val::B(bits != 0),
+        _ => {
+            // The field keeps its reference; the value takes another.
+            // SAFETY: a handle cell owned by the field: the shell is allocated.
+            let held = std::mem::ManuallyDrop::new(unsafe { Handle::from_cell(bits) });
+            Val::H((*held).clone())
+        }
+    }
+}
+
+/// Write cell `i` of a checked object's state; a handle cell releases the reference it held.
+fn write_cell(obj: &Object, i: usize, v: Val) {
+    let bits = match v {
+        Val::I(x) => x as u64,
+        Val::F(x) => x.to_bits(),
+        Val::B(x) => u64::from(x),
+        Val::H(h) => {
+            // SAFETY: as in `read_cell`.
+            let cell = unsafe { &mut *obj.state_ptr().add(i) };
+            let old = std::mem::replace(cell, h.into_cell());
+            // SAFETY: the old cell's reference moved out of the field.
+            drop(unsafe { Handle::from_cell(old) });
+            return;
+        }
+        _ => unreachable!("checked program: fields are scalars or handles"),
+    };
+    // SAFETY: as in `read_cell`.
+    unsafe { *obj.state_ptr().add(i) = bits };
 }
 
 fn check_index(i: i64, len: i64, span: Span) -> R<usize> {
@@ -517,6 +721,11 @@ fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
                 _ => unreachable!("checked program: bitwise operator on f64"),
             }
         }
+        (Val::H(x), Val::H(y)) => match op {
+            BinOp::Eq => Val::B(x.cell() == y.cell()),
+            BinOp::Ne => Val::B(x.cell() != y.cell()),
+            _ => unreachable!("checked program: arithmetic on handles"),
+        },
         (Val::B(x), Val::B(y)) => match op {
             BinOp::Eq => Val::B(x == y),
             BinOp::Ne => Val::B(x != y),

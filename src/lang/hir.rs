@@ -62,6 +62,10 @@ id_type!(
     /// A `native fn` declaration, bound to an entry of the host table.
     NativeId
 );
+id_type!(
+    /// A script class.
+    ClassId
+);
 
 /// A checked type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -76,6 +80,20 @@ pub enum Type {
     Bool,
     /// A fixed array `[T; N]`, a value type.
     Array(Box<Type>, u32),
+    /// A handle to an object of `class` or of a class derived from it: `C`, or `C?` when
+    /// `nullable`. One 8-byte cell (see `runtime::handle`): the shell address and generation,
+    /// 0 for `null`.
+    Handle {
+        /// The class named by the type.
+        class: ClassId,
+        /// Its name (for messages).
+        name: Arc<str>,
+        /// `C?`: may be `null`.
+        nullable: bool,
+    },
+    /// The type of the `null` literal: it converts to any nullable handle type, and is never the
+    /// type of a variable, field or parameter.
+    Null,
 }
 
 impl Type {
@@ -84,11 +102,16 @@ impl Type {
         matches!(self, Type::I64 | Type::F64 | Type::Bool)
     }
 
+    /// A handle (`C`, `C?`) or the `null` literal: one cell, compared by identity.
+    pub fn is_handle(&self) -> bool {
+        matches!(self, Type::Handle { .. } | Type::Null)
+    }
+
     /// Number of scalar cells (8 bytes each in memory) a value of this type occupies.
     pub fn cells(&self) -> u64 {
         match self {
             Type::Unit => 0,
-            Type::I64 | Type::F64 | Type::Bool => 1,
+            Type::I64 | Type::F64 | Type::Bool | Type::Handle { .. } | Type::Null => 1,
             Type::Array(elem, n) => elem.cells() * u64::from(*n),
         }
     }
@@ -102,6 +125,10 @@ impl fmt::Display for Type {
             Type::F64 => f.write_str("f64"),
             Type::Bool => f.write_str("bool"),
             Type::Array(elem, n) => write!(f, "[{elem}; {n}]"),
+            Type::Handle { name, nullable, .. } => {
+                write!(f, "{name}{}", if *nullable { "?" } else { "" })
+            }
+            Type::Null => f.write_str("null"),
         }
     }
 }
@@ -124,6 +151,8 @@ pub struct Program {
     pub init: FuncId,
     /// `fn main()`, if the module has one.
     pub main: Option<FuncId>,
+    /// Script classes, parents before their children.
+    pub classes: Vec<Class>,
 }
 
 impl Program {
@@ -132,12 +161,144 @@ impl Program {
         &self.functions[id.index()]
     }
 
+    /// The class with this id.
+    pub fn class(&self, id: ClassId) -> &Class {
+        &self.classes[id.index()]
+    }
+
+    /// Look up a class by name.
+    pub fn class_named(&self, name: &str) -> Option<ClassId> {
+        self.classes
+            .iter()
+            .position(|c| c.name == name)
+            .map(|i| ClassId(i as u32))
+    }
+
     /// Look up a script function by name.
     pub fn function_named(&self, name: &str) -> Option<FuncId> {
         self.functions
             .iter()
             .position(|f| f.name == name)
             .map(|i| FuncId(i as u32))
+    }
+}
+
+/// A host interface a class implements (the runtime's `Hook` and `Bench` traits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Interface {
+    /// `Hook { fn call(self) -> i64 }`
+    Hook,
+    /// `Bench { fn run(self, n: i64) -> i64 }`
+    Bench,
+}
+
+impl Interface {
+    /// By name, if the host provides it.
+    pub fn named(name: &str) -> Option<Interface> {
+        match name {
+            "Hook" => Some(Interface::Hook),
+            "Bench" => Some(Interface::Bench),
+            _ => None,
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Interface::Hook => "Hook",
+            Interface::Bench => "Bench",
+        }
+    }
+
+    /// Its one method: name, parameter types after `self`, return type.
+    pub fn method(self) -> (&'static str, Vec<Type>, Type) {
+        match self {
+            Interface::Hook => ("call", vec![], Type::I64),
+            Interface::Bench => ("run", vec![Type::I64], Type::I64),
+        }
+    }
+}
+
+/// A script class.
+///
+/// Objects are the runtime's (`runtime::object`): a shell the handles point at, and a state
+/// block with one 8-byte cell per field. Field `i` of [`Class::fields`] is cell `i`: the
+/// parent's fields come first, so a field keeps its index in every derived class.
+#[derive(Debug, Clone)]
+pub struct Class {
+    /// Its name.
+    pub name: String,
+    /// The base class.
+    pub parent: Option<ClassId>,
+    /// The host interface it declares (`class C : Hook`), if any. A derived class of a class
+    /// that implements one implements it too (it inherits the method).
+    pub interface: Option<Interface>,
+    /// Every field, inherited first.
+    pub fields: Vec<Field>,
+    /// Every method callable on it (inherited ones included, overrides replacing the base's),
+    /// and its static functions.
+    pub methods: Vec<Method>,
+    /// The declaration's name.
+    pub name_span: Span,
+}
+
+impl Class {
+    /// A field's cell index by name.
+    pub fn field(&self, name: &str) -> Option<usize> {
+        self.fields.iter().position(|f| f.name == name)
+    }
+
+    /// A method (or static function) by name.
+    pub fn method(&self, name: &str) -> Option<&Method> {
+        self.methods.iter().find(|m| m.name == name)
+    }
+}
+
+/// A field of a class.
+#[derive(Debug, Clone)]
+pub struct Field {
+    /// Its name.
+    pub name: String,
+    /// Its type (a scalar or a handle).
+    pub ty: Type,
+    /// The initializer's bits (an `i64`, `f64::to_bits`, 0/1, or 0 for `null`): field
+    /// initializers are constants, so a reload can give an added field its value without
+    /// running code.
+    pub init: u64,
+    /// The declaration.
+    pub span: Span,
+}
+
+/// How a method is declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MethodKind {
+    /// `fn m(self)`: called directly.
+    Plain,
+    /// `virtual fn m(self)`: dispatched on the object's class.
+    Virtual,
+    /// `override fn m(self)`: replaces a base class's virtual method.
+    Override,
+    /// `static fn f()`: no `self`, called as `C.f()`.
+    Static,
+}
+
+/// A method of a class, as seen from that class.
+#[derive(Debug, Clone)]
+pub struct Method {
+    /// Its name.
+    pub name: String,
+    /// How it is declared.
+    pub kind: MethodKind,
+    /// The function that implements it for this class (its local 0 is `self`, unless static).
+    pub func: FuncId,
+    /// The class that declared this implementation (this class or an ancestor).
+    pub owner: ClassId,
+}
+
+impl Method {
+    /// Whether calls dispatch on the object's class (virtual, or an override of one).
+    pub fn is_virtual(&self) -> bool {
+        matches!(self.kind, MethodKind::Virtual | MethodKind::Override)
     }
 }
 
@@ -187,9 +348,20 @@ pub struct Function {
     pub span: Span,
     /// The name in the declaration (where `StackExhausted` is reported).
     pub name_span: Span,
+    /// For a method or static function: its class. A method's local 0 is `self` (a handle of
+    /// that class, never null: the caller checked it).
+    pub class: Option<ClassId>,
 }
 
 impl Function {
+    /// A method (not a static function): local 0 is `self`.
+    pub fn is_method(&self) -> bool {
+        // `self` is a keyword: no other local can have the name.
+        self.class.is_some()
+            && self.param_count > 0
+            && self.locals.first().is_some_and(|l| l.name == "self")
+    }
+
     /// Parameter types, in order.
     pub fn param_types(&self) -> impl Iterator<Item = &Type> {
         self.locals[..self.param_count as usize]
@@ -313,6 +485,14 @@ pub enum PlaceKind {
     Local(LocalId),
     /// A mutable module variable (or, in `<init>` only, a constant being initialized).
     Global(GlobalId),
+    /// A field of an object: `object` is evaluated and checked (null, stale) first, then the
+    /// value, then the store. The cell is `state + 8*field` of the object's current state.
+    Field {
+        /// The object (a handle expression).
+        object: Box<Expr>,
+        /// The field's cell index.
+        field: u32,
+    },
     /// An element of an array place; bounds-checked at the span of `index` (the subscript). See
     /// the module docs for the order.
     Index {
@@ -378,6 +558,38 @@ pub enum ExprKind {
     Len(Box<Expr>),
     /// The builtin `assert(cond)`: raises `AssertionFailed` at this span when false.
     Assert(Box<Expr>),
+    /// `null`.
+    Null,
+    /// `new C()`: a fresh object with every field at its initializer.
+    New(ClassId),
+    /// `o.f`: the handle is checked (null raises `NullHandle`, a destroyed object `StaleHandle`)
+    /// at this expression's span, then cell `field` is read.
+    Field(Box<Expr>, u32),
+    /// `o.m(args)` of a non-virtual method: the receiver is evaluated and checked (at this
+    /// expression's span), then the arguments, then `func` is called with the receiver first.
+    MethodCall {
+        /// The receiver.
+        object: Box<Expr>,
+        /// The method's function.
+        func: FuncId,
+        /// The arguments after `self`.
+        args: Vec<Expr>,
+    },
+    /// `o.m(args)` of a virtual method: like `MethodCall`, but the function is the one the
+    /// object's class has for `method` (its own or inherited override).
+    VirtualCall {
+        /// The receiver.
+        object: Box<Expr>,
+        /// The method name (slot indices are the runtime's, per class family).
+        method: String,
+        /// The implementation in the receiver's static class (its signature is every
+        /// override's).
+        func: FuncId,
+        /// The arguments after `self`.
+        args: Vec<Expr>,
+    },
+    /// A `C?` used where a `C` is needed: raises `NullHandle` at this span when null.
+    NonNull(Box<Expr>),
 }
 
 /// Unary operators.

@@ -49,6 +49,11 @@ pub(crate) struct Helpers {
     pub assert: FuncId,
     pub stack: FuncId,
     pub fmod: FuncId,
+    pub object_new: FuncId,
+    pub object_check: FuncId,
+    pub retain: FuncId,
+    pub release: FuncId,
+    pub empty_slot: FuncId,
 }
 
 /// Everything about the program and the module a translator needs besides the function.
@@ -65,6 +70,11 @@ pub(crate) struct LowerEnv<'a> {
     pub global_cells: &'a [u64],
     pub checks: Checks,
     pub call_conv: CallConv,
+    /// Address of the program's `ProgramObjects` (for `new`).
+    pub objects_addr: i64,
+    /// Address of its slot-offset table, and the `(class, method)` pair of each entry.
+    pub slot_table_addr: i64,
+    pub virtuals: &'a [(hir::ClassId, String)],
 }
 
 /// The register type of a scalar.
@@ -73,6 +83,8 @@ pub(crate) fn scalar_type(ty: &Type) -> Option<ir::Type> {
         Type::I64 => Some(types::I64),
         Type::F64 => Some(types::F64),
         Type::Bool => Some(types::I8),
+        // A handle is its 8-byte cell.
+        Type::Handle { .. } | Type::Null => Some(types::I64),
         Type::Unit | Type::Array(..) => None,
     }
 }
@@ -136,6 +148,9 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     pub(super) refs: HashMap<FuncId, FuncRef>,
     /// Bytes of explicit stack slots (the frame size the stack check must leave room for).
     pub(super) slot_bytes: u64,
+    /// Handle variables (`let`/`var`, not parameters) the function owns a reference through:
+    /// released when it returns.
+    pub(crate) owned_handles: Vec<Variable>,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -162,6 +177,7 @@ pub(crate) fn lower_function(
         loops: Vec::new(),
         refs: HashMap::new(),
         slot_bytes: 0,
+        owned_handles: Vec::new(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -206,10 +222,24 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             };
             self.locals.push(slot);
         }
+        for (i, local) in self.func.locals.iter().enumerate() {
+            if let (true, LocalSlot::Scalar(var)) = (local.ty.is_handle(), self.locals[i])
+                && i >= self.func.param_count as usize
+            {
+                // Starts as null so the first store has nothing to release.
+                let zero = self.builder.ins().iconst(types::I64, 0);
+                self.builder.def_var(var, zero);
+                self.owned_handles.push(var);
+            }
+        }
         for i in 0..self.func.param_count as usize {
-            let arg = *params
+            let mut arg = *params
                 .get(next + i)
                 .ok_or_else(|| LowerError("parameter count does not match".into()))?;
+            if i == 0 && self.func.is_method() {
+                // The method ABI passes the shell; `self` is a handle cell to it.
+                arg = self.cell_of_shell(arg);
+            }
             match self.locals[i] {
                 LocalSlot::Scalar(var) => self.builder.def_var(var, arg),
                 LocalSlot::Array(slot) => {
@@ -223,6 +253,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
 
         self.translate_block(&self.func.body)?;
         if self.func.ret == Type::Unit {
+            self.release_owned_handles();
             self.builder.ins().return_(&[]);
         } else {
             // The checker guarantees every path of a non-unit function returns: this block is
@@ -276,7 +307,13 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 op_span,
                 value,
             } => self.translate_assign(place, *op, *op_span, value),
-            StmtKind::Expr(e) => self.translate_expr(e).map(|_| ()),
+            StmtKind::Expr(e) => {
+                let v = self.translate_expr(e)?;
+                if e.ty.is_handle() {
+                    self.release(v);
+                }
+                Ok(())
+            }
             StmtKind::If {
                 cond,
                 then_block,
@@ -306,6 +343,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     fn translate_let(&mut self, local: LocalId, init: &hir::Expr) -> LResult<()> {
         let value = self.translate_expr(init)?;
         match self.local(local)? {
+            LocalSlot::Scalar(var) if init.ty.is_handle() => {
+                // A `let` in a loop runs again: the previous value goes.
+                let old = self.builder.use_var(var);
+                self.builder.def_var(var, value);
+                self.release(old);
+            }
             LocalSlot::Scalar(var) => self.builder.def_var(var, value),
             LocalSlot::Array(slot) => {
                 let dst = self.slot_addr(slot);
@@ -325,7 +368,18 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     ) -> LResult<()> {
         // Order (hir.rs): the place's indexes (checked, outermost first), then the value, then
         // the store; a compound operator reads the old value last, just before the store.
+        if let PlaceKind::Field { object, field } = &place.kind {
+            return self
+                .translate_field_assign(object, *field, &place.ty, op, op_span, value, place.span);
+        }
         let target = self.translate_place(place)?;
+        if place.ty.is_handle() {
+            let value = self.translate_expr(value)?;
+            let old = self.read_place(target, &place.ty)?;
+            self.write_place(target, &place.ty, value)?;
+            self.release(old);
+            return Ok(());
+        }
         let mut value = self.translate_expr(value)?;
         if let Some(op) = op {
             let old = self.read_place(target, &place.ty)?;
@@ -354,6 +408,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 let addr = self.element_addr(base_addr, idx, elem, *len, index.span);
                 Ok(PlaceRef::Mem(addr))
             }
+            PlaceKind::Field { .. } => bad("a field place inside another place"),
         }
     }
 
@@ -555,15 +610,19 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                         self.builder.ins().return_(&[]);
                     }
                     (Type::Unit, _) => {
+                        self.release_owned_handles();
                         self.builder.ins().return_(&[]);
                     }
-                    (ty, _) if ty.is_scalar() => {
+                    (ty, _) if ty.is_scalar() || ty.is_handle() => {
+                        // The returned handle is owned by the caller from here.
+                        self.release_owned_handles();
                         self.builder.ins().return_(&[v]);
                     }
                     _ => return bad("return value does not match the function"),
                 }
             }
             None => {
+                self.release_owned_handles();
                 self.builder.ins().return_(&[]);
             }
         }
