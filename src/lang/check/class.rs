@@ -254,6 +254,25 @@ impl Checker {
             );
             return None;
         }
+        if let Some(t) = &f.ty
+            && let Some(Type::Handle {
+                nullable: false,
+                name,
+                ..
+            }) = self.resolve_type(t)
+        {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    t.span,
+                    format!(
+                        "a field cannot have the non-nullable type `{name}`: fields start as constants"
+                    ),
+                )
+                .with_note(format!("declare it `{name}?` with `= null`")),
+            );
+            return None;
+        }
         let (ty, init) = self.var_init(f)?;
         let bits = match &init.kind {
             ExprKind::Int(v) => *v as u64,
@@ -274,24 +293,6 @@ impl Checker {
                 return None;
             }
         };
-        if let Type::Handle {
-            nullable: false,
-            name,
-            ..
-        } = &ty
-        {
-            self.error(
-                Diagnostic::new(
-                    DiagKind::BadClass,
-                    f.ty.as_ref().map_or(f.name.span, |t| t.span),
-                    format!(
-                        "a field cannot have the non-nullable type `{name}`: it starts as `null`"
-                    ),
-                )
-                .with_note(format!("declare it `{name}?`")),
-            );
-            return None;
-        }
         if !(ty.is_scalar() || ty.is_handle()) {
             self.error(Diagnostic::new(
                 DiagKind::BadClass,
