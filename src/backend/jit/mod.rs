@@ -20,6 +20,7 @@ mod lower;
 mod lower_expr;
 mod lower_object;
 mod lower_util;
+pub mod module;
 pub mod runtime;
 mod unwind;
 
@@ -41,6 +42,7 @@ use crate::runtime::ScriptError;
 use crate::runtime::host::{HostType, host_table};
 
 pub use call::{JitProgram, RawEntry, RawScalar};
+pub use module::{ReloadFailure, ReloadOutcome, ScriptModule};
 pub use runtime::VmCtx;
 
 use lower::Helpers;
