@@ -214,6 +214,15 @@ impl<'p> Interp<'p> {
         objects::shell_count(&self.classes)
     }
 
+    /// A handle (a new reference) to the object in a handle-typed module variable (`None` for
+    /// another type).
+    pub fn global_handle(&self, id: GlobalId) -> Option<Handle> {
+        match &self.globals[id.index()] {
+            Val::H(h) => Some(h.clone()),
+            _ => None,
+        }
+    }
+
     /// The current value of a module variable.
     pub fn global(&self, id: GlobalId) -> Value {
         self.globals[id.index()].to_value()

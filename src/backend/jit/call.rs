@@ -17,6 +17,7 @@ use crate::backend::objects::{self, ProgramObjects};
 use crate::lang::hir::{ClassId, FuncId, Program, Type};
 use crate::lang::span::{SourceFile, Span};
 use crate::runtime::class::ClassRef;
+use crate::runtime::handle::Handle;
 use crate::runtime::reload::ReloadReport;
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
@@ -170,6 +171,19 @@ impl JitProgram {
         objects.install(program, classes);
         self.objects = Some(objects);
         Ok(reports)
+    }
+
+    /// A handle (a new reference) to the object in a handle-typed module variable: the host
+    /// can call it through `Hook`/`Bench`, read its fields, or destroy it. `None` if there is no
+    /// such variable; a `null` handle if it holds none.
+    pub fn global_handle(&self, name: &str) -> Option<Handle> {
+        let (_, ty, cell) = self.global_layout.iter().find(|(n, _, _)| n == name)?;
+        if !ty.is_handle() {
+            return None;
+        }
+        let cell = crate::runtime::handle::hot_handle_retain(self.globals[*cell as usize]);
+        // SAFETY: `hot_handle_retain` took the reference this handle now owns.
+        Some(unsafe { Handle::from_cell(cell) })
     }
 
     /// The program's objects (its runtime and classes), once installed.
