@@ -26,6 +26,16 @@
 //!   name span (runaway recursion never crashes the process).
 //! - Module globals are initialized by [`Program::init`], in declaration order, before any other
 //!   function runs.
+//! - Objects are the object runtime's (`runtime::object`); a handle is its 8-byte cell. Every
+//!   use of a handle (field read or write, method call) checks it first and raises `NullHandle`,
+//!   `StaleHandle` or `ObjectDetached` at the using expression's span (for an assignment to a
+//!   field, the place's span); a [`ExprKind::NonNull`] raises `NullHandle` at its span. For
+//!   `o.f = v`: `o` is evaluated and checked, then `v`, then `o` is checked again and the field
+//!   stored. For `o.m(args)`: `o` is evaluated and checked, then the arguments left to right.
+//! - `==`/`!=` on handles compare cells (identity); the operands may be of different handle
+//!   types (a class and its base, or `null`). A handle-typed expression may have a type that
+//!   differs from its context's only in class (derived to base) or nullability (`null` to `C?`,
+//!   `C` to `C?`): the cell is the same.
 
 use std::fmt;
 use std::sync::Arc;
