@@ -168,3 +168,26 @@ fn module_variables_release_their_objects_with_the_program() {
     drop(compiled);
     assert_eq!(class.shell_count(), 0);
 }
+
+#[test]
+fn interpreted_classes_implement_hook_and_bench_inside_host_calls() {
+    let program = common::compile_text("hooks.hot", HOOKS).unwrap();
+    let mut interp = Interp::new(&program, Checks::On).unwrap();
+    interp.call(program.main.unwrap(), &[]).unwrap();
+    let hook = interp.global_handle(GlobalId(0)).unwrap();
+    let child = interp.global_handle(GlobalId(1)).unwrap();
+    let bench = interp.global_handle(GlobalId(2)).unwrap();
+    // Outside `host_calls` the interpreter is not reachable: a clear error, not a crash.
+    let err = hook.call().unwrap_err();
+    assert!(matches!(err.kind, ScriptErrorKind::BadCall(_)), "{err}");
+    let (a, b, c) = interp.host_calls(|| {
+        (
+            hook.call().unwrap() + hook.call().unwrap(),
+            child.call().unwrap(),
+            bench.run(10).unwrap(),
+        )
+    });
+    assert_eq!((a, b, c), (1 + 2, 1, 45 + 7));
+    let read = program.function_named("read_hook").unwrap();
+    assert_eq!(interp.call(read, &[]).unwrap(), Value::I64(2));
+}

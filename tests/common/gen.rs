@@ -271,7 +271,7 @@ impl Gen {
             0 => format!("{}.v", o.name),
             1 => format!("{}.w", o.name),
             2 => format!("{}.get()", o.name),
-            3 => format!("({}.next == null) as i64", o.name),
+            3 => format!("(({}.next == null) as i64)", o.name),
             _ => format!("{}.bump({})", o.name, self.int_expr(depth.min(1))),
         }
     }

@@ -28,8 +28,12 @@
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::objects::{self, check_cell};
+mod objects;
+
+use self::objects::{at, read_cell};
+use super::objects::check_cell;
 use super::{Checks, Value};
+use crate::backend::objects as shared;
 use crate::lang::hir::{
     BinOp, Block, Expr, ExprKind, FuncId, GlobalId, LogicOp, Place, PlaceKind, Program, StmtKind,
     Type, UnOp,
@@ -38,7 +42,6 @@ use crate::lang::span::Span;
 use crate::runtime::class::ClassRef;
 use crate::runtime::handle::Handle;
 use crate::runtime::host::{HostType, host_table};
-use crate::runtime::object::Object;
 use crate::runtime::rt::Runtime;
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
@@ -158,6 +161,20 @@ pub struct Interp<'p> {
     /// that may hold a handle, so those are released first).
     classes: Vec<ClassRef>,
     runtime: Arc<Runtime>,
+    /// The `vmctx` of the classes (see `objects::HostLink`); `None` only once dropped.
+    host: Option<Box<objects::HostLink>>,
+}
+
+impl Drop for Interp<'_> {
+    fn drop(&mut self) {
+        // Values first, so the objects only they held are freed; a class whose objects the
+        // host still holds keeps its link (its trampolines read it): leaked on purpose.
+        self.globals.clear();
+        self.stack.clear();
+        if shared::shell_count(&self.classes) > 0 {
+            std::mem::forget(self.host.take());
+        }
+    }
 }
 
 impl<'p> Interp<'p> {
@@ -169,17 +186,18 @@ impl<'p> Interp<'p> {
             .map(|g| Val::from_value(&Value::zero(&g.ty)))
             .collect();
         let runtime = Arc::new(Runtime::new());
-        // Interpreted methods have no machine code: their slots stay empty, so the host's
-        // `Hook`/`Bench` calls on interpreted objects fail with `EmptySlot`.
-        let classes = objects::define_classes(&runtime, program, std::ptr::null_mut(), |_| {
-            std::ptr::null()
-        })
-        .map_err(|e| {
-            ScriptError::new(
-                ScriptErrorKind::BadCall(format!("the runtime refused a class: {e}")),
-                Span::default(),
-            )
-        })?;
+        // Interpreted methods have no machine code: the host interfaces' methods get
+        // trampolines into the interpreter, the others empty slots.
+        let host = Box::new(objects::HostLink::new());
+        let vmctx = &*host as *const objects::HostLink as *mut std::ffi::c_void;
+        let classes =
+            shared::define_classes(&runtime, program, vmctx, |m| objects::slot_code(program, m))
+                .map_err(|e| {
+                    ScriptError::new(
+                        ScriptErrorKind::BadCall(format!("the runtime refused a class: {e}")),
+                        Span::default(),
+                    )
+                })?;
         let mut interp = Interp {
             program,
             checks,
@@ -189,6 +207,7 @@ impl<'p> Interp<'p> {
             stack_limit: 0,
             classes,
             runtime,
+            host: Some(host),
         };
         interp.call(program.init, &[])?;
         Ok(interp)
@@ -211,7 +230,7 @@ impl<'p> Interp<'p> {
 
     /// Objects of the program's classes not freed yet (0 when nothing holds a handle).
     pub fn shell_count(&self) -> usize {
-        objects::shell_count(&self.classes)
+        shared::shell_count(&self.classes)
     }
 
     /// A handle (a new reference) to the object in a handle-typed module variable (`None` for
@@ -430,67 +449,6 @@ impl<'p> Interp<'p> {
         }
     }
 
-    /// `o.f = value` / `o.f op= value`: the object is evaluated and checked, then the value,
-    /// then the cell is read (for `op=`) and written.
-    #[allow(clippy::too_many_arguments)]
-    fn assign_field(
-        &mut self,
-        object: &'p Expr,
-        field: usize,
-        ty: &Type,
-        op: Option<BinOp>,
-        op_span: Span,
-        value: &'p Expr,
-        span: Span,
-    ) -> R<()> {
-        let obj = self.eval(object)?;
-        let h = obj.handle();
-        // SAFETY: `h` owns a reference while the cells are used.
-        unsafe { check_cell(h.cell(), span) }?;
-        let v = self.eval(value)?;
-        // Checked again: the value's calls may have changed the object.
-        // SAFETY: as above.
-        let target = unsafe { check_cell(h.cell(), span) }?;
-        let v = match op {
-            None => v,
-            Some(op) => binary(op, op_span, &read_cell(target, field, ty), &v)?,
-        };
-        write_cell(target, field, v);
-        Ok(())
-    }
-
-    /// Evaluate a receiver and check it (null, stale, detached) at `span`.
-    fn receiver(&mut self, object: &'p Expr, span: Span) -> R<Val> {
-        let v = self.eval(object)?;
-        // SAFETY: `v` owns the handle's reference.
-        unsafe { check_cell(v.handle().cell(), span) }?;
-        Ok(v)
-    }
-
-    /// Call `func` with `this` and the values of `args`.
-    fn call_method(&mut self, func: FuncId, this: Val, args: &'p [Expr]) -> R<Val> {
-        let base = self.stack.len();
-        self.stack.push(this);
-        for arg in args {
-            let v = self.eval(arg)?;
-            self.stack.push(v);
-        }
-        self.invoke(func, base)
-    }
-
-    /// The function of `method` for the class of `obj` (virtual dispatch).
-    fn dispatch(&self, obj: &Object, method: &str) -> FuncId {
-        let class = self
-            .classes
-            .iter()
-            .position(|c| std::ptr::eq::<crate::runtime::class::Class>(&**c, obj.class()))
-            .expect("an object of this program's classes");
-        self.program.classes[class]
-            .method(method)
-            .expect("checked program: an override exists in every derived class")
-            .func
-    }
-
     fn eval(&mut self, e: &'p Expr) -> R<Val> {
         Ok(match &e.kind {
             ExprKind::Int(v) => Val::I(*v),
@@ -625,50 +583,6 @@ impl<'p> Interp<'p> {
             }
         })
     }
-}
-
-/// A runtime error (reported without a span) at `span`.
-fn at(mut err: ScriptError, span: Span) -> ScriptError {
-    err.span = span;
-    err
-}
-
-/// Cell `i` of a checked object's state, as a value of type `ty`.
-fn read_cell(obj: &Object, i: usize, ty: &Type) -> Val {
-    // SAFETY: the object was checked attached; its state has a cell per field of the program's
-    // layout (the runtime class was defined from it), and no reload runs during the walk.
-    let bits = unsafe { *obj.state_ptr().add(i) };
-    match ty {
-        Type::I64 => Val::I(bits as i64),
-        Type::F64 => Val::F(f64::from_bits(bits)),
-        Type::Bool => Val::B(bits != 0),
-        _ => {
-            // The field keeps its reference; the value takes another.
-            // SAFETY: a handle cell owned by the field: the shell is allocated.
-            let held = std::mem::ManuallyDrop::new(unsafe { Handle::from_cell(bits) });
-            Val::H((*held).clone())
-        }
-    }
-}
-
-/// Write cell `i` of a checked object's state; a handle cell releases the reference it held.
-fn write_cell(obj: &Object, i: usize, v: Val) {
-    let bits = match v {
-        Val::I(x) => x as u64,
-        Val::F(x) => x.to_bits(),
-        Val::B(x) => u64::from(x),
-        Val::H(h) => {
-            // SAFETY: as in `read_cell`.
-            let cell = unsafe { &mut *obj.state_ptr().add(i) };
-            let old = std::mem::replace(cell, h.into_cell());
-            // SAFETY: the old cell's reference moved out of the field.
-            drop(unsafe { Handle::from_cell(old) });
-            return;
-        }
-        _ => unreachable!("checked program: fields are scalars or handles"),
-    };
-    // SAFETY: as in `read_cell`.
-    unsafe { *obj.state_ptr().add(i) = bits };
 }
 
 fn check_index(i: i64, len: i64, span: Span) -> R<usize> {
