@@ -90,7 +90,7 @@ pub struct JitProgram {
     objects: Option<Box<ProgramObjects>>,
     /// The context host calls through a class's slots pass (`Hook`, `Bench`): made for the
     /// thread that compiled the program.
-    method_ctx: Box<VmCtx>,
+    method_ctx: MethodCtx,
     _keeper: Arc<CodeKeeper>,
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -121,11 +121,11 @@ impl JitProgram {
                 .zip(parts.global_cells)
                 .map(|(g, cell)| (g.name.clone(), g.ty.clone(), cell))
                 .collect(),
-            method_ctx: Box::new(VmCtx {
+            method_ctx: MethodCtx(Box::new(VmCtx {
                 stack_limit: 0,
                 names: std::ptr::null(),
                 names_len: 0,
-            }),
+            })),
             objects: None,
             largest_frame: parts.largest_frame,
             init: program.init,
@@ -143,8 +143,8 @@ impl JitProgram {
         program: &Program,
         mut objects: Box<ProgramObjects>,
     ) -> Result<Vec<ReloadReport>, String> {
-        *self.method_ctx = VmCtx::for_current_thread(&self.names, self.largest_frame);
-        let vmctx = &mut *self.method_ctx as *mut VmCtx as *mut c_void;
+        *self.method_ctx.0 = VmCtx::for_current_thread(&self.names, self.largest_frame);
+        let vmctx = &mut *self.method_ctx.0 as *mut VmCtx as *mut c_void;
         let runtime = Arc::clone(&objects.runtime);
         let mut classes: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
         let mut reports = Vec::new();
@@ -330,6 +330,13 @@ impl JitProgram {
         Ok(unsafe { F::from_code(self.functions[f.index()].addr as *const u8) })
     }
 }
+
+/// The boxed context of host calls through slots.
+struct MethodCtx(Box<VmCtx>);
+
+// SAFETY: the context's `names` points into the owning program's boxed names, which move with
+// the program; generated code only reads it. Sending the program sends both together.
+unsafe impl Send for MethodCtx {}
 
 impl Drop for JitProgram {
     fn drop(&mut self) {
