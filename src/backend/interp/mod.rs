@@ -29,8 +29,12 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 mod objects;
+mod ops;
+mod val;
 
 use self::objects::{at, read_cell};
+use self::ops::{binary, check_index};
+use self::val::{Val, fits};
 use super::objects::check_cell;
 use super::{Checks, Value};
 use crate::backend::objects as shared;
@@ -50,86 +54,6 @@ pub const STACK_MARGIN: usize = 256 * 1024;
 
 /// Stack a run may use when the thread's stack bounds are unknown.
 pub const FALLBACK_BUDGET: usize = 1024 * 1024;
-
-/// A value inside the interpreter.
-#[derive(Debug, Clone)]
-enum Val {
-    Unit,
-    I(i64),
-    F(f64),
-    B(bool),
-    A(Rc<Vec<Val>>),
-    /// A handle owns one reference (cloning retains, dropping releases).
-    H(Handle),
-}
-
-impl Val {
-    fn int(&self) -> i64 {
-        match self {
-            Val::I(v) => *v,
-            _ => unreachable!("checked program: expected i64"),
-        }
-    }
-
-    fn bool(&self) -> bool {
-        match self {
-            Val::B(v) => *v,
-            _ => unreachable!("checked program: expected bool"),
-        }
-    }
-
-    fn handle(&self) -> &Handle {
-        match self {
-            Val::H(h) => h,
-            _ => unreachable!("checked program: expected a handle"),
-        }
-    }
-
-    fn array(&self) -> &Rc<Vec<Val>> {
-        match self {
-            Val::A(v) => v,
-            _ => unreachable!("checked program: expected an array"),
-        }
-    }
-
-    fn from_value(v: &Value) -> Val {
-        match v {
-            Value::Unit => Val::Unit,
-            Value::I64(x) => Val::I(*x),
-            Value::F64(x) => Val::F(*x),
-            Value::Bool(x) => Val::B(*x),
-            Value::Array(items) => Val::A(Rc::new(items.iter().map(Val::from_value).collect())),
-            // `fits` lets only `null` in: the host holds no reference to give.
-            Value::Handle(_) => Val::H(Handle::null()),
-        }
-    }
-
-    fn to_value(&self) -> Value {
-        match self {
-            Val::Unit => Value::Unit,
-            Val::I(x) => Value::I64(*x),
-            Val::F(x) => Value::F64(*x),
-            Val::B(x) => Value::Bool(*x),
-            Val::A(items) => Value::Array(items.iter().map(Val::to_value).collect()),
-            Val::H(h) => Value::Handle(h.cell()),
-        }
-    }
-}
-
-/// Whether a host value has a script type (for checking what the host passes in).
-fn fits(v: &Value, ty: &Type) -> bool {
-    match (v, ty) {
-        (Value::Unit, Type::Unit)
-        | (Value::I64(_), Type::I64)
-        | (Value::F64(_), Type::F64)
-        | (Value::Bool(_), Type::Bool) => true,
-        (Value::Handle(0), Type::Handle { nullable, .. }) => *nullable,
-        (Value::Array(items), Type::Array(elem, n)) => {
-            items.len() == *n as usize && items.iter().all(|i| fits(i, elem))
-        }
-        _ => false,
-    }
-}
 
 /// How a statement finished.
 enum Flow {
@@ -583,79 +507,6 @@ impl<'p> Interp<'p> {
             }
         })
     }
-}
-
-fn check_index(i: i64, len: i64, span: Span) -> R<usize> {
-    if (0..len).contains(&i) {
-        Ok(i as usize)
-    } else {
-        Err(ScriptError::new(
-            ScriptErrorKind::IndexOutOfRange { index: i, len },
-            span,
-        ))
-    }
-}
-
-fn div_zero(span: Span) -> ScriptError {
-    ScriptError::new(ScriptErrorKind::DivisionByZero, span)
-}
-
-/// A binary operator on two values of the same type.
-fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
-    Ok(match (a, b) {
-        (Val::I(x), Val::I(y)) => {
-            let (x, y) = (*x, *y);
-            match op {
-                BinOp::Add => Val::I(x.wrapping_add(y)),
-                BinOp::Sub => Val::I(x.wrapping_sub(y)),
-                BinOp::Mul => Val::I(x.wrapping_mul(y)),
-                BinOp::Div if y == 0 => return Err(div_zero(span)),
-                BinOp::Div => Val::I(x.wrapping_div(y)),
-                BinOp::Rem if y == 0 => return Err(div_zero(span)),
-                BinOp::Rem => Val::I(x.wrapping_rem(y)),
-                BinOp::BitAnd => Val::I(x & y),
-                BinOp::BitOr => Val::I(x | y),
-                BinOp::BitXor => Val::I(x ^ y),
-                // `wrapping_sh*` take the amount modulo 64.
-                BinOp::Shl => Val::I(x.wrapping_shl(y as u32)),
-                BinOp::Shr => Val::I(x.wrapping_shr(y as u32)),
-                BinOp::Eq => Val::B(x == y),
-                BinOp::Ne => Val::B(x != y),
-                BinOp::Lt => Val::B(x < y),
-                BinOp::Le => Val::B(x <= y),
-                BinOp::Gt => Val::B(x > y),
-                BinOp::Ge => Val::B(x >= y),
-            }
-        }
-        (Val::F(x), Val::F(y)) => {
-            let (x, y) = (*x, *y);
-            match op {
-                BinOp::Add => Val::F(x + y),
-                BinOp::Sub => Val::F(x - y),
-                BinOp::Mul => Val::F(x * y),
-                BinOp::Div => Val::F(x / y),
-                BinOp::Rem => Val::F(x % y),
-                BinOp::Eq => Val::B(x == y),
-                BinOp::Ne => Val::B(x != y),
-                BinOp::Lt => Val::B(x < y),
-                BinOp::Le => Val::B(x <= y),
-                BinOp::Gt => Val::B(x > y),
-                BinOp::Ge => Val::B(x >= y),
-                _ => unreachable!("checked program: bitwise operator on f64"),
-            }
-        }
-        (Val::H(x), Val::H(y)) => match op {
-            BinOp::Eq => Val::B(x.cell() == y.cell()),
-            BinOp::Ne => Val::B(x.cell() != y.cell()),
-            _ => unreachable!("checked program: arithmetic on handles"),
-        },
-        (Val::B(x), Val::B(y)) => match op {
-            BinOp::Eq => Val::B(x == y),
-            BinOp::Ne => Val::B(x != y),
-            _ => unreachable!("checked program: arithmetic on bool"),
-        },
-        _ => unreachable!("checked program: operands of different types"),
-    })
 }
 
 /// The lowest stack address a call may start at on this thread.

@@ -4,7 +4,8 @@
 use std::cell::Cell;
 use std::ffi::c_void;
 
-use super::{Interp, R, Val, binary};
+use super::ops::binary;
+use super::{Interp, R, Val};
 use crate::backend::objects::check_cell;
 use crate::lang::hir::{self, BinOp, Expr, FuncId, Program, Type};
 use crate::lang::span::Span;

@@ -18,6 +18,7 @@ mod compile;
 mod entry;
 mod lower;
 mod lower_expr;
+mod lower_loop;
 mod lower_object;
 mod lower_util;
 pub mod module;
