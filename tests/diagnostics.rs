@@ -201,7 +201,6 @@ fn array_errors() {
 
 #[test]
 fn unsupported_parts_are_errors_not_panics() {
-    case(DiagKind::Unsupported, "«class C» { var n: i64 = 0 }");
     case(
         DiagKind::Unsupported,
         "«interface Hook» { fn call(self) -> i64 }",
@@ -212,7 +211,7 @@ fn unsupported_parts_are_errors_not_panics() {
         DiagKind::Unsupported,
         "let f = «|x: i64| -> i64 { return x }»",
     );
-    case(DiagKind::Unsupported, "let n = «null»");
+    case(DiagKind::TypeMismatch, "let n = «null»");
     case(DiagKind::Unsupported, "fn f() { let v = «vec<i64>()» }");
     case(DiagKind::Unsupported, "fn f(v: «vec<vec<i64>>») {}");
     case(DiagKind::Unsupported, "fn f(g: «fn(i64) -> i64») {}");
@@ -220,7 +219,115 @@ fn unsupported_parts_are_errors_not_panics() {
         DiagKind::Unsupported,
         "fn f() { let a = [1]\n a.«push»(2) }",
     );
-    case(DiagKind::Unsupported, "fn f() { let o = «new C()» }");
+    case(DiagKind::UnknownName, "fn f() { let o = new «C»() }");
+    case(
+        DiagKind::Unsupported,
+        "class C { }\nfn f() { let a = «[new C(); 2]» }",
+    );
+}
+
+const BASE: &str = "class A {\n    var n: i64 = 0\n    var next: A? = null\n    virtual fn v(self, x: i64) -> i64 { return x }\n    fn plain(self) -> i64 { return 1 }\n    static fn make() -> A { return new A() }\n}\n";
+
+#[track_caller]
+fn class_case(kind: DiagKind, src: &str) {
+    case(kind, &format!("{BASE}{src}"));
+}
+
+#[test]
+fn class_errors() {
+    // Names: classes, fields, methods, bases.
+    class_case(DiagKind::UnknownName, "fn f(a: A) -> i64 { return a.«m» }");
+    class_case(
+        DiagKind::UnknownName,
+        "fn f(a: A) -> i64 { return a.«m»() }",
+    );
+    class_case(DiagKind::UnknownName, "fn f() -> i64 { return A.«nope»() }");
+    class_case(DiagKind::UnknownName, "fn f(a: «B») { }");
+    class_case(DiagKind::UnknownName, "class B : «Nope» { }");
+    class_case(
+        DiagKind::TypeMismatch,
+        "fn f(a: A) -> i64 { return a.«make»() }",
+    );
+    class_case(
+        DiagKind::TypeMismatch,
+        "fn f() -> i64 { return A.«plain»() }",
+    );
+    class_case(DiagKind::TypeMismatch, "fn f(a: A) -> i64 { return «5».n }");
+    class_case(DiagKind::TypeMismatch, "fn f() { let a = «A» }");
+    // Arguments.
+    class_case(
+        DiagKind::TypeMismatch,
+        "fn f(a: A) -> i64 { return a.v(«true») }",
+    );
+    class_case(DiagKind::Arity, "fn f(a: A) -> i64 { return «a.v()» }");
+    class_case(DiagKind::Arity, "fn f() { let a = «new A(1)» }");
+    // `self`.
+    class_case(DiagKind::BadClass, "fn f() -> i64 { return «self».n }");
+    class_case(DiagKind::BadClass, "fn f(«self») { }");
+    class_case(DiagKind::BadClass, "class B { fn «m»() { } }");
+    class_case(DiagKind::BadClass, "class B { static fn m(«self») { } }");
+    // Overrides.
+    class_case(
+        DiagKind::BadClass,
+        "class B : A { override fn «w»(self) { } }",
+    );
+    class_case(
+        DiagKind::BadClass,
+        "class B : A { fn «v»(self, x: i64) -> i64 { return 2 } }",
+    );
+    class_case(
+        DiagKind::BadClass,
+        "class B : A { override fn «plain»(self) -> i64 { return 2 } }",
+    );
+    class_case(
+        DiagKind::BadClass,
+        "class B : A { override fn «v»(self, x: f64) -> i64 { return 2 } }",
+    );
+    class_case(DiagKind::BadClass, "class «B» : C { }\nclass C : B { }");
+    class_case(DiagKind::Duplicate, "class B : A { var «n»: i64 = 1 }");
+    // Host interfaces.
+    class_case(DiagKind::BadClass, "class «H» : Hook { var n: i64 = 0 }");
+    class_case(
+        DiagKind::BadClass,
+        "class H : Hook { fn «call»(self) -> f64 { return 1.0 } }",
+    );
+    class_case(
+        DiagKind::BadClass,
+        "class B : Bench { fn «run»(self) -> i64 { return 1 } }",
+    );
+    class_case(DiagKind::TypeMismatch, "fn f(h: «Hook») { }");
+    // Fields.
+    class_case(DiagKind::BadClass, "class B { var n: i64 = «1 + 1» }");
+    class_case(DiagKind::BadClass, "class B { var a: «A» = new A() }");
+    class_case(
+        DiagKind::AssignToImmutable,
+        "class B { let k: i64 = 1 }\nfn f(b: B) { «b.k» = 2 }",
+    );
+    // Handles and null.
+    class_case(DiagKind::TypeMismatch, "fn f() { let a: A = «null» }");
+    class_case(
+        DiagKind::TypeMismatch,
+        "fn f(a: A) { a.next = new A(); var b: A = a; b = «1» }",
+    );
+    class_case(
+        DiagKind::TypeMismatch,
+        "class B { }\nfn f(a: A, b: B) -> bool { return a «==» b }",
+    );
+    class_case(
+        DiagKind::TypeMismatch,
+        "fn f(a: A, b: A) -> bool { return a «<» b }",
+    );
+    class_case(DiagKind::TypeMismatch, "fn f(a: A) { var x: «i64?» = 0 }");
+}
+
+#[test]
+fn interface_signature_error_names_the_expected_signature() {
+    let d = diags("class H : Bench { fn run(self) -> i64 { return 1 } }");
+    let notes = d.0[0].notes.join("\n");
+    assert!(notes.contains("fn run(self, _: i64) -> i64"), "{notes}");
+    let d = diags("class H : Hook { }");
+    assert!(d.0[0].message.contains("has no method `call`"), "{d}");
+    assert!(d.0[0].notes[0].contains("fn call(self) -> i64"), "{d}");
 }
 
 #[test]

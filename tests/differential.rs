@@ -16,7 +16,7 @@ fn outcomes(text: &str) -> Vec<(&'static str, String)> {
         Ok(p) => p,
         Err(d) => panic!("generated program does not compile:\n{text}\n{d}"),
     };
-    common::backends()
+    common::backends_for(&program)
         .into_iter()
         .map(|(name, run)| (name, common::outcome(&program, &run(&program, Checks::On))))
         .collect()

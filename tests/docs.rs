@@ -75,7 +75,7 @@ fn run_block(block: &Block) -> Result<(), String> {
             None => Ok(()),
         };
     }
-    for (backend, run) in common::backends() {
+    for (backend, run) in common::backends_for(&program) {
         let program = program.clone();
         let got = common::with_stack(common::TEST_STACK, move || {
             common::outcome(&program, &run(&program, Checks::On))

@@ -67,7 +67,7 @@ fn golden_programs_on_every_backend() {
                 continue;
             }
         };
-        for (backend, run) in common::backends() {
+        for (backend, run) in common::backends_for(&program) {
             let program = program.clone();
             let checks = case.checks;
             let got = common::with_stack(common::TEST_STACK, move || {

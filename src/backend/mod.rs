@@ -8,6 +8,7 @@ pub mod disasm;
 pub mod interp;
 pub mod jit;
 pub mod object;
+pub mod objects;
 
 use std::fmt;
 
@@ -37,6 +38,9 @@ pub enum Value {
     Bool(bool),
     /// A fixed array.
     Array(Vec<Value>),
+    /// A handle, as its raw cell (0 is `null`). The host holds no reference through it: it
+    /// names an object, it does not keep it alive.
+    Handle(u64),
 }
 
 impl Value {
@@ -48,6 +52,7 @@ impl Value {
             Type::F64 => Value::F64(0.0),
             Type::Bool => Value::Bool(false),
             Type::Array(elem, n) => Value::Array(vec![Value::zero(elem); *n as usize]),
+            Type::Handle { .. } | Type::Null => Value::Handle(0),
         }
     }
 
@@ -81,6 +86,8 @@ impl fmt::Display for Value {
                 }
                 f.write_str("]")
             }
+            Value::Handle(0) => f.write_str("null"),
+            Value::Handle(cell) => write!(f, "<object {:#x}>", cell & ((1 << 48) - 1)),
         }
     }
 }

@@ -8,10 +8,15 @@ use clap::{Args, ValueEnum};
 
 use super::snippet::{Snippet, load_snippet};
 use super::{Failure, exit};
-use crate::backend::jit::{CompiledFunction, Jit, JitOptions};
+use std::io::IsTerminal;
+use std::sync::Arc;
+
+use super::use_color;
+use crate::backend::jit::{CompiledFunction, Jit, JitError, JitOptions, ReloadFailure, ScriptModule};
 use crate::backend::object::{ObjectError, ObjectOptions, StageTimings, compile_object};
 use crate::backend::{Checks, Value, interp};
 use crate::lang::Program;
+use crate::lang::SourceFile;
 
 /// The backends `run` offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -59,6 +64,13 @@ pub struct RunArgs {
     /// function (and, for `object`, lower, define, emit, link, load and init).
     #[arg(long)]
     pub timings: bool,
+    /// After `main`, reload from this new version of the source (repeatable, in order): its
+    /// classes replace the running ones and live objects migrate (field changes are reported
+    /// on stderr); module variables with the same name and type keep their values; then its
+    /// `fn after_reload()` runs, if it has one, and its result is printed. A version that does
+    /// not compile changes nothing. `jit` backend only.
+    #[arg(long, value_name = "FILE2")]
+    pub reload: Vec<PathBuf>,
 }
 
 /// Stack for script code: deep recursion is allowed, runaway recursion stops with an error.
@@ -112,6 +124,21 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
             println!("{}", shown.join(" "));
             Ok(ExitCode::from(exit::OK))
         }
+        (Snippet::Hot { program, .. }, backend) if !args.reload.is_empty() => {
+            if backend != RunBackend::Jit {
+                return Err(Failure::input(
+                    "error: --reload needs --backend jit (the interpreter has no code to reload)",
+                ));
+            }
+            let mut versions = Vec::new();
+            for path in &args.reload {
+                let name = path.display().to_string();
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| Failure::input(format!("error: cannot read {name}: {e}")))?;
+                versions.push(Arc::new(SourceFile::new(name, text)));
+            }
+            on_script_thread(move || run_with_reloads(program, versions, checks))?
+        }
         (Snippet::Hot { program, timings }, backend) => {
             let want_timings = args.timings;
             let outcome = on_script_thread(move || run_hot(&program, backend, checks))?;
@@ -157,6 +184,78 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
             Ok(ExitCode::from(exit::OK))
         }
     }
+}
+
+/// `main`, then each reload in order. Returns the exit code: the first failure's, or OK.
+fn run_with_reloads(
+    program: Program,
+    versions: Vec<Arc<SourceFile>>,
+    checks: Checks,
+) -> Result<ExitCode, Failure> {
+    if program.main.is_none() {
+        return Err(Failure::input(format!(
+            "error: {}: no `fn main` to run",
+            program.source.name
+        )));
+    }
+    let source = Arc::clone(&program.source);
+    let options = JitOptions {
+        checks,
+        ..JitOptions::default()
+    };
+    let mut module = ScriptModule::new(program, options).map_err(|e| match e {
+        JitError::Init(err) => Failure::script(err.render(&source)),
+        other => Failure::input(format!("error: {}: {other}", source.name)),
+    })?;
+    let value = module
+        .run_main()
+        .map_err(|e| Failure::script(e.render(&source)))?;
+    println!("{value}");
+    let mut code = exit::OK;
+    let color = use_color(std::io::stderr().is_terminal());
+    for version in versions {
+        match module.reload(Arc::clone(&version)) {
+            Ok(outcome) => {
+                for r in &outcome.classes {
+                    eprintln!(
+                        "reload {}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed [{}] retyped [{}]",
+                        version.name,
+                        r.class,
+                        r.version,
+                        r.migrated,
+                        r.kept.join(", "),
+                        r.added.join(", "),
+                        r.removed.join(", "),
+                        r.retyped.join(", ")
+                    );
+                }
+                for c in &outcome.defined {
+                    eprintln!("reload {}: class {c} defined", version.name);
+                }
+                if let Some(v) = outcome.after_reload {
+                    println!("{v}");
+                }
+            }
+            Err(ReloadFailure::Compile(d)) => {
+                eprint!("{}", d.render(&version, color));
+                eprintln!("reload {}: not applied (nothing changed)", version.name);
+                code = code.max(exit::BAD_INPUT);
+            }
+            Err(ReloadFailure::AfterReload(e)) => {
+                eprintln!("{}", e.render(&version));
+                code = code.max(exit::SCRIPT_ERROR);
+            }
+            Err(ReloadFailure::Jit(JitError::Init(e))) => {
+                eprintln!("{}", e.render(&version));
+                code = code.max(exit::SCRIPT_ERROR);
+            }
+            Err(e) => {
+                eprintln!("error: reload {}: {e}", version.name);
+                code = code.max(exit::BAD_INPUT);
+            }
+        }
+    }
+    Ok(ExitCode::from(code))
 }
 
 enum Outcome {

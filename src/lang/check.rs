@@ -11,7 +11,9 @@
 //! silently skipped (no cascades of follow-on errors); at most one diagnostic is reported per
 //! statement. A program is returned only if nothing was reported.
 
+mod class;
 mod expr;
+mod object;
 mod stmt;
 mod types;
 
@@ -21,8 +23,8 @@ use std::sync::Arc;
 use super::ast::{self, Item};
 use super::diag::{DiagKind, Diagnostic, Diagnostics};
 use super::hir::{
-    Block, FuncId, Function, Global, GlobalId, Local, LocalId, NativeId, NativeImport, Place,
-    PlaceKind, Program, Stmt, StmtKind, Type,
+    Block, ClassId, FuncId, Function, Global, GlobalId, Local, LocalId, NativeId, NativeImport,
+    Place, PlaceKind, Program, Stmt, StmtKind, Type,
 };
 use super::span::{SourceFile, Span};
 use crate::runtime::host::{HostType, host_fn, host_table};
@@ -35,7 +37,9 @@ pub const MAX_ARRAY_CELLS: u64 = 1 << 16;
 /// locations).
 pub fn check(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, Diagnostics> {
     let mut ck = Checker::default();
+    ck.declare_class_names(module);
     ck.declare_items(module);
+    ck.declare_classes(module);
     ck.check_globals(module);
     ck.check_bodies(module);
     if !ck.diags.is_empty() {
@@ -52,8 +56,10 @@ pub fn check(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, D
         },
         span: Span::default(),
         name_span: Span::default(),
+        class: None,
     });
     let main = ck.main;
+    let classes = ck.classes.iter().map(|c| c.to_hir()).collect();
     Ok(Program {
         source,
         globals: ck.globals,
@@ -61,6 +67,7 @@ pub fn check(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, D
         functions: ck.functions,
         init,
         main,
+        classes,
     })
 }
 
@@ -70,7 +77,7 @@ enum ModName {
     Global(GlobalId),
     Func(FuncId),
     Native(NativeId),
-    Class,
+    Class(ClassId),
 }
 
 /// A function's signature as the checker knows it (`None`: a type that failed to resolve).
@@ -80,6 +87,8 @@ struct Sig {
     params: Vec<Option<Type>>,
     ret: Option<Type>,
     name_span: Span,
+    /// For a method or static function: its class.
+    class: Option<ClassId>,
 }
 
 /// A local as the checker sees it.
@@ -113,6 +122,8 @@ struct FnState {
     /// While checking module variable initializers: globals from this index on are not yet
     /// declared.
     global_limit: Option<usize>,
+    /// In a method: its class (local 0 is `self`). `None` in functions and static functions.
+    self_class: Option<ClassId>,
 }
 
 #[derive(Default)]
@@ -129,6 +140,9 @@ struct Checker {
     init_stmts: Vec<Stmt>,
     main: Option<FuncId>,
     f: FnState,
+    classes: Vec<class::ClassInfo>,
+    /// Methods in the order of their ids (after every plain function's).
+    methods_in_order: Vec<(ClassId, ast::FnDecl)>,
 }
 
 impl Checker {
@@ -196,7 +210,7 @@ impl Checker {
                 Item::Fn(decl) => {
                     let id = FuncId(self.sigs.len() as u32);
                     self.declare(&decl.sig.name, ModName::Func(id));
-                    let sig = self.statement(|ck| ck.fn_sig(&decl.sig));
+                    let sig = self.statement(|ck| ck.fn_sig(&decl.sig, false));
                     if decl.sig.name.name == "main" && self.main.is_none() {
                         self.main = Some(id);
                         self.statement(|ck| ck.check_main(&decl.sig, &sig));
@@ -209,17 +223,8 @@ impl Checker {
                     let import = self.statement(|ck| ck.native(sig));
                     self.natives.push(import);
                 }
-                Item::Class(class) => {
-                    self.declare(&class.name, ModName::Class);
-                    let span = Span::new(class.span.start as usize, class.name.span.end as usize);
-                    self.statement(|ck| {
-                        ck.error(Diagnostic::new(
-                            DiagKind::Unsupported,
-                            span,
-                            "classes are not supported yet by this build",
-                        ))
-                    });
-                }
+                // Declared by `declare_class_names`, their members by `declare_classes`.
+                Item::Class(_) => {}
                 Item::Interface(iface) => {
                     let span = Span::new(iface.span.start as usize, iface.name.span.end as usize);
                     self.statement(|ck| {
@@ -234,13 +239,16 @@ impl Checker {
         }
     }
 
-    fn fn_sig(&mut self, sig: &ast::FnSig) -> Sig {
-        if let Some(span) = sig.self_param {
-            self.error(Diagnostic::new(
-                DiagKind::Unsupported,
-                span,
-                "methods (`self`) are not supported yet by this build",
-            ));
+    fn fn_sig(&mut self, sig: &ast::FnSig, in_class: bool) -> Sig {
+        if let (Some(span), false) = (sig.self_param, in_class) {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    span,
+                    "`self` outside a class: only methods take `self`",
+                )
+                .with_note("declare the function inside a `class`"),
+            );
         }
         let mut seen: HashMap<&str, Span> = HashMap::new();
         let mut params = Vec::new();
@@ -266,6 +274,7 @@ impl Checker {
             params,
             ret,
             name_span: sig.name.span,
+            class: None,
         }
     }
 
@@ -387,14 +396,32 @@ impl Checker {
             let function = self.function(decl, sig);
             self.functions.push(function);
         }
+        for (class, decl) in std::mem::take(&mut self.methods_in_order) {
+            let sig = self.sigs[index].clone();
+            index += 1;
+            let has_self = decl.sig.self_param.is_some() && sig.class == Some(class);
+            self.f.self_class = has_self.then_some(class);
+            let function = self.function(&decl, sig);
+            self.functions.push(function);
+        }
     }
 
     fn function(&mut self, decl: &ast::FnDecl, sig: Sig) -> Function {
+        let self_class = self.f.self_class.take();
         self.f = FnState {
             ret: sig.ret.clone(),
+            self_class,
             ..FnState::default()
         };
         self.f.scope_marks.push(0);
+        if let (Some(class), Some(span)) = (self_class, decl.sig.self_param) {
+            let ty = self.handle_type(class, false);
+            let name = ast::Ident {
+                name: "self".to_string(),
+                span,
+            };
+            self.add_local(&name, Some(ty), LocalWhat::Param);
+        }
         for (p, ty) in decl.sig.params.iter().zip(&sig.params) {
             self.add_local(&p.name, ty.clone(), LocalWhat::Param);
         }
@@ -422,12 +449,13 @@ impl Checker {
         let f = std::mem::take(&mut self.f);
         Function {
             name: sig.name,
-            param_count: decl.sig.params.len() as u32,
+            param_count: (decl.sig.params.len() + usize::from(self_class.is_some())) as u32,
             ret: sig.ret.unwrap_or(Type::Unit),
             locals: f.locals,
             body,
             span: decl.sig.span,
             name_span: sig.name_span,
+            class: sig.class,
         }
     }
 

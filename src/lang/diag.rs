@@ -41,6 +41,9 @@ pub enum DiagKind {
     Unsupported,
     /// Anything else.
     Other,
+    /// A class declaration is wrong: an override without a virtual base method, a missing or
+    /// mistyped interface method, a field initializer that is not a constant, ...
+    BadClass,
 }
 
 impl DiagKind {
@@ -60,6 +63,7 @@ impl DiagKind {
             DiagKind::BadNative => "native",
             DiagKind::BadMain => "main",
             DiagKind::Unsupported => "unsupported",
+            DiagKind::BadClass => "class",
             DiagKind::Other => "error",
         }
     }

@@ -26,11 +26,25 @@
 //!   name span (runaway recursion never crashes the process).
 //! - Module globals are initialized by [`Program::init`], in declaration order, before any other
 //!   function runs.
+//! - Objects are the object runtime's (`runtime::object`); a handle is its 8-byte cell. Every
+//!   use of a handle (field read or write, method call) checks it first and raises `NullHandle`,
+//!   `StaleHandle` or `ObjectDetached` at the using expression's span (for an assignment to a
+//!   field, the place's span); a [`ExprKind::NonNull`] raises `NullHandle` at its span. For
+//!   `o.f = v`: `o` is evaluated and checked, then `v`, then `o` is checked again and the field
+//!   stored. For `o.m(args)`: `o` is evaluated and checked, then the arguments left to right.
+//! - `==`/`!=` on handles compare cells (identity); the operands may be of different handle
+//!   types (a class and its base, or `null`). A handle-typed expression may have a type that
+//!   differs from its context's only in class (derived to base) or nullability (`null` to `C?`,
+//!   `C` to `C?`): the cell is the same.
 
 use std::fmt;
 use std::sync::Arc;
 
 use super::span::{SourceFile, Span};
+
+mod class;
+
+pub use class::{Class, Field, Interface, Method, MethodKind};
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident) => {
@@ -62,6 +76,10 @@ id_type!(
     /// A `native fn` declaration, bound to an entry of the host table.
     NativeId
 );
+id_type!(
+    /// A script class.
+    ClassId
+);
 
 /// A checked type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -76,6 +94,20 @@ pub enum Type {
     Bool,
     /// A fixed array `[T; N]`, a value type.
     Array(Box<Type>, u32),
+    /// A handle to an object of `class` or of a class derived from it: `C`, or `C?` when
+    /// `nullable`. One 8-byte cell (see `runtime::handle`): the shell address and generation,
+    /// 0 for `null`.
+    Handle {
+        /// The class named by the type.
+        class: ClassId,
+        /// Its name (for messages).
+        name: Arc<str>,
+        /// `C?`: may be `null`.
+        nullable: bool,
+    },
+    /// The type of the `null` literal: it converts to any nullable handle type, and is never the
+    /// type of a variable, field or parameter.
+    Null,
 }
 
 impl Type {
@@ -84,11 +116,16 @@ impl Type {
         matches!(self, Type::I64 | Type::F64 | Type::Bool)
     }
 
+    /// A handle (`C`, `C?`) or the `null` literal: one cell, compared by identity.
+    pub fn is_handle(&self) -> bool {
+        matches!(self, Type::Handle { .. } | Type::Null)
+    }
+
     /// Number of scalar cells (8 bytes each in memory) a value of this type occupies.
     pub fn cells(&self) -> u64 {
         match self {
             Type::Unit => 0,
-            Type::I64 | Type::F64 | Type::Bool => 1,
+            Type::I64 | Type::F64 | Type::Bool | Type::Handle { .. } | Type::Null => 1,
             Type::Array(elem, n) => elem.cells() * u64::from(*n),
         }
     }
@@ -102,6 +139,10 @@ impl fmt::Display for Type {
             Type::F64 => f.write_str("f64"),
             Type::Bool => f.write_str("bool"),
             Type::Array(elem, n) => write!(f, "[{elem}; {n}]"),
+            Type::Handle { name, nullable, .. } => {
+                write!(f, "{name}{}", if *nullable { "?" } else { "" })
+            }
+            Type::Null => f.write_str("null"),
         }
     }
 }
@@ -124,12 +165,27 @@ pub struct Program {
     pub init: FuncId,
     /// `fn main()`, if the module has one.
     pub main: Option<FuncId>,
+    /// Script classes, parents before their children.
+    pub classes: Vec<Class>,
 }
 
 impl Program {
     /// The function with this id.
     pub fn function(&self, id: FuncId) -> &Function {
         &self.functions[id.index()]
+    }
+
+    /// The class with this id.
+    pub fn class(&self, id: ClassId) -> &Class {
+        &self.classes[id.index()]
+    }
+
+    /// Look up a class by name.
+    pub fn class_named(&self, name: &str) -> Option<ClassId> {
+        self.classes
+            .iter()
+            .position(|c| c.name == name)
+            .map(|i| ClassId(i as u32))
     }
 
     /// Look up a script function by name.
@@ -187,9 +243,20 @@ pub struct Function {
     pub span: Span,
     /// The name in the declaration (where `StackExhausted` is reported).
     pub name_span: Span,
+    /// For a method or static function: its class. A method's local 0 is `self` (a handle of
+    /// that class, never null: the caller checked it).
+    pub class: Option<ClassId>,
 }
 
 impl Function {
+    /// A method (not a static function): local 0 is `self`.
+    pub fn is_method(&self) -> bool {
+        // `self` is a keyword: no other local can have the name.
+        self.class.is_some()
+            && self.param_count > 0
+            && self.locals.first().is_some_and(|l| l.name == "self")
+    }
+
     /// Parameter types, in order.
     pub fn param_types(&self) -> impl Iterator<Item = &Type> {
         self.locals[..self.param_count as usize]
@@ -313,6 +380,14 @@ pub enum PlaceKind {
     Local(LocalId),
     /// A mutable module variable (or, in `<init>` only, a constant being initialized).
     Global(GlobalId),
+    /// A field of an object: `object` is evaluated and checked (null, stale) first, then the
+    /// value, then the store. The cell is `state + 8*field` of the object's current state.
+    Field {
+        /// The object (a handle expression).
+        object: Box<Expr>,
+        /// The field's cell index.
+        field: u32,
+    },
     /// An element of an array place; bounds-checked at the span of `index` (the subscript). See
     /// the module docs for the order.
     Index {
@@ -378,6 +453,38 @@ pub enum ExprKind {
     Len(Box<Expr>),
     /// The builtin `assert(cond)`: raises `AssertionFailed` at this span when false.
     Assert(Box<Expr>),
+    /// `null`.
+    Null,
+    /// `new C()`: a fresh object with every field at its initializer.
+    New(ClassId),
+    /// `o.f`: the handle is checked (null raises `NullHandle`, a destroyed object `StaleHandle`)
+    /// at this expression's span, then cell `field` is read.
+    Field(Box<Expr>, u32),
+    /// `o.m(args)` of a non-virtual method: the receiver is evaluated and checked (at this
+    /// expression's span), then the arguments, then `func` is called with the receiver first.
+    MethodCall {
+        /// The receiver.
+        object: Box<Expr>,
+        /// The method's function.
+        func: FuncId,
+        /// The arguments after `self`.
+        args: Vec<Expr>,
+    },
+    /// `o.m(args)` of a virtual method: like `MethodCall`, but the function is the one the
+    /// object's class has for `method` (its own or inherited override).
+    VirtualCall {
+        /// The receiver.
+        object: Box<Expr>,
+        /// The method name (slot indices are the runtime's, per class family).
+        method: String,
+        /// The implementation in the receiver's static class (its signature is every
+        /// override's).
+        func: FuncId,
+        /// The arguments after `self`.
+        args: Vec<Expr>,
+    },
+    /// A `C?` used where a `C` is needed: raises `NullHandle` at this span when null.
+    NonNull(Box<Expr>),
 }
 
 /// Unary operators.

@@ -45,7 +45,28 @@ enum Shape {
     Int,
     /// `[i64; n]` or, with `inner`, `[[i64; inner]; n]`.
     Array(u32, Option<u32>),
+    /// A handle to a `Cell` object (the class every program declares).
+    Obj,
 }
+
+/// The class every generated program declares: fields, a plain method, a virtual one with an
+/// override in a derived class, a static function and a nullable handle field.
+const CLASSES: &str = "class Cell {
+    var v: i64 = 3
+    var w: i64 = -2
+    var next: Cell? = null
+    fn get(self) -> i64 { return self.v + self.w }
+    virtual fn bump(self, d: i64) -> i64 { self.v += d; return self.v }
+    static fn make(v: i64) -> Cell {
+        let c = new Cell()
+        c.v = v
+        return c
+    }
+}
+class Cell2 : Cell {
+    override fn bump(self, d: i64) -> i64 { self.w -= d; return self.w * 2 }
+}
+";
 
 #[derive(Clone)]
 struct Var {
@@ -112,6 +133,7 @@ impl Gen {
     }
 
     fn module(&mut self) {
+        self.out.push_str(CLASSES);
         for _ in 0..1 + self.rng.below(3) {
             let name = self.fresh("g");
             let init = self.literal();
@@ -207,7 +229,58 @@ impl Gen {
         self.indent -= 1;
     }
 
+    /// A statement on objects: make one, or write one of its fields.
+    fn object_stmt(&mut self) {
+        let objects: Vec<Var> = self
+            .vars
+            .iter()
+            .filter(|v| matches!(v.shape, Shape::Obj))
+            .cloned()
+            .collect();
+        if objects.is_empty() || self.rng.chance(30) {
+            let name = self.fresh("o");
+            let make = match self.rng.below(3) {
+                0 => "new Cell()".to_string(),
+                1 => "new Cell2()".to_string(),
+                _ => format!("Cell.make({})", self.int_expr(1)),
+            };
+            self.line(&format!("let {name}: Cell = {make}"));
+            self.vars.push(Var {
+                name,
+                shape: Shape::Obj,
+                writable: false,
+            });
+            return;
+        }
+        let o = self.rng.pick(&objects).clone();
+        let e = self.int_expr(2);
+        match self.rng.below(4) {
+            0 => self.line(&format!("{}.v = {e}", o.name)),
+            1 => self.line(&format!("{}.w += {e}", o.name)),
+            2 => {
+                let other = self.rng.pick(&objects).clone();
+                self.line(&format!("{}.next = {}", o.name, other.name));
+            }
+            _ => self.line(&format!("{}.bump({e})", o.name)),
+        }
+    }
+
+    /// An `i64` read from an object: a field, a method, or a null check on `next`.
+    fn object_read(&mut self, o: &Var, depth: u32) -> String {
+        match self.rng.below(5) {
+            0 => format!("{}.v", o.name),
+            1 => format!("{}.w", o.name),
+            2 => format!("{}.get()", o.name),
+            3 => format!("(({}.next == null) as i64)", o.name),
+            _ => format!("{}.bump({})", o.name, self.int_expr(depth.min(1))),
+        }
+    }
+
     fn stmt(&mut self) {
+        if self.rng.chance(10) {
+            self.object_stmt();
+            return;
+        }
         let nested = self.block_depth < 3;
         let in_loop = self.loop_depth > 0;
         match self.rng.below(14) {
@@ -375,6 +448,7 @@ impl Gen {
                 }
                 format!("{}[{}][{}]", t.name, self.index(n), self.index(inner))
             }
+            Shape::Obj => unreachable!("objects are not assignment targets"),
         };
         let op = if self.rng.chance(40) {
             String::new()
@@ -439,6 +513,16 @@ impl Gen {
         if !ints.is_empty() && self.rng.chance(60) {
             return self.rng.pick(&ints).clone();
         }
+        let objects: Vec<Var> = self
+            .vars
+            .iter()
+            .filter(|v| matches!(v.shape, Shape::Obj))
+            .cloned()
+            .collect();
+        if !objects.is_empty() && self.rng.chance(30) {
+            let o = self.rng.pick(&objects).clone();
+            return self.object_read(&o, 1);
+        }
         self.literal()
     }
 
@@ -469,7 +553,7 @@ impl Gen {
                     format!("{}[{}][{}]", a.name, self.index(n), self.index(inner))
                 }
             }
-            Shape::Int => unreachable!(),
+            Shape::Int | Shape::Obj => unreachable!(),
         }
     }
 

@@ -293,6 +293,7 @@ impl ProgramBuilder {
             body: Block::default(),
             span: name_span,
             name_span,
+            class: None,
         });
         FuncId(self.functions.len() as u32 - 1)
     }
@@ -335,6 +336,7 @@ impl ProgramBuilder {
             functions: self.functions,
             init: id,
             main,
+            classes: Vec::new(),
         }
     }
 

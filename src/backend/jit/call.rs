@@ -8,12 +8,17 @@
 //! function, typed, for benchmarks.
 
 use std::cell::Cell;
+use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use crate::backend::Value;
-use crate::lang::hir::{FuncId, Program, Type};
+use crate::backend::objects::{self, ProgramObjects};
+use crate::lang::hir::{ClassId, FuncId, Program, Type};
 use crate::lang::span::{SourceFile, Span};
+use crate::runtime::class::ClassRef;
+use crate::runtime::handle::Handle;
+use crate::runtime::reload::ReloadReport;
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
 use super::runtime::VmCtx;
@@ -79,6 +84,17 @@ impl GlobalsBlock {
             GlobalsBlock::Foreign { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
         }
     }
+
+    fn cells_mut(&mut self) -> &mut [u64] {
+        match self {
+            GlobalsBlock::Owned(cells) => cells,
+            // SAFETY: as in `cells`; `&mut self` makes this the only borrow, and the library's
+            // data object is writable (script code writes it).
+            GlobalsBlock::Foreign { ptr, len } => unsafe {
+                std::slice::from_raw_parts_mut(ptr.cast_mut(), *len)
+            },
+        }
+    }
 }
 
 /// The signature of one script function, as the host border needs it.
@@ -107,6 +123,12 @@ pub struct JitProgram {
     largest_frame: usize,
     init: FuncId,
     main: Option<FuncId>,
+    /// The program's objects (`new`, slot offsets), once installed; boxed, generated code
+    /// embeds its address. Dropped after the globals released their handles.
+    objects: Option<Box<ProgramObjects>>,
+    /// The context host calls through a class's slots pass (`Hook`, `Bench`): made for the
+    /// thread that compiled the program.
+    method_ctx: MethodCtx,
     _keeper: Arc<dyn Send + Sync>,
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -137,12 +159,80 @@ impl JitProgram {
                 .zip(parts.global_cells)
                 .map(|(g, cell)| (g.name.clone(), g.ty.clone(), cell))
                 .collect(),
+            method_ctx: MethodCtx(Box::new(VmCtx {
+                stack_limit: 0,
+                names: std::ptr::null(),
+                names_len: 0,
+            })),
+            objects: None,
             largest_frame: parts.largest_frame,
             init: program.init,
             main: program.main,
             _keeper: parts.keeper,
             _not_sync: PhantomData,
         }
+    }
+
+    /// Install the program's objects: the classes are defined in (or, when the runtime has a
+    /// class of that name, reloaded into) `objects.runtime` with this program's method code,
+    /// and the slot offsets filled. Nothing runs before this (`<init>` may make objects).
+    pub(crate) fn install_objects(
+        &mut self,
+        program: &Program,
+        mut objects: Box<ProgramObjects>,
+    ) -> Result<Vec<ReloadReport>, String> {
+        *self.method_ctx.0 = VmCtx::for_current_thread(&self.names, self.largest_frame);
+        let vmctx = &mut *self.method_ctx.0 as *mut VmCtx as *mut c_void;
+        let runtime = Arc::clone(&objects.runtime);
+        let mut classes: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
+        let mut reports = Vec::new();
+        for (i, class) in program.classes.iter().enumerate() {
+            let parent = class.parent.map(|p| classes[p.index()].clone());
+            let functions = &self.functions;
+            let def = objects::class_def(program, ClassId(i as u32), parent, vmctx, |m| {
+                functions[m.func.index()].addr as *const c_void
+            });
+            let made = match runtime.class(&class.name) {
+                Some(existing) => {
+                    let report = runtime
+                        .reload(&existing, def)
+                        .map_err(|e| format!("cannot reload class `{}`: {e}", class.name))?;
+                    reports.push(report);
+                    existing
+                }
+                None => runtime
+                    .define(def)
+                    .map_err(|e| format!("cannot define class `{}`: {e}", class.name))?,
+            };
+            classes.push(made);
+        }
+        objects.install(program, classes);
+        self.objects = Some(objects);
+        Ok(reports)
+    }
+
+    /// A handle (a new reference) to the object in a handle-typed module variable: the host
+    /// can call it through `Hook`/`Bench`, read its fields, or destroy it. `None` if there is no
+    /// such variable; a `null` handle if it holds none.
+    pub fn global_handle(&self, name: &str) -> Option<Handle> {
+        let (_, ty, cell) = self.global_layout.iter().find(|(n, _, _)| n == name)?;
+        if !ty.is_handle() {
+            return None;
+        }
+        let cell = crate::runtime::handle::hot_handle_retain(self.globals.cells()[*cell as usize]);
+        // SAFETY: `hot_handle_retain` took the reference this handle now owns.
+        Some(unsafe { Handle::from_cell(cell) })
+    }
+
+    /// The program's objects (its runtime and classes), once installed.
+    pub fn objects(&self) -> Option<&ProgramObjects> {
+        self.objects.as_deref()
+    }
+
+    /// The globals block and each global's (name, type, first cell), for carrying module
+    /// variables over to a reloaded program.
+    pub(crate) fn globals_mut(&mut self) -> (&mut [u64], &[(String, Type, u64)]) {
+        (self.globals.cells_mut(), &self.global_layout)
     }
 
     /// The source the program's spans point into.
@@ -219,7 +309,13 @@ impl JitProgram {
             )?
         };
         let mut at = 0;
-        Ok(unpack(&sig.ret, &out, &mut at))
+        let value = unpack(&sig.ret, &out, &mut at);
+        if sig.ret.is_handle() {
+            // The returned reference is the host's; a `Value` names the object without owning
+            // it, so it goes now.
+            crate::runtime::handle::hot_handle_release(out[0]);
+        }
+        Ok(value)
     }
 
     /// Call `fn main()`.
@@ -273,6 +369,25 @@ impl JitProgram {
     }
 }
 
+/// The boxed context of host calls through slots.
+struct MethodCtx(Box<VmCtx>);
+
+// SAFETY: the context's `names` points into the owning program's boxed names, which move with
+// the program; generated code only reads it. Sending the program sends both together.
+unsafe impl Send for MethodCtx {}
+
+impl Drop for JitProgram {
+    fn drop(&mut self) {
+        // Globals own their handles; the objects (and the runtime) go after them.
+        for (_, ty, cell) in &self.global_layout {
+            if ty.is_handle() {
+                let cell = std::mem::take(&mut self.globals.cells_mut()[*cell as usize]);
+                crate::runtime::handle::hot_handle_release(cell);
+            }
+        }
+    }
+}
+
 fn list(types: &[Type]) -> String {
     types
         .iter()
@@ -301,6 +416,11 @@ fn pack(v: &Value, ty: &Type, cells: &mut Vec<u64>) -> bool {
             cells.push(u64::from(*b));
             true
         }
+        // The host holds no references to pass: only `null` goes in.
+        (Value::Handle(0), Type::Handle { nullable: true, .. }) => {
+            cells.push(0);
+            true
+        }
         (Value::Array(items), Type::Array(elem, n)) if items.len() == *n as usize => {
             items.iter().all(|item| pack(item, elem, cells))
         }
@@ -321,6 +441,7 @@ pub(crate) fn unpack(ty: &Type, cells: &[u64], at: &mut usize) -> Value {
         Type::F64 => Value::F64(f64::from_bits(next())),
         Type::Bool => Value::Bool(next() & 0xff != 0),
         Type::Array(elem, n) => Value::Array((0..*n).map(|_| unpack(elem, cells, at)).collect()),
+        Type::Handle { .. } | Type::Null => Value::Handle(next()),
     }
 }
 

@@ -6,7 +6,12 @@ use cranelift_codegen::ir::{self, InstBuilder, TrapCode, UserFuncName};
 use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{FuncId, Linkage, Module};
 
+use std::sync::Arc;
+
+use crate::backend::objects::{ProgramObjects, virtual_methods};
 use crate::lang::hir::{self, Program, Type};
+use crate::runtime::reload::ReloadReport;
+use crate::runtime::rt::Runtime;
 
 use super::call::{GlobalsBlock, JitProgram, ProgramParts};
 use super::entry::{ArgSource, build_entry, entry_signature};
@@ -29,6 +34,20 @@ impl Jit {
     /// then run `<init>` once. Symbols are `hot.p<serial>.<name>`, fresh for every call, so
     /// compiling a new version of a program leaves the old code valid.
     pub fn compile(&mut self, program: &Program) -> Result<JitProgram, JitError> {
+        self.compile_in(program, Arc::new(Runtime::new()))
+            .map(|(p, _)| p)
+    }
+
+    /// [`Jit::compile`] with the program's objects in `runtime`: a class the runtime already
+    /// has (by name) is reloaded with this program's version (its live objects migrate, and
+    /// the reports say how), the others are defined. `<init>` runs after that.
+    pub fn compile_in(
+        &mut self,
+        program: &Program,
+        runtime: Arc<Runtime>,
+    ) -> Result<(JitProgram, Vec<ReloadReport>), JitError> {
+        let objects = Box::new(ProgramObjects::new(runtime, program));
+        let virtuals = virtual_methods(program);
         let serial = self.next_serial();
         let mut global_cells = Vec::with_capacity(program.globals.len());
         let mut total_cells = 0u64;
@@ -74,6 +93,9 @@ impl Jit {
             global_cells: &global_cells,
             checks: self.options.checks,
             call_conv: self.call_conv,
+            objects_addr: &*objects as *const ProgramObjects as i64,
+            slot_table_addr: objects.slot_offsets.as_ptr() as i64,
+            virtuals: &virtuals,
         };
         let mut lowered = Vec::with_capacity(program.functions.len() * 2);
         let mut largest_frame = 0u64;
@@ -133,9 +155,12 @@ impl Jit {
             largest_frame: largest_frame as usize,
             keeper: self.keeper(),
         };
-        let jit_program = JitProgram::new(parts);
+        let mut jit_program = JitProgram::new(parts);
+        let reports = jit_program
+            .install_objects(program, objects)
+            .map_err(JitError::Objects)?;
         jit_program.run_init().map_err(JitError::Init)?;
-        Ok(jit_program)
+        Ok((jit_program, reports))
     }
 
     /// Define every lowered function, then finalize them as one batch. If one fails, the rest

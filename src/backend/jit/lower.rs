@@ -49,6 +49,11 @@ pub(crate) struct Helpers {
     pub assert: FuncId,
     pub stack: FuncId,
     pub fmod: FuncId,
+    pub object_new: FuncId,
+    pub object_check: FuncId,
+    pub retain: FuncId,
+    pub release: FuncId,
+    pub empty_slot: FuncId,
 }
 
 /// Everything about the program and the module a translator needs besides the function.
@@ -65,6 +70,11 @@ pub(crate) struct LowerEnv<'a> {
     pub global_cells: &'a [u64],
     pub checks: Checks,
     pub call_conv: CallConv,
+    /// Address of the program's `ProgramObjects` (for `new`).
+    pub objects_addr: i64,
+    /// Address of its slot-offset table, and the `(class, method)` pair of each entry.
+    pub slot_table_addr: i64,
+    pub virtuals: &'a [(hir::ClassId, String)],
 }
 
 /// Where generated code finds the globals block.
@@ -83,6 +93,8 @@ pub(crate) fn scalar_type(ty: &Type) -> Option<ir::Type> {
         Type::I64 => Some(types::I64),
         Type::F64 => Some(types::F64),
         Type::Bool => Some(types::I8),
+        // A handle is its 8-byte cell.
+        Type::Handle { .. } | Type::Null => Some(types::I64),
         Type::Unit | Type::Array(..) => None,
     }
 }
@@ -119,9 +131,9 @@ pub(crate) enum LocalSlot {
 
 /// `break` and `continue` targets of the innermost loop.
 #[derive(Debug, Clone, Copy)]
-struct LoopTargets {
-    continue_block: Block,
-    exit_block: Block,
+pub(crate) struct LoopTargets {
+    pub(crate) continue_block: Block,
+    pub(crate) exit_block: Block,
 }
 
 /// A resolved assignment target.
@@ -142,10 +154,13 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     pub(crate) vmctx: Value,
     out_ptr: Option<Value>,
     locals: Vec<LocalSlot>,
-    loops: Vec<LoopTargets>,
+    pub(crate) loops: Vec<LoopTargets>,
     pub(super) refs: HashMap<FuncId, FuncRef>,
     /// Bytes of explicit stack slots (the frame size the stack check must leave room for).
     pub(super) slot_bytes: u64,
+    /// Handle variables (`let`/`var`, not parameters) the function owns a reference through:
+    /// released when it returns.
+    pub(crate) owned_handles: Vec<Variable>,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -172,6 +187,7 @@ pub(crate) fn lower_function(
         loops: Vec::new(),
         refs: HashMap::new(),
         slot_bytes: 0,
+        owned_handles: Vec::new(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -216,10 +232,24 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             };
             self.locals.push(slot);
         }
+        for (i, local) in self.func.locals.iter().enumerate() {
+            if let (true, LocalSlot::Scalar(var)) = (local.ty.is_handle(), self.locals[i])
+                && i >= self.func.param_count as usize
+            {
+                // Starts as null so the first store has nothing to release.
+                let zero = self.builder.ins().iconst(types::I64, 0);
+                self.builder.def_var(var, zero);
+                self.owned_handles.push(var);
+            }
+        }
         for i in 0..self.func.param_count as usize {
-            let arg = *params
+            let mut arg = *params
                 .get(next + i)
                 .ok_or_else(|| LowerError("parameter count does not match".into()))?;
+            if i == 0 && self.func.is_method() {
+                // The method ABI passes the shell; `self` is a handle cell to it.
+                arg = self.cell_of_shell(arg);
+            }
             match self.locals[i] {
                 LocalSlot::Scalar(var) => self.builder.def_var(var, arg),
                 LocalSlot::Array(slot) => {
@@ -233,6 +263,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
 
         self.translate_block(&self.func.body)?;
         if self.func.ret == Type::Unit {
+            self.release_owned_handles();
             self.builder.ins().return_(&[]);
         } else {
             // The checker guarantees every path of a non-unit function returns: this block is
@@ -286,7 +317,13 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 op_span,
                 value,
             } => self.translate_assign(place, *op, *op_span, value),
-            StmtKind::Expr(e) => self.translate_expr(e).map(|_| ()),
+            StmtKind::Expr(e) => {
+                let v = self.translate_expr(e)?;
+                if e.ty.is_handle() {
+                    self.release(v);
+                }
+                Ok(())
+            }
             StmtKind::If {
                 cond,
                 then_block,
@@ -316,6 +353,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     fn translate_let(&mut self, local: LocalId, init: &hir::Expr) -> LResult<()> {
         let value = self.translate_expr(init)?;
         match self.local(local)? {
+            LocalSlot::Scalar(var) if init.ty.is_handle() => {
+                // A `let` in a loop runs again: the previous value goes.
+                let old = self.builder.use_var(var);
+                self.builder.def_var(var, value);
+                self.release(old);
+            }
             LocalSlot::Scalar(var) => self.builder.def_var(var, value),
             LocalSlot::Array(slot) => {
                 let dst = self.slot_addr(slot);
@@ -335,7 +378,18 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     ) -> LResult<()> {
         // Order (hir.rs): the place's indexes (checked, outermost first), then the value, then
         // the store; a compound operator reads the old value last, just before the store.
+        if let PlaceKind::Field { object, field } = &place.kind {
+            return self
+                .translate_field_assign(object, *field, &place.ty, op, op_span, value, place.span);
+        }
         let target = self.translate_place(place)?;
+        if place.ty.is_handle() {
+            let value = self.translate_expr(value)?;
+            let old = self.read_place(target, &place.ty)?;
+            self.write_place(target, &place.ty, value)?;
+            self.release(old);
+            return Ok(());
+        }
         let mut value = self.translate_expr(value)?;
         if let Some(op) = op {
             let old = self.read_place(target, &place.ty)?;
@@ -364,6 +418,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 let addr = self.element_addr(base_addr, idx, elem, *len, index.span);
                 Ok(PlaceRef::Mem(addr))
             }
+            PlaceKind::Field { .. } => bad("a field place inside another place"),
         }
     }
 
@@ -413,134 +468,6 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         Ok(())
     }
 
-    fn translate_while(&mut self, cond: &hir::Expr, body: &HirBlock) -> LResult<()> {
-        let header_block = self.builder.create_block();
-        let body_block = self.builder.create_block();
-        let exit_block = self.builder.create_block();
-        self.builder.ins().jump(header_block, &[]);
-
-        self.builder.switch_to_block(header_block);
-        let c = self.translate_expr(cond)?;
-        self.builder.ins().brif(c, body_block, &[], exit_block, &[]);
-
-        self.builder.switch_to_block(body_block);
-        self.builder.seal_block(body_block);
-        self.loops.push(LoopTargets {
-            continue_block: header_block,
-            exit_block,
-        });
-        let result = self.translate_block(body);
-        self.loops.pop();
-        result?;
-        self.builder.ins().jump(header_block, &[]);
-
-        self.builder.seal_block(header_block);
-        self.builder.switch_to_block(exit_block);
-        self.builder.seal_block(exit_block);
-        Ok(())
-    }
-
-    fn translate_for_range(
-        &mut self,
-        var: LocalId,
-        start: &hir::Expr,
-        end: &hir::Expr,
-        body: &HirBlock,
-    ) -> LResult<()> {
-        let LocalSlot::Scalar(var) = self.local(var)? else {
-            return bad("range loop variable is not an i64");
-        };
-        let first = self.translate_expr(start)?;
-        let end = self.translate_expr(end)?;
-        // The loop variable is immutable, so it doubles as the counter. `i + 1` cannot
-        // overflow: it only runs after `i < end <= i64::MAX`.
-        self.builder.def_var(var, first);
-        self.counted_loop(var, end, |t| t.translate_block(body))
-    }
-
-    fn translate_for_each(
-        &mut self,
-        var: LocalId,
-        array: &hir::Expr,
-        body: &HirBlock,
-    ) -> LResult<()> {
-        let Type::Array(elem, len) = &array.ty else {
-            return bad("for-each over a value that is not an array");
-        };
-        let src = self.translate_expr(array)?;
-        // Iterate over a copy taken now: the body may assign to the array it came from.
-        let copy = self.new_slot(array.ty.cells());
-        let copy = self.slot_addr(copy);
-        self.copy_cells(copy, src, array.ty.cells());
-        let slot = self.local(var)?;
-        let counter = self.builder.declare_var(types::I64);
-        let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder.def_var(counter, zero);
-        let end = self.builder.ins().iconst(types::I64, i64::from(*len));
-        let elem_bytes = elem.cells() as i64 * 8;
-        self.counted_loop(counter, end, |t| {
-            let i = t.builder.use_var(counter);
-            let offset = t.builder.ins().imul_imm_s(i, elem_bytes);
-            let addr = t.builder.ins().iadd(copy, offset);
-            match slot {
-                LocalSlot::Scalar(v) => {
-                    let x = t.load_value(addr, elem)?;
-                    t.builder.def_var(v, x);
-                }
-                LocalSlot::Array(s) => {
-                    let dst = t.slot_addr(s);
-                    t.copy_cells(dst, addr, elem.cells());
-                }
-                LocalSlot::Unit => {}
-            }
-            t.translate_block(body)
-        })
-    }
-
-    /// `while counter < end { body; counter += 1 }`, with `continue` jumping to the increment.
-    fn counted_loop(
-        &mut self,
-        counter: Variable,
-        end: Value,
-        body: impl FnOnce(&mut Self) -> LResult<()>,
-    ) -> LResult<()> {
-        let header_block = self.builder.create_block();
-        let body_block = self.builder.create_block();
-        let step_block = self.builder.create_block();
-        let exit_block = self.builder.create_block();
-        self.builder.ins().jump(header_block, &[]);
-
-        self.builder.switch_to_block(header_block);
-        let i = self.builder.use_var(counter);
-        let more = self.builder.ins().icmp(IntCC::SignedLessThan, i, end);
-        self.builder
-            .ins()
-            .brif(more, body_block, &[], exit_block, &[]);
-
-        self.builder.switch_to_block(body_block);
-        self.builder.seal_block(body_block);
-        self.loops.push(LoopTargets {
-            continue_block: step_block,
-            exit_block,
-        });
-        let result = body(self);
-        self.loops.pop();
-        result?;
-        self.builder.ins().jump(step_block, &[]);
-
-        self.builder.switch_to_block(step_block);
-        self.builder.seal_block(step_block);
-        let i = self.builder.use_var(counter);
-        let next = self.builder.ins().iadd_imm_s(i, 1);
-        self.builder.def_var(counter, next);
-        self.builder.ins().jump(header_block, &[]);
-
-        self.builder.seal_block(header_block);
-        self.builder.switch_to_block(exit_block);
-        self.builder.seal_block(exit_block);
-        Ok(())
-    }
-
     fn translate_jump_out(&mut self, is_break: bool) -> LResult<()> {
         let Some(targets) = self.loops.last().copied() else {
             return bad("break or continue outside a loop");
@@ -565,15 +492,19 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                         self.builder.ins().return_(&[]);
                     }
                     (Type::Unit, _) => {
+                        self.release_owned_handles();
                         self.builder.ins().return_(&[]);
                     }
-                    (ty, _) if ty.is_scalar() => {
+                    (ty, _) if ty.is_scalar() || ty.is_handle() => {
+                        // The returned handle is owned by the caller from here.
+                        self.release_owned_handles();
                         self.builder.ins().return_(&[v]);
                     }
                     _ => return bad("return value does not match the function"),
                 }
             }
             None => {
+                self.release_owned_handles();
                 self.builder.ins().return_(&[]);
             }
         }

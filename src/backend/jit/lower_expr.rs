@@ -21,12 +21,19 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::Int(v) => Ok(self.builder.ins().iconst(types::I64, *v)),
             ExprKind::Float(v) => Ok(self.builder.ins().f64const(*v)),
             ExprKind::Bool(v) => Ok(self.builder.ins().iconst(types::I8, i64::from(*v))),
-            ExprKind::Local(id) => self.translate_local(*id),
+            ExprKind::Local(id) => {
+                let v = self.translate_local(*id)?;
+                Ok(if e.ty.is_handle() { self.retain(v) } else { v })
+            }
             ExprKind::Global(id) => {
                 let addr = self.global_addr(*id)?;
-                self.translate_copy_if_array(addr, &e.ty)
+                let v = self.translate_copy_if_array(addr, &e.ty)?;
+                Ok(if e.ty.is_handle() { self.retain(v) } else { v })
             }
             ExprKind::Unary(op, x) => self.translate_unary(*op, x),
+            ExprKind::Binary { op, lhs, rhs, .. } if lhs.ty.is_handle() => {
+                self.translate_handle_compare(*op, lhs, rhs)
+            }
             ExprKind::Binary {
                 op,
                 op_span,
@@ -46,6 +53,19 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::Index(array, index) => self.translate_index(array, index, e),
             ExprKind::Len(array) => self.translate_len(array),
             ExprKind::Assert(cond) => self.translate_assert(cond, e.span),
+            ExprKind::Null => Ok(self.builder.ins().iconst(types::I64, 0)),
+            ExprKind::New(class) => Ok(self.translate_new(*class, e.span)),
+            ExprKind::Field(object, field) => self.translate_field(object, *field, e),
+            ExprKind::MethodCall { object, func, args } => {
+                self.translate_method_call(object, *func, None, args, e)
+            }
+            ExprKind::VirtualCall {
+                object,
+                method,
+                func,
+                args,
+            } => self.translate_method_call(object, *func, Some(method), args, e),
+            ExprKind::NonNull(inner) => self.translate_non_null(inner, e.span),
         }
     }
 
@@ -229,6 +249,8 @@ impl FunctionTranslator<'_, '_> {
             values.push(self.translate_expr(arg)?);
         }
         let results = self.call_helper(callee, &values);
+        let first_arg = values.len() - args.len();
+        self.release_args(args, &values[first_arg..]);
         Ok(match (out, results.first()) {
             (Some(out), _) => out,
             (None, Some(v)) => *v,

@@ -18,7 +18,10 @@ pub(crate) mod compile;
 pub(crate) mod entry;
 pub(crate) mod lower;
 mod lower_expr;
+mod lower_loop;
+mod lower_object;
 mod lower_util;
+pub mod module;
 pub mod runtime;
 mod unwind;
 
@@ -41,6 +44,7 @@ use crate::runtime::host::{HostType, host_table};
 
 pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
+pub use module::{ReloadFailure, ReloadOutcome, ScriptModule};
 pub use runtime::VmCtx;
 
 pub(crate) use lower::Helpers;
@@ -121,6 +125,10 @@ pub enum JitError {
         /// What did not match.
         message: String,
     },
+    /// The object runtime refused the program's classes (a reload that changes a method's
+    /// signature or a class's parent, ...).
+    #[error("{0}")]
+    Objects(String),
     /// The program's initializer raised an error.
     #[error("initializer failed: {0}")]
     Init(ScriptError),
@@ -410,6 +418,11 @@ pub(crate) fn declare_imports(
         assert: declare("hot_raise_assert", &[i32t, i32t], None)?,
         stack: declare("hot_raise_stack", &[i64t, i32t, i32t, i32t], None)?,
         fmod: declare("hot_fmod", &[f64t, f64t], Some(f64t))?,
+        object_new: declare("hot_object_new", &[i64t, i32t, i32t, i32t], Some(i64t))?,
+        object_check: declare("hot_object_check", &[i64t, i32t, i32t], Some(i64t))?,
+        retain: declare("hot_object_retain", &[i64t], Some(i64t))?,
+        release: declare("hot_object_release", &[i64t], None)?,
+        empty_slot: declare("hot_raise_empty_slot", &[i64t, i32t, i32t], None)?,
     };
     Ok((hosts, helpers))
 }

@@ -9,7 +9,9 @@
 
 use std::cell::Cell;
 
+use crate::backend::objects::{ProgramObjects, check_cell};
 use crate::lang::span::Span;
+use crate::runtime::object::Object;
 use crate::runtime::{ScriptError, ScriptErrorKind};
 
 /// The context every script function takes as its hidden first parameter.
@@ -176,8 +178,74 @@ pub extern "C-unwind" fn hot_fmod(a: f64, b: f64) -> f64 {
 }
 
 /// The helpers generated code imports, in a fixed order: `(symbol, address)`.
-pub(crate) fn helper_symbols() -> [(&'static str, *const u8); 5] {
+/// `new C()`: class `class` of the program's objects; raises at the span if the class cannot
+/// make objects (unloaded).
+///
+/// # Safety
+/// `objects` must be the program's [`ProgramObjects`], with its classes installed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hot_object_new(
+    objects: *const ProgramObjects,
+    class: u32,
+    start: u32,
+    end: u32,
+) -> u64 {
+    // SAFETY: the caller's contract; the program (which owns the box) outlives its code's calls.
+    let objects = unsafe { &*objects };
+    match objects.runtime.new_object(&objects.classes[class as usize]) {
+        Ok(h) => h.into_cell(),
+        Err(mut e) => {
+            e.span = span(start, end);
+            e.raise()
+        }
+    }
+}
+
+/// The shell of a handle about to be used, or a raised `NullHandle`, `StaleHandle` or
+/// `ObjectDetached` at the span.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_object_check(cell: u64, start: u32, end: u32) -> *const Object {
+    // SAFETY: generated code passes a cell it holds a reference through, for this call.
+    match unsafe { check_cell(cell, span(start, end)) } {
+        Ok(obj) => obj,
+        Err(e) => e.raise(),
+    }
+}
+
+/// Take another reference (a handle read from a variable or a field). Returns the cell.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_object_retain(cell: u64) -> u64 {
+    crate::runtime::handle::hot_handle_retain(cell)
+}
+
+/// Release a reference the code owns (a temporary used up, a variable overwritten or going).
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_object_release(cell: u64) {
+    crate::runtime::handle::hot_handle_release(cell)
+}
+
+/// A virtual call found an empty slot (a reload removed the method).
+#[unsafe(no_mangle)]
+#[cold]
+pub extern "C-unwind" fn hot_raise_empty_slot(slot_offset: u64, start: u32, end: u32) -> ! {
+    let slot = slot_offset.saturating_sub(crate::runtime::class::Class::SLOTS as u64) / 8;
+    ScriptError::new(
+        ScriptErrorKind::EmptySlot {
+            class: "(virtual call)".to_string(),
+            slot: slot as u32,
+        },
+        span(start, end),
+    )
+    .raise()
+}
+
+pub(crate) fn helper_symbols() -> [(&'static str, *const u8); 10] {
     [
+        ("hot_object_new", hot_object_new as *const u8),
+        ("hot_object_check", hot_object_check as *const u8),
+        ("hot_object_retain", hot_object_retain as *const u8),
+        ("hot_object_release", hot_object_release as *const u8),
+        ("hot_raise_empty_slot", hot_raise_empty_slot as *const u8),
         ("hot_raise_div_zero", hot_raise_div_zero as *const u8),
         ("hot_raise_index", hot_raise_index as *const u8),
         ("hot_raise_assert", hot_raise_assert as *const u8),

@@ -69,6 +69,12 @@ pub(super) fn build(
     options: JitOptions,
     timings: &mut StageTimings,
 ) -> Result<Built, ObjectError> {
+    if let Some(class) = program.classes.first() {
+        return Err(ObjectError::Emit(format!(
+            "the object backend does not run classes yet (`{}`): use --backend jit or interp",
+            class.name
+        )));
+    }
     let start = Instant::now();
     let call_conv = isa.default_call_conv();
     let mut builder = ObjectBuilder::new(isa, "hotlab", cranelift_module::default_libcall_names())
@@ -125,6 +131,10 @@ pub(super) fn build(
         global_cells: &global_cells,
         checks: options.checks,
         call_conv,
+        // No classes (refused above): nothing to allocate or dispatch.
+        objects_addr: 0,
+        slot_table_addr: 0,
+        virtuals: &[],
     };
     let mut fctx = FunctionBuilderContext::new();
     let mut lowered = Vec::with_capacity(program.functions.len() * 2);

@@ -1,5 +1,6 @@
 //! Expressions: names, operators, casts, calls, arrays.
 
+use super::class::Coerced;
 use super::{Checker, ModName};
 use crate::lang::ast::{self, BinaryOp, UnaryOp};
 use crate::lang::diag::{DiagKind, Diagnostic};
@@ -57,16 +58,12 @@ impl Checker {
             ast::ExprKind::ArrayRepeat(elem, count) => {
                 return self.array_repeat(elem, count, span);
             }
-            ast::ExprKind::Null => {
-                self.error(unsupported(span, "`null` handles (classes)"));
-                return None;
-            }
+            ast::ExprKind::Null => (ExprKind::Null, Type::Null),
+            ast::ExprKind::SelfValue => return self.self_value(span),
+            ast::ExprKind::Field(object, field) => return self.field(object, field, span),
+            ast::ExprKind::New(class, args) => return self.new_object(class, args, span),
             ast::ExprKind::Str(_) => {
                 self.error(unsupported(span, "strings"));
-                return None;
-            }
-            ast::ExprKind::SelfValue | ast::ExprKind::Field(..) | ast::ExprKind::New(..) => {
-                self.error(unsupported(span, "classes, objects and fields"));
                 return None;
             }
             ast::ExprKind::VecNew(_) => {
@@ -150,7 +147,9 @@ impl Checker {
                     "`{name}` is a function: call it, `{name}(...)` (function values need closures, which this build does not support yet)"
                 )
             }
-            Some(ModName::Class) => format!("`{name}` is a class, not a value"),
+            Some(ModName::Class(_)) => {
+                format!("`{name}` is a class, not a value: make an object with `new {name}()`")
+            }
             None if name == "assert" => "`assert` is a builtin function: call it".to_string(),
             None => format!("unknown name `{name}`"),
         };
@@ -281,6 +280,9 @@ impl Checker {
                 span,
             });
         }
+        if lhs.ty.is_handle() || rhs.ty.is_handle() {
+            return self.handle_compare(op, op_span, lhs, rhs, span);
+        }
         if lhs.ty != rhs.ty {
             let mut d = Diagnostic::new(
                 DiagKind::TypeMismatch,
@@ -402,8 +404,15 @@ impl Checker {
                     ));
                     return None;
                 }
-                Some(ModName::Class) => {
-                    self.error(unsupported(callee.span, "classes"));
+                Some(ModName::Class(_)) => {
+                    self.error(
+                        Diagnostic::new(
+                            DiagKind::TypeMismatch,
+                            callee.span,
+                            format!("`{name}` is a class, not a function"),
+                        )
+                        .with_note(format!("make an object with `new {name}()`, call a static function with `{name}.f()`")),
+                    );
                     return None;
                 }
                 None => {
@@ -437,13 +446,14 @@ impl Checker {
         let mut ok = true;
         for (arg, param) in checked.into_iter().zip(&params) {
             match (arg, param) {
-                (Some(arg), Some(param)) => {
-                    if arg.ty != *param {
+                (Some(arg), Some(param)) => match self.coerce(arg, param) {
+                    Coerced::Ok(arg) => out.push(arg),
+                    Coerced::Mismatch(arg) => {
                         self.error(mismatch(arg.span, param, &arg.ty));
                         ok = false;
                     }
-                    out.push(arg);
-                }
+                    Coerced::Reported => ok = false,
+                },
                 _ => ok = false,
             }
         }
@@ -465,7 +475,17 @@ impl Checker {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<Expr> {
+        if let ast::ExprKind::Name(name) = &receiver.kind
+            && self.lookup_local(name).is_none()
+            && let Some((ModName::Class(class), _)) = self.names.get(name)
+        {
+            let class = *class;
+            return self.static_call(class, method, args, span);
+        }
         let recv = self.expr(receiver)?;
+        if let Type::Handle { class, .. } = recv.ty {
+            return self.object_call(recv, class, method, args, span);
+        }
         match method.name.as_str() {
             "len" => {
                 if !args.is_empty() {

@@ -1,5 +1,6 @@
 //! Statements, places and the "every path returns" analysis.
 
+use super::class::Coerced;
 use super::{Checker, LocalWhat, ModName};
 use crate::lang::ast::{self, ForIter};
 use crate::lang::diag::{DiagKind, Diagnostic};
@@ -39,17 +40,34 @@ impl Checker {
         };
         let init = init?;
         if let Some((ty, span)) = annotated {
-            if ty != init.ty {
-                self.error(
-                    Diagnostic::new(
-                        DiagKind::TypeMismatch,
-                        init.span,
-                        format!("mismatched types: expected `{ty}`, found `{}`", init.ty),
-                    )
-                    .with_label(span, "the declared type"),
-                );
-                return None;
-            }
+            return match self.coerce(init, &ty) {
+                Coerced::Ok(init) => Some((ty, init)),
+                Coerced::Reported => None,
+                Coerced::Mismatch(init) => {
+                    self.error(
+                        Diagnostic::new(
+                            DiagKind::TypeMismatch,
+                            init.span,
+                            format!("mismatched types: expected `{ty}`, found `{}`", init.ty),
+                        )
+                        .with_label(span, "the declared type"),
+                    );
+                    None
+                }
+            };
+        } else if init.ty == Type::Null {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::TypeMismatch,
+                    init.span,
+                    "`null` alone does not say which class it is a handle to",
+                )
+                .with_note(format!(
+                    "write the type: `var {}: C? = null`",
+                    decl.name.name
+                )),
+            );
+            return None;
         } else if init.ty == Type::Unit {
             self.error(Diagnostic::new(
                 DiagKind::TypeMismatch,
@@ -92,6 +110,11 @@ impl Checker {
                         Some(op)
                     }
                     None => None,
+                };
+                let value = match self.coerce(value, &place.ty) {
+                    Coerced::Ok(v) => v,
+                    Coerced::Reported => return None,
+                    Coerced::Mismatch(v) => v,
                 };
                 if value.ty != place.ty {
                     self.error(
@@ -258,6 +281,13 @@ impl Checker {
             None => None,
         };
         let ret = self.f.ret.clone()?;
+        let value = match value {
+            Some(v) => match self.coerce(v, &ret) {
+                Coerced::Ok(v) | Coerced::Mismatch(v) => Some(v),
+                Coerced::Reported => return None,
+            },
+            None => None,
+        };
         let found = value.as_ref().map_or(Type::Unit, |v| v.ty.clone());
         if found != ret {
             let msg = match (&value, ret == Type::Unit) {
@@ -363,14 +393,7 @@ impl Checker {
                     span,
                 })
             }
-            ast::ExprKind::Field(..) => {
-                self.error(Diagnostic::new(
-                    DiagKind::Unsupported,
-                    span,
-                    "fields are not supported yet by this build",
-                ));
-                None
-            }
+            ast::ExprKind::Field(object, field) => self.field_place(object, field, span),
             _ => {
                 self.error(
                     Diagnostic::new(DiagKind::Other, span, "cannot assign to this expression")

@@ -26,13 +26,22 @@ impl Checker {
                 }
                 _ => {
                     let diag = match self.names.get(name) {
-                        Some((ModName::Class, _)) => unsupported("classes"),
+                        Some((ModName::Class(id), _)) => return Some(self.handle_type(*id, false)),
+                        _ if crate::lang::hir::Interface::named(name).is_some() => Diagnostic::new(
+                            DiagKind::TypeMismatch,
+                            t.span,
+                            format!(
+                                "`{name}` is a host interface, not a type: use the class that implements it"
+                            ),
+                        ),
                         _ => Diagnostic::new(
                             DiagKind::UnknownName,
                             t.span,
                             format!("unknown type `{name}`"),
                         )
-                        .with_note("the types are `i64`, `f64`, `bool` and arrays `[T; N]`"),
+                        .with_note(
+                            "the types are `i64`, `f64`, `bool`, arrays `[T; N]` and classes",
+                        ),
                     };
                     self.error(diag);
                     None
@@ -50,10 +59,17 @@ impl Checker {
                 self.error(unsupported("function types (closures)"));
                 None
             }
-            TypeKind::Nullable(_) => {
-                self.error(unsupported("nullable handles (`C?`)"));
-                None
-            }
+            TypeKind::Nullable(inner) => match self.resolve_type(inner)? {
+                Type::Handle { class, .. } => Some(self.handle_type(class, true)),
+                other => {
+                    self.error(Diagnostic::new(
+                        DiagKind::TypeMismatch,
+                        t.span,
+                        format!("only class handles can be nullable, not `{other}`"),
+                    ));
+                    None
+                }
+            },
         }
     }
 
@@ -64,6 +80,14 @@ impl Checker {
         len: u64,
         span: crate::lang::span::Span,
     ) -> Option<Type> {
+        if elem.is_handle() {
+            self.error(Diagnostic::new(
+                DiagKind::Unsupported,
+                span,
+                "arrays of handles are not supported yet by this build",
+            ));
+            return None;
+        }
         let cells = elem.cells().saturating_mul(len);
         if len > u64::from(u32::MAX) || cells > MAX_ARRAY_CELLS {
             self.error(Diagnostic::new(

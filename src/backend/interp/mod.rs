@@ -26,14 +26,27 @@
 //! the limit is [`FALLBACK_BUDGET`] below the stack position at the outermost `call`.
 
 use std::rc::Rc;
+use std::sync::Arc;
 
+mod objects;
+mod ops;
+mod val;
+
+use self::objects::{at, read_cell};
+use self::ops::{binary, check_index};
+use self::val::{Val, fits};
+use super::objects::check_cell;
 use super::{Checks, Value};
+use crate::backend::objects as shared;
 use crate::lang::hir::{
     BinOp, Block, Expr, ExprKind, FuncId, GlobalId, LogicOp, Place, PlaceKind, Program, StmtKind,
     Type, UnOp,
 };
 use crate::lang::span::Span;
+use crate::runtime::class::ClassRef;
+use crate::runtime::handle::Handle;
 use crate::runtime::host::{HostType, host_table};
+use crate::runtime::rt::Runtime;
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
 /// Stack kept free below the limit for the Rust frames between two script calls.
@@ -41,73 +54,6 @@ pub const STACK_MARGIN: usize = 256 * 1024;
 
 /// Stack a run may use when the thread's stack bounds are unknown.
 pub const FALLBACK_BUDGET: usize = 1024 * 1024;
-
-/// A value inside the interpreter.
-#[derive(Debug, Clone)]
-enum Val {
-    Unit,
-    I(i64),
-    F(f64),
-    B(bool),
-    A(Rc<Vec<Val>>),
-}
-
-impl Val {
-    fn int(&self) -> i64 {
-        match self {
-            Val::I(v) => *v,
-            _ => unreachable!("checked program: expected i64"),
-        }
-    }
-
-    fn bool(&self) -> bool {
-        match self {
-            Val::B(v) => *v,
-            _ => unreachable!("checked program: expected bool"),
-        }
-    }
-
-    fn array(&self) -> &Rc<Vec<Val>> {
-        match self {
-            Val::A(v) => v,
-            _ => unreachable!("checked program: expected an array"),
-        }
-    }
-
-    fn from_value(v: &Value) -> Val {
-        match v {
-            Value::Unit => Val::Unit,
-            Value::I64(x) => Val::I(*x),
-            Value::F64(x) => Val::F(*x),
-            Value::Bool(x) => Val::B(*x),
-            Value::Array(items) => Val::A(Rc::new(items.iter().map(Val::from_value).collect())),
-        }
-    }
-
-    fn to_value(&self) -> Value {
-        match self {
-            Val::Unit => Value::Unit,
-            Val::I(x) => Value::I64(*x),
-            Val::F(x) => Value::F64(*x),
-            Val::B(x) => Value::Bool(*x),
-            Val::A(items) => Value::Array(items.iter().map(Val::to_value).collect()),
-        }
-    }
-}
-
-/// Whether a host value has a script type (for checking what the host passes in).
-fn fits(v: &Value, ty: &Type) -> bool {
-    match (v, ty) {
-        (Value::Unit, Type::Unit)
-        | (Value::I64(_), Type::I64)
-        | (Value::F64(_), Type::F64)
-        | (Value::Bool(_), Type::Bool) => true,
-        (Value::Array(items), Type::Array(elem, n)) => {
-            items.len() == *n as usize && items.iter().all(|i| fits(i, elem))
-        }
-        _ => false,
-    }
-}
 
 /// How a statement finished.
 enum Flow {
@@ -135,6 +81,24 @@ pub struct Interp<'p> {
     base: usize,
     /// Below this stack address a call raises `StackExhausted` (0 until the first call).
     stack_limit: usize,
+    /// The runtime classes of the program's classes, by `ClassId` (declared after every value
+    /// that may hold a handle, so those are released first).
+    classes: Vec<ClassRef>,
+    runtime: Arc<Runtime>,
+    /// The `vmctx` of the classes (see `objects::HostLink`); `None` only once dropped.
+    host: Option<Box<objects::HostLink>>,
+}
+
+impl Drop for Interp<'_> {
+    fn drop(&mut self) {
+        // Values first, so the objects only they held are freed; a class whose objects the
+        // host still holds keeps its link (its trampolines read it): leaked on purpose.
+        self.globals.clear();
+        self.stack.clear();
+        if shared::shell_count(&self.classes) > 0 {
+            std::mem::forget(self.host.take());
+        }
+    }
 }
 
 impl<'p> Interp<'p> {
@@ -145,6 +109,19 @@ impl<'p> Interp<'p> {
             .iter()
             .map(|g| Val::from_value(&Value::zero(&g.ty)))
             .collect();
+        let runtime = Arc::new(Runtime::new());
+        // Interpreted methods have no machine code: the host interfaces' methods get
+        // trampolines into the interpreter, the others empty slots.
+        let host = Box::new(objects::HostLink::new());
+        let vmctx = &*host as *const objects::HostLink as *mut std::ffi::c_void;
+        let classes =
+            shared::define_classes(&runtime, program, vmctx, |m| objects::slot_code(program, m))
+                .map_err(|e| {
+                    ScriptError::new(
+                        ScriptErrorKind::BadCall(format!("the runtime refused a class: {e}")),
+                        Span::default(),
+                    )
+                })?;
         let mut interp = Interp {
             program,
             checks,
@@ -152,6 +129,9 @@ impl<'p> Interp<'p> {
             stack: Vec::new(),
             base: 0,
             stack_limit: 0,
+            classes,
+            runtime,
+            host: Some(host),
         };
         interp.call(program.init, &[])?;
         Ok(interp)
@@ -160,6 +140,30 @@ impl<'p> Interp<'p> {
     /// The checks setting it was made with (see the module docs: bounds are always checked).
     pub fn checks(&self) -> Checks {
         self.checks
+    }
+
+    /// The object runtime the program's objects live in.
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    /// The runtime class of a program class.
+    pub fn class_ref(&self, id: crate::lang::hir::ClassId) -> &ClassRef {
+        &self.classes[id.index()]
+    }
+
+    /// Objects of the program's classes not freed yet (0 when nothing holds a handle).
+    pub fn shell_count(&self) -> usize {
+        shared::shell_count(&self.classes)
+    }
+
+    /// A handle (a new reference) to the object in a handle-typed module variable (`None` for
+    /// another type).
+    pub fn global_handle(&self, id: GlobalId) -> Option<Handle> {
+        match &self.globals[id.index()] {
+            Val::H(h) => Some(h.clone()),
+            _ => None,
+        }
     }
 
     /// The current value of a module variable.
@@ -317,6 +321,17 @@ impl<'p> Interp<'p> {
         op_span: Span,
         value: &'p Expr,
     ) -> R<()> {
+        if let PlaceKind::Field { object, field } = &place.kind {
+            return self.assign_field(
+                object,
+                *field as usize,
+                &place.ty,
+                op,
+                op_span,
+                value,
+                place.span,
+            );
+        }
         let mut path = Vec::new();
         let root = self.resolve_place(place, &mut path)?;
         let v = self.eval(value)?;
@@ -354,6 +369,7 @@ impl<'p> Interp<'p> {
                 path.push(check_index(i, len, index.span)?);
                 Ok(root)
             }
+            PlaceKind::Field { .. } => unreachable!("checked program: fields have no elements"),
         }
     }
 
@@ -448,6 +464,41 @@ impl<'p> Interp<'p> {
                 items[i].clone()
             }
             ExprKind::Len(array) => Val::I(self.eval(array)?.array().len() as i64),
+            ExprKind::Null => Val::H(Handle::null()),
+            ExprKind::New(class) => Val::H(
+                self.runtime
+                    .new_object(&self.classes[class.index()])
+                    .map_err(|err| at(err, e.span))?,
+            ),
+            ExprKind::Field(object, field) => {
+                let v = self.eval(object)?;
+                // SAFETY: `v` owns the handle's reference while the cell is read.
+                let obj = unsafe { check_cell(v.handle().cell(), e.span) }?;
+                read_cell(obj, *field as usize, &e.ty)
+            }
+            ExprKind::MethodCall { object, func, args } => {
+                let this = self.receiver(object, e.span)?;
+                self.call_method(*func, this, args)?
+            }
+            ExprKind::VirtualCall {
+                object,
+                method,
+                args,
+                ..
+            } => {
+                let this = self.receiver(object, e.span)?;
+                // SAFETY: checked by `receiver`; `this` owns a reference.
+                let obj = unsafe { check_cell(this.handle().cell(), e.span) }?;
+                let func = self.dispatch(obj, method);
+                self.call_method(func, this, args)?
+            }
+            ExprKind::NonNull(inner) => {
+                let v = self.eval(inner)?;
+                if v.handle().is_null() {
+                    return Err(ScriptError::new(ScriptErrorKind::NullHandle, e.span));
+                }
+                v
+            }
             ExprKind::Assert(cond) => {
                 if !self.eval(cond)?.bool() {
                     return Err(ScriptError::new(ScriptErrorKind::AssertionFailed, e.span));
@@ -456,74 +507,6 @@ impl<'p> Interp<'p> {
             }
         })
     }
-}
-
-fn check_index(i: i64, len: i64, span: Span) -> R<usize> {
-    if (0..len).contains(&i) {
-        Ok(i as usize)
-    } else {
-        Err(ScriptError::new(
-            ScriptErrorKind::IndexOutOfRange { index: i, len },
-            span,
-        ))
-    }
-}
-
-fn div_zero(span: Span) -> ScriptError {
-    ScriptError::new(ScriptErrorKind::DivisionByZero, span)
-}
-
-/// A binary operator on two values of the same type.
-fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
-    Ok(match (a, b) {
-        (Val::I(x), Val::I(y)) => {
-            let (x, y) = (*x, *y);
-            match op {
-                BinOp::Add => Val::I(x.wrapping_add(y)),
-                BinOp::Sub => Val::I(x.wrapping_sub(y)),
-                BinOp::Mul => Val::I(x.wrapping_mul(y)),
-                BinOp::Div if y == 0 => return Err(div_zero(span)),
-                BinOp::Div => Val::I(x.wrapping_div(y)),
-                BinOp::Rem if y == 0 => return Err(div_zero(span)),
-                BinOp::Rem => Val::I(x.wrapping_rem(y)),
-                BinOp::BitAnd => Val::I(x & y),
-                BinOp::BitOr => Val::I(x | y),
-                BinOp::BitXor => Val::I(x ^ y),
-                // `wrapping_sh*` take the amount modulo 64.
-                BinOp::Shl => Val::I(x.wrapping_shl(y as u32)),
-                BinOp::Shr => Val::I(x.wrapping_shr(y as u32)),
-                BinOp::Eq => Val::B(x == y),
-                BinOp::Ne => Val::B(x != y),
-                BinOp::Lt => Val::B(x < y),
-                BinOp::Le => Val::B(x <= y),
-                BinOp::Gt => Val::B(x > y),
-                BinOp::Ge => Val::B(x >= y),
-            }
-        }
-        (Val::F(x), Val::F(y)) => {
-            let (x, y) = (*x, *y);
-            match op {
-                BinOp::Add => Val::F(x + y),
-                BinOp::Sub => Val::F(x - y),
-                BinOp::Mul => Val::F(x * y),
-                BinOp::Div => Val::F(x / y),
-                BinOp::Rem => Val::F(x % y),
-                BinOp::Eq => Val::B(x == y),
-                BinOp::Ne => Val::B(x != y),
-                BinOp::Lt => Val::B(x < y),
-                BinOp::Le => Val::B(x <= y),
-                BinOp::Gt => Val::B(x > y),
-                BinOp::Ge => Val::B(x >= y),
-                _ => unreachable!("checked program: bitwise operator on f64"),
-            }
-        }
-        (Val::B(x), Val::B(y)) => match op {
-            BinOp::Eq => Val::B(x == y),
-            BinOp::Ne => Val::B(x != y),
-            _ => unreachable!("checked program: arithmetic on bool"),
-        },
-        _ => unreachable!("checked program: operands of different types"),
-    })
 }
 
 /// The lowest stack address a call may start at on this thread.

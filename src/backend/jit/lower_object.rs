@@ -1,0 +1,284 @@
+//! HIR → CLIF for objects: `new`, fields, method calls (direct and through the slot table),
+//! handle checks and the reference counting of handles.
+//!
+//! # Ownership of handles
+//! A handle-typed expression yields an *owned* cell (one reference the code must give up):
+//! `new` and calls return one, reading a variable or a field takes one (`hot_object_retain`).
+//! A consumer uses it up: a store into a variable or a field keeps it (and releases the value it
+//! replaces), anything else releases it after use. Parameters are *borrowed*: the caller keeps
+//! its reference for the whole call and releases it afterwards, so a callee never releases its
+//! parameters (they are immutable). `let`/`var` handle variables start null and are released
+//! when the function returns. A receiver or an `==` operand that is a plain variable read is
+//! borrowed instead of retained and released (nothing in the expression can change it).
+//!
+//! A `ScriptError` unwinding through a frame does not release that frame's handles: the objects
+//! they hold stay alive (a leak, never a dangling handle).
+//!
+//! # Uses of an object
+//! `hot_object_check(cell, span)` returns the shell or raises `NullHandle`, `StaleHandle` or
+//! `ObjectDetached` at the span. The state pointer is loaded from the shell at every access
+//! (`[shell + Object::STATE]`): a call in between may have run a reload that replaced the state.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, Value, types};
+
+use crate::lang::hir::{BinOp, ClassId, Expr, ExprKind, FuncId, Type};
+use crate::lang::span::Span;
+use crate::runtime::object::Object;
+
+use super::lower::{FunctionTranslator, LResult, LocalSlot, bad, mem};
+
+/// Bits of a handle cell that hold the shell address (see `runtime::handle`).
+const ADDR_BITS: i64 = 48;
+
+impl FunctionTranslator<'_, '_> {
+    /// Give up an owned cell (null is fine).
+    pub(crate) fn release(&mut self, cell: Value) {
+        let helper = self.env.helpers.release;
+        self.call_helper(helper, &[cell]);
+    }
+
+    /// Take another reference to a cell; returns the (same) cell, now owned.
+    pub(crate) fn retain(&mut self, cell: Value) -> Value {
+        let helper = self.env.helpers.retain;
+        self.call_helper(helper, &[cell])[0]
+    }
+
+    /// Release every handle variable the function owns (before a return).
+    pub(crate) fn release_owned_handles(&mut self) {
+        for var in self.owned_handles.clone() {
+            let v = self.builder.use_var(var);
+            self.release(v);
+        }
+    }
+
+    /// The handle cell of a live shell: its address and its generation's low 16 bits.
+    pub(crate) fn cell_of_shell(&mut self, shell: Value) -> Value {
+        let generation = self.builder.ins().uload32(mem(), shell, Object::GEN as i32);
+        let mask = self.builder.ins().iconst(types::I64, 0xffff);
+        let tag = self.builder.ins().band(generation, mask);
+        let bits = self.builder.ins().iconst(types::I64, ADDR_BITS);
+        let tag = self.builder.ins().ishl(tag, bits);
+        self.builder.ins().bor(shell, tag)
+    }
+
+    /// The shell of a handle, checked at `span`.
+    fn check_object(&mut self, cell: Value, span: Span) -> Value {
+        let (start, end) = self.span_args(span);
+        let helper = self.env.helpers.object_check;
+        self.call_helper(helper, &[cell, start, end])[0]
+    }
+
+    /// A handle expression, borrowed when it is a variable read: `(cell, owned)`.
+    fn handle_operand(&mut self, e: &Expr) -> LResult<(Value, bool)> {
+        if let ExprKind::Local(id) = &e.kind
+            && let LocalSlot::Scalar(var) = self.local(*id)?
+        {
+            return Ok((self.builder.use_var(var), false));
+        }
+        Ok((self.translate_expr(e)?, true))
+    }
+
+    fn done_with(&mut self, cell: Value, owned: bool) {
+        if owned {
+            self.release(cell);
+        }
+    }
+
+    /// Address of field `field` of a checked shell (state loaded now).
+    fn field_addr(&mut self, shell: Value, field: u32) -> Value {
+        let state = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), shell, Object::STATE as i32);
+        self.builder.ins().iadd_imm_s(state, i64::from(field) * 8)
+    }
+
+    pub(crate) fn translate_new(&mut self, class: ClassId, span: Span) -> Value {
+        let objects = self.builder.ins().iconst(types::I64, self.env.objects_addr);
+        let class = self.builder.ins().iconst(types::I32, i64::from(class.0));
+        let (start, end) = self.span_args(span);
+        let helper = self.env.helpers.object_new;
+        self.call_helper(helper, &[objects, class, start, end])[0]
+    }
+
+    /// `o.f`: check `o`, load the cell (retained when it is a handle), release `o`.
+    pub(crate) fn translate_field(
+        &mut self,
+        object: &Expr,
+        field: u32,
+        e: &Expr,
+    ) -> LResult<Value> {
+        let (cell, owned) = self.handle_operand(object)?;
+        let shell = self.check_object(cell, e.span);
+        let addr = self.field_addr(shell, field);
+        let mut v = self.load_value(addr, &e.ty)?;
+        if e.ty.is_handle() {
+            v = self.retain(v);
+        }
+        self.done_with(cell, owned);
+        Ok(v)
+    }
+
+    /// `o.f = value` / `o.f op= value`: check `o`, evaluate the value, check again (the value's
+    /// calls may have destroyed or reloaded it), read for `op=`, store; a handle field releases
+    /// the value it held.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn translate_field_assign(
+        &mut self,
+        object: &Expr,
+        field: u32,
+        ty: &Type,
+        op: Option<BinOp>,
+        op_span: Span,
+        value: &Expr,
+        span: Span,
+    ) -> LResult<()> {
+        let (cell, owned) = self.handle_operand(object)?;
+        self.check_object(cell, span);
+        let mut v = self.translate_expr(value)?;
+        let shell = self.check_object(cell, span);
+        let addr = self.field_addr(shell, field);
+        if let Some(op) = op {
+            let old = self.load_value(addr, ty)?;
+            v = self.binary_values(op, op_span, ty, old, v)?;
+        }
+        if ty.is_handle() {
+            let old = self.builder.ins().load(types::I64, mem(), addr, 0);
+            self.builder.ins().store(mem(), v, addr, 0);
+            self.release(old);
+        } else {
+            self.store_value(addr, ty, v)?;
+        }
+        self.done_with(cell, owned);
+        Ok(())
+    }
+
+    /// A method call: the receiver is checked at the call's span, the arguments evaluated, and
+    /// the method called with the shell as `this` (directly, or through the class's slot when
+    /// `virtual_method` is set); then the receiver and handle arguments are released.
+    pub(crate) fn translate_method_call(
+        &mut self,
+        object: &Expr,
+        func: FuncId,
+        virtual_method: Option<&str>,
+        args: &[Expr],
+        e: &Expr,
+    ) -> LResult<Value> {
+        let (cell, owned) = self.handle_operand(object)?;
+        let shell = self.check_object(cell, e.span);
+        let mut values = vec![self.vmctx, shell];
+        let mut owned_args = Vec::new();
+        for arg in args {
+            let v = self.translate_expr(arg)?;
+            if arg.ty.is_handle() {
+                owned_args.push(v);
+            }
+            values.push(v);
+        }
+        let results = match virtual_method {
+            None => {
+                let Some(&callee) = self.env.funcs.get(func.index()) else {
+                    return bad(format!("call of unknown method #{}", func.0));
+                };
+                self.call_helper(callee, &values)
+            }
+            Some(name) => {
+                let code = self.slot_code(object, name, shell, e.span)?;
+                let sig = self.env.program.function(func);
+                let sig = super::lower::script_signature(sig, self.env.call_conv);
+                let sig_ref = self.builder.import_signature(sig);
+                let call = self.builder.ins().call_indirect(sig_ref, code, &values);
+                self.builder.inst_results(call).to_vec()
+            }
+        };
+        for v in owned_args {
+            self.release(v);
+        }
+        self.done_with(cell, owned);
+        Ok(match results.first() {
+            Some(v) => *v,
+            None => self.unit(),
+        })
+    }
+
+    /// The code in the slot of `method` of the object's class, raising `EmptySlot` when empty.
+    /// Neither the class's slot nor the offset table is a `readonly` load: a reload changes them.
+    fn slot_code(
+        &mut self,
+        object: &Expr,
+        method: &str,
+        shell: Value,
+        span: Span,
+    ) -> LResult<Value> {
+        let Type::Handle { class, .. } = &object.ty else {
+            return bad("a method call on a value that is not a handle");
+        };
+        let Some(k) = self
+            .env
+            .virtuals
+            .iter()
+            .position(|(c, m)| c == class && m == method)
+        else {
+            return bad(format!("no slot for virtual method `{method}`"));
+        };
+        let table = self.env.slot_table_addr.wrapping_add(8 * k as i64);
+        let table = self.builder.ins().iconst(types::I64, table);
+        let offset = self.builder.ins().load(types::I64, mem(), table, 0);
+        let class_ptr = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), shell, Object::CLASS as i32);
+        let slot_addr = self.builder.ins().iadd(class_ptr, offset);
+        let code = self.builder.ins().load(types::I64, mem(), slot_addr, 0);
+        let empty = self.builder.ins().icmp_imm_s(IntCC::Equal, code, 0);
+        let helper = self.env.helpers.empty_slot;
+        self.cold_raise(empty, |t| {
+            let (start, end) = t.span_args(span);
+            t.call_helper(helper, &[offset, start, end]);
+        });
+        Ok(code)
+    }
+
+    /// A `C?` where a `C` is needed: `NullHandle` at the span when null.
+    pub(crate) fn translate_non_null(&mut self, inner: &Expr, span: Span) -> LResult<Value> {
+        let v = self.translate_expr(inner)?;
+        let null = self.builder.ins().icmp_imm_s(IntCC::Equal, v, 0);
+        let helper = self.env.helpers.object_check;
+        self.cold_raise(null, |t| {
+            let (start, end) = t.span_args(span);
+            // Raises `NullHandle` for the null cell.
+            t.call_helper(helper, &[v, start, end]);
+        });
+        Ok(v)
+    }
+
+    /// `a == b` / `a != b` on handles: the same cell (same object and generation, or both null).
+    pub(crate) fn translate_handle_compare(
+        &mut self,
+        op: BinOp,
+        lhs: &Expr,
+        rhs: &Expr,
+    ) -> LResult<Value> {
+        let (l, l_owned) = self.handle_operand(lhs)?;
+        let (r, r_owned) = self.handle_operand(rhs)?;
+        let cc = match op {
+            BinOp::Eq => IntCC::Equal,
+            BinOp::Ne => IntCC::NotEqual,
+            _ => return bad("an ordering operator on handles"),
+        };
+        let v = self.builder.ins().icmp(cc, l, r);
+        self.done_with(l, l_owned);
+        self.done_with(r, r_owned);
+        Ok(v)
+    }
+
+    /// Release the handle arguments of a finished call.
+    pub(crate) fn release_args(&mut self, args: &[Expr], values: &[Value]) {
+        for (arg, v) in args.iter().zip(values) {
+            if arg.ty.is_handle() {
+                self.release(*v);
+            }
+        }
+    }
+}

@@ -1,0 +1,200 @@
+//! The bridge from checked classes to the object runtime, shared by every backend: the
+//! runtime's [`ClassDef`] of a [`hir::Class`], field and method types in the runtime's terms,
+//! and the run-time checks on handles that scripts use.
+//!
+//! Both backends put a program's objects in one [`Runtime`]: `new C()` is
+//! [`Runtime::new_object`], a handle is the runtime's 8-byte cell, a field is a cell of the
+//! object's state block. So an object made by one backend is the same kind of object the host
+//! calls through `Hook`/`Bench`, and a reload migrates it.
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use crate::lang::hir::{self, ClassId, Program, Type};
+use crate::lang::span::Span;
+use crate::runtime::class::{ClassDef, ClassRef, DefineError, Field, FieldType, Init, MethodDef};
+use crate::runtime::error::{ScriptError, ScriptErrorKind};
+use crate::runtime::handle::Handle;
+use crate::runtime::iface::{AbiSig, AbiType};
+use crate::runtime::object::Object;
+use crate::runtime::rt::Runtime;
+
+/// The runtime's type of a field.
+pub fn field_type(ty: &Type) -> FieldType {
+    match ty {
+        Type::I64 => FieldType::I64,
+        Type::F64 => FieldType::F64,
+        Type::Bool => FieldType::Bool,
+        Type::Handle { name, nullable, .. } => FieldType::Handle {
+            class: name.clone(),
+            nullable: *nullable,
+        },
+        other => unreachable!("checked program: a field of type `{other}`"),
+    }
+}
+
+/// The machine type of a parameter or result (`None` for unit).
+pub fn abi_type(ty: &Type) -> Option<AbiType> {
+    match ty {
+        Type::Unit => None,
+        Type::F64 => Some(AbiType::F64),
+        Type::Bool => Some(AbiType::Bool),
+        // i64, and handles as their cell.
+        _ => Some(AbiType::I64),
+    }
+}
+
+/// The method signature (after `vmctx, this`) of a method function, if every type crosses the
+/// method ABI (scalars and handles; arrays do not).
+pub fn method_sig(program: &Program, func: hir::FuncId) -> Option<AbiSig> {
+    let f = program.function(func);
+    let mut params = Vec::new();
+    for ty in f.param_types().skip(1) {
+        if matches!(ty, Type::Array(..)) {
+            return None;
+        }
+        params.push(abi_type(ty)?);
+    }
+    if matches!(f.ret, Type::Array(..)) {
+        return None;
+    }
+    Some(AbiSig::new(&params, abi_type(&f.ret)))
+}
+
+/// The runtime definition of class `id`: its own fields (with their constant initializers) and
+/// its own methods and overrides, each with the code `code` gives for it (null leaves the slot
+/// empty). Static functions have no slot.
+pub fn class_def(
+    program: &Program,
+    id: ClassId,
+    parent: Option<ClassRef>,
+    vmctx: *mut c_void,
+    mut code: impl FnMut(&hir::Method) -> *const c_void,
+) -> ClassDef {
+    let class = program.class(id);
+    let inherited = class.parent.map_or(0, |p| program.class(p).fields.len());
+    let fields = class.fields[inherited..]
+        .iter()
+        .map(|f| Field {
+            name: Arc::from(f.name.as_str()),
+            ty: field_type(&f.ty),
+            init: Init::Bits(f.init),
+        })
+        .collect();
+    let methods = class
+        .methods
+        .iter()
+        .filter(|m| m.owner == id && m.kind != hir::MethodKind::Static)
+        .filter_map(|m| {
+            // A method whose types do not cross the ABI (arrays) is called directly only.
+            let sig = method_sig(program, m.func)?;
+            Some(MethodDef {
+                name: Arc::from(m.name.as_str()),
+                sig,
+                code: code(m),
+            })
+        })
+        .collect();
+    ClassDef {
+        name: Arc::from(class.name.as_str()),
+        parent,
+        fields,
+        methods,
+        vmctx,
+    }
+}
+
+/// Define every class of `program` in `runtime` (parents first), in `ClassId` order.
+pub fn define_classes(
+    runtime: &Runtime,
+    program: &Program,
+    vmctx: *mut c_void,
+    mut code: impl FnMut(&hir::Method) -> *const c_void,
+) -> Result<Vec<ClassRef>, DefineError> {
+    let mut out: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
+    for (i, class) in program.classes.iter().enumerate() {
+        let parent = class.parent.map(|p| out[p.index()].clone());
+        let def = class_def(program, ClassId(i as u32), parent, vmctx, &mut code);
+        out.push(runtime.define(def)?);
+    }
+    Ok(out)
+}
+
+/// The object a handle cell refers to, or the error (null, stale, detached) at `span`.
+///
+/// # Safety
+/// `cell` must be 0 or a handle cell that owns a reference for at least the returned borrow.
+pub unsafe fn check_cell<'a>(cell: u64, span: Span) -> Result<&'a Object, ScriptError> {
+    let borrowed = std::mem::ManuallyDrop::new(
+        // SAFETY: the caller keeps the cell's reference; `ManuallyDrop` never releases it.
+        unsafe { Handle::from_cell(cell) },
+    );
+    let obj: *const Object = match borrowed.get() {
+        Ok(obj) => obj,
+        Err(mut e) => {
+            e.span = span;
+            return Err(e);
+        }
+    };
+    // SAFETY: the caller's reference keeps the shell allocated for `'a`.
+    let obj = unsafe { &*obj };
+    if !obj.is_attached() {
+        return Err(ScriptError::new(ScriptErrorKind::ObjectDetached, span));
+    }
+    Ok(obj)
+}
+
+/// Shells of every class not freed yet: 0 once every handle went (the leak check).
+pub fn shell_count(classes: &[ClassRef]) -> usize {
+    classes.iter().map(|c| c.shell_count()).sum()
+}
+
+/// The virtual methods of a program as `(class, method)` pairs: a virtual call site reads the
+/// slot offset of its pair from [`ProgramObjects::slot_offsets`] at this index.
+pub fn virtual_methods(program: &Program) -> Vec<(ClassId, String)> {
+    let mut out = Vec::new();
+    for (i, class) in program.classes.iter().enumerate() {
+        for m in &class.methods {
+            if m.is_virtual() {
+                out.push((ClassId(i as u32), m.name.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// What generated code reaches of the object runtime: the runtime, the program's classes by
+/// `ClassId`, and the byte offset in a class of each virtual method's slot. Boxed by its owner
+/// (generated code embeds its address and the table's), filled once the code is finalized.
+pub struct ProgramObjects {
+    /// The runtime the objects live in (shared with later versions of the program).
+    pub runtime: Arc<Runtime>,
+    /// The runtime class of each program class.
+    pub classes: Vec<ClassRef>,
+    /// `Class::SLOTS + 8 * slot` of each [`virtual_methods`] pair (0 until filled).
+    pub slot_offsets: Box<[u64]>,
+}
+
+impl ProgramObjects {
+    /// Objects for `program` in `runtime`, classes not defined yet.
+    pub fn new(runtime: Arc<Runtime>, program: &Program) -> ProgramObjects {
+        ProgramObjects {
+            runtime,
+            classes: Vec::new(),
+            slot_offsets: vec![0; virtual_methods(program).len().max(1)].into_boxed_slice(),
+        }
+    }
+
+    /// Record the classes and fill the slot offsets of the virtual methods.
+    pub fn install(&mut self, program: &Program, classes: Vec<ClassRef>) {
+        for (k, (class, method)) in virtual_methods(program).iter().enumerate() {
+            // A virtual method whose types do not cross the ABI has no slot; its calls are
+            // refused by the checker's rules (arrays in methods are called directly), so 0.
+            if let Some(slot) = classes[class.index()].slot_of(method) {
+                self.slot_offsets[k] =
+                    (crate::runtime::class::Class::SLOTS + 8 * slot.get()) as u64;
+            }
+        }
+        self.classes = classes;
+    }
+}

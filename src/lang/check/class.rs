@@ -1,0 +1,546 @@
+//! Classes: bases, field layouts, methods, overrides and host interfaces (pass 1), and the
+//! conversions between handle types that every other check uses.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{Checker, ModName, Sig};
+use crate::lang::ast::{self, ClassMember, Item};
+use crate::lang::diag::{DiagKind, Diagnostic};
+use crate::lang::hir::{
+    self, ClassId, Expr, ExprKind, FuncId, Interface, Method, MethodKind, Type,
+};
+use crate::lang::span::Span;
+
+/// A class as the checker builds it.
+#[derive(Debug, Clone)]
+pub(super) struct ClassInfo {
+    pub name: String,
+    pub name_span: Span,
+    /// Index of its declaration in the module's items.
+    pub item: usize,
+    pub parent: Option<ClassId>,
+    pub interface: Option<Interface>,
+    /// Every field, inherited first; `mutable` is false for `let` fields.
+    pub fields: Vec<FieldInfo>,
+    pub methods: Vec<Method>,
+}
+
+/// A field as the checker knows it.
+#[derive(Debug, Clone)]
+pub(super) struct FieldInfo {
+    pub field: hir::Field,
+    pub mutable: bool,
+}
+
+/// What converting an expression to a wanted type gave.
+pub(super) enum Coerced {
+    /// Converted (possibly wrapped in a run-time null check).
+    Ok(Expr),
+    /// Not convertible, nothing reported: the caller reports its own mismatch.
+    Mismatch(Expr),
+    /// Not convertible, and reported.
+    Reported,
+}
+
+impl Checker {
+    /// Pass 0: give every class an id and its name, so types and bases can name classes
+    /// declared further down.
+    pub(super) fn declare_class_names(&mut self, module: &ast::Module) {
+        for (i, item) in module.items.iter().enumerate() {
+            let Item::Class(class) = item else { continue };
+            let id = ClassId(self.classes.len() as u32);
+            if !self.declare(&class.name, ModName::Class(id)) {
+                continue;
+            }
+            self.classes.push(ClassInfo {
+                name: class.name.name.clone(),
+                name_span: class.name.span,
+                item: i,
+                parent: None,
+                interface: None,
+                fields: Vec::new(),
+                methods: Vec::new(),
+            });
+        }
+    }
+
+    /// Pass 1 for classes: bases, then layouts and method signatures, parents first.
+    pub(super) fn declare_classes(&mut self, module: &ast::Module) {
+        let decl_of = |ck: &Checker, id: ClassId| -> ast::ClassDecl {
+            match &module.items[ck.classes[id.index()].item] {
+                Item::Class(c) => c.clone(),
+                _ => unreachable!("class ids index class items"),
+            }
+        };
+        for i in 0..self.classes.len() {
+            let decl = decl_of(self, ClassId(i as u32));
+            if let Some(base) = &decl.base {
+                self.statement(|ck| ck.resolve_base(ClassId(i as u32), base));
+            }
+        }
+        for id in self.class_order() {
+            let decl = decl_of(self, id);
+            self.class_members(id, &decl);
+        }
+    }
+
+    fn resolve_base(&mut self, id: ClassId, base: &ast::Ident) {
+        match self.names.get(&base.name) {
+            Some((ModName::Class(parent), _)) => self.classes[id.index()].parent = Some(*parent),
+            _ => match Interface::named(&base.name) {
+                Some(iface) => self.classes[id.index()].interface = Some(iface),
+                None => self.error(
+                    Diagnostic::new(
+                        DiagKind::UnknownName,
+                        base.span,
+                        format!("unknown base class or interface `{}`", base.name),
+                    )
+                    .with_note("the host interfaces are `Hook` and `Bench`"),
+                ),
+            },
+        }
+    }
+
+    /// Classes with parents before children; a class in an inheritance cycle is reported and
+    /// loses its parent.
+    fn class_order(&mut self) -> Vec<ClassId> {
+        let n = self.classes.len();
+        let mut order = Vec::with_capacity(n);
+        let mut placed = vec![false; n];
+        for start in 0..n {
+            let mut chain = Vec::new();
+            let mut c = Some(ClassId(start as u32));
+            while let Some(id) = c {
+                if placed[id.index()] {
+                    break;
+                }
+                if chain.contains(&id) {
+                    let info = &self.classes[id.index()];
+                    let (span, name) = (info.name_span, info.name.clone());
+                    self.statement(|ck| {
+                        ck.error(Diagnostic::new(
+                            DiagKind::BadClass,
+                            span,
+                            format!("class `{name}` inherits from itself"),
+                        ))
+                    });
+                    self.classes[id.index()].parent = None;
+                    break;
+                }
+                chain.push(id);
+                c = self.classes[id.index()].parent;
+            }
+            for id in chain.into_iter().rev() {
+                if !placed[id.index()] {
+                    placed[id.index()] = true;
+                    order.push(id);
+                }
+            }
+        }
+        order
+    }
+
+    fn class_members(&mut self, id: ClassId, decl: &ast::ClassDecl) {
+        let (mut fields, mut methods) = match self.classes[id.index()].parent {
+            Some(p) => (
+                self.classes[p.index()].fields.clone(),
+                self.classes[p.index()].methods.clone(),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        let class_name = decl.name.name.clone();
+        let own_start = methods.len();
+        let mut own_methods: HashMap<String, Span> = HashMap::new();
+        for member in &decl.members {
+            match member {
+                ClassMember::Field(f) => {
+                    if let Some(field) = self.statement(|ck| ck.field_decl(&fields, f)) {
+                        fields.push(field);
+                    }
+                }
+                ClassMember::Method(kind, m) => {
+                    let kind = &match kind {
+                        ast::MethodKind::Plain => MethodKind::Plain,
+                        ast::MethodKind::Virtual => MethodKind::Virtual,
+                        ast::MethodKind::Override => MethodKind::Override,
+                        ast::MethodKind::Static => MethodKind::Static,
+                    };
+                    let func = FuncId(self.sigs.len() as u32);
+                    let mut sig = self.statement(|ck| ck.fn_sig(&m.sig, true));
+                    sig.name = format!("{class_name}.{}", m.sig.name.name);
+                    let arrays = sig
+                        .params
+                        .iter()
+                        .chain([&sig.ret])
+                        .flatten()
+                        .any(|t| matches!(t, Type::Array(..)));
+                    if arrays && matches!(kind, MethodKind::Virtual | MethodKind::Override) {
+                        self.statement(|ck| {
+                            ck.error(Diagnostic::new(
+                                DiagKind::BadClass,
+                                m.sig.name.span,
+                                "a virtual method takes and returns only `i64`, `f64`, `bool` and handles (no arrays)",
+                            ))
+                        });
+                    }
+                    sig.class = Some(id);
+                    self.statement(|ck| ck.method_shape(*kind, &m.sig));
+                    self.sigs.push(sig);
+                    self.methods_in_order.push((id, m.clone()));
+                    let name = &m.sig.name;
+                    if let Some(first) = own_methods.insert(name.name.clone(), name.span) {
+                        self.statement(|ck| {
+                            ck.error(
+                                Diagnostic::new(
+                                    DiagKind::Duplicate,
+                                    name.span,
+                                    format!("`{}` is defined twice in `{class_name}`", name.name),
+                                )
+                                .with_label(first, "first defined here"),
+                            )
+                        });
+                        continue;
+                    }
+                    if fields.iter().any(|f| f.field.name == name.name) {
+                        self.statement(|ck| {
+                            ck.error(Diagnostic::new(
+                                DiagKind::Duplicate,
+                                name.span,
+                                format!("`{}` is already a field of `{class_name}`", name.name),
+                            ))
+                        });
+                        continue;
+                    }
+                    let method = Method {
+                        name: name.name.clone(),
+                        kind: *kind,
+                        func,
+                        owner: id,
+                    };
+                    let inherited = methods[..own_start]
+                        .iter()
+                        .position(|b| b.name == name.name);
+                    self.statement(|ck| ck.check_override(&methods, inherited, &method, name.span));
+                    match inherited {
+                        Some(i) => methods[i] = method,
+                        None => methods.push(method),
+                    }
+                }
+            }
+        }
+        let info = &mut self.classes[id.index()];
+        info.fields = fields;
+        info.methods = methods;
+        if let Some(iface) = info.interface {
+            let span = decl.name.span;
+            self.statement(|ck| ck.check_interface(id, iface, span));
+        }
+    }
+
+    fn field_decl(&mut self, fields: &[FieldInfo], f: &ast::VarDecl) -> Option<FieldInfo> {
+        if let Some(first) = fields.iter().find(|x| x.field.name == f.name.name) {
+            let first = first.field.span;
+            self.error(
+                Diagnostic::new(
+                    DiagKind::Duplicate,
+                    f.name.span,
+                    format!(
+                        "field `{}` is defined twice (a class also has its base's fields)",
+                        f.name.name
+                    ),
+                )
+                .with_label(first, "first defined here"),
+            );
+            return None;
+        }
+        if let Some(t) = &f.ty
+            && let Some(Type::Handle {
+                nullable: false,
+                name,
+                ..
+            }) = self.resolve_type(t)
+        {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    t.span,
+                    format!(
+                        "a field cannot have the non-nullable type `{name}`: fields start as constants"
+                    ),
+                )
+                .with_note(format!("declare it `{name}?` with `= null`")),
+            );
+            return None;
+        }
+        let (ty, init) = self.var_init(f)?;
+        let bits = match &init.kind {
+            ExprKind::Int(v) => *v as u64,
+            ExprKind::Float(v) => v.to_bits(),
+            ExprKind::Bool(b) => u64::from(*b),
+            ExprKind::Null => 0,
+            _ => {
+                self.error(
+                    Diagnostic::new(
+                        DiagKind::BadClass,
+                        init.span,
+                        "a field initializer must be a literal or `null`",
+                    )
+                    .with_note(
+                        "a reload gives added fields their initializer without running code",
+                    ),
+                );
+                return None;
+            }
+        };
+        if !(ty.is_scalar() || ty.is_handle()) {
+            self.error(Diagnostic::new(
+                DiagKind::BadClass,
+                f.name.span,
+                format!("a field must be `i64`, `f64`, `bool` or a handle, not `{ty}`"),
+            ));
+            return None;
+        }
+        Some(FieldInfo {
+            field: hir::Field {
+                name: f.name.name.clone(),
+                ty,
+                init: bits,
+                span: f.name.span,
+            },
+            mutable: f.mutable,
+        })
+    }
+
+    /// `self` where it belongs: every method has it first, a static function has none.
+    fn method_shape(&mut self, kind: MethodKind, sig: &ast::FnSig) {
+        match (kind, sig.self_param) {
+            (MethodKind::Static, Some(span)) => self.error(Diagnostic::new(
+                DiagKind::BadClass,
+                span,
+                "a `static fn` has no `self`",
+            )),
+            (MethodKind::Static, None) | (_, Some(_)) => {}
+            (_, None) => self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    sig.name.span,
+                    format!(
+                        "method `{}` needs `self` as its first parameter",
+                        sig.name.name
+                    ),
+                )
+                .with_note(
+                    "a function without `self` is declared `static fn` and called as `C.f()`",
+                ),
+            ),
+        }
+    }
+
+    fn check_override(
+        &mut self,
+        methods: &[Method],
+        inherited: Option<usize>,
+        method: &Method,
+        span: Span,
+    ) {
+        let name = &method.name;
+        let Some(i) = inherited else {
+            if method.kind == MethodKind::Override {
+                self.error(Diagnostic::new(
+                    DiagKind::BadClass,
+                    span,
+                    format!("`override fn {name}` overrides nothing: no base class has a virtual `{name}`"),
+                ));
+            }
+            return;
+        };
+        let base = &methods[i];
+        let base_class = self.classes[base.owner.index()].name.clone();
+        if method.kind != MethodKind::Override || !base.is_virtual() {
+            let note = if base.is_virtual() {
+                format!("to replace it, declare this one `override fn {name}`")
+            } else {
+                format!(
+                    "to replace it, declare it `virtual` in `{base_class}` and this one `override`"
+                )
+            };
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    span,
+                    format!("`{name}` is already defined by the base class `{base_class}`"),
+                )
+                .with_note(note),
+            );
+            return;
+        }
+        let (want, have) = (
+            &self.sigs[base.func.index()],
+            &self.sigs[method.func.index()],
+        );
+        if want.params != have.params || want.ret != have.ret {
+            let expected = sig_text(name, want);
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    span,
+                    format!(
+                        "`override fn {name}` has another signature than `{base_class}.{name}`"
+                    ),
+                )
+                .with_note(format!("expected `{expected}`")),
+            );
+        }
+    }
+
+    fn check_interface(&mut self, id: ClassId, iface: Interface, class_span: Span) {
+        let (name, params, ret) = iface.method();
+        let expected = format!(
+            "fn {name}(self{}) -> {ret}",
+            params
+                .iter()
+                .map(|p| format!(", _: {p}"))
+                .collect::<String>()
+        );
+        let info = &self.classes[id.index()];
+        let class_name = info.name.clone();
+        let Some(m) = info.methods.iter().find(|m| m.name == name).cloned() else {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    class_span,
+                    format!(
+                        "class `{class_name}` implements `{}` but has no method `{name}`",
+                        iface.name()
+                    ),
+                )
+                .with_note(format!("add `{expected}`")),
+            );
+            return;
+        };
+        let sig = &self.sigs[m.func.index()];
+        let wanted: Vec<Option<Type>> = params.into_iter().map(Some).collect();
+        if m.kind == MethodKind::Static || sig.params != wanted || sig.ret != Some(ret) {
+            let span = sig.name_span;
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    span,
+                    format!(
+                        "`{name}` does not have the signature `{}` requires",
+                        iface.name()
+                    ),
+                )
+                .with_label(
+                    class_span,
+                    format!("`{class_name}` implements `{}`", iface.name()),
+                )
+                .with_note(format!("expected `{expected}`")),
+            );
+        }
+    }
+
+    /// The handle type of a class.
+    pub(super) fn handle_type(&self, id: ClassId, nullable: bool) -> Type {
+        Type::Handle {
+            class: id,
+            name: Arc::from(self.classes[id.index()].name.as_str()),
+            nullable,
+        }
+    }
+
+    /// Whether `class` is `ancestor` or derives from it.
+    pub(super) fn derives(&self, class: ClassId, ancestor: ClassId) -> bool {
+        let mut c = Some(class);
+        while let Some(id) = c {
+            if id == ancestor {
+                return true;
+            }
+            c = self.classes[id.index()].parent;
+        }
+        false
+    }
+
+    /// Convert `e` to `want`: equal types; `null` to a nullable handle; a handle to a handle of
+    /// its class or an ancestor; a `C?` where a `C` is needed with a run-time null check.
+    pub(super) fn coerce(&mut self, e: Expr, want: &Type) -> Coerced {
+        if e.ty == *want {
+            return Coerced::Ok(e);
+        }
+        let Type::Handle {
+            class: to,
+            nullable: to_null,
+            ..
+        } = want
+        else {
+            return Coerced::Mismatch(e);
+        };
+        match &e.ty {
+            Type::Null if *to_null => Coerced::Ok(Expr {
+                ty: want.clone(),
+                ..e
+            }),
+            Type::Null => {
+                self.error(
+                    Diagnostic::new(
+                        DiagKind::TypeMismatch,
+                        e.span,
+                        format!("`null` where a `{want}` is needed: a `{want}` is never null"),
+                    )
+                    .with_note(format!("declare it `{want}?` to allow `null`")),
+                );
+                Coerced::Reported
+            }
+            Type::Handle {
+                class, nullable, ..
+            } if self.derives(*class, *to) => {
+                let span = e.span;
+                let e = if *nullable && !to_null {
+                    Expr {
+                        kind: ExprKind::NonNull(Box::new(e)),
+                        ty: want.clone(),
+                        span,
+                    }
+                } else {
+                    Expr {
+                        ty: want.clone(),
+                        ..e
+                    }
+                };
+                Coerced::Ok(e)
+            }
+            _ => Coerced::Mismatch(e),
+        }
+    }
+}
+
+/// `fn name(self, a: T) -> R` for messages.
+fn sig_text(name: &str, sig: &Sig) -> String {
+    let params: String = sig
+        .params
+        .iter()
+        .map(|p| {
+            format!(
+                ", _: {}",
+                p.as_ref().map_or("?".to_string(), |t| t.to_string())
+            )
+        })
+        .collect();
+    let ret = sig.ret.as_ref().map_or("?".to_string(), |t| t.to_string());
+    format!("fn {name}(self{params}) -> {ret}")
+}
+
+impl ClassInfo {
+    /// The checked class.
+    pub(super) fn to_hir(&self) -> hir::Class {
+        hir::Class {
+            name: self.name.clone(),
+            parent: self.parent,
+            interface: self.interface,
+            fields: self.fields.iter().map(|f| f.field.clone()).collect(),
+            methods: self.methods.clone(),
+            name_span: self.name_span,
+        }
+    }
+}

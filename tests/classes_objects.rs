@@ -1,0 +1,193 @@
+//! Script objects seen from Rust: `Hook`/`Bench` implemented by script classes and called
+//! through the runtime's interfaces, the leak check (no shells left after a run), and stale
+//! handles raising at the script's span, on both backends where they apply.
+
+mod common;
+
+use hotlab::backend::interp::Interp;
+use hotlab::backend::jit::{Jit, JitOptions};
+use hotlab::backend::{Checks, Value};
+use hotlab::lang::hir::GlobalId;
+use hotlab::runtime::ScriptErrorKind;
+use hotlab::runtime::iface::{Bench, Hook};
+
+const HOOKS: &str = "
+class Counter : Hook {
+    var n: i64 = 0
+    fn call(self) -> i64 { self.n += 1; return self.n }
+}
+class Twice : Counter {
+    var extra: i64 = 0
+}
+class Summer : Bench {
+    var bias: i64 = 7
+    fn run(self, n: i64) -> i64 {
+        var s = 0
+        for i in 0..n { s += i }
+        return s + self.bias
+    }
+}
+var hook: Counter? = null
+var child: Counter? = null
+var bench: Summer? = null
+fn main() -> i64 {
+    hook = new Counter()
+    child = new Twice()
+    bench = new Summer()
+    return 0
+}
+fn read_hook() -> i64 {
+    let h: Counter = hook
+    return h.n
+}
+";
+
+fn jit() -> Jit {
+    Jit::new(JitOptions {
+        verify: true,
+        ..JitOptions::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn jit_classes_implement_hook_and_bench_for_the_host() {
+    let program = common::compile_text("hooks.hot", HOOKS).unwrap();
+    let mut jit = jit();
+    let compiled = jit.compile(&program).unwrap();
+    compiled.run_main().unwrap();
+    let hook = compiled.global_handle("hook").unwrap();
+    assert_eq!(hook.call().unwrap(), 1);
+    assert_eq!(hook.call().unwrap(), 2);
+    // The script sees what the host's calls did.
+    let f = compiled.function_named("read_hook").unwrap();
+    assert_eq!(compiled.call(f, &[]).unwrap(), Value::I64(2));
+    // A derived class inherits the implementation.
+    let child = compiled.global_handle("child").unwrap();
+    assert_eq!(child.call().unwrap(), 1);
+    let bench = compiled.global_handle("bench").unwrap();
+    assert_eq!(bench.run(10).unwrap(), 45 + 7);
+    // A class without the method says so.
+    let err = bench.call().unwrap_err();
+    assert!(
+        matches!(err.kind, ScriptErrorKind::NotImplemented { .. }),
+        "{err}"
+    );
+}
+
+#[test]
+fn stale_handle_raises_at_the_script_span_on_both_backends() {
+    let program = common::compile_text("hooks.hot", HOOKS).unwrap();
+    let read = program.function_named("read_hook").unwrap();
+    let span_text =
+        |e: &hotlab::runtime::ScriptError| program.source.text[e.span.range()].to_string();
+
+    let mut jit = jit();
+    let compiled = jit.compile(&program).unwrap();
+    compiled.run_main().unwrap();
+    let hook = compiled.global_handle("hook").unwrap();
+    let runtime = &compiled.objects().unwrap().runtime;
+    runtime.destroy(&hook).unwrap();
+    let err = compiled.call(read, &[]).unwrap_err();
+    assert_eq!(err.kind, ScriptErrorKind::StaleHandle);
+    assert_eq!(span_text(&err), "h.n");
+
+    let mut interp = Interp::new(&program, Checks::On).unwrap();
+    interp.call(program.main.unwrap(), &[]).unwrap();
+    let hook = interp.global_handle(GlobalId(0)).unwrap();
+    interp.runtime().destroy(&hook).unwrap();
+    let err = interp.call(read, &[]).unwrap_err();
+    assert_eq!(err.kind, ScriptErrorKind::StaleHandle);
+    assert_eq!(span_text(&err), "h.n");
+}
+
+const CHURN: &str = "
+class Node {
+    var value: i64 = 0
+    var next: Node? = null
+    fn sum(self) -> i64 {
+        var s = self.value
+        var at: Node? = self.next
+        while at != null {
+            let n: Node = at
+            s += n.value
+            at = n.next
+        }
+        return s
+    }
+}
+fn build(k: i64) -> Node {
+    var head = new Node()
+    for i in 1..k {
+        let n = new Node()
+        n.value = i
+        n.next = head
+        head = n
+    }
+    return head
+}
+fn main() -> i64 {
+    var total = 0
+    for round in 0..20 {
+        let list = build(50)
+        total += list.sum()
+        let other = build(3)
+        if other == list { total = -1 }
+        build(4)
+    }
+    return total
+}
+";
+
+#[test]
+fn no_object_outlives_a_run_on_either_backend() {
+    let program = common::compile_text("churn.hot", CHURN).unwrap();
+    let mut jit = jit();
+    let compiled = jit.compile(&program).unwrap();
+    assert_eq!(compiled.run_main().unwrap(), Value::I64(20 * 1225));
+    let objects = compiled.objects().unwrap();
+    let shells: usize = objects.classes.iter().map(|c| c.shell_count()).sum();
+    assert_eq!(shells, 0, "the JIT leaked objects");
+
+    let mut interp = Interp::new(&program, Checks::On).unwrap();
+    assert_eq!(
+        interp.call(program.main.unwrap(), &[]).unwrap(),
+        Value::I64(20 * 1225)
+    );
+    assert_eq!(interp.shell_count(), 0, "the interpreter leaked objects");
+}
+
+#[test]
+fn module_variables_release_their_objects_with_the_program() {
+    let program = common::compile_text("hooks.hot", HOOKS).unwrap();
+    let mut jit = jit();
+    let compiled = jit.compile(&program).unwrap();
+    compiled.run_main().unwrap();
+    let class = compiled.objects().unwrap().classes[0].clone();
+    assert_eq!(class.shell_count(), 1);
+    drop(compiled);
+    assert_eq!(class.shell_count(), 0);
+}
+
+#[test]
+fn interpreted_classes_implement_hook_and_bench_inside_host_calls() {
+    let program = common::compile_text("hooks.hot", HOOKS).unwrap();
+    let mut interp = Interp::new(&program, Checks::On).unwrap();
+    interp.call(program.main.unwrap(), &[]).unwrap();
+    let hook = interp.global_handle(GlobalId(0)).unwrap();
+    let child = interp.global_handle(GlobalId(1)).unwrap();
+    let bench = interp.global_handle(GlobalId(2)).unwrap();
+    // Outside `host_calls` the interpreter is not reachable: a clear error, not a crash.
+    let err = hook.call().unwrap_err();
+    assert!(matches!(err.kind, ScriptErrorKind::BadCall(_)), "{err}");
+    let (a, b, c) = interp.host_calls(|| {
+        (
+            hook.call().unwrap() + hook.call().unwrap(),
+            child.call().unwrap(),
+            bench.run(10).unwrap(),
+        )
+    });
+    assert_eq!((a, b, c), (1 + 2, 1, 45 + 7));
+    let read = program.function_named("read_hook").unwrap();
+    assert_eq!(interp.call(read, &[]).unwrap(), Value::I64(2));
+}
