@@ -237,6 +237,10 @@ pub fn run_job(
         .map_err(|e| e.to_string())
 }
 
+/// Per variant: the median ns per op and the median ratio to the twin (`None` where no run
+/// produced one).
+pub type VariantFigures = (Option<f64>, Option<f64>);
+
 /// `reps` timed runs of the twin and the scripts; per variant (twin first), the median over
 /// runs of (median ns per op, median ratio to the twin).
 pub fn measure(
@@ -244,7 +248,7 @@ pub fn measure(
     runners: &mut [(String, Runner<'_>)],
     settings: &Settings,
     reps: usize,
-) -> Result<Vec<(Option<f64>, Option<f64>)>, String> {
+) -> Result<Vec<VariantFigures>, String> {
     let k = runners.len() + 1;
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); k];
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); k];
@@ -254,12 +258,11 @@ pub fn measure(
             if let Some(s) = &v.summary {
                 ns[i].push(s.median.nanos());
             }
-            if i > 0 {
-                if let Ok(c) = result.compare(0, i) {
-                    if c.verdict.ratio.0.is_finite() {
-                        ratios[i].push(c.verdict.ratio.0);
-                    }
-                }
+            if i > 0
+                && let Ok(c) = result.compare(0, i)
+                && c.verdict.ratio.0.is_finite()
+            {
+                ratios[i].push(c.verdict.ratio.0);
             }
         }
     }

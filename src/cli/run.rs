@@ -12,7 +12,9 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use super::use_color;
-use crate::backend::jit::{CompiledFunction, Jit, JitError, JitOptions, ReloadFailure, ScriptModule};
+use crate::backend::jit::{
+    CompiledFunction, Jit, JitError, JitOptions, ReloadFailure, ScriptModule,
+};
 use crate::backend::object::{ObjectError, ObjectOptions, StageTimings, compile_object};
 use crate::backend::{Checks, Value, interp};
 use crate::lang::Program;
