@@ -15,6 +15,7 @@ use crate::backend::Checks;
 use crate::backend::interp::Interp;
 use crate::backend::jit::clif::ClifProgram;
 use crate::backend::jit::{Jit, JitOptions, JitProgram, OptLevel, VmCtx};
+use crate::backend::object::{ObjectOptions, ObjectProgram, compile_object};
 use crate::lang::hir::{FuncId, Program, Type};
 use crate::lang::{self, SourceFile, Span};
 use crate::measure::{RawVariantFn, Variant};
@@ -28,14 +29,13 @@ pub enum Backend {
     Jit,
     /// Cranelift JIT, `OptLevel::Speed`.
     JitOpt,
-    /// Cranelift object file, linked and loaded with dlopen (not built in yet).
+    /// Cranelift object file, linked and loaded with dlopen.
     Object,
     /// The reference interpreter.
     Interp,
 }
 
 /// Why a backend is not in this build (shown as `n/a`).
-pub const OBJECT_MISSING: &str = "object backend not built in";
 
 impl Backend {
     /// Every backend, in table order.
@@ -69,7 +69,7 @@ impl Backend {
     /// Why this backend cannot run scripts of `mode`, or `None` when it can.
     pub fn unavailable(self, mode: Mode) -> Option<&'static str> {
         match (self, mode) {
-            (Backend::Object, _) => Some(OBJECT_MISSING),
+            (Backend::Object, Mode::Clif) => Some("the object backend runs .hot scripts only"),
             (Backend::Interp, Mode::Clif) => Some("the interpreter runs .hot scripts only"),
             _ => None,
         }
@@ -166,7 +166,19 @@ impl Backend {
                             run,
                         }
                     }
-                    Backend::Object => unreachable!("refused by `unavailable` above"),
+                    Backend::Object => {
+                        let options = ObjectOptions::default();
+                        let compiled = compile_object(&program, &options)
+                            .map_err(|e| failed(e.to_string()))?;
+                        let t = compiled.timings();
+                        times.lower = Some(t.lower);
+                        times.compile = Some(t.define + t.emit);
+                        times.load = Some(t.link + t.load + t.init);
+                        Loaded::Object {
+                            program: Box::new(compiled),
+                            run,
+                        }
+                    }
                 }
             }
             (Backend::Interp | Backend::Object, Mode::Clif) => {
@@ -331,6 +343,13 @@ pub enum Loaded {
         /// The address of `%run`, whose signature was checked.
         addr: *const u8,
     },
+    /// `.hot` built by the object backend (a `.so` loaded with dlopen).
+    Object {
+        /// The program.
+        program: Box<ObjectProgram>,
+        /// Its `run`.
+        run: FuncId,
+    },
     /// A checked program for the interpreter.
     Interp {
         /// The program.
@@ -383,6 +402,14 @@ impl Loaded {
                     .map_err(|e| e.to_string())?,
                 vmctx: Box::new(program.vm_context()),
                 _program: program,
+            },
+            Loaded::Object { program, run } => Runner::Jit {
+                entry: program
+                    .as_program()
+                    .raw_entry::<JitRunFn>(*run)
+                    .map_err(|e| e.to_string())?,
+                vmctx: Box::new(program.vm_context()),
+                _program: program.as_program(),
             },
             Loaded::Clif { program, addr } => Runner::Clif {
                 // SAFETY: `addr` is `%run` of `program`, finalized and alive while the borrow
