@@ -35,8 +35,6 @@ pub enum Backend {
     Interp,
 }
 
-/// Why a backend is not in this build (shown as `n/a`).
-
 impl Backend {
     /// Every backend, in table order.
     pub const ALL: [Backend; 4] = [
