@@ -13,8 +13,8 @@ use std::ffi::c_void;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
-use crate::runtime::border::Fault;
-use crate::runtime::class::{Class, ENTRY_PENDING};
+use crate::runtime::border::{Fault, nested, wait_while_pending};
+use crate::runtime::class::ENTRY_PENDING;
 use crate::runtime::depth::{ThreadRecord, ensure_registered};
 use crate::runtime::error::{ScriptError, ScriptErrorKind, catch_script};
 use crate::runtime::object::Object;
@@ -108,27 +108,6 @@ pub unsafe extern "C-unwind" fn ladder_depth_slow(ctx: *mut RowCtx) -> i64 {
         RETRY
     } else {
         record(ctx, error(ScriptErrorKind::ThreadExiting))
-    }
-}
-
-/// True when this thread is inside an outer call besides the one being entered.
-fn nested(rec: &ThreadRecord) -> bool {
-    rec.entered.load(Ordering::Relaxed) > 1
-        || rec.room.load(Ordering::Relaxed) < rec.limit.load(Ordering::Relaxed)
-}
-
-/// Spin, then yield, then sleep, until `class`'s pending bit clears (as the runtime's border).
-fn wait_while_pending(class: &Class) {
-    let mut spins = 0u32;
-    while class.entry_word() & ENTRY_PENDING != 0 {
-        spins += 1;
-        if spins < 64 {
-            std::hint::spin_loop();
-        } else if spins < 256 {
-            std::thread::yield_now();
-        } else {
-            std::thread::sleep(std::time::Duration::from_micros(20));
-        }
     }
 }
 

@@ -337,13 +337,13 @@ fn register() -> Result<(), Fault> {
 
 /// True when this thread is inside an outer call (through any marking layer) besides the one
 /// being entered, whose marker was restored before calling here.
-fn nested(rec: &ThreadRecord) -> bool {
+pub(crate) fn nested(rec: &ThreadRecord) -> bool {
     rec.entered.load(Ordering::Relaxed) > 1
         || rec.room.load(Ordering::Relaxed) < rec.limit.load(Ordering::Relaxed)
 }
 
 /// Spin, then yield, then sleep, until the class's pending bit clears.
-fn wait_while_pending(class: &Class) {
+pub(crate) fn wait_while_pending(class: &Class) {
     let mut spins = 0u32;
     while class.entry_word() & ENTRY_PENDING != 0 {
         spins += 1;
