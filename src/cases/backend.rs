@@ -131,14 +131,14 @@ impl Backend {
                 times.parse = Some(front.lex + front.parse);
                 times.check = Some(front.check);
                 let program =
-                    program.map_err(|d| CellError::Failed(d.render(&script.source, false)))?;
+                    program.map_err(|d| CellError::Failed(d.render(script.source, false)))?;
                 let run = run_function(&program).map_err(failed)?;
                 match self {
                     Backend::Interp => {
                         let t = Instant::now();
                         // Making an interpreter runs the module initializer: its "load".
                         Interp::new(&program, Checks::On)
-                            .map_err(|e| CellError::Failed(e.render(&script.source)))?;
+                            .map_err(|e| CellError::Failed(e.render(script.source)))?;
                         times.load = Some(t.elapsed());
                         Loaded::Interp {
                             program: Box::new(program),

@@ -242,6 +242,9 @@ pub fn run_job(
         .map_err(|e| e.to_string())
 }
 
+/// Per variant: (median ns per op, median ratio to the twin).
+pub type Medians = (Option<f64>, Option<f64>);
+
 /// `reps` timed runs of the twin and the scripts; per variant (twin first), the median over
 /// runs of (median ns per op, median ratio to the twin).
 pub fn measure(
@@ -249,7 +252,7 @@ pub fn measure(
     runners: &mut [(String, Runner<'_>)],
     settings: &Settings,
     reps: usize,
-) -> Result<Vec<(Option<f64>, Option<f64>)>, String> {
+) -> Result<Vec<Medians>, String> {
     let k = runners.len() + 1;
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); k];
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); k];
@@ -259,12 +262,11 @@ pub fn measure(
             if let Some(s) = &v.summary {
                 ns[i].push(s.median.nanos());
             }
-            if i > 0 {
-                if let Ok(c) = result.compare(0, i) {
-                    if c.verdict.ratio.0.is_finite() {
-                        ratios[i].push(c.verdict.ratio.0);
-                    }
-                }
+            if i > 0
+                && let Ok(c) = result.compare(0, i)
+                && c.verdict.ratio.0.is_finite()
+            {
+                ratios[i].push(c.verdict.ratio.0);
             }
         }
     }

@@ -158,11 +158,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
     let mut bar = |done: usize, total: usize, what: &str| {
         if tty {
             let width = 30;
-            let fill = if total == 0 {
-                width
-            } else {
-                done * width / total
-            };
+            let fill = (done * width).checked_div(total).unwrap_or(width);
             eprint!(
                 "\r\x1b[2K[{}{}] {done}/{total} {what}",
                 "#".repeat(fill),
