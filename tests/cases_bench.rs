@@ -74,7 +74,11 @@ fn filtered_run_has_the_rows_marks_and_exports() {
         "{s}"
     );
     assert!(s.contains("load (µs)"), "{s}");
-    assert!(!s.contains('!'), "no result may differ: {s}");
+    let row = s
+        .lines()
+        .find(|l| l.starts_with("integer arithmetic loop"))
+        .unwrap();
+    assert!(!row.contains('!'), "no result may differ: {s}");
     let csv = std::fs::read_to_string(&csv).unwrap();
     assert!(csv.starts_with("backend,case,title"), "{csv}");
     assert_eq!(
@@ -128,7 +132,13 @@ fn a_differing_result_is_marked_and_fails_the_run() {
         .unwrap();
     let s = String::from_utf8(out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(5), "{s}");
-    assert!(s.contains("! ("), "{s}");
+    // The interpreter's samples may not fit so small a budget: the mark shows with or without
+    // a time.
+    let row = s
+        .lines()
+        .find(|l| l.starts_with("integer arithmetic loop"))
+        .unwrap();
+    assert!(row.contains('!'), "{s}");
     assert!(!s.contains("load (µs)"), "{s}");
 }
 
