@@ -215,16 +215,21 @@ pub fn run_job(
         // Start the helper thread and get it spinning before sizing probes see its start-up.
         t.run(100_000);
     }
+    // Disturbed samples are kept, not dropped: on a busy machine every long probe is
+    // disturbed, and the engine's sizing then grows the shared loop count without bound
+    // (the interpreter's samples become minutes long). Medians are robust to them.
+    let why = if threads {
+        "two-thread row: switches are part of the work"
+    } else {
+        "bench keeps disturbed samples"
+    };
+    // Two-thread rows stay unpinned, so the OS can spread their threads.
+    let _pin = (settings.pin && !threads)
+        .then(crate::measure::env::pin::auto_cpu)
+        .flatten()
+        .and_then(|cpu| crate::measure::env::pin::pin_current_thread(cpu).ok());
     let result = catch_script(Span::default(), || {
-        if threads {
-            // The threads of these rows wait for each other, so every sample has context
-            // switches: they are the work, not a disturbance. Unpinned, so the OS can spread
-            // the two threads.
-            let why = "two-thread row: switches are part of the work";
-            job.run_with(best_timer(), Sources::none(why), &cancel, &mut NoObserver)
-        } else {
-            job.run(&cancel, &mut NoObserver)
-        }
+        job.run_with(best_timer(), Sources::none(why), &cancel, &mut NoObserver)
     });
     drop(job);
     for (name, r) in runners.iter_mut() {

@@ -1,0 +1,162 @@
+//! `hotlab bench` through the binary: --list, a filtered tiny run with its marks, exports.
+
+use assert_cmd::Command;
+
+fn hotlab() -> Command {
+    let mut c = Command::cargo_bin("hotlab").unwrap();
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+#[test]
+fn list_names_backends_cases_and_twins() {
+    let out = hotlab().args(["bench", "--list"]).output().unwrap();
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    for want in [
+        "jit-opt",
+        "object backend not built in",
+        "int_loop",
+        "cases/int_loop.clif",
+        "native only",
+        "twins:",
+    ] {
+        assert!(s.contains(want), "missing {want:?} in\n{s}");
+    }
+}
+
+#[test]
+fn filtered_run_has_the_rows_marks_and_exports() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, json, md) = (
+        dir.path().join("m.csv"),
+        dir.path().join("m.json"),
+        dir.path().join("m.md"),
+    );
+    let out = hotlab()
+        .args([
+            "bench",
+            "--filter",
+            "int_loop",
+            "--reps",
+            "1",
+            "--time",
+            "0.02",
+            "--iters",
+            "100",
+            "--reloads",
+            "10",
+        ])
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--json")
+        .arg(&json)
+        .arg("--markdown")
+        .arg(&md)
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{s}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(s.contains("integer arithmetic loop"), "{s}");
+    assert!(!s.contains("float arithmetic loop"), "{s}");
+    assert!(s.contains("n/a: object backend not built in"), "{s}");
+    assert!(
+        s.contains("n/a: the interpreter runs .hot scripts only"),
+        "{s}"
+    );
+    assert!(
+        s.contains("call after 10 reloads") && s.contains("needs classes"),
+        "{s}"
+    );
+    assert!(s.contains("load (µs)"), "{s}");
+    let row = s
+        .lines()
+        .find(|l| l.starts_with("integer arithmetic loop"))
+        .unwrap();
+    assert!(!row.contains('!'), "no result may differ: {s}");
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert!(csv.starts_with("backend,case,title"), "{csv}");
+    assert_eq!(
+        csv.lines()
+            .filter(|l| l.starts_with("jit,int_loop,"))
+            .count(),
+        2,
+        "{csv}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(json["tables"].as_array().unwrap().len(), 4);
+    assert_eq!(json["tables"][0]["rows"][0]["case"], "int_loop");
+    assert_eq!(
+        json["tables"][2]["unavailable"],
+        "object backend not built in"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("### backend jit-opt") && md.contains("### Caveats"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_differing_result_is_marked_and_fails_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/cases/int_loop.hot"))
+        .unwrap();
+    std::fs::write(
+        dir.path().join("wrong.hot"),
+        src.replace("return sink(acc)", "return sink(acc + 1)"),
+    )
+    .unwrap();
+    let out = hotlab()
+        .args([
+            "bench",
+            "--backend",
+            "interp",
+            "--reps",
+            "1",
+            "--time",
+            "0.02",
+            "--iters",
+            "50",
+            "--no-load",
+            "--cases",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(5), "{s}");
+    // The interpreter's samples may not fit so small a budget: the mark shows with or without
+    // a time.
+    let row = s
+        .lines()
+        .find(|l| l.starts_with("integer arithmetic loop"))
+        .unwrap();
+    assert!(row.contains('!'), "{s}");
+    assert!(!s.contains("load (µs)"), "{s}");
+}
+
+#[test]
+fn bad_options_and_cases_are_input_errors() {
+    let out = hotlab()
+        .args(["bench", "--filter", "no-such-case"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no case"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("b.hot"), "//# title = 1\n").unwrap();
+    let out = hotlab()
+        .args(["bench", "--cases"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("b.hot:1:"));
+}

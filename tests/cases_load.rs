@@ -1,0 +1,143 @@
+//! Case loading (good and bad headers) and every case's script result against its twin on
+//! jit, jit-opt and interp (not timed: one checked run with a small n).
+
+use std::path::Path;
+
+use hotlab::cases::spec::{load_dir, load_script, parse_header};
+use hotlab::cases::{Backend, CellError, ChecksumRule, Jits, Mode};
+
+fn cases_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("cases")
+}
+
+#[test]
+fn shipped_cases_load_with_twins_and_modes() {
+    let cases = load_dir(&cases_dir()).unwrap();
+    let names: Vec<&str> = cases.iter().map(|c| c.name.as_str()).collect();
+    for want in [
+        "int_loop",
+        "float_loop",
+        "array_index",
+        "call_native",
+        "recursive",
+        "module_var",
+        "module_fn",
+        "loop_sum",
+        "aligned_read",
+        "unaligned_read",
+        "atomic_inc",
+        "mutex_inc_2t",
+    ] {
+        assert!(names.contains(&want), "missing case {want}: {names:?}");
+    }
+    let int = cases.iter().find(|c| c.name == "int_loop").unwrap();
+    assert!(int.script(Mode::Hot).is_some() && int.script(Mode::Clif).is_some());
+    assert_eq!(int.header.twin.name, "int_loop");
+    assert!(
+        cases
+            .iter()
+            .find(|c| c.name == "atomic_inc")
+            .unwrap()
+            .native_only()
+    );
+    // Sorted by order.
+    let orders: Vec<i64> = cases.iter().map(|c| c.header.order).collect();
+    assert!(orders.windows(2).all(|w| w[0] <= w[1]), "{orders:?}");
+}
+
+#[test]
+fn every_script_matches_its_twin_on_every_backend() {
+    let cases = load_dir(&cases_dir()).unwrap();
+    let mut jits = Jits::default();
+    let mut checked = 0;
+    for case in &cases {
+        for n in [0, 1, 777] {
+            let expected = case.header.twin.run(n);
+            for script in &case.scripts {
+                for backend in [Backend::Jit, Backend::JitOpt, Backend::Interp] {
+                    let loaded = match backend.load(script, &mut jits) {
+                        Ok((l, _)) => l,
+                        Err(CellError::Unavailable(_)) => {
+                            assert_eq!((backend, script.mode), (Backend::Interp, Mode::Clif));
+                            continue;
+                        }
+                        Err(e) => panic!("{} on {}: {e}", script.path.display(), backend.name()),
+                    };
+                    let got = loaded.runner().unwrap().checked(n).unwrap();
+                    assert_eq!(
+                        got,
+                        expected,
+                        "{} on {} with n = {n}",
+                        script.path.display(),
+                        backend.name()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked >= 3 * (8 * 3 + 5 * 2), "only {checked} checks ran");
+}
+
+#[test]
+fn object_backend_is_not_available_yet() {
+    let script = load_script(&cases_dir().join("int_loop.hot")).unwrap();
+    match Backend::Object.load(&script, &mut Jits::default()) {
+        Err(CellError::Unavailable(why)) => assert!(why.contains("not built in")),
+        _ => panic!("object must be n/a"),
+    }
+}
+
+fn bad(text: &str) -> String {
+    parse_header(Path::new("x.hot"), Mode::Hot, text)
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn bad_headers_name_the_file_and_line() {
+    let good = "//# title = \"t\"\n//# twin = \"int_loop\"\n//# unit = \"u\"\n//# checksum = \"exact\"\nfn run(n: i64) -> i64 { return n }\n";
+    let h = parse_header(Path::new("x.hot"), Mode::Hot, good).unwrap();
+    assert_eq!(h.checksum, ChecksumRule::Exact);
+    assert_eq!(h.order, 100);
+
+    let e = bad("fn run(n: i64) -> i64 { return n }\n");
+    assert!(e.starts_with("x.hot:1: no case header"), "{e}");
+    let e =
+        bad("//# title = \"t\"\n//# twin = \"nope\"\n//# unit = \"u\"\n//# checksum = \"exact\"\n");
+    assert!(e.starts_with("x.hot:2: unknown twin `nope`"), "{e}");
+    let e = bad(
+        "//# title = \"t\"\n//# twin = \"int_loop\"\n//# unit = \"u\"\n//# checksum = \"close\"\n",
+    );
+    assert!(e.starts_with("x.hot:4: unknown checksum rule"), "{e}");
+    let e = bad("//# title = \"t\"\n//# twin = \"int_loop\"\n//# titel = \"u\"\n");
+    assert!(
+        e.starts_with("x.hot:3: bad header") && e.contains("titel"),
+        "{e}"
+    );
+    let e = bad("//# title = \"t\"\n//# twin = \"int_loop\"\n");
+    assert!(e.contains("missing field"), "{e}");
+    let e = bad("//# title = \"t\n");
+    assert!(e.starts_with("x.hot:1: bad header"), "{e}");
+    let within = "//# title = \"t\"\n//# twin = \"int_loop\"\n//# unit = \"u\"\n//# checksum = \"within 3\"\n";
+    let h = parse_header(Path::new("x.hot"), Mode::Hot, within).unwrap();
+    assert!(h.checksum.accepts(10, 13) && !h.checksum.accepts(10, 14));
+}
+
+#[test]
+fn a_directory_with_disagreeing_modes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = |twin: &str, p: &str| {
+        format!(
+            "{p} title = \"t\"\n{p} twin = \"{twin}\"\n{p} unit = \"u\"\n{p} checksum = \"exact\"\n"
+        )
+    };
+    std::fs::write(dir.path().join("a.hot"), head("int_loop", "//#")).unwrap();
+    std::fs::write(dir.path().join("a.clif"), head("float_loop", ";#")).unwrap();
+    let e = load_dir(dir.path()).unwrap_err().to_string();
+    assert!(e.contains("a.hot") && e.contains("names twin"), "{e}");
+    let e = load_dir(&dir.path().join("missing"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cannot read the cases directory"), "{e}");
+}
