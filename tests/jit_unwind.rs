@@ -140,3 +140,41 @@ fn runaway_recursion_on_the_default_test_thread() {
     let err = prog.call(down, &[Value::I64(0)]).unwrap_err();
     assert!(matches!(err.kind, ScriptErrorKind::StackExhausted { .. }));
 }
+
+/// Many JITs compiled and dropped on several threads at once, each raising through its frames.
+/// Their code blocks interleave in memory; with one `.eh_frame` registration per batch the
+/// registered ranges overlapped and libgcc's lookup stopped at the wrong one ("failed to
+/// initiate panic, error 5" aborted the whole test binary in release builds).
+#[test]
+fn errors_unwind_while_other_threads_compile_and_free_jits() {
+    // Enough functions that one batch spans several code blocks.
+    let mut text = String::from("fn f0(d: i64) -> i64 { return 100 / d }\n");
+    for i in 1..120 {
+        text += &format!(
+            "fn f{i}(d: i64) -> i64 {{ var s = 0\n for k in 0..3 {{ s += k * d }}\n return f{}(d) + s }}\n",
+            i - 1
+        );
+    }
+    text += "fn main() -> i64 { return f119(0) }\n";
+    let program = std::sync::Arc::new(
+        hotlab::lang::compile(std::sync::Arc::new(hotlab::lang::SourceFile::new(
+            "many.hot", &text,
+        )))
+        .expect("the program checks"),
+    );
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let program = std::sync::Arc::clone(&program);
+            std::thread::spawn(move || {
+                for _ in 0..40 {
+                    let prog = jit().compile(&program).unwrap();
+                    let err = prog.run_main().unwrap_err();
+                    assert_eq!(err.kind, ScriptErrorKind::DivisionByZero);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("a thread failed");
+    }
+}
