@@ -97,13 +97,10 @@ pub fn release_cell(kind: ElemKind, cell: u64) {
     }
 }
 
-/// A vec's block. `#[repr(C)]` so generated code could read `len` and `data` in place; they
-/// mirror `items` after every change.
-#[repr(C)]
+/// A vec's block: its elements' kind and cells. Generated code reaches the cells only through
+/// the helpers (`hot_vec_at` hands out an element's address).
 #[derive(Debug)]
 pub struct VecBlock {
-    len: u64,
-    data: *mut u64,
     kind: ElemKind,
     items: Vec<u64>,
 }
@@ -111,19 +108,7 @@ pub struct VecBlock {
 impl VecBlock {
     fn new(kind: ElemKind, items: Vec<u64>) -> VecBlock {
         count(1);
-        let mut block = VecBlock {
-            len: 0,
-            data: std::ptr::null_mut(),
-            kind,
-            items,
-        };
-        block.sync();
-        block
-    }
-
-    fn sync(&mut self) {
-        self.len = self.items.len() as u64;
-        self.data = self.items.as_mut_ptr();
+        VecBlock { kind, items }
     }
 
     /// The element cells.
@@ -228,7 +213,6 @@ pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
     // SAFETY: the caller's contract.
     let block = unsafe { unique_block(cell) };
     block.items.push(item);
-    block.sync();
 }
 
 /// `v.pop()` on a unique vec: the last element (its reference moves out), or a raised "pop from
@@ -241,10 +225,7 @@ pub unsafe extern "C-unwind" fn hot_vec_pop(cell: u64, start: u32, end: u32) -> 
     // SAFETY: the caller's contract.
     let block = unsafe { unique_block(cell) };
     match block.items.pop() {
-        Some(item) => {
-            block.sync();
-            item
-        }
+        Some(item) => item,
         None => ScriptError::new(ScriptErrorKind::PopEmpty, Span { start, end }).raise(),
     }
 }
@@ -254,22 +235,22 @@ pub unsafe extern "C-unwind" fn hot_vec_pop(cell: u64, start: u32, end: u32) -> 
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_vec_at(cell: u64, index: i64, start: u32, end: u32) -> *mut u64 {
     // SAFETY: generated code passes a vec cell it holds a count through.
-    let len = unsafe { vec_block(cell) }.map_or(0, |b| b.items.len());
-    if index < 0 || index as u64 >= len as u64 {
-        ScriptError::new(
+    let block = unsafe { vec_block(cell) };
+    let len = block.map_or(0, |b| b.items.len());
+    match block {
+        // Written through only after the caller made the vec unique (`hot_vec_unique`).
+        Some(b) if index >= 0 && (index as u64) < len as u64 => {
+            b.items.as_ptr().wrapping_add(index as usize).cast_mut()
+        }
+        _ => ScriptError::new(
             ScriptErrorKind::IndexOutOfRange {
                 index,
                 len: len as i64,
             },
             Span { start, end },
         )
-        .raise()
+        .raise(),
     }
-    // SAFETY: in bounds, so the block exists; `data` points at its `len` cells.
-    unsafe { (cell as *const VecBlock).as_ref().map(|b| b.data) }
-        .map_or(std::ptr::null_mut(), |data| {
-            data.wrapping_add(index as usize)
-        })
 }
 
 /// `v.len()`.

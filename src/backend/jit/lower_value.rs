@@ -102,7 +102,7 @@ impl FunctionTranslator<'_, '_> {
         let v = self.translate_expr(value)?;
         let target = self.walk_vec_path(&path)?;
         let cell = self.unique_vec_at(target, &place.ty)?;
-        let v = self.to_cell(v, &value.ty);
+        let v = self.cell_of(v, &value.ty);
         let helper = self.env.helpers.vec_push;
         self.call_helper(helper, &[cell, v]);
         Ok(self.unit())
@@ -116,11 +116,11 @@ impl FunctionTranslator<'_, '_> {
         let (start, end) = self.span_args(e.span);
         let helper = self.env.helpers.vec_pop;
         let bits = self.call_helper(helper, &[cell, start, end])[0];
-        Ok(self.from_cell(bits, &e.ty))
+        Ok(self.value_of_cell(bits, &e.ty))
     }
 
     /// A register value as its 8-byte cell.
-    fn to_cell(&mut self, v: Value, ty: &Type) -> Value {
+    fn cell_of(&mut self, v: Value, ty: &Type) -> Value {
         match ty {
             Type::F64 => self
                 .builder
@@ -132,7 +132,7 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// An 8-byte cell as a register value of type `ty`.
-    fn from_cell(&mut self, bits: Value, ty: &Type) -> Value {
+    fn value_of_cell(&mut self, bits: Value, ty: &Type) -> Value {
         match ty {
             Type::F64 => self
                 .builder
