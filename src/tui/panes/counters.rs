@@ -31,7 +31,7 @@ pub fn render_counters(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
     };
     let kv = |k: &str, v: String| {
         Line::from(vec![
-            Span::styled(format!("{k:<24}"), s.muted()),
+            Span::styled(format!("{k:<26}"), s.muted()),
             Span::styled(v, s.text()),
         ])
     };

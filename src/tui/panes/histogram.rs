@@ -72,7 +72,8 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
         )))
         .collect();
     lines.push(Line::from(summary));
-    if row.buckets.is_empty() {
+    let bar_rows = (inner.height as usize).saturating_sub(1);
+    if row.buckets.is_empty() || bar_rows == 0 {
         lines.push(Line::styled(
             if app.table.rows.iter().any(|r| r.total_ns.is_some()) {
                 "no samples for this row"
@@ -82,7 +83,7 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
             s.muted(),
         ));
     } else {
-        let bars = rebin(&row.buckets, (inner.height as usize).saturating_sub(1));
+        let bars = rebin(&row.buckets, bar_rows);
         let total: u64 = bars.iter().map(|b| b.2).sum::<u64>().max(1);
         let max = bars.iter().map(|b| b.2).max().unwrap_or(1).max(1);
         let label_w = 9;

@@ -64,6 +64,15 @@ impl Styles<'_> {
             Style::default().add_modifier(Modifier::REVERSED)
         }
     }
+    /// The selected row's background, keeping each cell's own colour (a verdict keeps its
+    /// meaning when selected); without colour, reverse video.
+    pub fn selection_bg(&self) -> Style {
+        if self.0.color {
+            Style::default().bg(self.0.colors.selection_bg)
+        } else {
+            Style::default().add_modifier(Modifier::REVERSED)
+        }
+    }
     /// Errors.
     pub fn error(&self) -> Style {
         self.fg(self.0.colors.error).add_modifier(Modifier::BOLD)

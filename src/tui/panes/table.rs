@@ -160,8 +160,9 @@ pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
         ];
         if selected {
             for sp in &mut spans {
-                sp.style = sp.style.patch(s.selection());
+                sp.style = sp.style.patch(s.selection_bg());
             }
+            spans[0].style = spans[0].style.patch(s.selection());
         }
         lines.push(Line::from(spans));
     }
