@@ -75,6 +75,8 @@ pub struct StatusInfo {
     pub timer: Option<String>,
     /// Health warnings (`governor powersave`, `VM`).
     pub health: Vec<String>,
+    /// Why hardware counters do not open on this machine, if they do not.
+    pub no_pmu: Option<String>,
 }
 
 /// The whole state of the TUI.

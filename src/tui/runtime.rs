@@ -113,6 +113,8 @@ pub enum Background {
         timer: Option<String>,
         /// Health warnings, short.
         health: Vec<String>,
+        /// Why hardware counters do not open here, if they do not.
+        no_pmu: Option<String>,
     },
 }
 
@@ -153,7 +155,12 @@ pub fn spawn_background() -> std::io::Result<(Sender<CodeRequest>, Receiver<Back
                 .filter(|i| i.warning.is_some())
                 .map(|i| i.name.clone())
                 .collect();
-            let _ = tx.send(Background::Machine { timer, health });
+            let no_pmu = probes.hw_counters.clone().err();
+            let _ = tx.send(Background::Machine {
+                timer,
+                health,
+                no_pmu,
+            });
             while let Ok(mut req) = req_rx.recv() {
                 // Only the newest request matters.
                 while let Ok(newer) = req_rx.try_recv() {

@@ -151,9 +151,14 @@ impl App {
                 self.code.clear();
                 self.say(format!("no ladder code: {e}"), true);
             }
-            Background::Machine { timer, health } => {
+            Background::Machine {
+                timer,
+                health,
+                no_pmu,
+            } => {
                 self.status.timer = timer;
                 self.status.health = health;
+                self.status.no_pmu = no_pmu;
             }
         }
     }

@@ -46,7 +46,8 @@ pub fn render_counters(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
             .table
             .no_counters
             .clone()
-            .unwrap_or_else(|| "no PMU counters for this row".into());
+            .or_else(|| app.status.no_pmu.clone())
+            .unwrap_or_else(|| "none were read for this row".into());
         lines.push(Line::from(vec![
             Span::styled("no hardware counters: ", s.fg(app.theme.colors.warning)),
             Span::styled(why, s.text()),
