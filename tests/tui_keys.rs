@@ -251,3 +251,33 @@ fn mouse_click_selects_a_row() {
     assert!(a.on_mouse(click, table));
     assert_eq!(a.selected, 3);
 }
+
+#[test]
+fn a_real_ladder_report_fills_the_table() {
+    // The JSON form `hotlab ladder` prints is the one a ladder job's result carries.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["ladder", "--time", "0.2", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = hotlab::tui::model::TableModel::from_report_json(&v, "x").unwrap();
+    assert_eq!(t.title, "ladder host_call");
+    assert_eq!(t.rows.len(), 11);
+    assert_eq!(t.rows[0].verdict.as_deref(), Some("baseline"));
+    assert_eq!(t.rows[1].label, "jit slot read");
+    assert!(t.rows.iter().all(|r| r.total_ns.is_some()));
+    assert!(t.rows[1].instructions.unwrap() > 0);
+    assert!(t.rows[1..].iter().all(|r| r.ratio.is_some()));
+    // Its rows find their step's code.
+    let mut a = app(DEFAULT_SNIPPET);
+    a.table = t;
+    a.code = hotlab::tui::runtime::ladder_code(a.chosen_ladder(), DEFAULT_SNIPPET).unwrap();
+    a.selected = 3;
+    assert!(
+        a.selected_code()
+            .unwrap()
+            .title
+            .starts_with("jit entry check")
+    );
+    assert!(a.selected_code().unwrap().diff.is_some());
+}

@@ -4,7 +4,6 @@
 
 use crate::ladder::Ladder;
 use crate::ladder::report::Report;
-use crate::measure::AbsVerdict;
 use crate::worker::LiveProgress;
 use crate::worker::protocol::{Bucket, Measured, Percentile};
 
@@ -240,48 +239,69 @@ impl TableModel {
 
     /// A measured ladder report (`crate::ladder::report`).
     pub fn from_report(r: &Report, note: &str) -> TableModel {
+        let json = serde_json::to_value(r).unwrap_or_default();
+        TableModel::from_report_json(&json, note).unwrap_or_else(|| TableModel {
+            title: format!("ladder {}", r.ladder),
+            state: TableState::Done,
+            rows: Vec::new(),
+            note: note.to_string(),
+            no_counters: None,
+            timer: None,
+            band: Some(r.band),
+            progress: None,
+        })
+    }
+
+    /// A measured ladder report in its JSON form (what `hotlab ladder --format json` prints,
+    /// and what a ladder job's result carries); `None` if `v` is not one.
+    pub fn from_report_json(v: &serde_json::Value, note: &str) -> Option<TableModel> {
+        let r: ReportJson = serde_json::from_value(v.clone()).ok()?;
         let rows = r
             .rows
-            .iter()
-            .map(|row| TableRow {
-                label: match row.build {
-                    Some(b) => format!("{b} {}", row.step),
-                    None => row.step.clone(),
-                },
-                step: Some(row.step.clone()),
-                layer: Some(row.layer.clone()),
-                build: row.build.map(|b| b.to_string()),
-                total_ns: row.total_ns,
-                adds: row.adds.map(|a| match a {
-                    AbsVerdict::Adds { diff, low, high }
-                    | AbsVerdict::Saves { diff, low, high } => Adds {
-                        ns: diff.nanos(),
-                        low: low.nanos(),
-                        high: high.nanos(),
+            .into_iter()
+            .map(|row| {
+                let adds = row.adds.map(|a| match a.kind.as_str() {
+                    "no_cost_resolved" => {
+                        let w = a.within.unwrap_or(0.0) / 1e3;
+                        Adds {
+                            ns: 0.0,
+                            low: -w,
+                            high: w,
+                        }
+                    }
+                    _ => Adds {
+                        ns: a.diff.unwrap_or(0.0) / 1e3,
+                        low: a.low.unwrap_or(0.0) / 1e3,
+                        high: a.high.unwrap_or(0.0) / 1e3,
                     },
-                    AbsVerdict::NoCostResolved { within } => Adds {
-                        ns: 0.0,
-                        low: -within.nanos(),
-                        high: within.nanos(),
+                });
+                let native = row.build.is_none();
+                TableRow {
+                    label: match &row.build {
+                        Some(b) => format!("{b} {}", row.step),
+                        None => row.step.clone(),
                     },
-                }),
-                ratio: match (row.ratio, row.build) {
-                    (Some((x, lo, hi)), _) => Some((x, Some((lo, hi)))),
-                    (None, None) => Some((1.0, None)),
-                    _ => None,
-                },
-                verdict: match (row.verdict, row.build) {
-                    (Some(v), _) => Some(v.to_string()),
-                    (None, None) => Some("baseline".into()),
-                    _ => None,
-                },
-                ok: row.checksum_ok,
-                cycles: row.cycles,
-                instructions: row.build.map(|_| row.instructions),
-                ..TableRow::default()
+                    step: Some(row.step),
+                    layer: Some(row.layer),
+                    total_ns: row.total_ns,
+                    adds,
+                    ratio: match row.ratio {
+                        Some((x, lo, hi)) => Some((x, Some((lo, hi)))),
+                        None if native => Some((1.0, None)),
+                        None => None,
+                    },
+                    verdict: row
+                        .verdict
+                        .or_else(|| native.then(|| "baseline".to_string())),
+                    ok: row.checksum_ok,
+                    cycles: row.cycles,
+                    instructions: row.build.as_ref().map(|_| row.instructions),
+                    build: row.build,
+                    ..TableRow::default()
+                }
             })
             .collect();
-        TableModel {
+        Some(TableModel {
             title: format!("ladder {}", r.ladder),
             state: TableState::Done,
             rows,
@@ -290,7 +310,7 @@ impl TableModel {
             timer: None,
             band: Some(r.band),
             progress: None,
-        }
+        })
     }
 
     /// Lay a live snapshot over the table: rows are matched by label (new ones are added),
@@ -359,6 +379,38 @@ impl TableModel {
                 .map_or_else(String::new, |b| format!(" of {:.1} s", b / 1e3))
         );
     }
+}
+
+/// The parts of a ladder report's JSON form the table shows.
+#[derive(serde::Deserialize)]
+struct ReportJson {
+    ladder: String,
+    rows: Vec<ReportRowJson>,
+    band: f64,
+}
+
+#[derive(serde::Deserialize)]
+struct ReportRowJson {
+    step: String,
+    layer: String,
+    build: Option<String>,
+    total_ns: Option<f64>,
+    adds: Option<AddsJson>,
+    ratio: Option<(f64, f64, f64)>,
+    verdict: Option<String>,
+    cycles: Option<f64>,
+    instructions: usize,
+    checksum_ok: bool,
+}
+
+/// `AbsVerdict`'s JSON form: picoseconds, tagged by `kind`.
+#[derive(serde::Deserialize)]
+struct AddsJson {
+    kind: String,
+    diff: Option<f64>,
+    low: Option<f64>,
+    high: Option<f64>,
+    within: Option<f64>,
 }
 
 /// The machine code of one ladder step (or one function of the snippet).

@@ -98,9 +98,7 @@ impl App {
                 if t.rows.len() == 1 {
                     t.rows[0].verdict = None;
                 }
-                self.table = t;
-                self.label_steps();
-                self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
+                self.set_table(t);
                 if let Some(cpu) = m.cpu {
                     self.status.cpu = Some(cpu);
                 }
@@ -110,8 +108,30 @@ impl App {
                     self.code = CodeView::from_listings(listings);
                 }
             }
-            JobOutput::Ran { .. } | JobOutput::Compiled { .. } | JobOutput::Doctor { .. } => {}
+            other => {
+                // A measured ladder carries its report's JSON form (`report`), tagged
+                // `"output": "ladder"`; read through serde so any output of that shape works.
+                let v = serde_json::to_value(other).unwrap_or_default();
+                if v.get("output").and_then(|o| o.as_str()) == Some("ladder")
+                    && let Some(report) = v.get("report")
+                {
+                    let note = v
+                        .get("note")
+                        .and_then(|n| n.as_str())
+                        .unwrap_or("measured through the session")
+                        .to_string();
+                    if let Some(t) = TableModel::from_report_json(report, &note) {
+                        self.set_table(t);
+                    }
+                }
+            }
         }
+    }
+
+    fn set_table(&mut self, t: TableModel) {
+        self.table = t;
+        self.label_steps();
+        self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
     }
 
     fn is_ladder_table(&self) -> bool {
