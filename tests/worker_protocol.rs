@@ -97,6 +97,7 @@ fn measured() -> Measured {
             checksum: Some((1000, 42)),
             percentiles: vec![Percentile { q: 0.5, ns: 1.25 }],
             histogram: vec!["1.20 ##### 50%".into()],
+            buckets: vec![],
             counters: Some(serde_json::json!({"cycles": 3.5})),
         }],
         comparisons: vec![ComparisonOut {
@@ -175,6 +176,8 @@ fn every_response_round_trips() {
                 dropped: 0,
                 median_ns: Some(1.3),
                 histogram: vec![],
+                buckets: vec![],
+                percentiles: vec![],
             }],
         }),
     ];

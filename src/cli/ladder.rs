@@ -252,6 +252,63 @@ pub enum AsmBuild {
     Aot,
 }
 
+/// The machine code of one step of a ladder in one build, and what changed from the step before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepCode {
+    /// The step's title.
+    pub title: String,
+    /// The layer it adds.
+    pub layer: String,
+    /// The row's label in a measured ladder (`jit slot read`).
+    pub label: String,
+    /// The call path as a Rust type.
+    pub path: String,
+    /// Instructions in the row's call-path code.
+    pub instructions: usize,
+    /// The generated Cranelift IR (`jit` rows).
+    pub clif: String,
+    /// The listing: each function's name, then its instructions, without addresses.
+    pub listing: Vec<String>,
+    /// The unified diff from the step before (`None` for the first step), with the numbers of
+    /// added and removed lines.
+    pub diff: Option<(Vec<String>, usize, usize)>,
+}
+
+/// Each step's call-path machine code for one build of a built ladder, with its diff from the
+/// step before: what `hotlab asm --ladder` prints and the TUI's code pane shows.
+pub fn step_code(
+    bench: &Bench,
+    want: Build,
+    syntax: crate::backend::disasm::Syntax,
+) -> Vec<StepCode> {
+    let mut out = Vec::new();
+    let mut before: Vec<String> = Vec::new();
+    for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
+        let listing: Vec<String> = row
+            .code
+            .iter()
+            .flat_map(|c| {
+                std::iter::once(format!("{}:", c.name))
+                    .chain(c.listing(syntax).into_iter().map(|l| format!("    {l}")))
+            })
+            .collect();
+        let step = &bench.ladder.steps[row.step];
+        let diff = (!before.is_empty()).then(|| crate::ladder::code::diff(&before, &listing));
+        out.push(StepCode {
+            title: step.title.clone(),
+            layer: step.layer.to_string(),
+            label: row.label(&bench.ladder),
+            path: row.path.to_string(),
+            instructions: row.instructions(),
+            clif: row.clif.clone(),
+            listing: listing.clone(),
+            diff,
+        });
+        before = listing;
+    }
+    out
+}
+
 /// `hotlab asm --ladder NAME`: each step's call-path machine code, and what changed from the
 /// step before (a unified diff of the listings, without addresses).
 pub fn ladder_asm(
@@ -271,44 +328,32 @@ pub fn ladder_asm(
         super::asm::AsmSyntax::Att => crate::backend::disasm::Syntax::Att,
     };
     let mut out = String::new();
-    let mut before: Vec<String> = Vec::new();
-    for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
-        let listing: Vec<String> = row
-            .code
-            .iter()
-            .flat_map(|c| {
-                std::iter::once(format!("{}:", c.name))
-                    .chain(c.listing(syntax).into_iter().map(|l| format!("    {l}")))
-            })
-            .collect();
-        let step = &bench.ladder.steps[row.step];
+    for step in step_code(&bench, want, syntax) {
         out.push_str(&format!(
             "=== {} ({}) — {want} {}: {} instructions\n",
-            step.title,
-            step.layer,
-            row.path,
-            row.instructions()
+            step.title, step.layer, step.path, step.instructions
         ));
-        if ir && !row.clif.is_empty() {
-            out.push_str(row.clif.trim_end());
+        if ir && !step.clif.is_empty() {
+            out.push_str(step.clif.trim_end());
             out.push_str("\n\n");
         }
-        if before.is_empty() {
-            for l in &listing {
-                out.push_str(&format!("  {l}\n"));
+        match &step.diff {
+            None => {
+                for l in &step.listing {
+                    out.push_str(&format!("  {l}\n"));
+                }
             }
-        } else {
-            let (lines, added, removed) = crate::ladder::code::diff(&before, &listing);
-            out.push_str(&format!(
-                "--- diff from the step before: +{added} -{removed} lines\n"
-            ));
-            for l in lines {
-                out.push_str(&l);
-                out.push('\n');
+            Some((lines, added, removed)) => {
+                out.push_str(&format!(
+                    "--- diff from the step before: +{added} -{removed} lines\n"
+                ));
+                for l in lines {
+                    out.push_str(l);
+                    out.push('\n');
+                }
             }
         }
         out.push('\n');
-        before = listing;
     }
     print!("{out}");
     Ok(ExitCode::from(exit::OK))

@@ -277,6 +277,14 @@ impl Session {
         &self.state
     }
 
+    /// Replace the current snippet's text, for front ends that edit the whole snippet at once
+    /// (the TUI's editor). Nothing is compiled: the next job reports any diagnostic. Saved
+    /// with the next command (or [`Session::save`]).
+    pub fn set_snippet_text(&mut self, text: &str) {
+        let i = self.state.current.min(self.state.snippets.len() - 1);
+        self.state.snippets[i].text = text.to_string();
+    }
+
     /// The session file, if any.
     pub fn store_path(&self) -> Option<&std::path::Path> {
         self.options.store.as_deref()

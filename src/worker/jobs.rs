@@ -7,8 +7,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::protocol::{
-    Backend, ComparisonOut, Contestant, FailureKind, FunctionInfo, Job, JobFailure, JobOutput,
-    Listing, LiveProgress, LiveVariant, MeasureSettings, Measured, Percentile, Row, SnippetSource,
+    Backend, Bucket, ComparisonOut, Contestant, FailureKind, FunctionInfo, Job, JobFailure,
+    JobOutput, Listing, LiveProgress, LiveVariant, MeasureSettings, Measured, Percentile, Row,
+    SnippetSource,
 };
 use crate::backend::disasm::{self, Syntax};
 use crate::backend::jit::{Jit, JitError, JitOptions, JitProgram, OptLevel, VmCtx};
@@ -20,6 +21,8 @@ use crate::measure::{self, JobResult, Picos, Progress, Stop, Variant};
 /// Rows and width of histograms sent to front ends.
 const HIST_ROWS: usize = 8;
 const HIST_WIDTH: usize = 48;
+/// Buckets of the histograms sent as counts.
+const BUCKETS: usize = 32;
 const QUANTILES: [f64; 9] = [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0];
 
 fn fail(kind: FailureKind, message: impl Into<String>) -> JobFailure {
@@ -433,6 +436,8 @@ fn live(p: &Progress<'_>) -> LiveProgress {
                     .get(i)
                     .map(|h| h.render(HIST_ROWS, HIST_WIDTH))
                     .unwrap_or_default(),
+                buckets: p.histograms.get(i).map(buckets).unwrap_or_default(),
+                percentiles: p.histograms.get(i).map(percentiles).unwrap_or_default(),
             })
             .collect(),
     }
@@ -493,6 +498,32 @@ fn percentiles(h: &OpHistogram) -> Vec<Percentile> {
         .collect()
 }
 
+/// The histogram as [`BUCKETS`] equal-width buckets over p1..p99 (the tails go to the edge
+/// buckets), so a front end can draw bars at any size.
+fn buckets(h: &OpHistogram) -> Vec<Bucket> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let lo = h.quantile(0.01).0;
+    let hi = h.quantile(0.99).0.max(lo + 1.0);
+    let step = (hi - lo) / BUCKETS as f64;
+    let mut counts = [0u64; BUCKETS];
+    for it in h.inner().iter_recorded() {
+        let v = it.value_iterated_to() as f64;
+        let i = (((v - lo) / step).floor().max(0.0) as usize).min(BUCKETS - 1);
+        counts[i] += it.count_at_value();
+    }
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &count)| Bucket {
+            lo_ns: (lo + step * i as f64) / 1e3,
+            hi_ns: (lo + step * (i + 1) as f64) / 1e3,
+            count,
+        })
+        .collect()
+}
+
 /// The protocol's form of an engine result.
 pub fn measured(r: &JobResult) -> Measured {
     let rows = r
@@ -515,6 +546,7 @@ pub fn measured(r: &JobResult) -> Measured {
             checksum: v.checksum,
             percentiles: percentiles(&v.histogram),
             histogram: v.histogram.render(HIST_ROWS, HIST_WIDTH),
+            buckets: buckets(&v.histogram),
             counters: v
                 .counters
                 .as_ref()

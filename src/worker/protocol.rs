@@ -248,6 +248,24 @@ pub struct LiveVariant {
     pub median_ns: Option<f64>,
     /// The histogram as a few rows of bars (see `OpHistogram::render`).
     pub histogram: Vec<String>,
+    /// The histogram as counts, for front ends that draw their own bars (a TUI).
+    #[serde(default)]
+    pub buckets: Vec<Bucket>,
+    /// Running percentiles (p1 … p100).
+    #[serde(default)]
+    pub percentiles: Vec<Percentile>,
+}
+
+/// One bar of a histogram: how many samples took `lo_ns` up to `hi_ns` per op. The first and
+/// last buckets also hold the samples below p1 and above p99.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bucket {
+    /// Lower edge, ns per op.
+    pub lo_ns: f64,
+    /// Upper edge, ns per op.
+    pub hi_ns: f64,
+    /// Samples in the bucket.
+    pub count: u64,
 }
 
 /// Why a job failed.
@@ -373,6 +391,9 @@ pub struct Row {
     pub percentiles: Vec<Percentile>,
     /// The histogram as rows of bars.
     pub histogram: Vec<String>,
+    /// The histogram as counts (see [`Bucket`]).
+    #[serde(default)]
+    pub buckets: Vec<Bucket>,
     /// Hardware counters per op, when they opened (the engine's JSON form).
     pub counters: Option<serde_json::Value>,
 }
