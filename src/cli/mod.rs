@@ -43,7 +43,7 @@ expectation; `hotlab ladder` exits 1 when a row's checksum differs from the nati
 `hotlab check` exits 0 equal, 3 differs, 4 unresolved, 5 results differ; `hotlab bench` exits 5
 when a result differs from its twin. With no command, hotlab runs `hotlab ladder` (the
 host_call ladder). Documentation: docs/ (cli.md, language.md, measurement.md, runtime.md,
-ladder.md, cases.md, results.md, backends.md, session.md).";
+ladder.md, cases.md, results.md, backends.md, session.md, repl.md).";
 
 /// hotlab: a lab for the cost of a script call.
 #[derive(Debug, Parser)]
@@ -69,6 +69,8 @@ pub enum Command {
     Check(CheckArgs),
     /// Measure a ladder: what each layer of a host-to-script call adds (the default command).
     Ladder(LadderArgs),
+    /// An interactive session: type hot code and :commands (:help); scripts via piped stdin.
+    Repl(crate::repl::ReplArgs),
     /// Serve jobs over stdin/stdout (started by the session; see docs/session.md).
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -129,6 +131,7 @@ pub fn main() -> ExitCode {
         Some(Command::Check(args)) => check::check(&args),
         Some(Command::Worker(args)) => return crate::worker::serve(args.cpu),
         Some(Command::Ladder(args)) => ladder::ladder(&args),
+        Some(Command::Repl(args)) => return crate::repl::run(&args),
         // With no arguments: the seed's ladder, both builds, default settings.
         None => ladder::ladder(&LadderArgs::default()),
     };
