@@ -21,7 +21,7 @@ use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use rustyline::{CompletionType, Config, Editor};
 
-use crate::session::merge::incomplete;
+use crate::session::merge::incomplete_in;
 use crate::session::{FrontArgs, Outcome, Session, SessionOptions, Sink, interrupt, store};
 use crate::worker::LiveProgress;
 
@@ -159,8 +159,9 @@ struct Block {
 }
 
 impl Block {
-    /// Add a line; returns a complete input when there is one.
-    fn push(&mut self, line: &str) -> Option<String> {
+    /// Add a line of code for the snippet `snippet`; returns a complete input when there is
+    /// one.
+    fn push(&mut self, line: &str, snippet: &str) -> Option<String> {
         if self.text.is_empty() {
             let t = line.trim_start();
             if t.is_empty() || t.starts_with('#') {
@@ -172,7 +173,7 @@ impl Block {
         }
         self.text.push_str(line);
         self.text.push('\n');
-        if incomplete(&self.text) {
+        if incomplete_in(snippet, &self.text) {
             None
         } else {
             let done = std::mem::take(&mut self.text);
@@ -265,7 +266,8 @@ fn script(session: &mut Session, printer: &mut Printer, run: &mut Run, echo: boo
         if !block.open() {
             opened_at = n + 1;
         }
-        if let Some(input) = block.push(&line) {
+        let current = session.state().snippet().name.clone();
+                if let Some(input) = block.push(&line, &current) {
             run.input(session, printer, &input);
             if run.quit {
                 return;
@@ -321,7 +323,8 @@ fn interactive(session: &mut Session, printer: &mut Printer, run: &mut Run, colo
                         let _ = rl.save_history(p);
                     }
                 }
-                if let Some(input) = block.push(&line) {
+                let current = session.state().snippet().name.clone();
+                if let Some(input) = block.push(&line, &current) {
                     run.input(session, printer, &input);
                     if run.quit {
                         return;
@@ -346,17 +349,20 @@ mod tests {
     #[test]
     fn blocks_join_lines_until_definitions_close() {
         let mut b = Block::default();
-        assert_eq!(b.push(":help"), Some(":help".into()));
-        assert_eq!(b.push("# a comment"), None);
-        assert_eq!(b.push(""), None);
-        assert_eq!(b.push("fn main() -> i64 {"), None);
+        let hot = "snippet.hot";
+        assert_eq!(b.push(":help", hot), Some(":help".into()));
+        assert_eq!(b.push("# a comment", hot), None);
+        assert_eq!(b.push("", hot), None);
+        assert_eq!(b.push("fn main() -> i64 {", hot), None);
         assert!(b.open());
-        assert_eq!(b.push("    return 1"), None);
+        assert_eq!(b.push("    return 1", hot), None);
         assert_eq!(
-            b.push("}"),
+            b.push("}", hot),
             Some("fn main() -> i64 {\n    return 1\n}".into())
         );
         assert!(!b.open());
-        assert_eq!(b.push("let x = 1"), Some("let x = 1".into()));
+        assert_eq!(b.push("let x = 1", hot), Some("let x = 1".into()));
+        assert_eq!(b.push("function %f() -> i64 {", "f.clif"), None);
+        assert!(b.push("}", "f.clif").is_some());
     }
 }

@@ -244,18 +244,30 @@ impl Session {
                 s.name
             )));
         }
-        let job = Job::Run {
-            snippet: source(&s),
-            backend: self.state.backend,
-            checks: self.state.settings.checks,
-            function: function.unwrap_or_else(|| "main".into()),
+        let function = function.unwrap_or_else(|| "main".into());
+        // After a :reload, calls go to the live module while it runs the snippet as it is.
+        let live = self.module_is_current();
+        let job = if live {
+            Job::RunLive {
+                snippet: s.name.clone(),
+                function,
+            }
+        } else {
+            Job::Run {
+                snippet: source(&s),
+                backend: self.state.backend,
+                checks: self.state.settings.checks,
+                function,
+            }
         };
         let out = self.job(job, self.limit(), sink)?;
         if let JobOutput::Ran { value, micros } = &out {
-            sink.text(&format!(
-                "{value}    ({micros:.1} µs on {})",
+            let on = if live {
+                "jit, live module"
+            } else {
                 self.state.backend.name()
-            ));
+            };
+            sink.text(&format!("{value}    ({micros:.1} µs on {on})"));
         }
         self.record(line, vec![s.name], out);
         Ok(Outcome::Continue)

@@ -349,7 +349,16 @@ impl Session {
         let name = &self.state.snippet().name;
         self.live
             .as_ref()
-            .is_some_and(|(n, pid)| n == name && Some(*pid) == self.worker_pid())
+            .is_some_and(|(n, pid, _)| n == name && Some(*pid) == self.worker_pid())
+    }
+
+    /// Whether the live module runs exactly the current snippet's text (so `:run` runs there).
+    pub(super) fn module_is_current(&self) -> bool {
+        self.module_is_live()
+            && self
+                .live
+                .as_ref()
+                .is_some_and(|(_, _, text)| *text == self.state.snippet().text)
     }
 
     pub(super) fn reload(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
@@ -375,7 +384,7 @@ impl Session {
             sink.text(&reload_text(&s.name, r));
         }
         if let Some(pid) = self.worker_pid() {
-            self.live = Some((s.name.clone(), pid));
+            self.live = Some((s.name.clone(), pid, s.text.clone()));
         }
         self.record(line, vec![s.name], out);
         Ok(Outcome::Continue)

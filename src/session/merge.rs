@@ -17,6 +17,17 @@ pub fn incomplete(text: &str) -> bool {
     }
 }
 
+/// [`incomplete`] for a snippet named `name`: a `.clif` snippet is incomplete while a
+/// function's `{` is not closed.
+pub fn incomplete_in(name: &str, text: &str) -> bool {
+    if name.ends_with(".clif") {
+        let open = text.matches('{').count();
+        open > text.matches('}').count()
+    } else {
+        incomplete(text)
+    }
+}
+
 /// What a top-level item declares: (kind, name).
 fn declared(item: &Item) -> Option<(&'static str, &str, lang::Span)> {
     match item {
@@ -96,6 +107,8 @@ mod tests {
         assert!(!incomplete("let x = 1"));
         // A stray closing bracket is complete (and a diagnostic), not a wait for more.
         assert!(!incomplete("}"));
+        assert!(incomplete_in("f.clif", "function %f() -> i64 {\nblock0:"));
+        assert!(!incomplete_in("f.clif", "function %f() -> i64 {\nblock0:\n}"));
     }
 
     #[test]

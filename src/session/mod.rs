@@ -263,8 +263,9 @@ pub struct Session {
     options: SessionOptions,
     worker: Option<Worker>,
     cancel: Arc<AtomicBool>,
-    /// The snippet whose live module the worker (by pid) holds, after a `:reload`.
-    live: Option<(String, u32)>,
+    /// The live module the worker holds after a `:reload`: the snippet's name, the worker's
+    /// pid, and the text last reloaded.
+    live: Option<(String, u32, String)>,
 }
 
 impl std::fmt::Debug for Session {

@@ -305,7 +305,7 @@ impl Worker {
         self.next_id += 1;
         let cooperative = matches!(job, Job::Measure { .. } | Job::Ladder { .. });
         let kind = match job {
-            Job::Run { .. } | Job::Compile { .. } => "snippet".to_string(),
+            Job::Run { .. } | Job::RunLive { .. } | Job::Compile { .. } => "snippet".to_string(),
             ref other => format!("{} job", other.kind()),
         };
         if let Err(e) = self.send(&Request::Job { id, job }) {

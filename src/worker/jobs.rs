@@ -122,6 +122,7 @@ pub fn run_job(
             reps,
         } => super::lab::bench(filter.as_deref(), *time_s, *reps, progress),
         Job::Reload { snippet, checks } => super::lab::reload(state, snippet, *checks),
+        Job::RunLive { snippet, function } => super::lab::run_live(state, snippet, function),
         Job::Panic { message } => panic!("{message}"),
     }
 }

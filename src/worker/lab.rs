@@ -295,3 +295,36 @@ pub fn reload(
         Err(e) => Err(input(format!("error: reload of {}: {e}", snippet.name))),
     }
 }
+
+/// `run_live`: call `function` in the live module of `snippet`.
+pub fn run_live(state: &State, snippet: &str, function: &str) -> Result<JobOutput, JobFailure> {
+    let module = match &state.live {
+        Some((name, module)) if name == snippet => module,
+        _ => {
+            return Err(input(format!(
+                "error: {snippet} has no live module in this worker: :reload starts one"
+            )));
+        }
+    };
+    let program = module.current();
+    let Some(id) = program.function_named(function) else {
+        let names: Vec<&str> = module
+            .program()
+            .functions
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect();
+        return Err(input(format!(
+            "error: {snippet}: no function named `{function}` (functions: {})",
+            names.join(", ")
+        )));
+    };
+    let start = std::time::Instant::now();
+    let value = program
+        .call(id, &[])
+        .map_err(|e| fail(FailureKind::Script, e.render(&module.program().source)))?;
+    Ok(JobOutput::Ran {
+        value: value.to_string(),
+        micros: start.elapsed().as_secs_f64() * 1e6,
+    })
+}

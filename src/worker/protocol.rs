@@ -168,6 +168,14 @@ pub enum Job {
         /// Index bounds checks.
         checks: bool,
     },
+    /// Call a function without arguments in the worker's live module (see `Reload`), whose
+    /// objects and module variables live on between calls.
+    RunLive {
+        /// The snippet the module was started from (it must be the live one).
+        snippet: String,
+        /// The function.
+        function: String,
+    },
     /// Test only: panic in the worker with this message.
     #[doc(hidden)]
     Panic {
@@ -189,6 +197,7 @@ impl Job {
             Job::Check { .. } => "check",
             Job::Bench { .. } => "bench",
             Job::Reload { .. } => "reload",
+            Job::RunLive { .. } => "run",
             Job::Panic { .. } => "panic",
         }
     }
