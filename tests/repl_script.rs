@@ -20,7 +20,10 @@ const FILTERS: &[(&str, &str)] = &[
     (r"(?m)^(machine|timer|health): .*\n", ""),
     (r"\b(equal|slower|faster|unresolved)\b", "[verdict]"),
     (r"-?\b\d+(\.\d+)?(x|%)?", "[n]"),
-    (r"(vs twin int_loop: ).*?(; \[n\] vs \[n\] ns/op)", "$1[explanation]$2"),
+    (
+        r"(vs twin int_loop: ).*?(; \[n\] vs \[n\] ns/op)",
+        "$1[explanation]$2",
+    ),
     (r"(adds|saves) \[n\] ns \[\[n\], \[n\]\]", "[step cost]"),
     (r"no cost resolved: within ±\[n\] ns", "[step cost]"),
     (r"\[verdict\]: too few rounds", "[step cost]"),

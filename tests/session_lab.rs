@@ -40,7 +40,10 @@ fn cases_load_with_their_twin_and_check_against_it() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut s = session(dir.path());
     let cases = line(&mut s, ":cases");
-    assert!(cases.contains("int_loop") && cases.contains(".hot .clif"), "{cases}");
+    assert!(
+        cases.contains("int_loop") && cases.contains(".hot .clif"),
+        "{cases}"
+    );
     let loaded = line(&mut s, ":load int_loop");
     assert!(loaded.contains("case int_loop") && loaded.contains("loaded int_loop.hot: run"));
     assert_eq!(s.state().twin.as_deref(), Some("int_loop"));
@@ -70,12 +73,18 @@ fn cases_load_with_their_twin_and_check_against_it() {
     );
     line(&mut s, ":snippet int_loop.hot");
     let vs = line(&mut s, ":check --vs other.hot");
-    assert!(vs.contains("vs other.hot") && vs.contains("RESULTS DIFFER"), "{vs}");
+    assert!(
+        vs.contains("vs other.hot") && vs.contains("RESULTS DIFFER"),
+        "{vs}"
+    );
 
     // The .clif mode of the case is measured too.
     assert!(line(&mut s, ":load int_loop.clif").contains("loaded int_loop.clif: run"));
     let clif = line(&mut s, ":check");
-    assert!(clif.contains("int_loop.clif on jit vs twin int_loop"), "{clif}");
+    assert!(
+        clif.contains("int_loop.clif on jit vs twin int_loop"),
+        "{clif}"
+    );
     assert!(clif.contains("results equal"), "{clif}");
 
     let json = dir.path().join("check.json");
@@ -101,8 +110,14 @@ fn a_ladder_is_measured_with_the_layers_chosen() {
         text.contains("ladder host_call around the default empty method"),
         "{text}"
     );
-    assert!(text.contains("jit slot read") || text.contains("slot read"), "{text}");
-    assert!(!text.contains("try/catch"), "the dropped layer is not measured: {text}");
+    assert!(
+        text.contains("jit slot read") || text.contains("slot read"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("try/catch"),
+        "the dropped layer is not measured: {text}"
+    );
     assert!(out.progress > 0, "progress streamed");
 
     // The snippet's `call` is the method once it has one; reordering keeps the step texts.
@@ -126,7 +141,11 @@ fn a_ladder_is_measured_with_the_layers_chosen() {
     assert!(line(&mut s, ":layers").contains("native > fused (as in the ladder file)"));
     let md = dir.path().join("ladder.md");
     line(&mut s, &format!(":export md {}", md.display()));
-    assert!(std::fs::read_to_string(&md).expect("md").contains("| fused call"));
+    assert!(
+        std::fs::read_to_string(&md)
+            .expect("md")
+            .contains("| fused call")
+    );
 }
 
 const V1: &str = "class Counter {\n    var n: i64 = 0\n    fn bump(self) -> i64 { self.n += 1; return self.n }\n}\nvar c: Counter? = null\nfn main() -> i64 {\n    let x = new Counter()\n    x.bump()\n    c = x\n    return x.n\n}";
@@ -137,7 +156,10 @@ fn reload_migrates_the_live_module_and_a_class_typed_again_reloads() {
     let mut s = session(dir.path());
     line(&mut s, V1);
     let started = line(&mut s, ":reload");
-    assert_eq!(started, "module started from snippet.hot: classes [Counter]\nmain = 1");
+    assert_eq!(
+        started,
+        "module started from snippet.hot: classes [Counter]\nmain = 1"
+    );
     // `:run` now calls into the live module: its object keeps counting.
     assert!(line(&mut s, ":run main").contains("on jit, live module"));
 
@@ -162,7 +184,10 @@ fn reload_migrates_the_live_module_and_a_class_typed_again_reloads() {
     assert!(run.starts_with("21 "), "{run}");
 
     // A version that does not compile changes nothing.
-    assert!(matches!(fails(&mut s, "fn broken( {}"), SessionError::Job(_)));
+    assert!(matches!(
+        fails(&mut s, "fn broken( {}"),
+        SessionError::Job(_)
+    ));
     assert!(line(&mut s, ":run after_reload").starts_with("31 "));
 }
 
@@ -177,7 +202,10 @@ fn clif_snippets_are_measured() {
     );
     line(&mut s, ":set time 0.1");
     let cmp = line(&mut s, ":compare jit-opt");
-    assert!(cmp.contains("sum.clif (jit)") && cmp.contains("sum.clif (jit-opt)"), "{cmp}");
+    assert!(
+        cmp.contains("sum.clif (jit)") && cmp.contains("sum.clif (jit-opt)"),
+        "{cmp}"
+    );
     match &s.state().results.last().expect("recorded").output {
         JobOutput::Measured(m) => {
             assert_eq!(m.rows.len(), 2);
@@ -187,7 +215,11 @@ fn clif_snippets_are_measured() {
     }
     line(&mut s, ":backend interp");
     let e = fails(&mut s, ":compare jit");
-    assert!(e.to_string().contains("interp backend runs .hot snippets only"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("interp backend runs .hot snippets only"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -218,7 +250,10 @@ fn cancel_stops_measuring_and_endless_jobs_and_the_session_goes_on() {
         &mut s,
         "fn run(n: i64) -> i64 {\n    var s = 0\n    for i in 0..n { s += i }\n    return s\n}",
     );
-    line(&mut s, "fn spin() -> i64 {\n    var i = 0\n    while true { i += 1 }\n    return i\n}");
+    line(
+        &mut s,
+        "fn spin() -> i64 {\n    var i = 0\n    while true { i += 1 }\n    return i\n}",
+    );
     line(&mut s, ":set time 600");
     line(&mut s, ":set limit 600");
 
@@ -253,7 +288,9 @@ fn cancel_stops_measuring_and_endless_jobs_and_the_session_goes_on() {
 #[test]
 fn resume_is_a_flag_of_the_front_ends() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut s = FrontArgs::default().open(options(dir.path())).expect("fresh");
+    let mut s = FrontArgs::default()
+        .open(options(dir.path()))
+        .expect("fresh");
     line(&mut s, ":backend jit-opt");
     line(&mut s, ":layers -catch");
     line(&mut s, "fn main() -> i64 { return 2 }");

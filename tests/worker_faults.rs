@@ -165,10 +165,16 @@ fn cancel_kills_a_job_that_cannot_stop_by_itself() {
     let setter = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
         flag.store(true, Ordering::Relaxed);
+        Instant::now()
     });
     // A limit far away: the job ends by the cancel, not by the limit.
     let out = w.run(job, Duration::from_secs(600), &cancel, &mut |_| {});
-    setter.join().expect("the setter thread");
+    let stopped = Instant::now();
+    let cancelled_at = setter.join().expect("the setter thread");
+    eprintln!(
+        "cancel latency (endless loop): {:?}",
+        stopped - cancelled_at
+    );
     match out {
         Err(WorkerError::Cancelled { job }) => assert_eq!(job, "snippet"),
         other => panic!("unexpected: {other:?}"),

@@ -105,11 +105,7 @@ pub mod code {
     pub const RESULT_DIFFERS: u8 = 5;
 }
 
-fn load(
-    backend: Backend,
-    script: &Script,
-    jits: &mut Jits,
-) -> Result<Loaded, CheckError> {
+fn load(backend: Backend, script: &Script, jits: &mut Jits) -> Result<Loaded, CheckError> {
     match backend.load_source(script.mode, &script.source, jits) {
         Ok((l, _)) => Ok(l),
         Err(CellError::Unavailable(why)) => Err(CheckError::Input(format!(
@@ -170,7 +166,10 @@ pub fn check(
                 settings.band = options.band;
             }
             let mut runners = vec![(name.clone(), runner)];
-            (format!("twin {}", t.name), measure(Some(t), &mut runners, &settings)?)
+            (
+                format!("twin {}", t.name),
+                measure(Some(t), &mut runners, &settings)?,
+            )
         }
         (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
     };
@@ -216,7 +215,12 @@ pub fn line(a: &CheckAnswer) -> String {
     };
     format!(
         "{} on {} vs {}: {}; {} vs {} ns/op; {result}",
-        a.file, a.backend, a.against, a.explanation, ns(a.ns), ns(a.other_ns)
+        a.file,
+        a.backend,
+        a.against,
+        a.explanation,
+        ns(a.ns),
+        ns(a.other_ns)
     )
 }
 

@@ -81,7 +81,11 @@ impl ReplHelper {
             ("bench", 0) => (self.names.cases.clone(), false),
             ("layers", _) => {
                 let mut v = layers();
-                v.extend(layers().iter().flat_map(|l| [format!("+{l}"), format!("-{l}")]));
+                v.extend(
+                    layers()
+                        .iter()
+                        .flat_map(|l| [format!("+{l}"), format!("-{l}")]),
+                );
                 v.push("reset".into());
                 (v, false)
             }

@@ -113,7 +113,12 @@ impl Sink for Printer {
             return;
         }
         self.last_progress = Some(now);
-        let mut line = format!("{}: {} rounds, {:.1}", p.phase, p.rounds, p.elapsed_ms / 1e3);
+        let mut line = format!(
+            "{}: {} rounds, {:.1}",
+            p.phase,
+            p.rounds,
+            p.elapsed_ms / 1e3
+        );
         if let Some(b) = p.budget_ms {
             line.push_str(&format!("/{:.1}", b / 1e3));
         }
@@ -267,7 +272,7 @@ fn script(session: &mut Session, printer: &mut Printer, run: &mut Run, echo: boo
             opened_at = n + 1;
         }
         let current = session.state().snippet().name.clone();
-                if let Some(input) = block.push(&line, &current) {
+        if let Some(input) = block.push(&line, &current) {
             run.input(session, printer, &input);
             if run.quit {
                 return;
@@ -292,9 +297,9 @@ fn interactive(session: &mut Session, printer: &mut Printer, run: &mut Run, colo
         .max_history_size(10_000)
         .and_then(|b| b.history_ignore_dups(true))
         .map(|b| b.build());
-    let editor = config
-        .map_err(|e| e.to_string())
-        .and_then(|c| Editor::<helper::ReplHelper, FileHistory>::with_config(c).map_err(|e| e.to_string()));
+    let editor = config.map_err(|e| e.to_string()).and_then(|c| {
+        Editor::<helper::ReplHelper, FileHistory>::with_config(c).map_err(|e| e.to_string())
+    });
     let mut rl = match editor {
         Ok(rl) => rl,
         Err(e) => {

@@ -83,7 +83,7 @@ pub fn hot_code(text: &str) -> Option<String> {
         gap(&mut out, &text[at..r.start]);
         let word = &text[r.clone()];
         match &t.kind {
-            TokenKind::Kw(k) if matches!(k, Keyword::True | Keyword::False | Keyword::Null) => {
+            TokenKind::Kw(Keyword::True | Keyword::False | Keyword::Null) => {
                 paint(&mut out, CYAN, word)
             }
             TokenKind::Kw(_) => paint(&mut out, &format!("{BOLD}{BLUE}"), word),
@@ -196,6 +196,9 @@ mod tests {
         assert!(o.contains(&format!("{BLUE}faster{RESET}")), "{o:?}");
         assert!(o.contains(&format!("{BOLD}equal{RESET}")), "{o:?}");
         assert!(o.contains("unequal"), "only whole words: {o:?}");
-        assert_eq!(plain(&o), "a: slower; b: faster; equal ok; unequal; !\nx ! y");
+        assert_eq!(
+            plain(&o),
+            "a: slower; b: faster; equal ok; unequal; !\nx ! y"
+        );
     }
 }

@@ -132,7 +132,7 @@ impl Session {
                     .history
                     .iter()
                     .enumerate()
-                    .map(|(i, l)| format!("{:4}  {l}", i + 1))
+                    .map(|(i, l)| format!("{:4}  {}", i + 1, l.replace('\n', "\n      ")))
                     .collect();
                 sink.text(&lines.join("\n"));
                 Ok(Outcome::Continue)

@@ -32,8 +32,12 @@ fn layer_names() -> String {
 }
 
 fn parse_layer(name: &str) -> Result<Layer, SessionError> {
-    Layer::from_name(name)
-        .ok_or_else(|| input(format!("no layer named `{name}` (layers: {})", layer_names())))
+    Layer::from_name(name).ok_or_else(|| {
+        input(format!(
+            "no layer named `{name}` (layers: {})",
+            layer_names()
+        ))
+    })
 }
 
 fn mode_of(name: &str) -> Mode {
@@ -89,7 +93,11 @@ pub fn reload_text(name: &str, r: &ReloadOut) -> String {
 }
 
 impl Session {
-    pub(super) fn twin(&mut self, name: String, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    pub(super) fn twin(
+        &mut self,
+        name: String,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
         let Some(t) = twin_named(&name) else {
             let known: Vec<&str> = twins().iter().map(|t| t.name).collect();
             return Err(input(format!(
@@ -361,7 +369,11 @@ impl Session {
                 .is_some_and(|(_, _, text)| *text == self.state.snippet().text)
     }
 
-    pub(super) fn reload(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    pub(super) fn reload(
+        &mut self,
+        line: &str,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
         let s = self.nonempty_snippet()?;
         if !self.module_is_live() {
             self.live = None;
@@ -416,7 +428,11 @@ impl Session {
         Ok(Outcome::Continue)
     }
 
-    pub(super) fn load_case(&mut self, what: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    pub(super) fn load_case(
+        &mut self,
+        what: &str,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
         let (stem, mode) = match what.rsplit_once('.') {
             Some((stem, "clif")) => (stem, Some(Mode::Clif)),
             Some((stem, "hot")) => (stem, Some(Mode::Hot)),

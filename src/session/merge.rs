@@ -13,7 +13,9 @@ pub fn incomplete(text: &str) -> bool {
     let source = SourceFile::new("<input>", text);
     match lang::lex(&source) {
         Err(d) => d.is_incomplete(),
-        Ok(tokens) => lang::parse(&tokens).err().is_some_and(|d| d.is_incomplete()),
+        Ok(tokens) => lang::parse(&tokens)
+            .err()
+            .is_some_and(|d| d.is_incomplete()),
     }
 }
 
@@ -108,7 +110,10 @@ mod tests {
         // A stray closing bracket is complete (and a diagnostic), not a wait for more.
         assert!(!incomplete("}"));
         assert!(incomplete_in("f.clif", "function %f() -> i64 {\nblock0:"));
-        assert!(!incomplete_in("f.clif", "function %f() -> i64 {\nblock0:\n}"));
+        assert!(!incomplete_in(
+            "f.clif",
+            "function %f() -> i64 {\nblock0:\n}"
+        ));
     }
 
     #[test]

@@ -161,8 +161,15 @@ pub fn record_table(r: &JobRecord) -> Table {
             let mut t = Table::new(
                 &r.command,
                 &[
-                    "script", "against", "backend", ">ratio", ">CI", "verdict", ">ns/op",
-                    ">other ns/op", "results",
+                    "script",
+                    "against",
+                    "backend",
+                    ">ratio",
+                    ">CI",
+                    "verdict",
+                    ">ns/op",
+                    ">other ns/op",
+                    "results",
                 ],
             );
             t.push(vec![
@@ -193,7 +200,13 @@ pub fn record_table(r: &JobRecord) -> Table {
             let mut t = Table::new(
                 &r.command,
                 &[
-                    "class", ">version", ">migrated", "kept", "added", "removed", "retyped",
+                    "class",
+                    ">version",
+                    ">migrated",
+                    "kept",
+                    "added",
+                    "removed",
+                    "retyped",
                 ],
             );
             for c in &x.classes {

@@ -133,7 +133,7 @@ pub fn describe_status(status: ExitStatus) -> (String, String) {
 }
 
 enum Line {
-    Response(Response),
+    Response(Box<Response>),
     Garbled(String),
     Eof,
 }
@@ -184,7 +184,7 @@ impl Worker {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 let msg = match serde_json::from_str::<Response>(&line) {
-                    Ok(r) => Line::Response(r),
+                    Ok(r) => Line::Response(Box::new(r)),
                     Err(_) => Line::Garbled(line),
                 };
                 if tx.send(msg).is_err() {

@@ -62,7 +62,9 @@ fn job_thread(cpu: Option<usize>, jobs: mpsc::Receiver<(u64, Job)>, out: Output,
         out.send(id, Event::Started { cpu: on_cpu });
         let progress_out = out.clone();
         let mut progress = |p| progress_out.send(id, Event::Progress(p));
-        let result = catch_unwind(AssertUnwindSafe(|| run_job(&job, &mut state, &cancel, &mut progress)));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            run_job(&job, &mut state, &cancel, &mut progress)
+        }));
         let event = match result {
             Ok(Ok(output)) => Event::Done(output),
             Ok(Err(failure)) => Event::Failed(failure),
