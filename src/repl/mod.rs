@@ -319,6 +319,11 @@ fn interactive(session: &mut Session, printer: &mut Printer, run: &mut Run, colo
         let prompt = if block.open() { CONTINUE } else { PROMPT };
         match rl.readline(prompt) {
             Ok(line) => {
+                // rustyline keeps its own SIGINT handler while the editor lives: Ctrl-C during
+                // the job must reach the session's cancel flag instead.
+                if let Err(e) = interrupt::restore() {
+                    printer.error(&format!("Ctrl-C will not cancel this job: {e}"));
+                }
                 if !line.trim().is_empty() {
                     let _ = rl.add_history_entry(line.as_str());
                     if let Some(p) = &history {
