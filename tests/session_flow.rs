@@ -2,32 +2,12 @@
 //! :ir, :compare, exports, :save/:load, bad input, and faults that leave the session usable.
 //! The session file goes to a temporary directory.
 
-use hotlab::session::{Collect, Outcome, Session, SessionError, SessionOptions};
+mod session_support;
+
+use hotlab::session::SessionError;
+use session_support::{fails, line, session};
 
 const SUM: &str = "fn run(n: i64) -> i64 {\n    var s = 0\n    for i in 0..n { s += i }\n    return s\n}\nfn main() -> i64 { return run(10) }\n";
-
-fn session(dir: &std::path::Path) -> Session {
-    Session::new(SessionOptions {
-        exe: env!("CARGO_BIN_EXE_hotlab").into(),
-        store: Some(dir.join("session.json")),
-    })
-}
-
-fn line(s: &mut Session, l: &str) -> String {
-    let mut out = Collect::default();
-    match s.run_line(l, &mut out) {
-        Ok(Outcome::Continue) => out.all(),
-        Ok(Outcome::Quit) => "<quit>".into(),
-        Err(e) => panic!("`{l}` failed: {e}"),
-    }
-}
-
-fn fails(s: &mut Session, l: &str) -> SessionError {
-    match s.run_line(l, &mut Collect::default()) {
-        Ok(o) => panic!("`{l}` should fail, got {o:?}"),
-        Err(e) => e,
-    }
-}
 
 #[test]
 fn a_session_runs_snippets_on_every_backend_and_exports() {

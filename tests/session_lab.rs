@@ -5,35 +5,11 @@
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use hotlab::session::{Collect, FrontArgs, Outcome, Session, SessionError, SessionOptions};
+mod session_support;
+
+use hotlab::session::{Collect, FrontArgs, Session, SessionError};
 use hotlab::worker::{JobOutput, WorkerError};
-
-fn options(dir: &std::path::Path) -> SessionOptions {
-    SessionOptions {
-        exe: env!("CARGO_BIN_EXE_hotlab").into(),
-        store: Some(dir.join("session.json")),
-    }
-}
-
-fn session(dir: &std::path::Path) -> Session {
-    Session::new(options(dir))
-}
-
-fn line(s: &mut Session, l: &str) -> String {
-    let mut out = Collect::default();
-    match s.run_line(l, &mut out) {
-        Ok(Outcome::Continue) => out.all(),
-        Ok(Outcome::Quit) => "<quit>".into(),
-        Err(e) => panic!("`{l}` failed: {e}"),
-    }
-}
-
-fn fails(s: &mut Session, l: &str) -> SessionError {
-    match s.run_line(l, &mut Collect::default()) {
-        Ok(o) => panic!("`{l}` should fail, got {o:?}"),
-        Err(e) => e,
-    }
-}
+use session_support::{fails, line, options, session};
 
 #[test]
 fn cases_load_with_their_twin_and_check_against_it() {

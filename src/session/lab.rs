@@ -61,17 +61,7 @@ pub fn reload_text(name: &str, r: &ReloadOut) -> String {
         }
     } else {
         for c in &r.classes {
-            lines.push(format!(
-                "reload {name}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] \
-                 removed [{}] retyped [{}]",
-                c.class,
-                c.version,
-                c.migrated,
-                c.kept.join(", "),
-                c.added.join(", "),
-                c.removed.join(", "),
-                c.retyped.join(", ")
-            ));
+            lines.push(c.describe(name));
         }
         for c in &r.defined {
             lines.push(format!("reload {name}: class {c} defined"));

@@ -260,19 +260,7 @@ pub fn reload(
         Ok(outcome) => Ok(JobOutput::Reloaded(ReloadOut {
             started: false,
             main: None,
-            classes: outcome
-                .classes
-                .iter()
-                .map(|r| ClassReload {
-                    class: r.class.clone(),
-                    version: r.version,
-                    migrated: r.migrated,
-                    kept: r.kept.clone(),
-                    added: r.added.clone(),
-                    removed: r.removed.clone(),
-                    retyped: r.retyped.clone(),
-                })
-                .collect(),
+            classes: outcome.classes.iter().map(ClassReload::from).collect(),
             defined: outcome.defined,
             globals_kept: outcome.globals_kept,
             after_reload: outcome.after_reload.map(|v| v.to_string()),

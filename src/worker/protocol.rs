@@ -487,6 +487,37 @@ pub struct ClassReload {
     pub retyped: Vec<String>,
 }
 
+impl From<&crate::runtime::reload::ReloadReport> for ClassReload {
+    fn from(r: &crate::runtime::reload::ReloadReport) -> ClassReload {
+        ClassReload {
+            class: r.class.clone(),
+            version: r.version,
+            migrated: r.migrated,
+            kept: r.kept.clone(),
+            added: r.added.clone(),
+            removed: r.removed.clone(),
+            retyped: r.retyped.clone(),
+        }
+    }
+}
+
+impl ClassReload {
+    /// One line: `reload NAME: class C v2: 1 object(s) migrated; kept [..] added [..] ...`.
+    pub fn describe(&self, name: &str) -> String {
+        format!(
+            "reload {name}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed \
+             [{}] retyped [{}]",
+            self.class,
+            self.version,
+            self.migrated,
+            self.kept.join(", "),
+            self.added.join(", "),
+            self.removed.join(", "),
+            self.retyped.join(", ")
+        )
+    }
+}
+
 /// What a reload job did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReloadOut {
