@@ -277,6 +277,10 @@ mod tests {
         let ctx = Context::new(&h);
         let hint = helper().hint(":lad", 4, &ctx).unwrap();
         assert!(hint.starts_with("der [NAME|FILE]"), "{hint}");
-        assert!(helper().hint(":s", 2, &ctx).is_none(), "ambiguous");
+        assert!(helper().hint(":c", 2, &ctx).is_none(), "ambiguous");
+        assert!(
+            helper().hint(":s", 2, &ctx).is_some(),
+            "an alias of :snippet"
+        );
     }
 }
