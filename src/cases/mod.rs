@@ -4,6 +4,7 @@
 //! See `docs/cases.md`.
 
 pub mod backend;
+pub mod check;
 pub mod matrix;
 pub mod render;
 pub mod spec;

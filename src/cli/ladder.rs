@@ -13,9 +13,7 @@ use super::snippet::{Snippet, load_snippet};
 use super::{Failure, exit};
 use crate::export::{self, Format};
 use crate::ladder::bench::{Bench, Build, DEFAULT_SNIPPET, Method};
-use crate::ladder::report::Report;
 use crate::lang::{self, SourceFile};
-use crate::measure::env::health::{self, LiveProbes};
 use crate::measure::{Picos, Progress, Settings, Stop};
 
 /// Which builds to measure.
@@ -129,44 +127,6 @@ pub fn build_bench(
     })
 }
 
-fn header() -> Vec<String> {
-    let probes = LiveProbes::probe();
-    let report = health::collect(std::path::Path::new("/"), &probes);
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let mut lines = vec![format!(
-        "machine: {model}, {} CPUs online",
-        crate::measure::env::pin::online_cpus().len()
-    )];
-    if let Some(t) = probes.timer {
-        lines.push(format!(
-            "timer: {:?} at {}, precision {:.1} ns; core clock ~{}",
-            t.kind,
-            t.frequency,
-            t.precision.nanos(),
-            probes
-                .core_clock
-                .map(|c| c.ghz.to_string())
-                .unwrap_or_else(|| "?".into())
-        ));
-    }
-    for item in report.items.iter().filter(|i| i.warning.is_some()) {
-        lines.push(format!(
-            "health: {}: {}",
-            item.name,
-            item.warning.as_deref().unwrap_or("")
-        ));
-    }
-    lines
-}
-
 /// `hotlab ladder`.
 pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
     if !(args.time > 0.0 && args.time.is_finite()) {
@@ -179,15 +139,13 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
             "error: --band must be a percentage in (0, 100), e.g. 2",
         ));
     }
-    let mut bench = build_bench(&args.ladder, args.snippet.as_ref(), args.build)?;
-    // Run every row once, untimed: a fault now is reported plainly instead of mid-measurement.
-    for i in 0..bench.rows.len() {
-        let (_, fault) = bench.rows[i].run(100);
-        if let Some(e) = fault {
-            let label = bench.rows[i].label(&bench.ladder);
-            return Err(Failure::script(format!("error: row `{label}` failed: {e}")));
-        }
-    }
+    let ladder = resolve_ladder(&args.ladder)?;
+    let program = snippet_program(args.snippet.as_ref())?;
+    let where_ = args
+        .snippet
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "<default snippet>".into());
     let settings = Settings {
         stop: Stop::Budget(Picos(args.time * 1e12)),
         cpu: args.cpu,
@@ -209,14 +167,25 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
             let _ = std::io::stderr().flush();
         }
     };
-    let result = bench
-        .measure(settings, &cancel, &mut progress)
-        .map_err(|e| Failure::input(format!("error: {e}")))?;
+    let report = crate::ladder::run::measure(
+        ladder,
+        Method::Snippet(&program),
+        &args.build.builds(),
+        settings,
+        &cancel,
+        &mut progress,
+        crate::ladder::run::machine_header(),
+    )
+    .map_err(|e| {
+        if e.is_script_error() {
+            Failure::script(format!("error: {where_}: {e}"))
+        } else {
+            Failure::input(format!("error: {where_}: {e}"))
+        }
+    })?;
     if tty {
         eprint!("\r{:60}\r", "");
     }
-    let faults = bench.take_faults();
-    let report = Report::new(&bench, &result, &faults, header());
     let text = match args.format {
         Format::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
         Format::Csv => export::render_csv(&report.table()),

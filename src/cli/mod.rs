@@ -44,7 +44,7 @@ expectation; `hotlab ladder` exits 1 when a row's checksum differs from the nati
 when a result differs from its twin. With no command, hotlab opens the TUI (`hotlab tui`) on a
 terminal, and runs `hotlab ladder` (the host_call ladder) when stdin or stdout is not one.
 Documentation: docs/ (cli.md, tui.md, language.md, measurement.md, runtime.md, ladder.md,
-cases.md, results.md, backends.md, session.md).";
+cases.md, results.md, backends.md, session.md, repl.md).";
 
 /// hotlab: a lab for the cost of a script call.
 #[derive(Debug, Parser)]
@@ -73,6 +73,8 @@ pub enum Command {
     /// The terminal UI: editor, ladder table, live histogram, counters, machine code (the
     /// default on a terminal).
     Tui(crate::tui::TuiArgs),
+    /// An interactive session: type hot code and :commands (:help); scripts via piped stdin.
+    Repl(crate::repl::ReplArgs),
     /// Serve jobs over stdin/stdout (started by the session; see docs/session.md).
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -139,6 +141,7 @@ pub fn main() -> ExitCode {
         Some(Command::Check(args)) => check::check(&args),
         Some(Command::Worker(args)) => return crate::worker::serve(args.cpu),
         Some(Command::Ladder(args)) => ladder::ladder(&args),
+        Some(Command::Repl(args)) => return crate::repl::run(&args),
         Some(Command::Tui(args)) => crate::tui::run(&args),
         // With no arguments on a terminal: the TUI on the host_call ladder.
         None if on_terminal() => crate::tui::run(&crate::tui::TuiArgs::default()),
