@@ -105,8 +105,11 @@ fn type_a_snippet_run_it_and_read_the_table() {
     t.wait("the TUI", |s| {
         s.contains("ladder host_call") && s.contains("fn call() -> i64")
     });
-    // It measures the ladder at once; wait until that job is over.
-    t.wait("the first job to end", |s| !s.contains("running :"));
+    // It measures the ladder at once; wait until that job is over (the table's title says
+    // so; "no job running" alone can be true before the job has started).
+    t.wait("the first job to end", |s| {
+        s.contains("ladder host_call (done)") && !s.contains("running :")
+    });
     t.keys(&[":set time 1.5", "Enter"]);
     t.wait("the setting", |s| s.contains("time 1.5 s"));
     t.keys(&[":snippet sum.hot", "Enter"]);

@@ -30,14 +30,31 @@ impl App {
                 let mut text = texts.join("\n");
                 if let Some(r) = record {
                     self.apply_record(&r);
-                    if let JobOutput::Measured(m) = &r.output {
-                        // The table shows the numbers; the message keeps the verdicts.
-                        text = m
-                            .comparisons
-                            .iter()
-                            .map(|c| format!("{}: {}", c.b, c.explanation))
-                            .collect::<Vec<_>>()
-                            .join("\n");
+                    match &r.output {
+                        JobOutput::Measured(m) => {
+                            // The table shows the numbers; the message keeps the verdicts.
+                            text = m
+                                .comparisons
+                                .iter()
+                                .map(|c| format!("{}: {}", c.b, c.explanation))
+                                .collect::<Vec<_>>()
+                                .join("\n");
+                        }
+                        JobOutput::Ladder(l) => {
+                            // The table pane shows the ladder: one line, not the whole text
+                            // table (it made a popup wider than the screen that ate a key).
+                            text = format!(
+                                "ladder {} around {}: {}",
+                                l.ladder,
+                                l.method,
+                                if l.all_ok {
+                                    "done"
+                                } else {
+                                    "done, but a row's checksum differs from native (!)"
+                                }
+                            );
+                        }
+                        _ => {}
                     }
                 } else if self.table.state == super::model::TableState::Live {
                     // Cancelled before a result: back to the plan.
@@ -108,23 +125,16 @@ impl App {
                     self.code = CodeView::from_listings(listings);
                 }
             }
-            other => {
-                // A measured ladder carries its report's JSON form (`report`), tagged
-                // `"output": "ladder"`; read through serde so any output of that shape works.
-                let v = serde_json::to_value(other).unwrap_or_default();
-                if v.get("output").and_then(|o| o.as_str()) == Some("ladder")
-                    && let Some(report) = v.get("report")
-                {
-                    let note = v
-                        .get("note")
-                        .and_then(|n| n.as_str())
-                        .unwrap_or("measured through the session")
-                        .to_string();
-                    if let Some(t) = TableModel::from_report_json(report, &note) {
-                        self.set_table(t);
-                    }
+            JobOutput::Ladder(l) => {
+                let note = l
+                    .note
+                    .clone()
+                    .unwrap_or_else(|| "measured through the session".to_string());
+                if let Some(t) = TableModel::from_report_json(&l.report, &note) {
+                    self.set_table(t);
                 }
             }
+            _ => {}
         }
     }
 
