@@ -80,11 +80,17 @@ fn every_script_matches_its_twin_on_every_backend() {
 }
 
 #[test]
-fn object_backend_is_not_available_yet() {
+fn object_backend_runs_the_loop_cases() {
     let script = load_script(&cases_dir().join("int_loop.hot")).unwrap();
-    match Backend::Object.load(&script, &mut Jits::default()) {
-        Err(CellError::Unavailable(why)) => assert!(why.contains("not built in")),
-        _ => panic!("object must be n/a"),
+    let (loaded, _) = Backend::Object.load(&script, &mut Jits::default()).unwrap();
+    assert_eq!(
+        loaded.runner().unwrap().checked(100).unwrap(),
+        script.header.twin.run(100)
+    );
+    let clif = load_script(&cases_dir().join("int_loop.clif")).unwrap();
+    match Backend::Object.load(&clif, &mut Jits::default()) {
+        Err(CellError::Unavailable(why)) => assert!(why.contains(".hot scripts only")),
+        _ => panic!("object runs no .clif"),
     }
 }
 

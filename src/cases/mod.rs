@@ -4,11 +4,14 @@
 //! See `docs/cases.md`.
 
 pub mod backend;
+mod class_twins;
+pub mod hook;
 pub mod matrix;
+pub mod reload;
 pub mod render;
 pub mod spec;
 pub mod twins;
 
 pub use backend::{Backend, CellError, Jits, LoadTimes, Loaded, Runner};
-pub use spec::{Case, CaseError, ChecksumRule, Header, Mode, ScriptFile, load_dir};
+pub use spec::{Case, CaseError, ChecksumRule, Entry, Header, Mode, ScriptFile, load_dir};
 pub use twins::{Twin, twin_named, twins};

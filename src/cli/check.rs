@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::{Failure, exit};
 use crate::cases::matrix;
 use crate::cases::spec::parse_header;
-use crate::cases::{Backend, CellError, Jits, Loaded, Mode, Twin, twin_named, twins};
+use crate::cases::{Backend, CellError, Entry, Jits, Loaded, Mode, Twin, twin_named, twins};
 use crate::lang::SourceFile;
 use crate::measure::{Picos, Settings, Stop, Verdict};
 
@@ -30,7 +30,8 @@ See docs/cases.md.";
 #[command(after_help = CHECK_HELP)]
 pub struct CheckArgs {
     /// The script: a case or any .hot/.clif file with `run(n)` (`fn run(n: i64) -> i64`, or
-    /// `function %run(i64, i64) -> i64 system_v` taking ctx and n).
+    /// `function %run(i64, i64) -> i64 system_v` taking ctx and n), or a hook case (its header
+    /// says `entry = "hook"`: the host calls `target`'s `Hook.call`).
     pub file: PathBuf,
     /// Compare with this native twin (default: the one the file's header names).
     #[arg(long, value_name = "NAME", conflicts_with = "vs")]
@@ -113,13 +114,19 @@ fn read(path: &Path) -> Result<(Mode, Arc<SourceFile>), Failure> {
     ))
 }
 
+/// How to run a script: its header's `entry`, or `run` for a file without a case header.
+fn entry_of(path: &Path, mode: Mode, src: &SourceFile) -> Entry {
+    parse_header(path, mode, &src.text).map_or(Entry::Run, |h| h.entry)
+}
+
 fn load(
     backend: Backend,
     mode: Mode,
     src: &Arc<SourceFile>,
     jits: &mut Jits,
 ) -> Result<Loaded, Failure> {
-    match backend.load_source(mode, src, jits) {
+    let entry = entry_of(Path::new(&src.name), mode, src);
+    match backend.load_source(mode, src, entry, jits) {
         Ok((l, _)) => Ok(l),
         Err(CellError::Unavailable(why)) => Err(Failure::input(format!(
             "error: {}: cannot run on {}: {why}",
