@@ -10,6 +10,7 @@ pub mod matrix;
 pub mod reload;
 pub mod render;
 pub mod spec;
+mod times;
 pub mod twins;
 
 pub use backend::{Backend, CellError, Jits, LoadTimes, Loaded, Runner};
