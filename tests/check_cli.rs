@@ -91,8 +91,8 @@ fn bad_input_exits_2_with_a_message() {
         ),
         (vec!["check", "cases/int_loop.hot", "--band", "0"], "--band"),
         (
-            vec!["check", "cases/int_loop.hot", "--backend", "object"],
-            "not built in",
+            vec!["check", "cases/new_free.hot", "--backend", "object"],
+            "does not run classes yet",
         ),
         (
             vec!["check", "cases/int_loop.clif", "--backend", "interp"],
