@@ -74,6 +74,10 @@ fn filtered_run_has_the_rows_marks_and_exports() {
         s.contains("n/a: the interpreter runs .hot scripts only"),
         "{s}"
     );
+    assert!(
+        s.contains("jit-opt's class rows run the jit's class code"),
+        "{s}"
+    );
     // A filter that does not match the reload rows leaves them out.
     assert!(!s.contains("call after"), "{s}");
     assert!(s.contains("load (µs)"), "{s}");

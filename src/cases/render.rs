@@ -80,8 +80,16 @@ pub fn backend_table(t: &BackendTable) -> Table {
     for why in reasons {
         table.notes.push(format!("n/a: {why}"));
     }
+    if t.backend == Backend::JitOpt {
+        table.notes.push(JIT_OPT_CLASSES.into());
+    }
     table
 }
+
+/// What `jit-opt`'s class rows measure today.
+pub const JIT_OPT_CLASSES: &str = "jit-opt's class rows run the jit's class code (methods in \
+    slots, fields in a state block, every handle use checked) optimized by Cranelift: fields \
+    inline in the shell and direct calls are not built yet. jit-opt refuses reloads.";
 
 /// The reload rows: the reload in µs per reload, the calls in ns per call (ratio to the twin).
 pub fn reload_table(m: &Matrix) -> Table {
