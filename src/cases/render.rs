@@ -44,9 +44,16 @@ fn cell_text(c: Option<&Cell>, native_only: bool, reasons: &mut BTreeSet<String>
             }
         }
         (None, None) if c.mismatch => "!".into(),
-        (None, None) => "n/a".into(),
+        (None, None) => {
+            reasons.insert(NO_SAMPLE.into());
+            "n/a".into()
+        }
     }
 }
+
+/// Why a cell that ran and matched its twin has no time.
+pub const NO_SAMPLE: &str = "too few timed samples fit the budget (a slow cell, e.g. the \
+    interpreter's host calls): give more --time";
 
 /// The legend under every table.
 pub const LEGEND: [&str; 5] = [
