@@ -8,6 +8,7 @@ pub mod export;
 pub mod ladder;
 pub mod lang;
 pub mod measure;
+pub mod repl;
 pub mod runtime;
 pub mod session;
 pub mod tui;

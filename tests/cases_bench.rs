@@ -15,7 +15,7 @@ fn list_names_backends_cases_and_twins() {
     let s = String::from_utf8(out.stdout).unwrap();
     for want in [
         "jit-opt",
-        "object   Cranelift object file",
+        "linked and dlopen'ed",
         "host_call",
         "entry hook",
         "int_loop",

@@ -95,6 +95,10 @@ fn bad_input_exits_2_with_a_message() {
             "does not run classes yet",
         ),
         (
+            vec!["check", "cases/int_loop.clif", "--backend", "object"],
+            ".hot scripts only",
+        ),
+        (
             vec!["check", "cases/int_loop.clif", "--backend", "interp"],
             ".hot scripts only",
         ),

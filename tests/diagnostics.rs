@@ -205,24 +205,88 @@ fn unsupported_parts_are_errors_not_panics() {
         DiagKind::Unsupported,
         "«interface Hook» { fn call(self) -> i64 }",
     );
-    case(DiagKind::Unsupported, "let s: «str» = 1");
-    case(DiagKind::Unsupported, "let s = «\"hi ${1 + 2}\"»");
     case(
         DiagKind::Unsupported,
         "let f = «|x: i64| -> i64 { return x }»",
     );
     case(DiagKind::TypeMismatch, "let n = «null»");
-    case(DiagKind::Unsupported, "fn f() { let v = «vec<i64>()» }");
-    case(DiagKind::Unsupported, "fn f(v: «vec<vec<i64>>») {}");
     case(DiagKind::Unsupported, "fn f(g: «fn(i64) -> i64») {}");
+    case(DiagKind::Unsupported, "fn f(v: «vec<[i64; 2]>») {}");
+    case(DiagKind::Unsupported, "fn f(v: «[str; 2]») {}");
     case(
         DiagKind::Unsupported,
-        "fn f() { let a = [1]\n a.«push»(2) }",
+        "fn f() { let a = «[vec<i64>(); 2]» }",
     );
     case(DiagKind::UnknownName, "fn f() { let o = new «C»() }");
     case(
         DiagKind::Unsupported,
         "class C { }\nfn f() { let a = «[new C(); 2]» }",
+    );
+}
+
+#[test]
+fn vec_and_string_errors() {
+    case(DiagKind::TypeMismatch, "let s: str = «1»");
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() { var v = vec<i64>()\n v.push(«1.5») }",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() { let a = [1]\n «a».push(2) }",
+    );
+    case(
+        DiagKind::AssignToImmutable,
+        "fn f() { let v = vec<i64>()\n «v».push(2) }",
+    );
+    case(
+        DiagKind::AssignToImmutable,
+        "fn f(v: vec<i64>) -> i64 { return «v».pop() }",
+    );
+    case(
+        DiagKind::Other,
+        "fn g() -> vec<i64> { return vec<i64>() }\nfn f() { «g()».push(1) }",
+    );
+    case(
+        DiagKind::Arity,
+        "fn f() { var v = vec<i64>()\n «v.push()» }",
+    );
+    case(
+        DiagKind::Arity,
+        "fn f() { var v = vec<i64>()\n «v.pop(1)» }",
+    );
+    case(
+        DiagKind::UnknownName,
+        "fn f() { var v = vec<i64>()\n v.«insert»(1) }",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() { var v = vec<i64>()\n v[«true»] = 1 }",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() -> bool { return vec<i64>() «==» vec<i64>() }",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() -> bool { return \"a\" «<» \"b\" }",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() -> str { return \"a\" «+» 1 }",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "fn u() {}\nfn f() -> str { return \"x ${«u()»}\" }",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() -> i64 { return «\"ab\"».pop() }",
+    );
+    case(DiagKind::TypeMismatch, "fn f() { for c in «\"ab\"» { } }");
+    case(
+        DiagKind::BadClass,
+        "class C { var «v»: vec<i64> = vec<i64>() }",
     );
 }
 

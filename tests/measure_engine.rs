@@ -265,6 +265,36 @@ fn disturbed_samples_are_dropped_and_counted_and_counters_scaled() {
     assert!((c.ipc.unwrap() - 2.0).abs() < 1e-9);
 }
 
+/// A machine that disturbs every sample: sizing still ends at the target (from the disturbed
+/// times) instead of growing the count without bound, and every collected sample is dropped
+/// and counted.
+#[test]
+fn sizing_ends_when_every_probe_is_disturbed() {
+    let timer = MockTimer::new(READ_COST);
+    let dist = Fake {
+        kinds: vec![CounterKind::ContextSwitches, CounterKind::CpuMigrations],
+        reads: Arc::new(AtomicU64::new(0)),
+        step: 0,
+        switch_every: 1,
+        running_share: 1.0,
+    };
+    let sources = Sources {
+        disturbances: Ok(Box::new(dist)),
+        hardware: Err("none".into()),
+    };
+    let mut job = Job::new(rounds(10))
+        .with(costly(&timer, 0, 1000.0, 0.0, None))
+        .with(costly(&timer, 1, 1000.0, 0.0, None));
+    let r = job
+        .run_with(&timer, sources, &AtomicBool::new(false), &mut NoObserver)
+        .unwrap();
+    // The same target as undisturbed sizing: 1000 × 20 ns at 1 ns per iteration.
+    assert!(r.iters >= 20_000 && r.iters <= 22_000, "{}", r.iters);
+    let dropped: usize = r.variants.iter().map(|v| v.dropped).sum();
+    assert_eq!(dropped, 20);
+    assert!(r.variants.iter().all(|v| v.samples == 0));
+}
+
 #[test]
 fn bad_input_is_an_error_not_a_panic() {
     let timer = MockTimer::new(READ_COST);

@@ -1,33 +1,13 @@
 //! A session driven through its commands, as a REPL would: code, :run on every backend, :asm,
-//! :ir, :compare, exports, :save/:load, the commands not available yet, and faults that leave
-//! the session usable. The session file goes to a temporary directory.
+//! :ir, :compare, exports, :save/:load, bad input, and faults that leave the session usable.
+//! The session file goes to a temporary directory.
 
-use hotlab::session::{Collect, Outcome, Session, SessionError, SessionOptions};
+mod session_support;
+
+use hotlab::session::SessionError;
+use session_support::{fails, line, session};
 
 const SUM: &str = "fn run(n: i64) -> i64 {\n    var s = 0\n    for i in 0..n { s += i }\n    return s\n}\nfn main() -> i64 { return run(10) }\n";
-
-fn session(dir: &std::path::Path) -> Session {
-    Session::new(SessionOptions {
-        exe: env!("CARGO_BIN_EXE_hotlab").into(),
-        store: Some(dir.join("session.json")),
-    })
-}
-
-fn line(s: &mut Session, l: &str) -> String {
-    let mut out = Collect::default();
-    match s.run_line(l, &mut out) {
-        Ok(Outcome::Continue) => out.all(),
-        Ok(Outcome::Quit) => "<quit>".into(),
-        Err(e) => panic!("`{l}` failed: {e}"),
-    }
-}
-
-fn fails(s: &mut Session, l: &str) -> SessionError {
-    match s.run_line(l, &mut Collect::default()) {
-        Ok(o) => panic!("`{l}` should fail, got {o:?}"),
-        Err(e) => e,
-    }
-}
 
 #[test]
 fn a_session_runs_snippets_on_every_backend_and_exports() {
@@ -102,24 +82,22 @@ fn a_session_runs_snippets_on_every_backend_and_exports() {
 }
 
 #[test]
-fn unavailable_commands_say_why() {
+fn bad_input_says_what_is_wrong() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut s = session(dir.path());
-    for l in [
-        ":check",
-        ":check --vs b.hot",
-        ":ladder",
-        ":layers slot",
-        ":reload",
-        ":cases",
-        ":load int_loop",
+    for (l, says) in [
+        (":check", "is empty"),
+        (":reload", "is empty"),
+        (":check --vs b.hot", "is empty"),
+        (":layers slott", "no layer named `slott`"),
+        (":layers fused slot", "cannot follow `fused`"),
+        (":ladder nope", "no ladder of that name"),
+        (":load no_such_case", "neither a file nor a case"),
+        (":twin nope", "no twin named `nope`"),
     ] {
         let e = fails(&mut s, l);
-        assert!(matches!(e, SessionError::Unavailable(_)), "{l}: {e:?}");
-        assert!(
-            e.to_string().starts_with("not available in this build: "),
-            "{e}"
-        );
+        assert!(matches!(e, SessionError::Input(_)), "{l}: {e:?}");
+        assert!(e.to_string().contains(says), "{l}: {e}");
     }
     assert!(matches!(fails(&mut s, ":bogus"), SessionError::Command(_)));
     assert!(

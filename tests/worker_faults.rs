@@ -134,17 +134,52 @@ fn cancel_stops_a_measuring_job() {
     });
     let stopped = Instant::now();
     let cancelled_at = setter.join().expect("the setter thread");
-    // Generous: the engine checks the flag before every sample (well under 100 ms).
-    assert!(stopped - cancelled_at < Duration::from_secs(10));
     eprintln!("cancel latency: {:?}", stopped - cancelled_at);
+    // Either the engine stopped within the grace and answered with the samples it had, or the
+    // worker was killed after it (a loaded machine): both end the job.
     match out {
         Ok(JobOutput::Measured(m)) => {
             assert_eq!(m.stopped, "cancelled");
             assert_eq!(m.rows.len(), 2);
         }
+        Err(WorkerError::Cancelled { job }) => assert_eq!(job, "measure job"),
         other => panic!("unexpected: {other:?}"),
     }
     assert!(snapshots > 0, "progress streamed while measuring");
+    assert_healthy(&mut w);
+}
+
+#[test]
+fn cancel_kills_a_job_that_cannot_stop_by_itself() {
+    let mut w = worker();
+    let pid = w.pid();
+    let looping = "fn main() -> i64 {\n    var i = 0\n    while true { i += 1 }\n    return i\n}\n";
+    let job = Job::Run {
+        snippet: hot(looping),
+        backend: Backend::Jit,
+        checks: true,
+        function: "main".into(),
+    };
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        flag.store(true, Ordering::Relaxed);
+        Instant::now()
+    });
+    // A limit far away: the job ends by the cancel, not by the limit.
+    let out = w.run(job, Duration::from_secs(600), &cancel, &mut |_| {});
+    let stopped = Instant::now();
+    let cancelled_at = setter.join().expect("the setter thread");
+    eprintln!(
+        "cancel latency (endless loop): {:?}",
+        stopped - cancelled_at
+    );
+    match out {
+        Err(WorkerError::Cancelled { job }) => assert_eq!(job, "snippet"),
+        other => panic!("unexpected: {other:?}"),
+    }
+    assert_ne!(w.pid(), pid, "a new worker took over");
     assert_healthy(&mut w);
 }
 

@@ -1,10 +1,11 @@
 //! Every protocol message survives a JSON round trip, and the wire form is the documented one.
 
 use hotlab::worker::protocol::{
-    ComparisonOut, Contestant, FailureKind, FunctionInfo, JobFailure, Listing, LiveVariant,
-    MeasureSettings, Measured, Percentile, Row, SnippetSource,
+    BenchOut, ClassReload, ComparisonOut, Contestant, FailureKind, FunctionInfo, JobFailure,
+    LadderOut, Listing, LiveVariant, MeasureSettings, Measured, Percentile, ReloadOut, Row,
+    SnippetSource, TableOut,
 };
-use hotlab::worker::{Backend, Event, Job, JobOutput, LiveProgress, Request, Response};
+use hotlab::worker::{Against, Backend, Event, Job, JobOutput, LiveProgress, Request, Response};
 
 fn round_trip<T>(v: &T) -> String
 where
@@ -65,15 +66,38 @@ fn jobs() -> Vec<Job> {
             cpu: None,
         },
         Job::Ladder {
-            ladder: "host_call".into(),
-            snippet: snippet(),
-            backend: Backend::Jit,
+            ladder: hotlab::ladder::resolve("host_call").expect("shipped ladder"),
+            snippet: Some(snippet()),
             settings: settings(),
         },
-        Job::Bench {
-            cases: vec!["int_loop".into()],
-            backends: vec![Backend::Jit, Backend::Interp],
+        Job::Check {
+            snippet: snippet(),
+            against: Against::Twin {
+                name: "int_loop".into(),
+            },
+            backend: Backend::JitOpt,
             settings: settings(),
+            iters: 100,
+        },
+        Job::Check {
+            snippet: snippet(),
+            against: Against::Snippet { snippet: snippet() },
+            backend: Backend::Jit,
+            settings: settings(),
+            iters: 100,
+        },
+        Job::Bench {
+            filter: Some("int".into()),
+            time_s: 0.1,
+            reps: 1,
+        },
+        Job::Reload {
+            snippet: snippet(),
+            checks: true,
+        },
+        Job::RunLive {
+            snippet: "a.hot".into(),
+            function: "main".into(),
         },
         Job::Panic {
             message: "x".into(),
@@ -97,6 +121,7 @@ fn measured() -> Measured {
             checksum: Some((1000, 42)),
             percentiles: vec![Percentile { q: 0.5, ns: 1.25 }],
             histogram: vec!["1.20 ##### 50%".into()],
+            buckets: vec![],
             counters: Some(serde_json::json!({"cycles": 3.5})),
         }],
         comparisons: vec![ComparisonOut {
@@ -160,6 +185,61 @@ fn every_response_round_trips() {
             text: "ok".into(),
             all_met: true,
         },
+        JobOutput::Ladder(LadderOut {
+            ladder: "host_call".into(),
+            method: "a.hot".into(),
+            note: None,
+            header: vec!["machine: x".into()],
+            table: TableOut {
+                title: "ladder host_call".into(),
+                columns: vec!["step".into(), ">total ns".into()],
+                rows: vec![vec!["native".into(), "1.00".into()]],
+                notes: vec!["a note".into()],
+            },
+            all_ok: true,
+            report: serde_json::json!({"ladder": "host_call", "rows": []}),
+        }),
+        JobOutput::Checked(hotlab::cases::check::CheckAnswer {
+            file: "a.hot".into(),
+            against: "twin int_loop".into(),
+            backend: "jit".into(),
+            verdict: hotlab::measure::Verdict::Unresolved,
+            ratio: 1.01,
+            low: 0.97,
+            high: 1.05,
+            band: 0.02,
+            ns: Some(1.3),
+            other_ns: None,
+            n: 10_000,
+            result: 7,
+            other_result: 7,
+            results_equal: true,
+            explanation: "run longer".into(),
+            exit_code: 4,
+        }),
+        JobOutput::Bench(BenchOut {
+            text: "table".into(),
+            markdown: "| a |".into(),
+            csv: "a".into(),
+            json: serde_json::json!({"tables": []}),
+            problems: 0,
+        }),
+        JobOutput::Reloaded(ReloadOut {
+            started: false,
+            main: None,
+            classes: vec![ClassReload {
+                class: "P".into(),
+                version: 2,
+                migrated: 3,
+                kept: vec!["x".into()],
+                added: vec![],
+                removed: vec!["y".into()],
+                retyped: vec![],
+            }],
+            defined: vec!["Q".into()],
+            globals_kept: vec!["p".into()],
+            after_reload: Some("5".into()),
+        }),
     ];
     let mut events = vec![
         Event::Started { cpu: Some(1) },
@@ -175,6 +255,8 @@ fn every_response_round_trips() {
                 dropped: 0,
                 median_ns: Some(1.3),
                 histogram: vec![],
+                buckets: vec![],
+                percentiles: vec![],
             }],
         }),
     ];

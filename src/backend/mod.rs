@@ -41,6 +41,10 @@ pub enum Value {
     /// A handle, as its raw cell (0 is `null`). The host holds no reference through it: it
     /// names an object, it does not keep it alive.
     Handle(u64),
+    /// A `vec<T>`, its elements copied out.
+    Vec(Vec<Value>),
+    /// A `str`.
+    Str(String),
 }
 
 impl Value {
@@ -53,6 +57,8 @@ impl Value {
             Type::Bool => Value::Bool(false),
             Type::Array(elem, n) => Value::Array(vec![Value::zero(elem); *n as usize]),
             Type::Handle { .. } | Type::Null => Value::Handle(0),
+            Type::Vec(_) => Value::Vec(Vec::new()),
+            Type::Str => Value::Str(String::new()),
         }
     }
 
@@ -61,7 +67,7 @@ impl Value {
     pub fn same_as(&self, other: &Value) -> bool {
         match (self, other) {
             (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
-            (Value::Array(a), Value::Array(b)) => {
+            (Value::Array(a), Value::Array(b)) | (Value::Vec(a), Value::Vec(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.same_as(y))
             }
             (a, b) => a == b,
@@ -76,16 +82,21 @@ impl fmt::Display for Value {
             Value::I64(v) => write!(f, "{v}"),
             Value::F64(v) => write!(f, "{v:?}"),
             Value::Bool(v) => write!(f, "{v}"),
-            Value::Array(items) => {
+            Value::Array(items) | Value::Vec(items) => {
                 f.write_str("[")?;
                 for (i, v) in items.iter().enumerate() {
                     if i > 0 {
                         f.write_str(", ")?;
                     }
-                    write!(f, "{v}")?;
+                    match v {
+                        // Inside a list a string is quoted, as interpolation shows it.
+                        Value::Str(s) => write!(f, "{s:?}")?,
+                        v => write!(f, "{v}")?,
+                    }
                 }
                 f.write_str("]")
             }
+            Value::Str(s) => f.write_str(s),
             Value::Handle(0) => f.write_str("null"),
             Value::Handle(cell) => write!(f, "<object {:#x}>", cell & ((1 << 48) - 1)),
         }

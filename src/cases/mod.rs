@@ -4,6 +4,7 @@
 //! See `docs/cases.md`.
 
 pub mod backend;
+pub mod check;
 mod class_twins;
 pub mod hook;
 pub mod matrix;

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 use super::snippet::{Snippet, load_snippet};
 use super::{Failure, exit};
 use crate::backend::disasm::{self, Syntax};
-use crate::backend::jit::{Jit, JitOptions};
+use crate::backend::jit::{Jit, JitOptions, OptLevel};
 
 /// Assembly syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -23,7 +23,7 @@ pub enum AsmSyntax {
 #[derive(Debug, Args)]
 pub struct AsmArgs {
     /// The snippet: a .hot or .clif file (with --ladder: the method's .hot file, optional).
-    #[arg(required_unless_present = "ladder")]
+    #[arg(required_unless_present_any = ["ladder", "twin"])]
     pub file: Option<PathBuf>,
     /// Instead of the snippet's functions: each step's call-path machine code of this ladder
     /// (a shipped name or a .toml file) and its diff from the step before.
@@ -32,6 +32,16 @@ pub struct AsmArgs {
     /// With --ladder: which build's code to show.
     #[arg(long, value_enum, default_value_t = super::ladder::AsmBuild::Jit, requires = "ladder")]
     pub build: super::ladder::AsmBuild,
+    /// Instead of a snippet: the machine code rustc made of this native twin (the cases'
+    /// twins: `hotlab bench --list`), to read beside the script's.
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["ladder", "file"])]
+    pub twin: Option<String>,
+    /// Compile as the `jit-opt` backend does (Cranelift `OptLevel::Speed`).
+    #[arg(long)]
+    pub opt: bool,
+    /// Index bounds checks in the generated code.
+    #[arg(long, value_enum, default_value_t = super::run::OnOff::On)]
+    pub checks: super::run::OnOff,
     /// Only this function.
     #[arg(long = "fn", value_name = "NAME")]
     pub function: Option<String>,
@@ -61,14 +71,29 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
             args.syntax,
         );
     }
+    let syntax = match args.syntax {
+        AsmSyntax::Intel => Syntax::Intel,
+        AsmSyntax::Att => Syntax::Att,
+    };
+    if let Some(name) = &args.twin {
+        return twin_asm(name, syntax);
+    }
     let Some(path) = &args.file else {
         return Err(Failure::input(
-            "error: give a snippet file, or --ladder NAME",
+            "error: give a snippet file, --ladder NAME or --twin NAME",
         ));
     };
     let snippet = load_snippet(path)?;
-    let mut jit =
-        Jit::new(JitOptions::default()).map_err(|e| Failure::input(format!("error: {e}")))?;
+    let options = JitOptions {
+        checks: args.checks.into(),
+        opt: if args.opt {
+            OptLevel::Speed
+        } else {
+            OptLevel::None
+        },
+        ..JitOptions::default()
+    };
+    let mut jit = Jit::new(options).map_err(|e| Failure::input(format!("error: {e}")))?;
     let file = path.display().to_string();
     let compile_err = |e| Failure::input(format!("error: {file}: {e}"));
     let listings: Vec<Listing> = match snippet {
@@ -111,10 +136,6 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
             names.join(", ")
         )));
     }
-    let syntax = match args.syntax {
-        AsmSyntax::Intel => Syntax::Intel,
-        AsmSyntax::Att => Syntax::Att,
-    };
     let mut out = String::new();
     for l in selected {
         let lines = disasm::disassemble(&l.bytes, l.addr, syntax);
@@ -132,5 +153,32 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
         out.push('\n');
     }
     print!("{out}");
+    Ok(ExitCode::from(exit::OK))
+}
+
+/// `hotlab asm --twin NAME`: the twin's machine code, recovered from its address in this binary.
+fn twin_asm(name: &str, syntax: Syntax) -> Result<ExitCode, Failure> {
+    let Some(twin) = crate::cases::twins::twin_named(name) else {
+        let names: Vec<&str> = crate::cases::twins::twins()
+            .iter()
+            .map(|t| t.name)
+            .collect();
+        return Err(Failure::input(format!(
+            "error: --twin: no twin named `{name}` (twins: {})",
+            names.join(", ")
+        )));
+    };
+    let addr = twin.f as usize;
+    // SAFETY: `addr` is the entry of a Rust function compiled into this binary.
+    let bytes = unsafe { crate::ladder::code::rust_function_bytes(addr) };
+    let lines = disasm::disassemble(&bytes, addr as u64, syntax);
+    print!(
+        "; twin {} — {} bytes, {} instructions ({})\n{}\n",
+        twin.name,
+        bytes.len(),
+        lines.len(),
+        twin.doc,
+        disasm::render(&lines)
+    );
     Ok(ExitCode::from(exit::OK))
 }

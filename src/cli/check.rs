@@ -7,14 +7,14 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Args;
-use serde::Serialize;
 
-use super::{Failure, exit};
-use crate::cases::matrix;
+use super::Failure;
+use crate::cases::check::{Against, CheckError, CheckOptions, Script};
 use crate::cases::spec::parse_header;
-use crate::cases::{Backend, CellError, Entry, Jits, Loaded, Mode, Twin, twin_named, twins};
+use crate::cases::{Backend, Mode, Twin, twin_named, twins};
 use crate::lang::SourceFile;
-use crate::measure::{Picos, Settings, Stop, Verdict};
+
+use crate::cases::check::line;
 
 const CHECK_HELP: &str = "\
 The answer is one line: the ratio FILE / twin (or FILE / FILE2) with its 95% CI, the verdict and
@@ -30,8 +30,7 @@ See docs/cases.md.";
 #[command(after_help = CHECK_HELP)]
 pub struct CheckArgs {
     /// The script: a case or any .hot/.clif file with `run(n)` (`fn run(n: i64) -> i64`, or
-    /// `function %run(i64, i64) -> i64 system_v` taking ctx and n), or a hook case (its header
-    /// says `entry = "hook"`: the host calls `target`'s `Hook.call`).
+    /// `function %run(i64, i64) -> i64 system_v` taking ctx and n).
     pub file: PathBuf,
     /// Compare with this native twin (default: the one the file's header names).
     #[arg(long, value_name = "NAME", conflicts_with = "vs")]
@@ -56,43 +55,6 @@ pub struct CheckArgs {
     pub json: bool,
 }
 
-/// The answer, as `--json` prints it.
-#[derive(Debug, Serialize)]
-pub struct CheckAnswer {
-    /// The script.
-    pub file: String,
-    /// What it was compared with (`twin NAME` or the second file).
-    pub against: String,
-    /// The backend.
-    pub backend: Backend,
-    /// The verdict.
-    pub verdict: Verdict,
-    /// Median ratio FILE / other.
-    pub ratio: f64,
-    /// Its CI.
-    pub low: f64,
-    /// Its CI.
-    pub high: f64,
-    /// The band (0.02 = ±2%).
-    pub band: f64,
-    /// The script's time per op, ns.
-    pub ns: Option<f64>,
-    /// The other side's, ns.
-    pub other_ns: Option<f64>,
-    /// The loop count of the result check.
-    pub n: i64,
-    /// The script's result.
-    pub result: i64,
-    /// The other side's.
-    pub other_result: i64,
-    /// Whether the results pass the checksum rule.
-    pub results_equal: bool,
-    /// The verdict as a sentence.
-    pub explanation: String,
-    /// The exit code.
-    pub exit_code: u8,
-}
-
 fn mode_of(path: &Path) -> Result<Mode, Failure> {
     match path.extension().and_then(|e| e.to_str()) {
         Some("hot") => Ok(Mode::Hot),
@@ -104,41 +66,14 @@ fn mode_of(path: &Path) -> Result<Mode, Failure> {
     }
 }
 
-fn read(path: &Path) -> Result<(Mode, Arc<SourceFile>), Failure> {
+fn read(path: &Path) -> Result<Script, Failure> {
     let mode = mode_of(path)?;
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("error: cannot read {}: {e}", path.display())))?;
-    Ok((
+    Ok(Script {
         mode,
-        Arc::new(SourceFile::new(path.display().to_string(), text)),
-    ))
-}
-
-/// How to run a script: its header's `entry`, or `run` for a file without a case header.
-fn entry_of(path: &Path, mode: Mode, src: &SourceFile) -> Entry {
-    parse_header(path, mode, &src.text).map_or(Entry::Run, |h| h.entry)
-}
-
-fn load(
-    backend: Backend,
-    mode: Mode,
-    src: &Arc<SourceFile>,
-    jits: &mut Jits,
-) -> Result<Loaded, Failure> {
-    let entry = entry_of(Path::new(&src.name), mode, src);
-    match backend.load_source(mode, src, entry, jits) {
-        Ok((l, _)) => Ok(l),
-        Err(CellError::Unavailable(why)) => Err(Failure::input(format!(
-            "error: {}: cannot run on {}: {why}",
-            src.name,
-            backend.name()
-        ))),
-        Err(CellError::Failed(msg)) => Err(Failure::input(if msg.starts_with("error") {
-            msg
-        } else {
-            format!("error: {msg}")
-        })),
-    }
+        source: Arc::new(SourceFile::new(path.display().to_string(), text)),
+    })
 }
 
 /// The twin for FILE: `--twin`, else the header's.
@@ -171,94 +106,21 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
             args.time
         )));
     }
-    let (mode, src) = read(&args.file)?;
-    let mut jits = Jits::default();
-    let twin = match &args.vs {
-        Some(_) => None,
-        None => Some(pick_twin(args, mode, &src)?),
+    let script = read(&args.file)?;
+    let against = match &args.vs {
+        Some(p) => Against::Script(read(p)?),
+        None => Against::Twin(pick_twin(args, script.mode, &script.source)?),
     };
-    let script = load(args.backend, mode, &src, &mut jits)?;
-    let other = match &args.vs {
-        Some(p) => {
-            let (m2, s2) = read(p)?;
-            Some(load(args.backend, m2, &s2, &mut jits)?)
-        }
-        None => None,
-    };
-    let mut runner = script.runner().map_err(Failure::script)?;
-    let result = runner.checked(args.iters).map_err(Failure::script)?;
-    let mut other_runner = match &other {
-        Some(l) => Some(l.runner().map_err(Failure::script)?),
-        None => None,
-    };
-    let other_result = match (&mut other_runner, twin) {
-        (Some(r), _) => r.checked(args.iters).map_err(Failure::script)?,
-        (None, Some(t)) => t.run(args.iters),
-        (None, None) => unreachable!("a twin is picked when there is no --vs"),
-    };
-    let results_equal = result == other_result;
-
-    let mut settings = Settings {
-        stop: Stop::Budget(Picos(args.time * 1e12)),
-        band: args.band / 100.0,
-        counters: false,
-        ..Settings::default()
-    };
-    let (against, values) = match (other_runner, twin) {
-        (Some(r), _) => {
-            let mut runners = vec![
-                (
-                    args.vs
-                        .as_ref()
-                        .map(|p| p.display().to_string())
-                        .unwrap_or_default(),
-                    r,
-                ),
-                (args.file.display().to_string(), runner),
-            ];
-            // FILE2 first: the job's first variant is the baseline of the ratio.
-            let job = measure_pair(&mut runners, &settings)?;
-            (runners[0].0.clone(), job)
-        }
-        (None, Some(t)) => {
-            if t.threads > 1 {
-                settings = matrix::settings(args.time, true, t);
-                settings.band = args.band / 100.0;
-            }
-            let mut runners = vec![(args.file.display().to_string(), runner)];
-            let v = measure_one(t, &mut runners, &settings)?;
-            (format!("twin {}", t.name), v)
-        }
-        (None, None) => unreachable!("a twin is picked when there is no --vs"),
-    };
-    let (verdict, other_ns, ns) = values;
-    let code = if !results_equal {
-        exit::RESULT_DIFFERS
-    } else {
-        match verdict.verdict {
-            Verdict::Equal => exit::OK,
-            Verdict::Slower | Verdict::Faster => exit::DIFFERS,
-            Verdict::Unresolved => exit::UNRESOLVED,
-        }
-    };
-    let answer = CheckAnswer {
-        file: args.file.display().to_string(),
-        against,
+    let options = CheckOptions {
         backend: args.backend,
-        verdict: verdict.verdict,
-        ratio: verdict.ratio.0,
-        low: verdict.low.0,
-        high: verdict.high.0,
-        band: verdict.band,
-        ns,
-        other_ns,
-        n: args.iters,
-        result,
-        other_result,
-        results_equal,
-        explanation: verdict.explanation.clone(),
-        exit_code: code,
+        band: args.band / 100.0,
+        time: args.time,
+        iters: args.iters,
     };
+    let answer = crate::cases::check::check(&script, &against, &options).map_err(|e| match e {
+        CheckError::Input(m) => Failure::input(m),
+        CheckError::Script(m) => Failure::script(m),
+    })?;
     if args.json {
         let json = serde_json::to_string_pretty(&answer)
             .map_err(|e| Failure::input(format!("error: {e}")))?;
@@ -266,70 +128,5 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
     } else {
         println!("{}", line(&answer));
     }
-    Ok(ExitCode::from(code))
-}
-
-/// The one line.
-pub fn line(a: &CheckAnswer) -> String {
-    let ns = |v: Option<f64>| v.map_or("n/a".to_string(), crate::cases::render::fmt_ns);
-    let result = if a.results_equal {
-        format!("results equal ({} at n = {})", a.result, a.n)
-    } else {
-        format!(
-            "RESULTS DIFFER: {} vs {} at n = {}",
-            a.result, a.other_result, a.n
-        )
-    };
-    format!(
-        "{} on {} vs {}: {}; {} vs {} ns/op; {result}",
-        a.file,
-        a.backend.name(),
-        a.against,
-        a.explanation,
-        ns(a.ns),
-        ns(a.other_ns)
-    )
-}
-
-type Measured = (
-    crate::measure::stats::verdict::RatioVerdict,
-    Option<f64>,
-    Option<f64>,
-);
-
-/// FILE against a twin: the twin is the baseline.
-fn measure_one(
-    twin: &Twin,
-    runners: &mut [(String, crate::cases::Runner<'_>)],
-    settings: &Settings,
-) -> Result<Measured, Failure> {
-    let result = matrix::run_job(Some(twin), runners, settings).map_err(Failure::script)?;
-    let c = result
-        .compare(0, 1)
-        .map_err(|e| Failure::input(format!("error: {e}")))?;
-    let ns = |i: usize| {
-        result.variants[i]
-            .summary
-            .as_ref()
-            .map(|s| s.median.nanos())
-    };
-    Ok((c.verdict, ns(0), ns(1)))
-}
-
-/// FILE against FILE2: FILE2 is the baseline.
-fn measure_pair(
-    runners: &mut [(String, crate::cases::Runner<'_>)],
-    settings: &Settings,
-) -> Result<Measured, Failure> {
-    let result = matrix::run_job(None, runners, settings).map_err(Failure::script)?;
-    let c = result
-        .compare(0, 1)
-        .map_err(|e| Failure::input(format!("error: {e}")))?;
-    let ns = |i: usize| {
-        result.variants[i]
-            .summary
-            .as_ref()
-            .map(|s| s.median.nanos())
-    };
-    Ok((c.verdict, ns(0), ns(1)))
+    Ok(ExitCode::from(answer.exit_code))
 }

@@ -13,9 +13,7 @@ use super::snippet::{Snippet, load_snippet};
 use super::{Failure, exit};
 use crate::export::{self, Format};
 use crate::ladder::bench::{Bench, Build, DEFAULT_SNIPPET, Method};
-use crate::ladder::report::Report;
 use crate::lang::{self, SourceFile};
-use crate::measure::env::health::{self, LiveProbes};
 use crate::measure::{Picos, Progress, Settings, Stop};
 
 /// Which builds to measure.
@@ -129,44 +127,6 @@ pub fn build_bench(
     })
 }
 
-fn header() -> Vec<String> {
-    let probes = LiveProbes::probe();
-    let report = health::collect(std::path::Path::new("/"), &probes);
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    let mut lines = vec![format!(
-        "machine: {model}, {} CPUs online",
-        crate::measure::env::pin::online_cpus().len()
-    )];
-    if let Some(t) = probes.timer {
-        lines.push(format!(
-            "timer: {:?} at {}, precision {:.1} ns; core clock ~{}",
-            t.kind,
-            t.frequency,
-            t.precision.nanos(),
-            probes
-                .core_clock
-                .map(|c| c.ghz.to_string())
-                .unwrap_or_else(|| "?".into())
-        ));
-    }
-    for item in report.items.iter().filter(|i| i.warning.is_some()) {
-        lines.push(format!(
-            "health: {}: {}",
-            item.name,
-            item.warning.as_deref().unwrap_or("")
-        ));
-    }
-    lines
-}
-
 /// `hotlab ladder`.
 pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
     if !(args.time > 0.0 && args.time.is_finite()) {
@@ -179,15 +139,13 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
             "error: --band must be a percentage in (0, 100), e.g. 2",
         ));
     }
-    let mut bench = build_bench(&args.ladder, args.snippet.as_ref(), args.build)?;
-    // Run every row once, untimed: a fault now is reported plainly instead of mid-measurement.
-    for i in 0..bench.rows.len() {
-        let (_, fault) = bench.rows[i].run(100);
-        if let Some(e) = fault {
-            let label = bench.rows[i].label(&bench.ladder);
-            return Err(Failure::script(format!("error: row `{label}` failed: {e}")));
-        }
-    }
+    let ladder = resolve_ladder(&args.ladder)?;
+    let program = snippet_program(args.snippet.as_ref())?;
+    let where_ = args
+        .snippet
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "<default snippet>".into());
     let settings = Settings {
         stop: Stop::Budget(Picos(args.time * 1e12)),
         cpu: args.cpu,
@@ -209,14 +167,25 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
             let _ = std::io::stderr().flush();
         }
     };
-    let result = bench
-        .measure(settings, &cancel, &mut progress)
-        .map_err(|e| Failure::input(format!("error: {e}")))?;
+    let report = crate::ladder::run::measure(
+        ladder,
+        Method::Snippet(&program),
+        &args.build.builds(),
+        settings,
+        &cancel,
+        &mut progress,
+        crate::ladder::run::machine_header(),
+    )
+    .map_err(|e| {
+        if e.is_script_error() {
+            Failure::script(format!("error: {where_}: {e}"))
+        } else {
+            Failure::input(format!("error: {where_}: {e}"))
+        }
+    })?;
     if tty {
         eprint!("\r{:60}\r", "");
     }
-    let faults = bench.take_faults();
-    let report = Report::new(&bench, &result, &faults, header());
     let text = match args.format {
         Format::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
         Format::Csv => export::render_csv(&report.table()),
@@ -252,6 +221,63 @@ pub enum AsmBuild {
     Aot,
 }
 
+/// The machine code of one step of a ladder in one build, and what changed from the step before.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepCode {
+    /// The step's title.
+    pub title: String,
+    /// The layer it adds.
+    pub layer: String,
+    /// The row's label in a measured ladder (`jit slot read`).
+    pub label: String,
+    /// The call path as a Rust type.
+    pub path: String,
+    /// Instructions in the row's call-path code.
+    pub instructions: usize,
+    /// The generated Cranelift IR (`jit` rows).
+    pub clif: String,
+    /// The listing: each function's name, then its instructions, without addresses.
+    pub listing: Vec<String>,
+    /// The unified diff from the step before (`None` for the first step), with the numbers of
+    /// added and removed lines.
+    pub diff: Option<(Vec<String>, usize, usize)>,
+}
+
+/// Each step's call-path machine code for one build of a built ladder, with its diff from the
+/// step before: what `hotlab asm --ladder` prints and the TUI's code pane shows.
+pub fn step_code(
+    bench: &Bench,
+    want: Build,
+    syntax: crate::backend::disasm::Syntax,
+) -> Vec<StepCode> {
+    let mut out = Vec::new();
+    let mut before: Vec<String> = Vec::new();
+    for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
+        let listing: Vec<String> = row
+            .code
+            .iter()
+            .flat_map(|c| {
+                std::iter::once(format!("{}:", c.name))
+                    .chain(c.listing(syntax).into_iter().map(|l| format!("    {l}")))
+            })
+            .collect();
+        let step = &bench.ladder.steps[row.step];
+        let diff = (!before.is_empty()).then(|| crate::ladder::code::diff(&before, &listing));
+        out.push(StepCode {
+            title: step.title.clone(),
+            layer: step.layer.to_string(),
+            label: row.label(&bench.ladder),
+            path: row.path.to_string(),
+            instructions: row.instructions(),
+            clif: row.clif.clone(),
+            listing: listing.clone(),
+            diff,
+        });
+        before = listing;
+    }
+    out
+}
+
 /// `hotlab asm --ladder NAME`: each step's call-path machine code, and what changed from the
 /// step before (a unified diff of the listings, without addresses).
 pub fn ladder_asm(
@@ -271,44 +297,32 @@ pub fn ladder_asm(
         super::asm::AsmSyntax::Att => crate::backend::disasm::Syntax::Att,
     };
     let mut out = String::new();
-    let mut before: Vec<String> = Vec::new();
-    for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
-        let listing: Vec<String> = row
-            .code
-            .iter()
-            .flat_map(|c| {
-                std::iter::once(format!("{}:", c.name))
-                    .chain(c.listing(syntax).into_iter().map(|l| format!("    {l}")))
-            })
-            .collect();
-        let step = &bench.ladder.steps[row.step];
+    for step in step_code(&bench, want, syntax) {
         out.push_str(&format!(
             "=== {} ({}) — {want} {}: {} instructions\n",
-            step.title,
-            step.layer,
-            row.path,
-            row.instructions()
+            step.title, step.layer, step.path, step.instructions
         ));
-        if ir && !row.clif.is_empty() {
-            out.push_str(row.clif.trim_end());
+        if ir && !step.clif.is_empty() {
+            out.push_str(step.clif.trim_end());
             out.push_str("\n\n");
         }
-        if before.is_empty() {
-            for l in &listing {
-                out.push_str(&format!("  {l}\n"));
+        match &step.diff {
+            None => {
+                for l in &step.listing {
+                    out.push_str(&format!("  {l}\n"));
+                }
             }
-        } else {
-            let (lines, added, removed) = crate::ladder::code::diff(&before, &listing);
-            out.push_str(&format!(
-                "--- diff from the step before: +{added} -{removed} lines\n"
-            ));
-            for l in lines {
-                out.push_str(&l);
-                out.push('\n');
+            Some((lines, added, removed)) => {
+                out.push_str(&format!(
+                    "--- diff from the step before: +{added} -{removed} lines\n"
+                ));
+                for l in lines {
+                    out.push_str(l);
+                    out.push('\n');
+                }
             }
         }
         out.push('\n');
-        before = listing;
     }
     print!("{out}");
     Ok(ExitCode::from(exit::OK))

@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand};
 pub use asm::AsmArgs;
 pub use bench::BenchArgs;
 pub use check::CheckArgs;
-pub use ladder::LadderArgs;
+pub use ladder::{LadderArgs, StepCode, step_code};
 pub use run::RunArgs;
 pub use snippet::{Snippet, load_snippet};
 
@@ -41,9 +41,10 @@ Exit codes: 0 success, 1 the script raised an error at run time, 2 bad input (a 
 snippet, an unreadable file, a bad option). `hotlab doctor` exits 1 when a self-check misses its
 expectation; `hotlab ladder` exits 1 when a row's checksum differs from the native row's.
 `hotlab check` exits 0 equal, 3 differs, 4 unresolved, 5 results differ; `hotlab bench` exits 5
-when a result differs from its twin. With no command, hotlab runs `hotlab ladder` (the
-host_call ladder). Documentation: docs/ (cli.md, language.md, measurement.md, runtime.md,
-ladder.md, cases.md, results.md, backends.md, session.md).";
+when a result differs from its twin. With no command, hotlab opens the TUI (`hotlab tui`) on a
+terminal, and runs `hotlab ladder` (the host_call ladder) when stdin or stdout is not one.
+Documentation: docs/ (cli.md, tui.md, language.md, measurement.md, runtime.md, ladder.md,
+cases.md, results.md, backends.md, session.md, repl.md).";
 
 /// hotlab: a lab for the cost of a script call.
 #[derive(Debug, Parser)]
@@ -69,6 +70,11 @@ pub enum Command {
     Check(CheckArgs),
     /// Measure a ladder: what each layer of a host-to-script call adds (the default command).
     Ladder(LadderArgs),
+    /// The terminal UI: editor, ladder table, live histogram, counters, machine code (the
+    /// default on a terminal).
+    Tui(crate::tui::TuiArgs),
+    /// An interactive session: type hot code and :commands (:help); scripts via piped stdin.
+    Repl(crate::repl::ReplArgs),
     /// Serve jobs over stdin/stdout (started by the session; see docs/session.md).
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -114,6 +120,12 @@ pub fn use_color(stream_is_tty: bool) -> bool {
     stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
+/// Whether `hotlab` with no command opens the TUI: stdin and stdout are terminals.
+fn on_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
 fn doctor(args: &DoctorArgs) -> Result<ExitCode, Failure> {
     crate::measure::doctor::run_doctor(args).map_err(|e| Failure::input(format!("error: {e:#}")))
 }
@@ -129,7 +141,11 @@ pub fn main() -> ExitCode {
         Some(Command::Check(args)) => check::check(&args),
         Some(Command::Worker(args)) => return crate::worker::serve(args.cpu),
         Some(Command::Ladder(args)) => ladder::ladder(&args),
-        // With no arguments: the seed's ladder, both builds, default settings.
+        Some(Command::Repl(args)) => return crate::repl::run(&args),
+        Some(Command::Tui(args)) => crate::tui::run(&args),
+        // With no arguments on a terminal: the TUI on the host_call ladder.
+        None if on_terminal() => crate::tui::run(&crate::tui::TuiArgs::default()),
+        // Without one (CI, pipes): the seed's ladder, both builds, default settings, printed.
         None => ladder::ladder(&LadderArgs::default()),
     };
     match result {

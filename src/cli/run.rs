@@ -219,17 +219,9 @@ fn run_with_reloads(
         match module.reload(Arc::clone(&version)) {
             Ok(outcome) => {
                 for r in &outcome.classes {
-                    eprintln!(
-                        "reload {}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed [{}] retyped [{}]",
-                        version.name,
-                        r.class,
-                        r.version,
-                        r.migrated,
-                        r.kept.join(", "),
-                        r.added.join(", "),
-                        r.removed.join(", "),
-                        r.retyped.join(", ")
-                    );
+                    let line =
+                        crate::worker::protocol::ClassReload::from(r).describe(&version.name);
+                    eprintln!("{line}");
                 }
                 for c in &outcome.defined {
                     eprintln!("reload {}: class {c} defined", version.name);

@@ -69,6 +69,12 @@ impl Gen {
     fn start(&mut self, block: &str, params: &str) {
         let _ = writeln!(self.body, "{block}{params}:");
     }
+    /// A block off the fast path (slow helpers, faults): marked `cold`, so Cranelift lays it
+    /// out of line and its register allocator spills what only these blocks use, not the
+    /// fast path's values.
+    fn start_cold(&mut self, block: &str) {
+        let _ = writeln!(self.body, "{block} cold:");
+    }
     fn konst(&mut self, ty: &str, x: i128) -> String {
         let v = self.v();
         self.line(&format!("{v} = iconst.{ty} {x}"));
@@ -105,9 +111,9 @@ impl Gen {
         let is_fail = self.v();
         self.line(&format!("{is_fail} = icmp eq {r}, {one}"));
         self.line(&format!("brif {is_fail}, {fail}, {other}"));
-        self.start(&fail, "");
+        self.start_cold(&fail);
         self.fail_to(done, &one);
-        self.start(&other, "");
+        self.start_cold(&other);
         self.line(&format!("brif {r}, {proceed}, {retry}"));
     }
 
@@ -124,11 +130,11 @@ impl Gen {
                 self.start(&hdr, "");
                 let room = self.load("i32", &env.rec, ThreadRecord::ROOM);
                 self.line(&format!("brif {room}, {go}, {slow}"));
-                self.start(&slow, "");
+                self.start_cold(&slow);
                 let r = self.helper("sig1", a.depth_slow, &[&env.ctx]);
                 let fail = self.b();
                 self.line(&format!("brif {r}, {fail}, {hdr}"));
-                self.start(&fail, "");
+                self.start_cold(&fail);
                 self.fail_to(done, &r);
                 self.start(&go, "");
                 let one = self.konst("i32", 1);
@@ -168,15 +174,15 @@ impl Gen {
                 let pending = self.v();
                 self.line(&format!("{pending} = band {word}, {bit}"));
                 self.line(&format!("brif {pending}, {pend}, {go}"));
-                self.start(&pend, "");
+                self.start_cold(&pend);
                 self.store(&e, &env.rec, ThreadRecord::ENTERED);
                 self.line(&format!("jump {slow}"));
-                self.start(&slow, "");
+                self.start_cold(&slow);
                 let e64 = self.v();
                 self.line(&format!("{e64} = uextend.i64 {e}"));
                 let r = self.helper("sig0", a.entry_slow, &[&env.ctx, &e64]);
                 self.slow_answer(&r, &hdr, &proceed, done);
-                self.start(&proceed, "");
+                self.start_cold(&proceed);
                 let one = self.konst("i32", 1);
                 let more = self.v();
                 self.line(&format!("{more} = iadd {e}, {one}"));
@@ -200,7 +206,7 @@ impl Gen {
                 let same = self.v();
                 self.line(&format!("{same} = icmp eq {key}, {current}"));
                 self.line(&format!("brif {same}, {go}, {fail}"));
-                self.start(&fail, "");
+                self.start_cold(&fail);
                 let kind = self.konst("i64", FAULT_DETACHED.into());
                 let r = self.helper("sig0", a.fault, &[&env.ctx, &kind]);
                 self.fail_to(done, &r);
@@ -254,15 +260,15 @@ impl Gen {
         let same = self.v();
         self.line(&format!("{same} = icmp eq {key}, {word}"));
         self.line(&format!("brif {same}, {go}, {pend}"));
-        self.start(&pend, "");
+        self.start_cold(&pend);
         self.store(&room, &env.rec, ThreadRecord::ROOM);
         self.line(&format!("jump {slow}"));
-        self.start(&slow, "");
+        self.start_cold(&slow);
         let room64 = self.v();
         self.line(&format!("{room64} = uextend.i64 {room}"));
         let r = self.helper("sig0", a.fused_slow, &[&env.ctx, &room64]);
         self.slow_answer(&r, &hdr, &proceed, done);
-        self.start(&proceed, "");
+        self.start_cold(&proceed);
         let one = self.konst("i32", 1);
         let less = self.v();
         self.line(&format!("{less} = isub {room}, {one}"));
@@ -290,7 +296,7 @@ impl Gen {
             }
         };
         self.line(&format!("brif {code}, {call}, {empty}"));
-        self.start(&empty, "");
+        self.start_cold(&empty);
         let kind = self.konst("i64", FAULT_EMPTY_SLOT.into());
         let r = self.helper("sig0", helper_addrs().fault, &[&env.ctx, &kind]);
         self.fail_to(done, &r);

@@ -8,6 +8,7 @@ pub mod code;
 pub mod helpers;
 pub mod path;
 pub mod report;
+pub mod run;
 pub mod spec;
 
 pub use spec::{Ladder, LadderError, Layer, Step};

@@ -288,12 +288,15 @@ impl Checker {
             ));
         }
         if let (Some(ret), Some(t)) = (&sig.ret, &decl.ret)
-            && !matches!(ret, Type::I64 | Type::F64 | Type::Bool | Type::Unit)
+            && !matches!(
+                ret,
+                Type::I64 | Type::F64 | Type::Bool | Type::Str | Type::Unit
+            )
         {
             self.error(Diagnostic::new(
                 DiagKind::BadMain,
                 t.span,
-                format!("`main` must return `i64`, `f64`, `bool` or nothing, not `{ret}`"),
+                format!("`main` must return `i64`, `f64`, `bool`, `str` or nothing, not `{ret}`"),
             ));
         }
     }

@@ -32,6 +32,15 @@
 //!   field, the place's span); a [`ExprKind::NonNull`] raises `NullHandle` at its span. For
 //!   `o.f = v`: `o` is evaluated and checked, then `v`, then `o` is checked again and the field
 //!   stored. For `o.m(args)`: `o` is evaluated and checked, then the arguments left to right.
+//! - `vec<T>` is a value with copy-on-write: a copy shares the block, and a mutation (`push`,
+//!   `pop`, an element store) of a shared block copies it first. For a place with vec elements
+//!   (`v[i] = x`, `v[i][j] op= x`, `v.push(x)`) the index expressions are evaluated first
+//!   (outermost first), then the value, and then each vec index is checked against the vec's
+//!   length *at the store* (raising `IndexOutOfRange` at the index expression): the value's
+//!   calls may have changed the vec. `v.pop()` of an empty vec raises `PopEmpty` at the call.
+//!   `for x in v` iterates over the vec as it was when the loop started.
+//! - `str` is immutable; `+` concatenates, `==`/`!=` compare the text, `len()` counts bytes.
+//!   [`ExprKind::ToStr`] shows a value as interpolation does (`runtime::values::format_cell`).
 //! - `==`/`!=` on handles compare cells (identity); the operands may be of different handle
 //!   types (a class and its base, or `null`). A handle-typed expression may have a type that
 //!   differs from its context's only in class (derived to base) or nullability (`null` to `C?`,
@@ -108,6 +117,12 @@ pub enum Type {
     /// The type of the `null` literal: it converts to any nullable handle type, and is never the
     /// type of a variable, field or parameter.
     Null,
+    /// `vec<T>`: a growable array, a value type with copy-on-write (see
+    /// `runtime::values`). One cell: 0 for the empty vec, else a counted block. The element
+    /// type is a one-cell type other than an array.
+    Vec(Box<Type>),
+    /// `str`: an immutable UTF-8 string. One cell: 0 for `""`, else a counted block.
+    Str,
 }
 
 impl Type {
@@ -121,11 +136,26 @@ impl Type {
         matches!(self, Type::Handle { .. } | Type::Null)
     }
 
+    /// A value that owns a reference (a handle, a vec, a string): copying it retains, dropping
+    /// it releases. Its zero cell (null, empty) owns nothing.
+    pub fn is_managed(&self) -> bool {
+        matches!(
+            self,
+            Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str
+        )
+    }
+
     /// Number of scalar cells (8 bytes each in memory) a value of this type occupies.
     pub fn cells(&self) -> u64 {
         match self {
             Type::Unit => 0,
-            Type::I64 | Type::F64 | Type::Bool | Type::Handle { .. } | Type::Null => 1,
+            Type::I64
+            | Type::F64
+            | Type::Bool
+            | Type::Handle { .. }
+            | Type::Null
+            | Type::Vec(_)
+            | Type::Str => 1,
             Type::Array(elem, n) => elem.cells() * u64::from(*n),
         }
     }
@@ -143,6 +173,8 @@ impl fmt::Display for Type {
                 write!(f, "{name}{}", if *nullable { "?" } else { "" })
             }
             Type::Null => f.write_str("null"),
+            Type::Vec(elem) => write!(f, "vec<{elem}>"),
+            Type::Str => f.write_str("str"),
         }
     }
 }
@@ -345,11 +377,11 @@ pub enum StmtKind {
         /// The body.
         body: Block,
     },
-    /// `for var in array { body }`.
+    /// `for var in array { body }` over an array or a vec.
     ForEach {
         /// The loop variable (immutable, the element type).
         var: LocalId,
-        /// The array (evaluated once, iterated as a copy).
+        /// The array or vec (evaluated once, iterated as a copy).
         array: Expr,
         /// The body.
         body: Block,
@@ -388,8 +420,8 @@ pub enum PlaceKind {
         /// The field's cell index.
         field: u32,
     },
-    /// An element of an array place; bounds-checked at the span of `index` (the subscript). See
-    /// the module docs for the order.
+    /// An element of an array or vec place; bounds-checked at the span of `index` (the
+    /// subscript). See the module docs for the order.
     Index {
         /// The array.
         base: Box<Place>,
@@ -449,7 +481,7 @@ pub enum ExprKind {
     ArrayRepeat(Box<Expr>, u32),
     /// `a[i]`; bounds-checked at this expression's span.
     Index(Box<Expr>, Box<Expr>),
-    /// `a.len()` (the array is evaluated for its effects).
+    /// `a.len()` of an array, a vec or a string (an array is evaluated for its effects).
     Len(Box<Expr>),
     /// The builtin `assert(cond)`: raises `AssertionFailed` at this span when false.
     Assert(Box<Expr>),
@@ -485,6 +517,16 @@ pub enum ExprKind {
     },
     /// A `C?` used where a `C` is needed: raises `NullHandle` at this span when null.
     NonNull(Box<Expr>),
+    /// `vec<T>()`: the empty vec (a zero cell).
+    VecNew,
+    /// `place.push(value)`: see the module docs for the order; the value moves into the vec.
+    VecPush(Box<Place>, Box<Expr>),
+    /// `place.pop()`: the last element, moved out; `PopEmpty` at this span when empty.
+    VecPop(Box<Place>),
+    /// A string literal's text (interpolations are `+` of [`ExprKind::ToStr`] parts).
+    StrLit(String),
+    /// A value shown as a string (an interpolation `${e}` of a non-`str` value).
+    ToStr(Box<Expr>),
 }
 
 /// Unary operators.

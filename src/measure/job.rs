@@ -190,7 +190,8 @@ const OBSERVE_EVERY: Picos = Picos(50e9);
 
 enum Outcome {
     Sample(Picos),
-    Disturbed,
+    /// Disturbed; the per-op time it measured anyway (only sizing uses it).
+    Disturbed(Picos),
     Cancelled,
 }
 
@@ -222,16 +223,17 @@ impl Runner<'_> {
         let h1 = read(&mut self.hw);
         let d1 = read(&mut self.dist);
         self.checksums[idx] = Some((n, std::hint::black_box(c)));
+        let net = self.timer.to_picos(t1.saturating_sub(t0)) - self.overhead;
+        let per_op = Picos(net.0 / n as f64);
         if let (Some(a), Some(b)) = (&d0, &d1)
             && counters::moved(a, b)
         {
-            return Outcome::Disturbed;
+            return Outcome::Disturbed(per_op);
         }
         if count && let (Some(a), Some(b)) = (&h0, &h1) {
             self.hw_totals[idx].add(a, b, n);
         }
-        let net = self.timer.to_picos(t1.saturating_sub(t0)) - self.overhead;
-        Outcome::Sample(Picos(net.0 / n as f64))
+        Outcome::Sample(per_op)
     }
 }
 
@@ -397,15 +399,17 @@ impl Job {
             let mut out = Vec::with_capacity(k);
             for (i, v) in variants.iter_mut().enumerate() {
                 // A disturbed probe is too long and could end sizing early: probe again (a few
-                // times; a machine that disturbs every probe gets a short-probe estimate).
-                let mut time = Picos(0.0);
+                // times). A machine that disturbs every probe gets the shortest disturbed time:
+                // an overestimate, so the count ends up smaller than it could be, never
+                // unbounded (counting it as zero grew the count until one sample took minutes).
+                let mut time = Picos(f64::INFINITY);
                 for _ in 0..4 {
                     match runner.sample(v, i, n, false) {
                         Outcome::Sample(p) => {
                             time = Picos(p.0 * n as f64);
                             break;
                         }
-                        Outcome::Disturbed => {}
+                        Outcome::Disturbed(p) => time = Picos(time.0.min(p.0 * n as f64)),
                         Outcome::Cancelled => return None,
                     }
                 }
@@ -456,7 +460,7 @@ impl Job {
                 for &i in order.order(round) {
                     match runner.sample(&mut variants[i], i, n, collecting) {
                         Outcome::Sample(p) => per_op[i] = Some(p),
-                        Outcome::Disturbed => {
+                        Outcome::Disturbed(_) => {
                             if collecting {
                                 dropped[i] += 1;
                             }

@@ -29,6 +29,9 @@ pub enum ScriptErrorKind {
         /// The function whose call did not fit.
         function: String,
     },
+    /// `v.pop()` on an empty vec.
+    #[error("pop from an empty vec")]
+    PopEmpty,
     /// `assert(cond)` with a false condition.
     #[error("assertion failed")]
     AssertionFailed,

@@ -11,5 +11,6 @@ pub mod object;
 pub mod reload;
 pub mod rt;
 pub mod spin;
+pub mod values;
 
 pub use error::{ScriptError, ScriptErrorKind, catch_script};

@@ -22,19 +22,21 @@ pub enum Command {
     Run(Option<String>),
     /// `:compare OTHER`: measure `run(n)` of the snippet against OTHER's.
     Compare(String),
-    /// `:check [--vs OTHER]`: the verdict against the twin (needs the cases).
+    /// `:check [--vs OTHER]`: the verdict against the twin or another snippet.
     Check(Option<String>),
-    /// `:ladder [name]`: measure a ladder (needs the ladder engine).
+    /// `:ladder [name]`: measure a ladder.
     Ladder(Option<String>),
-    /// `:layers ...`: reorder or toggle a ladder's layers (needs the ladder engine).
+    /// `:layers ...`: show, reorder or toggle the next ladder's layers.
     Layers(Vec<String>),
+    /// `:bench [FILTER]`: the cases beside their twins on every backend.
+    Bench(Option<String>),
     /// `:asm [fn]`: machine code.
     Asm(Option<String>),
     /// `:ir [fn]`: Cranelift IR.
     Ir(Option<String>),
-    /// `:reload`: reload the snippet's classes (needs classes).
+    /// `:reload`: reload the snippet's classes in the worker's live module.
     Reload,
-    /// `:cases`: list the cases (needs the cases).
+    /// `:cases`: list the cases.
     Cases,
     /// `:load CASE|FILE`: load a snippet.
     Load(String),
@@ -135,7 +137,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         aliases: &[],
         usage: ":twin [NAME]",
         summary: "show or choose the native twin",
-        details: "The Rust twin that :check compares the snippet with (a case name). Stored in the session; used once the cases are merged.",
+        details: "The Rust twin that :check compares the snippet's run(n) with (`hotlab bench --list` and :cases show them). :load CASE sets it to the case's twin.",
     },
     CommandHelp {
         name: "run",
@@ -155,22 +157,29 @@ pub const COMMANDS: &[CommandHelp] = &[
         name: "check",
         aliases: &[],
         usage: ":check [--vs SNIPPET|FILE]",
-        summary: "is the snippet 1.0x of its twin? (needs the cases)",
-        details: "The verdict against the native twin. Until the cases are merged, use :compare for A against B.",
+        summary: "is the snippet 1.0x of its twin (or of another snippet)?",
+        details: "Runs run(n) once with n = 10000 on both sides and compares the results, then measures both interleaved (:set time, :set band) and answers in one line: the ratio snippet / other with its CI, the verdict (equal within the band, slower, faster, unresolved) and the result check. Without --vs the other side is the twin (:twin, or the one the snippet's case header names). .clif snippets need `function %run(i64, i64) -> i64 system_v`.",
     },
     CommandHelp {
         name: "ladder",
         aliases: &[],
-        usage: ":ladder [name]",
-        summary: "measure a ladder of call layers (needs the ladder engine)",
-        details: "Measures the layers of a host-to-script call named in micro/NAME.toml, cumulatively.",
+        usage: ":ladder [NAME|FILE]",
+        summary: "measure a ladder: what each layer of a host-to-script call adds",
+        details: "Shipped ladders: host_call (the default), fused, direct; or a ladder .toml file (docs/ladder.md). A name given is kept for the next :ladder. The method called is the snippet's `fn call() -> i64`, or the default empty method when the snippet has none. Both builds (jit and aot) are measured interleaved within :set time; progress is shown live, Ctrl-C cancels.",
     },
     CommandHelp {
         name: "layers",
         aliases: &[],
-        usage: ":layers [LAYER...]",
-        summary: "choose and order the ladder's layers (needs the ladder engine)",
-        details: "Names the layers of the current ladder in the order to measure them.",
+        usage: ":layers [LAYER...|+LAYER|-LAYER|reset]",
+        summary: "show, reorder or toggle the next ladder's layers",
+        details: "Without arguments: the layers the next :ladder measures, in order. `:layers entry slot depth` measures exactly these, in this order (native comes first by itself); `-catch` drops a layer, `+catch` adds one at the end; `reset` goes back to the ladder file's order. Layers: slot, entry, detached, catch, depth, fused, direct (fused and direct stand alone).",
+    },
+    CommandHelp {
+        name: "bench",
+        aliases: &[],
+        usage: ":bench [FILTER]",
+        summary: "every case (or those matching FILTER) on every backend beside its twin",
+        details: "The matrix of `hotlab bench`: per backend, each case's ns/op and ratio to its twin (`!` marks a result that differs), and the load times. Each timed run gets :set time (at most 0.25 s), one run per cell.",
     },
     CommandHelp {
         name: "asm",
@@ -190,22 +199,22 @@ pub const COMMANDS: &[CommandHelp] = &[
         name: "reload",
         aliases: &[],
         usage: ":reload",
-        summary: "reload the snippet's classes (needs classes in the language)",
-        details: "Swaps the slot tables of live objects to the new code.",
+        summary: "reload the snippet's classes in the worker's live module",
+        details: "The first :reload starts a live module from the snippet in the worker and runs its main. Each later :reload compiles the snippet again and reloads it into that module: live objects migrate (fields with the same name and type keep their values), slots point at the new code, module variables carry over, then `fn after_reload()` runs if the snippet has one. Typing a class again replaces it in the snippet and reloads it when a module is live. A worker restart (crash, cancel, timeout) ends the module.",
     },
     CommandHelp {
         name: "cases",
         aliases: &[],
         usage: ":cases",
-        summary: "list the built-in cases (needs the cases)",
-        details: "The seed's cases with their twins, loadable with :load CASE.",
+        summary: "list the cases with their twins",
+        details: "The cases in ./cases (else the ones hotlab was built with), loadable with :load CASE (or :load CASE.clif for the .clif mode).",
     },
     CommandHelp {
         name: "load",
         aliases: &["l"],
         usage: ":load CASE|FILE",
         summary: "load a snippet from a file (.hot or .clif) or a case",
-        details: "The snippet is named after the file and becomes current; it replaces a snippet of the same name. It is compiled once to show diagnostics.",
+        details: "The snippet is named after the file and becomes current; it replaces a snippet of the same name. It is compiled once to show diagnostics. A case name (see :cases) loads its .hot script (CASE.clif: its .clif script) and makes its twin the session's twin.",
     },
     CommandHelp {
         name: "save",
@@ -480,6 +489,10 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
             Command::Ladder(opt(0))
         }
         "layers" => Command::Layers(args.iter().map(|s| s.to_string()).collect()),
+        "bench" => {
+            at_most(1)?;
+            Command::Bench(opt(0))
+        }
         "asm" => {
             at_most(1)?;
             Command::Asm(opt(0))

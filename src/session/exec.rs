@@ -13,18 +13,23 @@ use crate::measure::env::pin;
 use crate::worker::protocol::{Contestant, MeasureSettings, SnippetSource};
 use crate::worker::{Backend, Job, JobOutput, WorkerError};
 
-fn unavailable(what: &str) -> Result<Outcome, SessionError> {
-    Err(SessionError::Unavailable(what.to_string()))
-}
-
-fn source(s: &Snippet) -> SnippetSource {
+pub(super) fn source(s: &Snippet) -> SnippetSource {
     SnippetSource {
         name: s.name.clone(),
         text: s.text.clone(),
     }
 }
 
-fn file_name(path: &Path) -> String {
+/// The names of the snippet's own functions (not the module initializer `<init>`).
+fn function_names(functions: &[crate::worker::protocol::FunctionInfo]) -> Vec<&str> {
+    functions
+        .iter()
+        .map(|f| f.name.as_str())
+        .filter(|n| !n.starts_with('<'))
+        .collect()
+}
+
+pub(super) fn file_name(path: &Path) -> String {
     path.file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string())
@@ -69,27 +74,15 @@ impl Session {
                 sink.text(&format!("twin: {twin}"));
                 Ok(Outcome::Continue)
             }
-            Command::Twin(Some(name)) => {
-                sink.text(&format!(
-                    "twin: {name} (kept in the session; :check uses it once the cases are merged)"
-                ));
-                self.state.twin = Some(name);
-                Ok(Outcome::Continue)
-            }
+            Command::Twin(Some(name)) => self.twin(name, sink),
             Command::Run(function) => self.run(line, function, sink),
             Command::Compare(other) => self.compare(line, &other, sink),
-            Command::Check(_) => unavailable(
-                ":check compares with the native twin, which comes with the cases (src/cases, \
-                 not merged yet); :compare measures A against B today",
-            ),
-            Command::Ladder(_) | Command::Layers(_) => unavailable(
-                "measuring ladders comes with the ladder engine (crate::ladder), which is not \
-                 merged yet",
-            ),
-            Command::Reload => {
-                unavailable("reload swaps classes, and classes are not in the language yet")
-            }
-            Command::Cases => unavailable("the cases (src/cases) are not merged yet"),
+            Command::Check(other) => self.check(line, other.as_deref(), sink),
+            Command::Ladder(name) => self.ladder(line, name, sink),
+            Command::Layers(args) => self.layers(&args, sink),
+            Command::Bench(filter) => self.bench(line, filter, sink),
+            Command::Reload => self.reload(line, sink),
+            Command::Cases => self.cases(sink),
             Command::Asm(function) => self.asm(line, function, false, sink),
             Command::Ir(function) => self.asm(line, function, true, sink),
             Command::Load(what) => self.load(&what, sink),
@@ -139,7 +132,7 @@ impl Session {
                     .history
                     .iter()
                     .enumerate()
-                    .map(|(i, l)| format!("{:4}  {l}", i + 1))
+                    .map(|(i, l)| format!("{:4}  {}", i + 1, l.replace('\n', "\n      ")))
                     .collect();
                 sink.text(&lines.join("\n"));
                 Ok(Outcome::Continue)
@@ -149,7 +142,7 @@ impl Session {
     }
 
     /// Run a job in the worker, pinning this thread off the worker's CPU meanwhile.
-    fn job(
+    pub(super) fn job(
         &mut self,
         job: Job,
         limit: Duration,
@@ -179,7 +172,7 @@ impl Session {
         })
     }
 
-    fn limit(&self) -> Duration {
+    pub(super) fn limit(&self) -> Duration {
         Duration::from_secs_f64(self.state.settings.limit_s)
     }
 
@@ -188,16 +181,24 @@ impl Session {
             return Ok(Outcome::Continue);
         }
         let i = self.state.current;
-        let old = self.state.snippets[i].text.clone();
-        let mut new = old.clone();
-        if !new.is_empty() && !new.ends_with('\n') {
-            new.push('\n');
-        }
-        new.push_str(text);
-        new.push('\n');
+        let old = &self.state.snippets[i];
+        let merged = if old.name.ends_with(".clif") {
+            let mut joined = old.text.clone();
+            if !joined.is_empty() && !joined.ends_with('\n') {
+                joined.push('\n');
+            }
+            joined.push_str(text.trim_end());
+            joined.push('\n');
+            super::merge::Merged {
+                text: joined,
+                replaced: Vec::new(),
+            }
+        } else {
+            super::merge::merge(&old.text, text)
+        };
         let snippet = SnippetSource {
-            name: self.state.snippets[i].name.clone(),
-            text: new.clone(),
+            name: old.name.clone(),
+            text: merged.text.clone(),
         };
         let job = Job::Compile {
             snippet,
@@ -207,9 +208,23 @@ impl Session {
         // The code is kept only if the whole snippet still compiles.
         match self.job(job, self.limit(), sink)? {
             JobOutput::Compiled { functions } => {
-                self.state.snippets[i].text = new;
-                let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
-                sink.text(&format!("ok: {}", names.join(", ")));
+                self.state.snippets[i].text = merged.text;
+                let names = function_names(&functions);
+                let mut msg = format!("ok: {}", names.join(", "));
+                if !merged.replaced.is_empty() {
+                    let what: Vec<String> = merged
+                        .replaced
+                        .iter()
+                        .map(|(k, n)| format!("{k} {n}"))
+                        .collect();
+                    msg.push_str(&format!(" (replaced {})", what.join(", ")));
+                }
+                sink.text(&msg);
+                let class_replaced = merged.replaced.iter().any(|(k, _)| k == "class");
+                if class_replaced && self.module_is_live() {
+                    // A class typed again is a reload of the live module.
+                    return self.reload("(class typed again)", sink);
+                }
             }
             other => sink.text(&format!("unexpected answer from the worker: {other:?}")),
         }
@@ -229,25 +244,37 @@ impl Session {
                 s.name
             )));
         }
-        let job = Job::Run {
-            snippet: source(&s),
-            backend: self.state.backend,
-            checks: self.state.settings.checks,
-            function: function.unwrap_or_else(|| "main".into()),
+        let function = function.unwrap_or_else(|| "main".into());
+        // After a :reload, calls go to the live module while it runs the snippet as it is.
+        let live = self.module_is_current();
+        let job = if live {
+            Job::RunLive {
+                snippet: s.name.clone(),
+                function,
+            }
+        } else {
+            Job::Run {
+                snippet: source(&s),
+                backend: self.state.backend,
+                checks: self.state.settings.checks,
+                function,
+            }
         };
         let out = self.job(job, self.limit(), sink)?;
         if let JobOutput::Ran { value, micros } = &out {
-            sink.text(&format!(
-                "{value}    ({micros:.1} µs on {})",
+            let on = if live {
+                "jit, live module"
+            } else {
                 self.state.backend.name()
-            ));
+            };
+            sink.text(&format!("{value}    ({micros:.1} µs on {on})"));
         }
         self.record(line, vec![s.name], out);
         Ok(Outcome::Continue)
     }
 
     /// The other side of `:compare`: a backend, a snippet of the session, or a file.
-    fn contestant(&self, other: &str) -> Result<Contestant, SessionError> {
+    pub(super) fn contestant(&self, other: &str) -> Result<Contestant, SessionError> {
         let current = self.state.snippet();
         if let Some(b) = Backend::from_name(other) {
             return Ok(Contestant {
@@ -281,7 +308,7 @@ impl Session {
         })
     }
 
-    fn measure_settings(&self) -> MeasureSettings {
+    pub(super) fn measure_settings(&self) -> MeasureSettings {
         let s = &self.state.settings;
         MeasureSettings {
             time_s: s.time_s,
@@ -367,16 +394,21 @@ impl Session {
         let path = Path::new(what);
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && path.extension().is_none() => {
-                return unavailable(&format!(
-                    "`{what}` is no file, and loading cases by name needs the cases (src/cases, \
-                     not merged yet); give a file path"
-                ));
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return self.load_case(what, sink);
             }
             Err(e) => return Err(SessionError::Input(format!("cannot read {what}: {e}"))),
         };
         let name = file_name(path);
-        let snippet = Snippet { name, text };
+        self.load_text(Snippet { name, text }, sink)
+    }
+
+    /// Make `snippet` current (replacing one of the same name) and compile it once.
+    pub(super) fn load_text(
+        &mut self,
+        snippet: Snippet,
+        sink: &mut dyn Sink,
+    ) -> Result<Outcome, SessionError> {
         let job = Job::Compile {
             snippet: source(&snippet),
             backend: self.state.backend,
@@ -397,7 +429,7 @@ impl Session {
         }
         match compiled? {
             JobOutput::Compiled { functions } => {
-                let names: Vec<&str> = functions.iter().map(|f| f.name.as_str()).collect();
+                let names = function_names(&functions);
                 sink.text(&format!("loaded {name}: {}", names.join(", ")));
             }
             other => sink.text(&format!("unexpected answer from the worker: {other:?}")),
@@ -420,8 +452,15 @@ impl Session {
             ExportFormat::Json => serde_json::to_string_pretty(record)
                 .map(|s| s + "\n")
                 .map_err(|e| SessionError::Input(format!("cannot encode the result: {e}")))?,
-            ExportFormat::Markdown => render_markdown(&record_table(record)),
-            ExportFormat::Csv => render_csv(&record_table(record)),
+            // The case matrix has its own pages (several tables, the load section).
+            ExportFormat::Markdown => match &record.output {
+                JobOutput::Bench(b) => b.markdown.clone(),
+                _ => render_markdown(&record_table(record)),
+            },
+            ExportFormat::Csv => match &record.output {
+                JobOutput::Bench(b) => b.csv.clone(),
+                _ => render_csv(&record_table(record)),
+            },
         };
         write_whole(path, bytes.as_bytes())
             .map_err(|e| SessionError::Input(format!("cannot write {}: {e}", path.display())))?;

@@ -19,11 +19,18 @@ extern "C" fn on_sigint(_: libc::c_int) {
 
 /// Route SIGINT to `flag` (a session's [`super::Session::cancel_flag`]) from now on. A second
 /// call routes it to the new flag. Line editors that catch Ctrl-C themselves while reading
-/// (rustyline) still do; this handler matters while a job runs.
+/// (rustyline) may keep their own SIGINT handler installed while they live: call [`restore`]
+/// after each line read, before the job runs.
 pub fn install(flag: Arc<AtomicBool>) -> std::io::Result<()> {
     let p = Arc::into_raw(flag).cast_mut();
     // The previous flag, if any, is leaked on purpose: the handler may be reading it.
     FLAG.store(p, Ordering::Release);
+    restore()
+}
+
+/// Make this module's handler the SIGINT handler again (after a line editor replaced it),
+/// keeping the flag given to [`install`].
+pub fn restore() -> std::io::Result<()> {
     // SAFETY: `on_sigint` only touches atomics; the sigaction struct is fully initialised
     // (zeroed, then the handler and an empty mask set) before the call.
     let rc = unsafe {

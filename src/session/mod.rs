@@ -11,6 +11,8 @@
 pub mod command;
 mod exec;
 pub mod interrupt;
+mod lab;
+pub mod merge;
 mod render;
 pub mod store;
 
@@ -94,6 +96,10 @@ pub struct SessionState {
     pub twin: Option<String>,
     /// The ladder (a file in `micro/`).
     pub ladder: Option<String>,
+    /// The layers of the next ladder, in order, when chosen with `:layers` (`None`: as the
+    /// ladder file says).
+    #[serde(default)]
+    pub layers: Option<Vec<String>>,
     /// The settings.
     pub settings: SessionSettings,
     /// Results, oldest first (the last [`MAX_RESULTS`]).
@@ -119,6 +125,7 @@ impl Default for SessionState {
             backend: Backend::Jit,
             twin: None,
             ladder: Some("host_call".into()),
+            layers: None,
             settings: SessionSettings::default(),
             results: Vec::new(),
             history: Vec::new(),
@@ -196,7 +203,7 @@ pub enum SessionError {
     /// Bad input: a file, a name, a snippet without what the command needs.
     #[error("{0}")]
     Input(String),
-    /// The feature is built in parallel and not merged yet.
+    /// The job needs a feature this build does not have.
     #[error("not available in this build: {0}")]
     Unavailable(String),
     /// The job failed, timed out, was cancelled, or the worker crashed.
@@ -228,12 +235,37 @@ impl SessionOptions {
     }
 }
 
+/// The options every interactive front end (`hotlab repl`, `hotlab tui`) shares: flatten it
+/// into the subcommand's arguments and open the session with [`FrontArgs::open`].
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct FrontArgs {
+    /// Go on with the saved session (snippets, settings, results, history) from the session
+    /// file in the XDG state directory, instead of starting afresh.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+impl FrontArgs {
+    /// The saved session with `--resume`, else a fresh one (which overwrites the session file
+    /// at its first change).
+    pub fn open(&self, options: SessionOptions) -> Result<Session, SessionError> {
+        if self.resume {
+            Session::resume(options)
+        } else {
+            Ok(Session::new(options))
+        }
+    }
+}
+
 /// A session: the state, its file, and the worker that runs its jobs.
 pub struct Session {
     state: SessionState,
     options: SessionOptions,
     worker: Option<Worker>,
     cancel: Arc<AtomicBool>,
+    /// The live module the worker holds after a `:reload`: the snippet's name, the worker's
+    /// pid, and the text last reloaded.
+    live: Option<(String, u32, String)>,
 }
 
 impl std::fmt::Debug for Session {
@@ -259,6 +291,7 @@ impl Session {
             options,
             worker: None,
             cancel: Arc::new(AtomicBool::new(false)),
+            live: None,
         }
     }
 
@@ -275,6 +308,14 @@ impl Session {
     /// The state.
     pub fn state(&self) -> &SessionState {
         &self.state
+    }
+
+    /// Replace the current snippet's text, for front ends that edit the whole snippet at once
+    /// (the TUI's editor). Nothing is compiled: the next job reports any diagnostic. Saved
+    /// with the next command (or [`Session::save`]).
+    pub fn set_snippet_text(&mut self, text: &str) {
+        let i = self.state.current.min(self.state.snippets.len() - 1);
+        self.state.snippets[i].text = text.to_string();
     }
 
     /// The session file, if any.

@@ -152,5 +152,78 @@ pub fn record_table(r: &JobRecord) -> Table {
             t.notes = text.lines().map(str::to_string).collect();
             t
         }
+        JobOutput::Ladder(l) => {
+            let mut t = l.table.table();
+            t.title = format!("{} ({} around {})", r.command, t.title, l.method);
+            t
+        }
+        JobOutput::Checked(a) => {
+            let mut t = Table::new(
+                &r.command,
+                &[
+                    "script",
+                    "against",
+                    "backend",
+                    ">ratio",
+                    ">CI",
+                    "verdict",
+                    ">ns/op",
+                    ">other ns/op",
+                    "results",
+                ],
+            );
+            t.push(vec![
+                a.file.clone(),
+                a.against.clone(),
+                a.backend.clone(),
+                format!("{:.3}x", a.ratio),
+                format!("{:.3}..{:.3}", a.low, a.high),
+                a.verdict.to_string(),
+                num(a.ns, 3),
+                num(a.other_ns, 3),
+                if a.results_equal {
+                    format!("equal ({})", a.result)
+                } else {
+                    format!("DIFFER ({} vs {})", a.result, a.other_result)
+                },
+            ]);
+            t.notes.push(a.explanation.clone());
+            t
+        }
+        JobOutput::Bench(b) => {
+            let mut t = Table::new(&r.command, &[">problems"]);
+            t.push(vec![b.problems.to_string()]);
+            t.notes = b.text.lines().map(str::to_string).collect();
+            t
+        }
+        JobOutput::Reloaded(x) => {
+            let mut t = Table::new(
+                &r.command,
+                &[
+                    "class",
+                    ">version",
+                    ">migrated",
+                    "kept",
+                    "added",
+                    "removed",
+                    "retyped",
+                ],
+            );
+            for c in &x.classes {
+                t.push(vec![
+                    c.class.clone(),
+                    c.version.to_string(),
+                    c.migrated.to_string(),
+                    c.kept.join(" "),
+                    c.added.join(" "),
+                    c.removed.join(" "),
+                    c.retyped.join(" "),
+                ]);
+            }
+            if let Some(v) = &x.after_reload {
+                t.notes.push(format!("after_reload = {v}"));
+            }
+            t
+        }
     }
 }

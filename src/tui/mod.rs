@@ -1,3 +1,169 @@
-//! The terminal user interface (ratatui + crossterm).
+//! The terminal user interface (ratatui + crossterm): `hotlab` on a terminal, or `hotlab tui`.
+//!
+//! One screen over a [`crate::session::Session`]: the snippet editor, the ladder or comparison
+//! table, the selected row's live histogram, counters and machine code, and a status line.
+//! - [`app`]: the state and the keys' intents (no drawing, no processes: unit-tested);
+//! - [`panes`]: drawing, one file per pane, colours from the [`theme`] by purpose;
+//! - [`model`]: what the panes show, made from the session's results;
+//! - `runtime`: the session thread (jobs go on to the worker process) and a background thread
+//!   for the ladder's machine code and the machine probe.
+//!
+//! The UI thread sleeps in `crossterm::event::poll` between events: 50 ms while a job streams
+//! snapshots (about 20 a second), longer when idle. See `docs/tui.md`.
 
+pub mod app;
+pub mod complete;
+pub mod highlight;
+pub mod model;
+pub mod panes;
+pub mod runtime;
 pub mod theme;
+mod update;
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind};
+
+use crate::cli::{Failure, exit};
+use crate::session::{Session, SessionOptions};
+use app::{App, Effect};
+use theme::Theme;
+
+/// Options of `hotlab tui` (and of `hotlab` with no command on a terminal).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TuiArgs {
+    /// A shipped theme (dark, light, high-contrast) or a theme .toml file (see docs/tui.md).
+    /// A bad file is reported and the default is used. NO_COLOR turns colours off.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub theme: Option<String>,
+    /// Reopen the saved session (snippets, settings, results) instead of a fresh one.
+    #[arg(long)]
+    pub resume: bool,
+}
+
+/// How long the UI sleeps waiting for an event while a job runs (and snapshots stream in).
+const BUSY_POLL: Duration = Duration::from_millis(50);
+/// … and when nothing runs.
+const IDLE_POLL: Duration = Duration::from_millis(500);
+
+/// The session and the app as `hotlab tui` opens them: a fresh session shows the `host_call`
+/// ladder around the empty method.
+fn open(args: &TuiArgs) -> Result<(Session, App, Option<String>), Failure> {
+    let (theme, theme_err) = Theme::choose(args.theme.as_deref());
+    let options = SessionOptions::standard().map_err(|e| Failure::input(format!("error: {e}")))?;
+    let mut session = if args.resume {
+        Session::resume(options).map_err(|e| Failure::input(format!("error: {e}")))?
+    } else {
+        Session::new(options)
+    };
+    if session.state().snippet().text.trim().is_empty() {
+        session.set_snippet_text(crate::ladder::bench::DEFAULT_SNIPPET);
+    }
+    let state = session.state().clone();
+    let ladder_name = state.ladder.clone().unwrap_or_else(|| "host_call".into());
+    let ladder = crate::ladder::resolve(&ladder_name)
+        .or_else(|_| crate::ladder::resolve("host_call"))
+        .map_err(|e| Failure::input(format!("error: {e}")))?;
+    let snippet = state.snippet();
+    let mut app = App::new(theme, ladder, &snippet.name, &snippet.text);
+    app.apply_state(&state);
+    if let Some(last) = state.results.last() {
+        app.apply_record(last);
+    }
+    let warning = theme_err.map(|e| format!("theme: {e} (using the default theme)"));
+    Ok((session, app, warning))
+}
+
+/// `hotlab tui`.
+pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
+    let (session, mut app, warning) = open(args)?;
+    if let Some(w) = &warning {
+        // Also on stderr, so it stays visible after the screen closes.
+        eprintln!("{w}");
+        app.say(w.clone(), true);
+    }
+    let cancel = session.cancel_flag();
+    let (lines, from_session) =
+        runtime::spawn_session(session).map_err(|e| Failure::input(format!("error: {e}")))?;
+    let (code_req, from_background) =
+        runtime::spawn_background().map_err(|e| Failure::input(format!("error: {e}")))?;
+    let _ = code_req.send((app.chosen_ladder(), app.text()));
+
+    let mut terminal = ratatui::try_init()
+        .map_err(|e| Failure::input(format!("error: cannot open the terminal: {e}")))?;
+    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+    let mut effects = if args.resume { Vec::new() } else { app.run() };
+    let mut table_area = ratatui::layout::Rect::default();
+    let mut dirty = true;
+    let mut quit = false;
+    let result = loop {
+        for e in std::mem::take(&mut effects) {
+            match e {
+                Effect::Quit => {
+                    cancel.store(true, Ordering::Relaxed);
+                    quit = true;
+                }
+                Effect::Cancel => cancel.store(true, Ordering::Relaxed),
+                Effect::LadderCode => {
+                    let _ = code_req.send((app.chosen_ladder(), app.text()));
+                }
+                Effect::Line { line, text } => {
+                    app.busy = Some(line.clone());
+                    if lines.send(runtime::LineRequest { line, text }).is_err() {
+                        app.busy = None;
+                        app.say("the session thread ended", true);
+                    }
+                }
+            }
+        }
+        if quit {
+            break Ok(());
+        }
+        if dirty {
+            if let Err(e) = terminal.draw(|f| {
+                table_area = panes::layout(f.area(), &app).table;
+                panes::render(f, &app);
+            }) {
+                break Err(e);
+            }
+            dirty = false;
+        }
+        let timeout = if app.busy.is_some() {
+            BUSY_POLL
+        } else {
+            IDLE_POLL
+        };
+        match event::poll(timeout) {
+            Ok(true) => match event::read() {
+                Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+                    effects.extend(app.on_key(k));
+                    dirty = true;
+                }
+                Ok(Event::Mouse(m)) => dirty |= app.on_mouse(m, table_area),
+                Ok(Event::Resize(..)) => dirty = true,
+                Ok(_) => {}
+                Err(e) => break Err(e),
+            },
+            Ok(false) => {}
+            Err(e) => break Err(e),
+        }
+        while let Ok(msg) = from_session.try_recv() {
+            effects.extend(app.on_session(msg));
+            dirty = true;
+        }
+        while let Ok(msg) = from_background.try_recv() {
+            app.on_background(msg);
+            dirty = true;
+        }
+    };
+    let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+    ratatui::restore();
+    let _ = std::io::stdout().flush();
+    // The session thread saves after every line; closing the channel ends it.
+    drop(lines);
+    result.map_err(|e| Failure::input(format!("error: terminal: {e}")))?;
+    Ok(ExitCode::from(exit::OK))
+}

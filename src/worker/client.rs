@@ -13,12 +13,15 @@ use std::time::{Duration, Instant};
 
 use super::protocol::{Event, Job, JobFailure, JobOutput, LiveProgress, Request, Response};
 
-/// How long a cancelled measuring job may take to finish its statistics before the worker is
-/// killed. Measuring itself stops within a sample (the engine checks the flag before each);
-/// jobs that cannot stop by themselves (run, compile, doctor) are killed at once.
-const CANCEL_GRACE: Duration = Duration::from_secs(5);
+/// How long a cancelled measuring job may take to answer with the samples it has before the
+/// worker is killed. The engine stops within a sample (it checks the flag before each), but the
+/// statistics after it, and a worker thread pinned to a busy CPU, can take hundreds of
+/// milliseconds on a loaded machine: past this grace the worker is killed, so a cancel always
+/// ends the job within about 100 ms. Jobs that cannot stop by themselves (run, compile, doctor,
+/// check, bench) are killed at once.
+pub const CANCEL_GRACE: Duration = Duration::from_millis(60);
 /// How often the wait loop looks at the cancel flag and the clock.
-const POLL: Duration = Duration::from_millis(10);
+const POLL: Duration = Duration::from_millis(5);
 /// How much of the worker's stderr is kept for crash reports.
 const STDERR_KEEP: usize = 4096;
 
@@ -130,7 +133,7 @@ pub fn describe_status(status: ExitStatus) -> (String, String) {
 }
 
 enum Line {
-    Response(Response),
+    Response(Box<Response>),
     Garbled(String),
     Eof,
 }
@@ -181,7 +184,7 @@ impl Worker {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 let msg = match serde_json::from_str::<Response>(&line) {
-                    Ok(r) => Line::Response(r),
+                    Ok(r) => Line::Response(Box::new(r)),
                     Err(_) => Line::Garbled(line),
                 };
                 if tx.send(msg).is_err() {
@@ -237,11 +240,23 @@ impl Worker {
             .map_err(|e| WorkerError::Broken(format!("cannot write to the worker: {e}")))
     }
 
-    /// Kill the worker and start a new one in its place.
-    pub fn restart(&mut self) -> Result<(), WorkerError> {
+    /// Kill the worker's process group at once (SIGKILL: the worker and anything it started,
+    /// e.g. the linker of the object backend).
+    fn kill(&mut self) {
+        let pid = self.child.id() as libc::pid_t;
+        // SAFETY: plain syscall; the worker leads its own process group (`process_group(0)`),
+        // so `-pid` names exactly the worker and its children.
+        unsafe { libc::kill(-pid, libc::SIGKILL) };
         let _ = self.child.kill();
-        let _ = self.child.wait();
-        *self = Worker::spawn(self.options.clone())?;
+    }
+
+    /// Kill the worker and start a new one in its place. The old process is reaped on a
+    /// background thread, so a restart costs the start of a process, not the end of one.
+    pub fn restart(&mut self) -> Result<(), WorkerError> {
+        self.kill();
+        let fresh = Worker::spawn(self.options.clone())?;
+        let old = std::mem::replace(self, fresh);
+        std::thread::spawn(move || drop(old));
         Ok(())
     }
 
@@ -288,9 +303,9 @@ impl Worker {
     ) -> Result<JobOutput, WorkerError> {
         let id = self.next_id;
         self.next_id += 1;
-        let cooperative = matches!(job, Job::Measure { .. });
+        let cooperative = matches!(job, Job::Measure { .. } | Job::Ladder { .. });
         let kind = match job {
-            Job::Run { .. } | Job::Compile { .. } => "snippet".to_string(),
+            Job::Run { .. } | Job::RunLive { .. } | Job::Compile { .. } => "snippet".to_string(),
             ref other => format!("{} job", other.kind()),
         };
         if let Err(e) = self.send(&Request::Job { id, job }) {
@@ -349,7 +364,7 @@ impl Drop for Worker {
     fn drop(&mut self) {
         let _ = self.send(&Request::Shutdown);
         // A job may still be running (e.g. an endless loop): do not wait for it.
-        let _ = self.child.kill();
+        self.kill();
         let _ = self.child.wait();
     }
 }

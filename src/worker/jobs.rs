@@ -7,8 +7,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::protocol::{
-    Backend, ComparisonOut, Contestant, FailureKind, FunctionInfo, Job, JobFailure, JobOutput,
-    Listing, LiveProgress, LiveVariant, MeasureSettings, Measured, Percentile, Row, SnippetSource,
+    Backend, Bucket, ComparisonOut, Contestant, FailureKind, FunctionInfo, Job, JobFailure,
+    JobOutput, Listing, LiveProgress, LiveVariant, MeasureSettings, Measured, Percentile, Row,
+    SnippetSource,
 };
 use crate::backend::disasm::{self, Syntax};
 use crate::backend::jit::{Jit, JitError, JitOptions, JitProgram, OptLevel, VmCtx};
@@ -20,16 +21,18 @@ use crate::measure::{self, JobResult, Picos, Progress, Stop, Variant};
 /// Rows and width of histograms sent to front ends.
 const HIST_ROWS: usize = 8;
 const HIST_WIDTH: usize = 48;
+/// Buckets of the histograms sent as counts.
+const BUCKETS: usize = 32;
 const QUANTILES: [f64; 9] = [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0];
 
-fn fail(kind: FailureKind, message: impl Into<String>) -> JobFailure {
+pub(super) fn fail(kind: FailureKind, message: impl Into<String>) -> JobFailure {
     JobFailure {
         kind,
         message: message.into(),
     }
 }
 
-fn input(message: impl Into<String>) -> JobFailure {
+pub(super) fn input(message: impl Into<String>) -> JobFailure {
     fail(FailureKind::Input, message)
 }
 
@@ -51,7 +54,7 @@ fn jit_for(backend: Backend, checks_on: bool) -> Result<Jit, JobFailure> {
 }
 
 /// Run the front end over a `.hot` snippet; diagnostics come back rendered.
-fn front(snippet: &SnippetSource) -> Result<Program, JobFailure> {
+pub(super) fn front(snippet: &SnippetSource) -> Result<Program, JobFailure> {
     let source = Arc::new(SourceFile::new(snippet.name.clone(), snippet.text.clone()));
     lang::compile(Arc::clone(&source)).map_err(|d| input(d.render(&source, false)))
 }
@@ -66,6 +69,7 @@ fn compile_jit(jit: &mut Jit, program: &Program, name: &str) -> Result<JitProgra
 /// Run one job; progress goes to `progress` while measuring.
 pub fn run_job(
     job: &Job,
+    state: &mut super::lab::State,
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(LiveProgress),
 ) -> Result<JobOutput, JobFailure> {
@@ -103,15 +107,25 @@ pub fn run_job(
                 all_met: report.all_met,
             })
         }
-        Job::Ladder { .. } => Err(fail(
-            FailureKind::Unavailable,
-            "not available in this build: measuring ladders comes with the ladder engine \
-             (crate::ladder), which is not merged yet",
-        )),
-        Job::Bench { .. } => Err(fail(
-            FailureKind::Unavailable,
-            "not available in this build: the cases and their twins (src/cases) are not merged yet",
-        )),
+        Job::Ladder {
+            ladder,
+            snippet,
+            settings,
+        } => super::lab::ladder(ladder, snippet.as_ref(), settings, cancel, progress),
+        Job::Check {
+            snippet,
+            against,
+            backend,
+            settings,
+            iters,
+        } => super::lab::check(snippet, against, *backend, settings, *iters),
+        Job::Bench {
+            filter,
+            time_s,
+            reps,
+        } => super::lab::bench(filter.as_deref(), *time_s, *reps, progress),
+        Job::Reload { snippet, checks } => super::lab::reload(state, snippet, *checks),
+        Job::RunLive { snippet, function } => super::lab::run_live(state, snippet, function),
         Job::Panic { message } => panic!("{message}"),
     }
 }
@@ -358,14 +372,7 @@ fn variant(
     contexts: &mut Contexts,
 ) -> Result<Variant, JobFailure> {
     if c.snippet.is_clif() {
-        return Err(fail(
-            FailureKind::Unavailable,
-            format!(
-                "not available in this build: {}: measuring .clif snippets needs a typed raw \
-                 entry for .clif functions, which the JIT does not offer yet (`:run` works)",
-                c.snippet.name
-            ),
-        ));
+        return clif_variant(c, settings, contexts);
     }
     let program = front(&c.snippet)?;
     let Some(id) = program.function_named(&c.function) else {
@@ -412,7 +419,44 @@ fn variant(
     }
 }
 
-fn live(p: &Progress<'_>) -> LiveProgress {
+/// A `.clif` contestant: `%NAME(ctx, n) -> i64 system_v`, the engine's raw ABI (checked as
+/// `hotlab check` checks `.clif` cases), called with a null context.
+fn clif_variant(
+    c: &Contestant,
+    settings: &MeasureSettings,
+    contexts: &mut Contexts,
+) -> Result<Variant, JobFailure> {
+    if c.backend == Backend::Interp {
+        return Err(input(interp_no_clif(&c.snippet.name)));
+    }
+    if c.function != "run" {
+        return Err(input(format!(
+            "error: {}: a measured .clif snippet needs `function %run(i64, i64) -> i64 system_v`",
+            c.snippet.name
+        )));
+    }
+    crate::cases::backend::check_clif_signature(&c.snippet.text)
+        .map_err(|e| input(format!("error: {}: {e}", c.snippet.name)))?;
+    let mut jit = jit_for(c.backend, settings.checks)?;
+    let program = jit
+        .load_clif(&c.snippet.text)
+        .map_err(|e| input(format!("error: {}: {e}", c.snippet.name)))?;
+    let addr = program
+        .function("run")
+        .map(|f| f.code.addr as *const u8)
+        .ok_or_else(|| input(format!("error: {}: no `%run` function", c.snippet.name)))?;
+    // Keeps the code alive until the job's variants are dropped (see `Contexts`).
+    contexts.keep((program, jit));
+    // SAFETY: `addr` is `%run`, finalized, and alive while `contexts` holds its program;
+    // `check_clif_signature` proved it is `(i64, i64) -> i64 system_v`, the engine's raw ABI
+    // (two integer arguments, an integer result, the platform C convention).
+    let f = unsafe { std::mem::transmute::<*const u8, crate::measure::RawVariantFn>(addr) };
+    // SAFETY: `.clif` code ignores its context; the code lives in `contexts` until the job is
+    // over, and the job runs on this thread.
+    Ok(unsafe { Variant::raw(c.label.clone(), f, std::ptr::null_mut()) })
+}
+
+pub(super) fn live(p: &Progress<'_>) -> LiveProgress {
     LiveProgress {
         phase: format!("{:?}", p.phase).to_lowercase(),
         rounds: p.rounds,
@@ -433,6 +477,8 @@ fn live(p: &Progress<'_>) -> LiveProgress {
                     .get(i)
                     .map(|h| h.render(HIST_ROWS, HIST_WIDTH))
                     .unwrap_or_default(),
+                buckets: p.histograms.get(i).map(buckets).unwrap_or_default(),
+                percentiles: p.histograms.get(i).map(percentiles).unwrap_or_default(),
             })
             .collect(),
     }
@@ -447,6 +493,9 @@ fn measure_job(
     if contestants.is_empty() {
         return Err(input("error: nothing to measure: no contestants"));
     }
+    // The core clock is calibrated once per process (~100 ms, more on a busy machine): do it
+    // now, not at the end of the job, where it would delay the answer to a cancel.
+    crate::measure::clock::core_clock();
     let mut contexts = Contexts(Vec::new());
     let mut job = measure::Job::new(measure::Settings {
         stop: Stop::Budget(Picos(settings.time_s * 1e12)),
@@ -493,6 +542,32 @@ fn percentiles(h: &OpHistogram) -> Vec<Percentile> {
         .collect()
 }
 
+/// The histogram as [`BUCKETS`] equal-width buckets over p1..p99 (the tails go to the edge
+/// buckets), so a front end can draw bars at any size.
+fn buckets(h: &OpHistogram) -> Vec<Bucket> {
+    if h.is_empty() {
+        return Vec::new();
+    }
+    let lo = h.quantile(0.01).0;
+    let hi = h.quantile(0.99).0.max(lo + 1.0);
+    let step = (hi - lo) / BUCKETS as f64;
+    let mut counts = [0u64; BUCKETS];
+    for it in h.inner().iter_recorded() {
+        let v = it.value_iterated_to() as f64;
+        let i = (((v - lo) / step).floor().max(0.0) as usize).min(BUCKETS - 1);
+        counts[i] += it.count_at_value();
+    }
+    counts
+        .iter()
+        .enumerate()
+        .map(|(i, &count)| Bucket {
+            lo_ns: (lo + step * i as f64) / 1e3,
+            hi_ns: (lo + step * (i + 1) as f64) / 1e3,
+            count,
+        })
+        .collect()
+}
+
 /// The protocol's form of an engine result.
 pub fn measured(r: &JobResult) -> Measured {
     let rows = r
@@ -515,6 +590,7 @@ pub fn measured(r: &JobResult) -> Measured {
             checksum: v.checksum,
             percentiles: percentiles(&v.histogram),
             histogram: v.histogram.render(HIST_ROWS, HIST_WIDTH),
+            buckets: buckets(&v.histogram),
             counters: v
                 .counters
                 .as_ref()

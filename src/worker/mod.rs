@@ -1,5 +1,5 @@
-//! The worker process: jobs (compile, run, machine code, measure, doctor; the protocol is ready
-//! for ladders and benches) run in a child process, `hotlab worker`, so that a snippet that
+//! The worker process: jobs (compile, run, machine code, measure, doctor, ladder, check, bench,
+//! reload) run in a child process, `hotlab worker`, so that a snippet that
 //! crashes, hangs or is cancelled ends the job and never the session.
 //!
 //! - [`protocol`]: the JSON-lines messages, requests with ids and streamed responses.
@@ -11,10 +11,13 @@
 
 pub mod client;
 mod jobs;
+mod lab;
 pub mod protocol;
 mod serve;
 
 pub use client::{Worker, WorkerError, WorkerOptions, describe_status};
 pub use jobs::measured;
-pub use protocol::{Backend, Event, Job, JobOutput, LiveProgress, Request, Response};
+pub use protocol::{
+    Against, Backend, Event, Job, JobOutput, LiveProgress, Request, Response, TableOut,
+};
 pub use serve::serve;

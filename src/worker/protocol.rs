@@ -128,25 +128,53 @@ pub enum Job {
         /// CPU to pin to.
         cpu: Option<usize>,
     },
-    /// Measure a ladder over a snippet (answered once the ladder engine is merged).
+    /// Measure a ladder around a snippet's `fn call() -> i64` (the default empty method when
+    /// there is no snippet or it has no `call`), both builds (jit and aot) interleaved.
     Ladder {
-        /// The ladder's name (a file in `micro/`).
-        ladder: String,
-        /// The snippet.
-        snippet: SnippetSource,
-        /// The backend.
-        backend: Backend,
+        /// The ladder (its steps already chosen and ordered).
+        ladder: crate::ladder::Ladder,
+        /// The snippet whose `call` is the method.
+        snippet: Option<SnippetSource>,
         /// How to measure.
         settings: MeasureSettings,
     },
-    /// Measure cases against their twins (answered once the cases are merged).
-    Bench {
-        /// Case names.
-        cases: Vec<String>,
-        /// Backends.
-        backends: Vec<Backend>,
+    /// Is the snippet's `run(n)` 1.0x of a native twin or of another snippet's?
+    Check {
+        /// The snippet (`.hot`, or `.clif` with `%run(ctx, n)`).
+        snippet: SnippetSource,
+        /// What it is compared with.
+        against: Against,
+        /// The backend both sides are compiled with.
+        backend: Backend,
         /// How to measure.
         settings: MeasureSettings,
+        /// Loop count of the result check.
+        iters: i64,
+    },
+    /// Every case (or those matching `filter`) on every backend beside its twin.
+    Bench {
+        /// Only cases whose name or title contains this.
+        filter: Option<String>,
+        /// Seconds of one timed run.
+        time_s: f64,
+        /// Timed runs per cell.
+        reps: usize,
+    },
+    /// Reload the worker's live module from the snippet (the first reload starts the module
+    /// and runs its `main`, if it has one). The module lives in the worker between jobs.
+    Reload {
+        /// The new version.
+        snippet: SnippetSource,
+        /// Index bounds checks.
+        checks: bool,
+    },
+    /// Call a function without arguments in the worker's live module (see `Reload`), whose
+    /// objects and module variables live on between calls.
+    RunLive {
+        /// The snippet the module was started from (it must be the live one).
+        snippet: String,
+        /// The function.
+        function: String,
     },
     /// Test only: panic in the worker with this message.
     #[doc(hidden)]
@@ -166,10 +194,29 @@ impl Job {
             Job::Measure { .. } => "measure",
             Job::Doctor { .. } => "doctor",
             Job::Ladder { .. } => "ladder",
+            Job::Check { .. } => "check",
             Job::Bench { .. } => "bench",
+            Job::Reload { .. } => "reload",
+            Job::RunLive { .. } => "run",
             Job::Panic { .. } => "panic",
         }
     }
+}
+
+/// The other side of a check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Against {
+    /// A native twin by name (see `hotlab bench --list`).
+    Twin {
+        /// Its name.
+        name: String,
+    },
+    /// Another snippet on the same backend.
+    Snippet {
+        /// The snippet.
+        snippet: SnippetSource,
+    },
 }
 
 /// A message to the worker.
@@ -248,6 +295,24 @@ pub struct LiveVariant {
     pub median_ns: Option<f64>,
     /// The histogram as a few rows of bars (see `OpHistogram::render`).
     pub histogram: Vec<String>,
+    /// The histogram as counts, for front ends that draw their own bars (a TUI).
+    #[serde(default)]
+    pub buckets: Vec<Bucket>,
+    /// Running percentiles (p1 … p100).
+    #[serde(default)]
+    pub percentiles: Vec<Percentile>,
+}
+
+/// One bar of a histogram: how many samples took `lo_ns` up to `hi_ns` per op. The first and
+/// last buckets also hold the samples below p1 and above p99.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bucket {
+    /// Lower edge, ns per op.
+    pub lo_ns: f64,
+    /// Upper edge, ns per op.
+    pub hi_ns: f64,
+    /// Samples in the bucket.
+    pub count: u64,
 }
 
 /// Why a job failed.
@@ -333,6 +398,159 @@ pub enum JobOutput {
         /// Whether every self-check met its expectation.
         all_met: bool,
     },
+    /// From `ladder`.
+    Ladder(LadderOut),
+    /// From `check`.
+    Checked(crate::cases::check::CheckAnswer),
+    /// From `bench`.
+    Bench(BenchOut),
+    /// From `reload`.
+    Reloaded(ReloadOut),
+}
+
+/// A table as the exports draw it: column names starting with `>` are right-aligned.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableOut {
+    /// The title.
+    pub title: String,
+    /// The columns (`>` marks a right-aligned one).
+    pub columns: Vec<String>,
+    /// The cells.
+    pub rows: Vec<Vec<String>>,
+    /// Lines under the table.
+    pub notes: Vec<String>,
+}
+
+impl From<&crate::export::Table> for TableOut {
+    fn from(t: &crate::export::Table) -> TableOut {
+        TableOut {
+            title: t.title.clone(),
+            columns: t
+                .columns
+                .iter()
+                .map(|c| match c.align {
+                    crate::export::Align::Right => format!(">{}", c.name),
+                    crate::export::Align::Left => c.name.clone(),
+                })
+                .collect(),
+            rows: t.rows.clone(),
+            notes: t.notes.clone(),
+        }
+    }
+}
+
+impl TableOut {
+    /// The table for the exports.
+    pub fn table(&self) -> crate::export::Table {
+        let columns: Vec<&str> = self.columns.iter().map(String::as_str).collect();
+        let mut t = crate::export::Table::new(self.title.clone(), &columns);
+        for r in &self.rows {
+            t.push(r.clone());
+        }
+        t.notes = self.notes.clone();
+        t
+    }
+}
+
+/// A measured ladder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LadderOut {
+    /// The ladder's name.
+    pub ladder: String,
+    /// What the ladder called: the snippet's name, or the default empty method.
+    pub method: String,
+    /// Why the default method was used, if it was.
+    pub note: Option<String>,
+    /// Machine, timer and health lines.
+    pub header: Vec<String>,
+    /// The table (step, build, what it adds, total, ratio to native, verdict, ...).
+    pub table: TableOut,
+    /// True when every row's checksum equals the native row's.
+    pub all_ok: bool,
+    /// The report's JSON form (every number; what `hotlab ladder --format json` prints).
+    pub report: serde_json::Value,
+}
+
+/// The case matrix.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchOut {
+    /// The tables as text.
+    pub text: String,
+    /// As Markdown (the results page).
+    pub markdown: String,
+    /// As CSV.
+    pub csv: String,
+    /// Every number.
+    pub json: serde_json::Value,
+    /// Cells whose result differs from the twin, or that failed.
+    pub problems: usize,
+}
+
+/// What a reload did to one class.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClassReload {
+    /// The class.
+    pub class: String,
+    /// Its new version (1 is the first definition).
+    pub version: u32,
+    /// Live objects migrated.
+    pub migrated: usize,
+    /// Fields kept with their values.
+    pub kept: Vec<String>,
+    /// New fields, initialized.
+    pub added: Vec<String>,
+    /// Fields dropped.
+    pub removed: Vec<String>,
+    /// Fields whose type changed (re-initialized).
+    pub retyped: Vec<String>,
+}
+
+impl From<&crate::runtime::reload::ReloadReport> for ClassReload {
+    fn from(r: &crate::runtime::reload::ReloadReport) -> ClassReload {
+        ClassReload {
+            class: r.class.clone(),
+            version: r.version,
+            migrated: r.migrated,
+            kept: r.kept.clone(),
+            added: r.added.clone(),
+            removed: r.removed.clone(),
+            retyped: r.retyped.clone(),
+        }
+    }
+}
+
+impl ClassReload {
+    /// One line: `reload NAME: class C v2: 1 object(s) migrated; kept [..] added [..] ...`.
+    pub fn describe(&self, name: &str) -> String {
+        format!(
+            "reload {name}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed \
+             [{}] retyped [{}]",
+            self.class,
+            self.version,
+            self.migrated,
+            self.kept.join(", "),
+            self.added.join(", "),
+            self.removed.join(", "),
+            self.retyped.join(", ")
+        )
+    }
+}
+
+/// What a reload job did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReloadOut {
+    /// True when the module was started by this job (nothing to migrate yet).
+    pub started: bool,
+    /// The value of `main` when the module was started and has one.
+    pub main: Option<String>,
+    /// The classes reloaded.
+    pub classes: Vec<ClassReload>,
+    /// Classes defined for the first time.
+    pub defined: Vec<String>,
+    /// Module variables that kept their values.
+    pub globals_kept: Vec<String>,
+    /// The value of `fn after_reload()`, if the new version has one.
+    pub after_reload: Option<String>,
 }
 
 /// One quantile of a histogram.
@@ -373,6 +591,9 @@ pub struct Row {
     pub percentiles: Vec<Percentile>,
     /// The histogram as rows of bars.
     pub histogram: Vec<String>,
+    /// The histogram as counts (see [`Bucket`]).
+    #[serde(default)]
+    pub buckets: Vec<Bucket>,
     /// Hardware counters per op, when they opened (the engine's JSON form).
     pub counters: Option<serde_json::Value>,
 }

@@ -51,6 +51,8 @@ fn job_thread(cpu: Option<usize>, jobs: mpsc::Receiver<(u64, Job)>, out: Output,
     // Kept for the thread's life: the job thread stays on the worker's CPU.
     let pinned = cpu.and_then(|c| pin::pin_current_thread(c).ok());
     let on_cpu = pinned.as_ref().map(|g| g.cpu());
+    // The live module of `reload` jobs, kept between jobs.
+    let mut state = super::lab::State::default();
     for (id, job) in jobs {
         let cancel = flags
             .lock()
@@ -60,7 +62,9 @@ fn job_thread(cpu: Option<usize>, jobs: mpsc::Receiver<(u64, Job)>, out: Output,
         out.send(id, Event::Started { cpu: on_cpu });
         let progress_out = out.clone();
         let mut progress = |p| progress_out.send(id, Event::Progress(p));
-        let result = catch_unwind(AssertUnwindSafe(|| run_job(&job, &cancel, &mut progress)));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            run_job(&job, &mut state, &cancel, &mut progress)
+        }));
         let event = match result {
             Ok(Ok(output)) => Event::Done(output),
             Ok(Err(failure)) => Event::Failed(failure),

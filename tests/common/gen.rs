@@ -7,7 +7,10 @@
 //! arithmetic (wrapping, division and remainder including by zero and `MIN / -1`, shifts by any
 //! amount), comparisons, `&&`/`||`, nested `if`/`while`/`for`, `break`/`continue`, early
 //! `return`, arrays read and written with in-range and out-of-range indexes, casts through
-//! `f64`, and calls. A run ends with a value or a `ScriptError`, never hangs.
+//! `f64`, and calls; about half the programs use objects (the others run on the `object` backend
+//! too), and many use `vec<i64>` (push, pop, index reads and stores in and out of range,
+//! copies that must not alias, `for x in v`) and `str` (interpolation, `+`, `+=`, `==`,
+//! `len()`). A run ends with a value or a `ScriptError`, never hangs.
 //!
 //! [`program`] makes the same program for the same seed.
 
@@ -47,6 +50,10 @@ enum Shape {
     Array(u32, Option<u32>),
     /// A handle to a `Cell` object (the class every program declares).
     Obj,
+    /// A `vec<i64>`.
+    Vec,
+    /// A `str`.
+    Str,
 }
 
 /// The class every generated program declares: fields, a plain method, a virtual one with an
@@ -89,6 +96,8 @@ struct Gen {
     block_depth: u32,
     fuel: u32,
     in_main: bool,
+    /// Whether the program declares the classes and uses objects.
+    objects: bool,
 }
 
 const OPS: [&str; 10] = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"];
@@ -108,7 +117,9 @@ pub fn program(seed: u64) -> String {
         block_depth: 0,
         fuel: 0,
         in_main: false,
+        objects: false,
     };
+    g.objects = g.rng.chance(50);
     g.module();
     g.out
 }
@@ -133,7 +144,18 @@ impl Gen {
     }
 
     fn module(&mut self) {
-        self.out.push_str(CLASSES);
+        if self.objects {
+            self.out.push_str(CLASSES);
+        }
+        if self.rng.chance(50) {
+            let name = self.fresh("gv");
+            self.line(&format!("var {name} = vec<i64>()"));
+            self.vars.push(Var {
+                name,
+                shape: Shape::Vec,
+                writable: true,
+            });
+        }
         for _ in 0..1 + self.rng.below(3) {
             let name = self.fresh("g");
             let init = self.literal();
@@ -276,9 +298,93 @@ impl Gen {
         }
     }
 
+    fn vars_of(&self, want: fn(&Shape) -> bool, writable: bool) -> Vec<Var> {
+        self.vars
+            .iter()
+            .filter(|v| want(&v.shape) && (v.writable || !writable))
+            .cloned()
+            .collect()
+    }
+
+    /// A statement on vecs and strings: declare one, or change one.
+    fn value_stmt(&mut self) {
+        let vecs = self.vars_of(|s| matches!(s, Shape::Vec), true);
+        let strs = self.vars_of(|s| matches!(s, Shape::Str), true);
+        match self.rng.below(8) {
+            0 => {
+                let name = self.fresh("w");
+                let init = match vecs.first() {
+                    // A copy: changing either must not show in the other.
+                    Some(v) if self.rng.chance(40) => v.name.clone(),
+                    _ => "vec<i64>()".to_string(),
+                };
+                self.line(&format!("var {name} = {init}"));
+                self.vars.push(Var {
+                    name,
+                    shape: Shape::Vec,
+                    writable: true,
+                });
+            }
+            1 => {
+                let name = self.fresh("s");
+                let e = self.int_expr(2);
+                self.line(&format!("var {name} = \"<${{{e}}}>\""));
+                self.vars.push(Var {
+                    name,
+                    shape: Shape::Str,
+                    writable: true,
+                });
+            }
+            2..=4 if !vecs.is_empty() => {
+                let v = self.rng.pick(&vecs).name.clone();
+                let e = self.int_expr(2);
+                self.line(&format!("{v}.push({e})"));
+            }
+            5 if !vecs.is_empty() => {
+                let v = self.rng.pick(&vecs).name.clone();
+                let i = self.vec_index(&v);
+                let op = if self.rng.chance(50) {
+                    String::new()
+                } else {
+                    self.rng.pick(&OPS).to_string()
+                };
+                let e = self.int_expr(2);
+                self.line(&format!("{v}[{i}] {op}= {e}"));
+            }
+            6 if !strs.is_empty() => {
+                let s = self.rng.pick(&strs).name.clone();
+                let e = self.int_expr(1);
+                if self.rng.chance(50) {
+                    self.line(&format!("{s} += \"${{{e}}},\""));
+                } else {
+                    self.line(&format!("{s} = \"${{{s}.len()}}\" + {s}"));
+                }
+            }
+            _ if !vecs.is_empty() => {
+                let v = self.rng.pick(&vecs).name.clone();
+                self.line(&format!("{v}.pop()"));
+            }
+            _ => self.assign(),
+        }
+    }
+
+    /// An index into vec `v`: mostly in range (when it is not empty), sometimes anything.
+    fn vec_index(&mut self, v: &str) -> String {
+        match self.rng.below(10) {
+            0..=6 => format!("({}) % {v}.len()", self.int_expr(1)),
+            7 => format!("{v}.len()"),
+            8 => "-1".to_string(),
+            _ => self.int_expr(1),
+        }
+    }
+
     fn stmt(&mut self) {
-        if self.rng.chance(10) {
+        if self.objects && self.rng.chance(10) {
             self.object_stmt();
+            return;
+        }
+        if self.rng.chance(15) {
+            self.value_stmt();
             return;
         }
         let nested = self.block_depth < 3;
@@ -381,7 +487,7 @@ impl Gen {
                 let arrays: Vec<Var> = self
                     .vars
                     .iter()
-                    .filter(|v| matches!(v.shape, Shape::Array(_, None)))
+                    .filter(|v| matches!(v.shape, Shape::Array(_, None) | Shape::Vec))
                     .cloned()
                     .collect();
                 if arrays.is_empty() {
@@ -422,7 +528,12 @@ impl Gen {
     }
 
     fn assign(&mut self) {
-        let targets: Vec<Var> = self.vars.iter().filter(|v| v.writable).cloned().collect();
+        let targets: Vec<Var> = self
+            .vars
+            .iter()
+            .filter(|v| v.writable && matches!(v.shape, Shape::Int | Shape::Array(..)))
+            .cloned()
+            .collect();
         if targets.is_empty() {
             let name = self.fresh("v");
             let e = self.int_expr(2);
@@ -448,7 +559,9 @@ impl Gen {
                 }
                 format!("{}[{}][{}]", t.name, self.index(n), self.index(inner))
             }
-            Shape::Obj => unreachable!("objects are not assignment targets"),
+            Shape::Obj | Shape::Vec | Shape::Str => {
+                unreachable!("objects, vecs and strings are not assignment targets here")
+            }
         };
         let op = if self.rng.chance(40) {
             String::new()
@@ -523,7 +636,37 @@ impl Gen {
             let o = self.rng.pick(&objects).clone();
             return self.object_read(&o, 1);
         }
+        if self.rng.chance(25) {
+            let values = self.vars_of(|s| matches!(s, Shape::Vec | Shape::Str), false);
+            if !values.is_empty() {
+                let v = self.rng.pick(&values).clone();
+                return self.value_read(&v);
+            }
+        }
         self.literal()
+    }
+
+    /// An `i64` read from a vec or a string.
+    fn value_read(&mut self, v: &Var) -> String {
+        let name = &v.name;
+        match (&v.shape, self.rng.below(4)) {
+            (Shape::Vec, 0) => format!("{name}.len()"),
+            (Shape::Vec, 1) if v.writable => format!("{name}.pop()"),
+            (Shape::Vec, _) => {
+                let i = self.vec_index(name);
+                format!("{name}[{i}]")
+            }
+            (_, 0) => format!("{name}.len()"),
+            (_, 1) => format!("(({name} == \"<0>\") as i64)"),
+            (_, _) => {
+                let e = self.int_literal_small();
+                format!("(\"${{{name}}}${{{e}}}\" + {name}).len()")
+            }
+        }
+    }
+
+    fn int_literal_small(&mut self) -> String {
+        (self.rng.below(21) as i64 - 10).to_string()
     }
 
     fn array_read(&mut self, depth: u32) -> String {
@@ -553,7 +696,7 @@ impl Gen {
                     format!("{}[{}][{}]", a.name, self.index(n), self.index(inner))
                 }
             }
-            Shape::Int | Shape::Obj => unreachable!(),
+            Shape::Int | Shape::Obj | Shape::Vec | Shape::Str => unreachable!(),
         }
     }
 

@@ -71,6 +71,30 @@ enum Root {
     Global(usize),
 }
 
+/// One index of a place: an array's, checked when evaluated; a vec's, checked at the store.
+#[derive(Clone, Copy)]
+enum Step {
+    Array(usize),
+    Vec(i64, Span),
+}
+
+/// The element a place's path leads to from its root, making shared arrays and vecs unique on
+/// the way and checking vec indexes against the lengths they have now.
+fn walk<'v>(mut slot: &'v mut Val, path: &[Step]) -> R<&'v mut Val> {
+    for step in path {
+        slot = match (slot, *step) {
+            (Val::A(items), Step::Array(i)) => &mut Rc::make_mut(items)[i],
+            (Val::V(items), Step::Vec(i, span)) => {
+                let items = Rc::make_mut(items);
+                let i = check_index(i, items.len() as i64, span)?;
+                &mut items[i]
+            }
+            _ => unreachable!("checked program: indexing a place that is not an array or a vec"),
+        };
+    }
+    Ok(slot)
+}
+
 /// An interpreter over one checked program, with the program's module variables.
 pub struct Interp<'p> {
     program: &'p Program,
@@ -288,7 +312,7 @@ impl<'p> Interp<'p> {
                 }
             }
             StmtKind::ForEach { var, array, body } => {
-                let items = self.eval(array)?.array().clone();
+                let items = self.eval(array)?.items().clone();
                 let slot = self.base + var.index();
                 for item in items.iter() {
                     self.stack[slot] = item.clone();
@@ -335,18 +359,7 @@ impl<'p> Interp<'p> {
         let mut path = Vec::new();
         let root = self.resolve_place(place, &mut path)?;
         let v = self.eval(value)?;
-        let base = self.base;
-        let root_val = match root {
-            Root::Local(i) => &mut self.stack[base + i],
-            Root::Global(i) => &mut self.globals[i],
-        };
-        let mut slot = root_val;
-        for &i in &path {
-            slot = match slot {
-                Val::A(items) => &mut Rc::make_mut(items)[i],
-                _ => unreachable!("checked program: indexing a non-array place"),
-            };
-        }
+        let slot = walk(self.root(root), &path)?;
         *slot = match op {
             None => v,
             Some(op) => binary(op, op_span, &*slot, &v)?,
@@ -354,19 +367,39 @@ impl<'p> Interp<'p> {
         Ok(())
     }
 
-    /// Evaluate a place's indexes, outermost first, each checked against its array's length.
-    fn resolve_place(&mut self, place: &'p Place, path: &mut Vec<usize>) -> R<Root> {
+    fn root(&mut self, root: Root) -> &mut Val {
+        match root {
+            Root::Local(i) => &mut self.stack[self.base + i],
+            Root::Global(i) => &mut self.globals[i],
+        }
+    }
+
+    /// The vec a `push`/`pop` place leads to, after its indexes and then `value` (if any) are
+    /// evaluated: `(vec, value)`.
+    fn vec_place(&mut self, place: &'p Place, value: Option<&'p Expr>) -> R<(&mut Vec<Val>, Val)> {
+        let mut path = Vec::new();
+        let root = self.resolve_place(place, &mut path)?;
+        let v = match value {
+            Some(e) => self.eval(e)?,
+            None => Val::Unit,
+        };
+        Ok((walk(self.root(root), &path)?.vec_mut(), v))
+    }
+
+    /// Evaluate a place's indexes, outermost first; an array index is checked against its
+    /// array's length now, a vec index later (see [`walk`]).
+    fn resolve_place(&mut self, place: &'p Place, path: &mut Vec<Step>) -> R<Root> {
         match &place.kind {
             PlaceKind::Local(id) => Ok(Root::Local(id.index())),
             PlaceKind::Global(id) => Ok(Root::Global(id.index())),
             PlaceKind::Index { base, index } => {
                 let root = self.resolve_place(base, path)?;
                 let i = self.eval(index)?.int();
-                let len = match &base.ty {
-                    Type::Array(_, n) => i64::from(*n),
+                path.push(match &base.ty {
+                    Type::Array(_, n) => Step::Array(check_index(i, i64::from(*n), index.span)?),
+                    Type::Vec(_) => Step::Vec(i, index.span),
                     _ => unreachable!("checked program: indexing a non-array place"),
-                };
-                path.push(check_index(i, len, index.span)?);
+                });
                 Ok(root)
             }
             PlaceKind::Field { .. } => unreachable!("checked program: fields have no elements"),
@@ -459,11 +492,16 @@ impl<'p> Interp<'p> {
             ExprKind::Index(base, index) => {
                 let arr = self.eval(base)?;
                 let i = self.eval(index)?.int();
-                let items = arr.array();
+                let items = arr.items();
                 let i = check_index(i, items.len() as i64, e.span)?;
                 items[i].clone()
             }
-            ExprKind::Len(array) => Val::I(self.eval(array)?.array().len() as i64),
+            ExprKind::Len(_)
+            | ExprKind::VecNew
+            | ExprKind::VecPush(..)
+            | ExprKind::VecPop(_)
+            | ExprKind::StrLit(_)
+            | ExprKind::ToStr(_) => self.eval_value_op(e)?,
             ExprKind::Null => Val::H(Handle::null()),
             ExprKind::New(class) => Val::H(
                 self.runtime
@@ -505,6 +543,39 @@ impl<'p> Interp<'p> {
                 }
                 Val::Unit
             }
+        })
+    }
+}
+
+impl<'p> Interp<'p> {
+    /// Vecs, strings and `len()`: out of `eval`, whose stack frame every level of script
+    /// recursion pays for.
+    #[inline(never)]
+    fn eval_value_op(&mut self, e: &'p Expr) -> R<Val> {
+        Ok(match &e.kind {
+            ExprKind::Len(array) => Val::I(match self.eval(array)? {
+                Val::S(s) => s.len(),
+                v => v.items().len(),
+            } as i64),
+            ExprKind::VecNew => Val::V(Rc::new(Vec::new())),
+            ExprKind::VecPush(place, value) => {
+                let (items, v) = self.vec_place(place, Some(value))?;
+                items.push(v);
+                Val::Unit
+            }
+            ExprKind::VecPop(place) => {
+                let (items, _) = self.vec_place(place, None)?;
+                items
+                    .pop()
+                    .ok_or_else(|| ScriptError::new(ScriptErrorKind::PopEmpty, e.span))?
+            }
+            ExprKind::StrLit(text) => Val::S(Rc::new(text.clone())),
+            ExprKind::ToStr(inner) => {
+                let mut out = String::new();
+                self.eval(inner)?.show(&mut out, false);
+                Val::S(Rc::new(out))
+            }
+            _ => unreachable!("eval_value_op: not a vec or string operation"),
         })
     }
 }

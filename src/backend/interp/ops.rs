@@ -74,6 +74,17 @@ pub(super) fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
             BinOp::Ne => Val::B(x != y),
             _ => unreachable!("checked program: arithmetic on bool"),
         },
+        (Val::S(x), Val::S(y)) => match op {
+            BinOp::Add => {
+                let mut s = String::with_capacity(x.len() + y.len());
+                s.push_str(x);
+                s.push_str(y);
+                Val::S(std::rc::Rc::new(s))
+            }
+            BinOp::Eq => Val::B(x == y),
+            BinOp::Ne => Val::B(x != y),
+            _ => unreachable!("checked program: `{}` on str", op.symbol()),
+        },
         _ => unreachable!("checked program: operands of different types"),
     })
 }

@@ -5,6 +5,7 @@ use std::rc::Rc;
 use crate::backend::Value;
 use crate::lang::hir::Type;
 use crate::runtime::handle::Handle;
+use crate::runtime::values;
 
 /// A value inside the interpreter.
 #[derive(Debug, Clone)]
@@ -16,6 +17,10 @@ pub(super) enum Val {
     A(Rc<Vec<Val>>),
     /// A handle owns one reference (cloning retains, dropping releases).
     H(Handle),
+    /// A vec: shared on copy, copied on the first write to a shared one, like arrays.
+    V(Rc<Vec<Val>>),
+    /// A string.
+    S(Rc<String>),
 }
 
 impl Val {
@@ -40,10 +45,42 @@ impl Val {
         }
     }
 
-    pub(super) fn array(&self) -> &Rc<Vec<Val>> {
+    pub(super) fn vec_mut(&mut self) -> &mut Vec<Val> {
         match self {
-            Val::A(v) => v,
-            _ => unreachable!("checked program: expected an array"),
+            Val::V(v) => Rc::make_mut(v),
+            _ => unreachable!("checked program: expected a vec"),
+        }
+    }
+
+    /// The elements of an array or a vec.
+    pub(super) fn items(&self) -> &Rc<Vec<Val>> {
+        match self {
+            Val::A(v) | Val::V(v) => v,
+            _ => unreachable!("checked program: expected an array or a vec"),
+        }
+    }
+
+    /// Append how interpolation shows the value (`runtime::values::format_cell` for the
+    /// compiled backends): strings inside lists quoted, handles as `<Class>` or `null`.
+    pub(super) fn show(&self, out: &mut String, nested: bool) {
+        match self {
+            Val::Unit => out.push_str("()"),
+            Val::I(x) => out.push_str(&x.to_string()),
+            Val::F(x) => out.push_str(&values::format_f64(*x)),
+            Val::B(x) => out.push_str(if *x { "true" } else { "false" }),
+            Val::S(s) if nested => out.push_str(&format!("{:?}", s.as_str())),
+            Val::S(s) => out.push_str(s),
+            Val::H(h) => values::format_cell(values::ElemKind::Handle, h.cell(), out),
+            Val::A(items) | Val::V(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    item.show(out, true);
+                }
+                out.push(']');
+            }
         }
     }
 
@@ -56,6 +93,8 @@ impl Val {
             Value::Array(items) => Val::A(Rc::new(items.iter().map(Val::from_value).collect())),
             // `fits` lets only `null` in: the host holds no reference to give.
             Value::Handle(_) => Val::H(Handle::null()),
+            Value::Vec(items) => Val::V(Rc::new(items.iter().map(Val::from_value).collect())),
+            Value::Str(s) => Val::S(Rc::new(s.clone())),
         }
     }
 
@@ -67,6 +106,8 @@ impl Val {
             Val::B(x) => Value::Bool(*x),
             Val::A(items) => Value::Array(items.iter().map(Val::to_value).collect()),
             Val::H(h) => Value::Handle(h.cell()),
+            Val::V(items) => Value::Vec(items.iter().map(Val::to_value).collect()),
+            Val::S(s) => Value::Str(s.as_str().to_string()),
         }
     }
 }
@@ -82,6 +123,8 @@ pub(super) fn fits(v: &Value, ty: &Type) -> bool {
         (Value::Array(items), Type::Array(elem, n)) => {
             items.len() == *n as usize && items.iter().all(|i| fits(i, elem))
         }
+        (Value::Vec(items), Type::Vec(elem)) => items.iter().all(|i| fits(i, elem)),
+        (Value::Str(_), Type::Str) => true,
         _ => false,
     }
 }

@@ -21,8 +21,10 @@ use crate::runtime::handle::Handle;
 use crate::runtime::reload::ReloadReport;
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
+use super::lower_value::elem_kind;
 use super::runtime::VmCtx;
 use super::{CompiledFunction, JitError};
+use crate::runtime::values;
 
 /// The one function-pointer type the host calls generated code through.
 type EntryFn = unsafe extern "C-unwind" fn(*mut VmCtx, *const u64, *mut u64);
@@ -282,8 +284,11 @@ impl JitProgram {
             ));
         }
         let mut cells = Vec::new();
+        // Vec and string arguments are made for the call and released after it (parameters
+        // are borrowed).
+        let mut made = ArgCells(Vec::new());
         for (i, (arg, ty)) in args.iter().zip(&sig.params).enumerate() {
-            if !pack(arg, ty, &mut cells) {
+            if !pack(arg, ty, &mut cells, &mut made.0) {
                 return Err(bad_call(
                     format!(
                         "argument {} of `{}` must be {ty}, got {arg}",
@@ -308,12 +313,13 @@ impl JitProgram {
                 sig.name_span,
             )?
         };
+        drop(made);
         let mut at = 0;
         let value = unpack(&sig.ret, &out, &mut at);
-        if sig.ret.is_handle() {
-            // The returned reference is the host's; a `Value` names the object without owning
-            // it, so it goes now.
-            crate::runtime::handle::hot_handle_release(out[0]);
+        if sig.ret.is_managed() {
+            // The returned reference is the host's; a `Value` names an object without owning
+            // it, and holds a copy of a vec or string, so the reference goes now.
+            release_cell(&sig.ret, out[0]);
         }
         Ok(value)
     }
@@ -380,9 +386,9 @@ impl Drop for JitProgram {
     fn drop(&mut self) {
         // Globals own their handles; the objects (and the runtime) go after them.
         for (_, ty, cell) in &self.global_layout {
-            if ty.is_handle() {
+            if ty.is_managed() {
                 let cell = std::mem::take(&mut self.globals.cells_mut()[*cell as usize]);
-                crate::runtime::handle::hot_handle_release(cell);
+                release_cell(ty, cell);
             }
         }
     }
@@ -400,8 +406,58 @@ fn bad_call(message: String, span: Span) -> ScriptError {
     ScriptError::new(ScriptErrorKind::BadCall(message), span)
 }
 
-/// Append `v`'s cells if it has type `ty`; false on a mismatch.
-fn pack(v: &Value, ty: &Type, cells: &mut Vec<u64>) -> bool {
+/// The vec and string cells made for a call's arguments, released when it drops.
+struct ArgCells(Vec<(Type, u64)>);
+
+impl Drop for ArgCells {
+    fn drop(&mut self) {
+        for (ty, cell) in self.0.drain(..) {
+            release_cell(&ty, cell);
+        }
+    }
+}
+
+/// Release the reference a cell of a managed type owns.
+pub(crate) fn release_cell(ty: &Type, cell: u64) {
+    values::release_cell(elem_kind(ty), cell);
+}
+
+/// Take another reference through a cell of a managed type; returns the cell.
+pub(crate) fn retain_cell(ty: &Type, cell: u64) -> u64 {
+    values::retain_cell(elem_kind(ty), cell)
+}
+
+/// A new owned cell for a host value of a one-cell type `ty` (`None` on a mismatch): a vec or
+/// string is made, a scalar is its bits, a handle can only be `null`.
+fn make_cell(v: &Value, ty: &Type) -> Option<u64> {
+    match (v, ty) {
+        (Value::I64(x), Type::I64) => Some(*x as u64),
+        (Value::F64(x), Type::F64) => Some(x.to_bits()),
+        (Value::Bool(b), Type::Bool) => Some(u64::from(*b)),
+        (Value::Handle(0), Type::Handle { nullable: true, .. }) => Some(0),
+        (Value::Str(s), Type::Str) => Some(values::str_from(s.clone())),
+        (Value::Vec(items), Type::Vec(elem)) => {
+            let mut cells = Vec::with_capacity(items.len());
+            for item in items {
+                match make_cell(item, elem) {
+                    Some(c) => cells.push(c),
+                    None => {
+                        for c in cells {
+                            release_cell(elem, c);
+                        }
+                        return None;
+                    }
+                }
+            }
+            Some(values::vec_from_cells(elem_kind(elem), cells))
+        }
+        _ => None,
+    }
+}
+
+/// Append `v`'s cells if it has type `ty`; false on a mismatch. Cells made for vecs and
+/// strings are also recorded in `made` (the caller releases them after the call).
+fn pack(v: &Value, ty: &Type, cells: &mut Vec<u64>, made: &mut Vec<(Type, u64)>) -> bool {
     match (v, ty) {
         (Value::Unit, Type::Unit) => true,
         (Value::I64(x), Type::I64) => {
@@ -422,8 +478,16 @@ fn pack(v: &Value, ty: &Type, cells: &mut Vec<u64>) -> bool {
             true
         }
         (Value::Array(items), Type::Array(elem, n)) if items.len() == *n as usize => {
-            items.iter().all(|item| pack(item, elem, cells))
+            items.iter().all(|item| pack(item, elem, cells, made))
         }
+        (Value::Vec(_) | Value::Str(_), _) => match make_cell(v, ty) {
+            Some(cell) => {
+                cells.push(cell);
+                made.push((ty.clone(), cell));
+                true
+            }
+            None => false,
+        },
         _ => false,
     }
 }
@@ -442,6 +506,21 @@ pub(crate) fn unpack(ty: &Type, cells: &[u64], at: &mut usize) -> Value {
         Type::Bool => Value::Bool(next() & 0xff != 0),
         Type::Array(elem, n) => Value::Array((0..*n).map(|_| unpack(elem, cells, at)).collect()),
         Type::Handle { .. } | Type::Null => Value::Handle(next()),
+        Type::Vec(_) | Type::Str => unpack_cell(ty, next()),
+    }
+}
+
+/// The value of one cell of type `ty` (a vec's or string's contents copied out).
+fn unpack_cell(ty: &Type, cell: u64) -> Value {
+    match ty {
+        // SAFETY: the cell comes from a program value that holds its count while it is read.
+        Type::Str => Value::Str(unsafe { values::str_text(cell) }.to_string()),
+        Type::Vec(elem) => {
+            // SAFETY: as above.
+            let items = unsafe { values::vec_block(cell) }.map_or(&[][..], |b| b.items());
+            Value::Vec(items.iter().map(|&c| unpack_cell(elem, c)).collect())
+        }
+        ty => unpack(ty, &[cell], &mut 0),
     }
 }
 

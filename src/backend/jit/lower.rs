@@ -54,6 +54,25 @@ pub(crate) struct Helpers {
     pub retain: FuncId,
     pub release: FuncId,
     pub empty_slot: FuncId,
+    pub vec_retain: FuncId,
+    pub vec_release: FuncId,
+    pub vec_unique: FuncId,
+    pub vec_push: FuncId,
+    pub vec_pop: FuncId,
+    pub vec_at: FuncId,
+    pub vec_len: FuncId,
+    pub str_retain: FuncId,
+    pub str_release: FuncId,
+    pub str_lit: FuncId,
+    pub str_concat: FuncId,
+    pub str_eq: FuncId,
+    pub str_len: FuncId,
+    pub str_of_i64: FuncId,
+    pub str_of_f64: FuncId,
+    pub str_of_bool: FuncId,
+    pub str_of_handle: FuncId,
+    pub str_of_vec: FuncId,
+    pub str_of_array: FuncId,
 }
 
 /// Everything about the program and the module a translator needs besides the function.
@@ -93,9 +112,19 @@ pub(crate) fn scalar_type(ty: &Type) -> Option<ir::Type> {
         Type::I64 => Some(types::I64),
         Type::F64 => Some(types::F64),
         Type::Bool => Some(types::I8),
-        // A handle is its 8-byte cell.
-        Type::Handle { .. } | Type::Null => Some(types::I64),
+        // A handle, a vec and a string are one 8-byte cell.
+        Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str => Some(types::I64),
         Type::Unit | Type::Array(..) => None,
+    }
+}
+
+/// Whether a place indexes a vec somewhere (its stores follow the vec order: see `hir`).
+pub(crate) fn place_has_vec_index(place: &Place) -> bool {
+    match &place.kind {
+        PlaceKind::Index { base, .. } => {
+            matches!(base.ty, Type::Vec(_)) || place_has_vec_index(base)
+        }
+        _ => false,
     }
 }
 
@@ -158,9 +187,9 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     pub(super) refs: HashMap<FuncId, FuncRef>,
     /// Bytes of explicit stack slots (the frame size the stack check must leave room for).
     pub(super) slot_bytes: u64,
-    /// Handle variables (`let`/`var`, not parameters) the function owns a reference through:
-    /// released when it returns.
-    pub(crate) owned_handles: Vec<Variable>,
+    /// Variables of managed types (`let`/`var`/loop variables and hidden loop snapshots, not
+    /// parameters) the function owns a reference through: released when it returns.
+    pub(crate) owned: Vec<(Variable, Type)>,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -187,7 +216,7 @@ pub(crate) fn lower_function(
         loops: Vec::new(),
         refs: HashMap::new(),
         slot_bytes: 0,
-        owned_handles: Vec::new(),
+        owned: Vec::new(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -233,13 +262,13 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             self.locals.push(slot);
         }
         for (i, local) in self.func.locals.iter().enumerate() {
-            if let (true, LocalSlot::Scalar(var)) = (local.ty.is_handle(), self.locals[i])
+            if let (true, LocalSlot::Scalar(var)) = (local.ty.is_managed(), self.locals[i])
                 && i >= self.func.param_count as usize
             {
-                // Starts as null so the first store has nothing to release.
+                // Starts as null (empty) so the first store has nothing to release.
                 let zero = self.builder.ins().iconst(types::I64, 0);
                 self.builder.def_var(var, zero);
-                self.owned_handles.push(var);
+                self.owned.push((var, local.ty.clone()));
             }
         }
         for i in 0..self.func.param_count as usize {
@@ -263,7 +292,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
 
         self.translate_block(&self.func.body)?;
         if self.func.ret == Type::Unit {
-            self.release_owned_handles();
+            self.release_owned();
             self.builder.ins().return_(&[]);
         } else {
             // The checker guarantees every path of a non-unit function returns: this block is
@@ -319,9 +348,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             } => self.translate_assign(place, *op, *op_span, value),
             StmtKind::Expr(e) => {
                 let v = self.translate_expr(e)?;
-                if e.ty.is_handle() {
-                    self.release(v);
-                }
+                self.release_value(&e.ty, v);
                 Ok(())
             }
             StmtKind::If {
@@ -353,11 +380,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     fn translate_let(&mut self, local: LocalId, init: &hir::Expr) -> LResult<()> {
         let value = self.translate_expr(init)?;
         match self.local(local)? {
-            LocalSlot::Scalar(var) if init.ty.is_handle() => {
+            LocalSlot::Scalar(var) if init.ty.is_managed() => {
                 // A `let` in a loop runs again: the previous value goes.
                 let old = self.builder.use_var(var);
                 self.builder.def_var(var, value);
-                self.release(old);
+                self.release_value(&init.ty, old);
             }
             LocalSlot::Scalar(var) => self.builder.def_var(var, value),
             LocalSlot::Array(slot) => {
@@ -382,24 +409,51 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             return self
                 .translate_field_assign(object, *field, &place.ty, op, op_span, value, place.span);
         }
-        let target = self.translate_place(place)?;
-        if place.ty.is_handle() {
+        if place_has_vec_index(place) {
+            let path = self.translate_vec_path(place)?;
             let value = self.translate_expr(value)?;
-            let old = self.read_place(target, &place.ty)?;
-            self.write_place(target, &place.ty, value)?;
-            self.release(old);
-            return Ok(());
+            let target = self.walk_vec_path(&path)?;
+            return self.store_to(target, &place.ty, op, op_span, value);
         }
-        let mut value = self.translate_expr(value)?;
-        if let Some(op) = op {
-            let old = self.read_place(target, &place.ty)?;
-            value = self.binary_values(op, op_span, &place.ty, old, value)?;
+        let target = self.translate_place(place)?;
+        let value = self.translate_expr(value)?;
+        self.store_to(target, &place.ty, op, op_span, value)
+    }
+
+    /// Store an evaluated `value` into a resolved place (`op=`: read the old value first). A
+    /// managed place releases the value it held.
+    pub(crate) fn store_to(
+        &mut self,
+        target: PlaceRef,
+        ty: &Type,
+        op: Option<hir::BinOp>,
+        op_span: Span,
+        value: Value,
+    ) -> LResult<()> {
+        let old = if op.is_some() || ty.is_managed() {
+            Some(self.read_place(target, ty)?)
+        } else {
+            None
+        };
+        let value = match (op, old) {
+            (Some(op), Some(old)) if *ty == Type::Str => {
+                // `s += t`: a new string; `t` (owned) goes here, `old` below.
+                let joined = self.binary_values(op, op_span, ty, old, value)?;
+                self.release_value(ty, value);
+                joined
+            }
+            (Some(op), Some(old)) => self.binary_values(op, op_span, ty, old, value)?,
+            _ => value,
+        };
+        self.write_place(target, ty, value)?;
+        if let (true, Some(old)) = (ty.is_managed(), old) {
+            self.release_value(ty, old);
         }
-        self.write_place(target, &place.ty, value)
+        Ok(())
     }
 
     /// Resolve a place to a variable or an address, evaluating and checking its indexes.
-    fn translate_place(&mut self, place: &Place) -> LResult<PlaceRef> {
+    pub(crate) fn translate_place(&mut self, place: &Place) -> LResult<PlaceRef> {
         match &place.kind {
             PlaceKind::Local(id) => match self.local(*id)? {
                 LocalSlot::Scalar(var) => Ok(PlaceRef::Var(var)),
@@ -422,14 +476,14 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         }
     }
 
-    fn read_place(&mut self, place: PlaceRef, ty: &Type) -> LResult<Value> {
+    pub(crate) fn read_place(&mut self, place: PlaceRef, ty: &Type) -> LResult<Value> {
         match place {
             PlaceRef::Var(var) => Ok(self.builder.use_var(var)),
             PlaceRef::Mem(addr) => self.load_value(addr, ty),
         }
     }
 
-    fn write_place(&mut self, place: PlaceRef, ty: &Type, value: Value) -> LResult<()> {
+    pub(crate) fn write_place(&mut self, place: PlaceRef, ty: &Type, value: Value) -> LResult<()> {
         match place {
             PlaceRef::Var(var) => {
                 self.builder.def_var(var, value);
@@ -492,19 +546,19 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                         self.builder.ins().return_(&[]);
                     }
                     (Type::Unit, _) => {
-                        self.release_owned_handles();
+                        self.release_owned();
                         self.builder.ins().return_(&[]);
                     }
-                    (ty, _) if ty.is_scalar() || ty.is_handle() => {
-                        // The returned handle is owned by the caller from here.
-                        self.release_owned_handles();
+                    (ty, _) if ty.is_scalar() || ty.is_managed() => {
+                        // A returned handle, vec or string is owned by the caller from here.
+                        self.release_owned();
                         self.builder.ins().return_(&[v]);
                     }
                     _ => return bad("return value does not match the function"),
                 }
             }
             None => {
-                self.release_owned_handles();
+                self.release_owned();
                 self.builder.ins().return_(&[]);
             }
         }

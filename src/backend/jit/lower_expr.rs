@@ -23,17 +23,18 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::Bool(v) => Ok(self.builder.ins().iconst(types::I8, i64::from(*v))),
             ExprKind::Local(id) => {
                 let v = self.translate_local(*id)?;
-                Ok(if e.ty.is_handle() { self.retain(v) } else { v })
+                Ok(self.retain_value(&e.ty, v))
             }
             ExprKind::Global(id) => {
                 let addr = self.global_addr(*id)?;
                 let v = self.translate_copy_if_array(addr, &e.ty)?;
-                Ok(if e.ty.is_handle() { self.retain(v) } else { v })
+                Ok(self.retain_value(&e.ty, v))
             }
             ExprKind::Unary(op, x) => self.translate_unary(*op, x),
             ExprKind::Binary { op, lhs, rhs, .. } if lhs.ty.is_handle() => {
                 self.translate_handle_compare(*op, lhs, rhs)
             }
+            ExprKind::Binary { lhs, .. } if lhs.ty == Type::Str => self.translate_str_binary(e),
             ExprKind::Binary {
                 op,
                 op_span,
@@ -66,6 +67,11 @@ impl FunctionTranslator<'_, '_> {
                 args,
             } => self.translate_method_call(object, *func, Some(method), args, e),
             ExprKind::NonNull(inner) => self.translate_non_null(inner, e.span),
+            ExprKind::VecNew => Ok(self.builder.ins().iconst(types::I64, 0)),
+            ExprKind::VecPush(place, value) => self.translate_vec_push(place, value),
+            ExprKind::VecPop(place) => self.translate_vec_pop(place, e),
+            ExprKind::StrLit(text) => self.translate_str_lit(text),
+            ExprKind::ToStr(inner) => self.translate_to_str(inner),
         }
     }
 
@@ -150,6 +156,19 @@ impl FunctionTranslator<'_, '_> {
                 BinOp::Ge => self.builder.ins().fcmp(FloatCC::GreaterThanOrEqual, l, r),
                 op => return bad(format!("`{}` on f64", op.symbol())),
             },
+            // Strings: `l` and `r` are borrowed; `+` makes a new string.
+            Type::Str => {
+                let h = self.env.helpers;
+                match op {
+                    BinOp::Add => self.call_helper(h.str_concat, &[l, r])[0],
+                    BinOp::Eq => self.call_helper(h.str_eq, &[l, r])[0],
+                    BinOp::Ne => {
+                        let eq = self.call_helper(h.str_eq, &[l, r])[0];
+                        self.builder.ins().icmp_imm_s(IntCC::Equal, eq, 0)
+                    }
+                    op => return bad(format!("`{}` on str", op.symbol())),
+                }
+            }
             Type::Bool => {
                 let cc = match op {
                     BinOp::Eq => IntCC::Equal,
@@ -309,6 +328,9 @@ impl FunctionTranslator<'_, '_> {
     /// `a[i]` as a value: bounds-checked at the whole expression's span (as the interpreter
     /// does; an assignment's place is checked at its index's span instead).
     fn translate_index(&mut self, array: &Expr, index: &Expr, whole: &Expr) -> LResult<Value> {
+        if let Type::Vec(_) = array.ty {
+            return self.translate_vec_index(array, index, whole);
+        }
         let Type::Array(elem, len) = &array.ty else {
             return bad("indexing a value that is not an array");
         };
@@ -319,6 +341,9 @@ impl FunctionTranslator<'_, '_> {
     }
 
     fn translate_len(&mut self, array: &Expr) -> LResult<Value> {
+        if let Type::Vec(_) | Type::Str = array.ty {
+            return self.translate_dynamic_len(array);
+        }
         let Type::Array(_, len) = &array.ty else {
             return bad("len() of a value that is not an array");
         };

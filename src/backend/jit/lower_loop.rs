@@ -61,6 +61,9 @@ impl FunctionTranslator<'_, '_> {
         array: &hir::Expr,
         body: &HirBlock,
     ) -> LResult<()> {
+        if let Type::Vec(elem) = &array.ty {
+            return self.translate_for_each_vec(var, array, elem, body);
+        }
         let Type::Array(elem, len) = &array.ty else {
             return bad("for-each over a value that is not an array");
         };
@@ -92,6 +95,48 @@ impl FunctionTranslator<'_, '_> {
             }
             t.translate_block(body)
         })
+    }
+
+    /// `for x in v` over a vec: the loop holds a reference to the vec as it was (a mutation of
+    /// the variable in the body copies the block, copy-on-write), kept in a hidden owned
+    /// variable so a `return` inside the loop releases it; `x` takes a reference to each element.
+    fn translate_for_each_vec(
+        &mut self,
+        var: LocalId,
+        array: &hir::Expr,
+        elem: &Type,
+        body: &HirBlock,
+    ) -> LResult<()> {
+        let snapshot = self.translate_expr(array)?;
+        let hidden = self.builder.declare_var(types::I64);
+        self.builder.def_var(hidden, snapshot);
+        self.owned.push((hidden, array.ty.clone()));
+        let LocalSlot::Scalar(x) = self.local(var)? else {
+            return bad("a vec loop variable that is not one cell");
+        };
+        let len_helper = self.env.helpers.vec_len;
+        let end = self.call_helper(len_helper, &[snapshot])[0];
+        let counter = self.builder.declare_var(types::I64);
+        let zero = self.builder.ins().iconst(types::I64, 0);
+        self.builder.def_var(counter, zero);
+        let elem = elem.clone();
+        let span = array.span;
+        self.counted_loop(counter, end, |t| {
+            let i = t.builder.use_var(counter);
+            let (start, stop) = t.span_args(span);
+            let at = t.env.helpers.vec_at;
+            let addr = t.call_helper(at, &[snapshot, i, start, stop])[0];
+            let v = t.load_value(addr, &elem)?;
+            let v = t.retain_value(&elem, v);
+            let old = t.builder.use_var(x);
+            t.builder.def_var(x, v);
+            t.release_value(&elem, old);
+            t.translate_block(body)
+        })?;
+        self.release_value(&array.ty, snapshot);
+        let zero = self.builder.ins().iconst(types::I64, 0);
+        self.builder.def_var(hidden, zero);
+        Ok(())
     }
 
     /// `while counter < end { body; counter += 1 }`, with `continue` jumping to the increment.

@@ -11,8 +11,11 @@
 //! when the function returns. A receiver or an `==` operand that is a plain variable read is
 //! borrowed instead of retained and released (nothing in the expression can change it).
 //!
-//! A `ScriptError` unwinding through a frame does not release that frame's handles: the objects
-//! they hold stay alive (a leak, never a dangling handle).
+//! Vecs and strings (`lower_value.rs`) follow the same rules with their own retain and release
+//! helpers ([`FunctionTranslator::retain_value`], [`FunctionTranslator::release_value`]).
+//!
+//! A `ScriptError` unwinding through a frame does not release that frame's handles, vecs and
+//! strings: what they hold stays allocated (a leak, never a dangling reference).
 //!
 //! # Uses of an object
 //! `hot_object_check(cell, span)` returns the shell or raises `NullHandle`, `StaleHandle` or
@@ -32,23 +35,47 @@ use super::lower::{FunctionTranslator, LResult, LocalSlot, bad, mem};
 const ADDR_BITS: i64 = 48;
 
 impl FunctionTranslator<'_, '_> {
-    /// Give up an owned cell (null is fine).
+    /// Give up an owned handle cell (null is fine).
     pub(crate) fn release(&mut self, cell: Value) {
         let helper = self.env.helpers.release;
         self.call_helper(helper, &[cell]);
     }
 
-    /// Take another reference to a cell; returns the (same) cell, now owned.
+    /// Take another reference to a handle cell; returns the (same) cell, now owned.
     pub(crate) fn retain(&mut self, cell: Value) -> Value {
         let helper = self.env.helpers.retain;
         self.call_helper(helper, &[cell])[0]
     }
 
-    /// Release every handle variable the function owns (before a return).
-    pub(crate) fn release_owned_handles(&mut self) {
-        for var in self.owned_handles.clone() {
+    /// Give up an owned value of type `ty` (nothing for a type that owns nothing).
+    pub(crate) fn release_value(&mut self, ty: &Type, v: Value) {
+        let h = &self.env.helpers;
+        let helper = match ty {
+            Type::Handle { .. } | Type::Null => h.release,
+            Type::Vec(_) => h.vec_release,
+            Type::Str => h.str_release,
+            _ => return,
+        };
+        self.call_helper(helper, &[v]);
+    }
+
+    /// Take another reference through a value of type `ty`; returns it, now owned.
+    pub(crate) fn retain_value(&mut self, ty: &Type, v: Value) -> Value {
+        let h = &self.env.helpers;
+        let helper = match ty {
+            Type::Handle { .. } | Type::Null => h.retain,
+            Type::Vec(_) => h.vec_retain,
+            Type::Str => h.str_retain,
+            _ => return v,
+        };
+        self.call_helper(helper, &[v])[0]
+    }
+
+    /// Release every managed variable the function owns (before a return).
+    pub(crate) fn release_owned(&mut self) {
+        for (var, ty) in self.owned.clone() {
             let v = self.builder.use_var(var);
-            self.release(v);
+            self.release_value(&ty, v);
         }
     }
 
@@ -69,8 +96,9 @@ impl FunctionTranslator<'_, '_> {
         self.call_helper(helper, &[cell, start, end])[0]
     }
 
-    /// A handle expression, borrowed when it is a variable read: `(cell, owned)`.
-    fn handle_operand(&mut self, e: &Expr) -> LResult<(Value, bool)> {
+    /// A handle, vec or string expression, borrowed when it is a variable read:
+    /// `(cell, owned)`.
+    pub(crate) fn handle_operand(&mut self, e: &Expr) -> LResult<(Value, bool)> {
         if let ExprKind::Local(id) = &e.kind
             && let LocalSlot::Scalar(var) = self.local(*id)?
         {
@@ -82,6 +110,13 @@ impl FunctionTranslator<'_, '_> {
     fn done_with(&mut self, cell: Value, owned: bool) {
         if owned {
             self.release(cell);
+        }
+    }
+
+    /// Release an operand from [`Self::handle_operand`] of type `ty` if it was owned.
+    pub(crate) fn done_with_value(&mut self, ty: &Type, v: Value, owned: bool) {
+        if owned {
+            self.release_value(ty, v);
         }
     }
 
@@ -171,8 +206,8 @@ impl FunctionTranslator<'_, '_> {
         let mut owned_args = Vec::new();
         for arg in args {
             let v = self.translate_expr(arg)?;
-            if arg.ty.is_handle() {
-                owned_args.push(v);
+            if arg.ty.is_managed() {
+                owned_args.push((arg.ty.clone(), v));
             }
             values.push(v);
         }
@@ -192,8 +227,8 @@ impl FunctionTranslator<'_, '_> {
                 self.builder.inst_results(call).to_vec()
             }
         };
-        for v in owned_args {
-            self.release(v);
+        for (ty, v) in owned_args {
+            self.release_value(&ty, v);
         }
         self.done_with(cell, owned);
         Ok(match results.first() {
@@ -273,12 +308,10 @@ impl FunctionTranslator<'_, '_> {
         Ok(v)
     }
 
-    /// Release the handle arguments of a finished call.
+    /// Release the managed arguments (handles, vecs, strings) of a finished call.
     pub(crate) fn release_args(&mut self, args: &[Expr], values: &[Value]) {
         for (arg, v) in args.iter().zip(values) {
-            if arg.ty.is_handle() {
-                self.release(*v);
-            }
+            self.release_value(&arg.ty, *v);
         }
     }
 }

@@ -21,6 +21,7 @@ mod lower_expr;
 mod lower_loop;
 mod lower_object;
 mod lower_util;
+mod lower_value;
 pub mod module;
 pub mod runtime;
 mod unwind;
@@ -216,6 +217,9 @@ impl Jit {
             builder.symbol(host.symbol, host.ptr);
         }
         for (symbol, ptr) in runtime::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        for (symbol, ptr) in crate::runtime::values::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
         let mut module = JITModule::new(builder);
@@ -423,6 +427,25 @@ pub(crate) fn declare_imports(
         retain: declare("hot_object_retain", &[i64t], Some(i64t))?,
         release: declare("hot_object_release", &[i64t], None)?,
         empty_slot: declare("hot_raise_empty_slot", &[i64t, i32t, i32t], None)?,
+        vec_retain: declare("hot_vec_retain", &[i64t], Some(i64t))?,
+        vec_release: declare("hot_vec_release", &[i64t], None)?,
+        vec_unique: declare("hot_vec_unique", &[i64t, i64t], Some(i64t))?,
+        vec_push: declare("hot_vec_push", &[i64t, i64t], None)?,
+        vec_pop: declare("hot_vec_pop", &[i64t, i32t, i32t], Some(i64t))?,
+        vec_at: declare("hot_vec_at", &[i64t, i64t, i32t, i32t], Some(i64t))?,
+        vec_len: declare("hot_vec_len", &[i64t], Some(i64t))?,
+        str_retain: declare("hot_str_retain", &[i64t], Some(i64t))?,
+        str_release: declare("hot_str_release", &[i64t], None)?,
+        str_lit: declare("hot_str_lit", &[i64t, i64t], Some(i64t))?,
+        str_concat: declare("hot_str_concat", &[i64t, i64t], Some(i64t))?,
+        str_eq: declare("hot_str_eq", &[i64t, i64t], Some(types::I8))?,
+        str_len: declare("hot_str_len", &[i64t], Some(i64t))?,
+        str_of_i64: declare("hot_str_of_i64", &[i64t], Some(i64t))?,
+        str_of_f64: declare("hot_str_of_f64", &[f64t], Some(i64t))?,
+        str_of_bool: declare("hot_str_of_bool", &[types::I8], Some(i64t))?,
+        str_of_handle: declare("hot_str_of_handle", &[i64t], Some(i64t))?,
+        str_of_vec: declare("hot_str_of_vec", &[i64t], Some(i64t))?,
+        str_of_array: declare("hot_str_of_array", &[i64t, i64t, i64t, i64t], Some(i64t))?,
     };
     Ok((hosts, helpers))
 }

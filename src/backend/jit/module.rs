@@ -192,11 +192,11 @@ fn carry_globals(old: &mut JitProgram, next: &mut JitProgram) -> Vec<String> {
             continue;
         };
         let (at, from, n) = (*at as usize, *from as usize, ty.cells() as usize);
-        if ty.is_handle() {
+        if ty.is_managed() {
             // Both versions own a reference: take one for the new, drop the new's own value.
-            let cell = crate::runtime::handle::hot_handle_retain(old_cells[from]);
+            let cell = super::call::retain_cell(ty, old_cells[from]);
             let replaced = std::mem::replace(&mut cells[at], cell);
-            crate::runtime::handle::hot_handle_release(replaced);
+            super::call::release_cell(ty, replaced);
         } else {
             cells[at..at + n].copy_from_slice(&old_cells[from..from + n]);
         }

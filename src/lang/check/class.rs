@@ -274,6 +274,14 @@ impl Checker {
             return None;
         }
         let (ty, init) = self.var_init(f)?;
+        if matches!(ty, Type::Vec(_) | Type::Str) {
+            self.error(Diagnostic::new(
+                DiagKind::BadClass,
+                f.name.span,
+                format!("fields of type `{ty}` are not supported yet by this build"),
+            ));
+            return None;
+        }
         let bits = match &init.kind {
             ExprKind::Int(v) => *v as u64,
             ExprKind::Float(v) => v.to_bits(),

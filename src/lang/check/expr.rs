@@ -62,13 +62,10 @@ impl Checker {
             ast::ExprKind::SelfValue => return self.self_value(span),
             ast::ExprKind::Field(object, field) => return self.field(object, field, span),
             ast::ExprKind::New(class, args) => return self.new_object(class, args, span),
-            ast::ExprKind::Str(_) => {
-                self.error(unsupported(span, "strings"));
-                return None;
-            }
-            ast::ExprKind::VecNew(_) => {
-                self.error(unsupported(span, "vectors (`vec<T>`)"));
-                return None;
+            ast::ExprKind::Str(parts) => return self.string(parts, span),
+            ast::ExprKind::VecNew(elem) => {
+                let elem = self.resolve_type(elem)?;
+                (ExprKind::VecNew, self.vec_type(elem, span)?)
             }
             ast::ExprKind::Closure { .. } => {
                 self.error(unsupported(span, "closures"));
@@ -112,7 +109,7 @@ impl Checker {
     /// The element type of an indexed value.
     pub(super) fn element_type(&mut self, ty: &Type, span: Span) -> Option<Type> {
         match ty {
-            Type::Array(elem, _) => Some((**elem).clone()),
+            Type::Array(elem, _) | Type::Vec(elem) => Some((**elem).clone()),
             other => {
                 self.error(Diagnostic::new(
                     DiagKind::TypeMismatch,
@@ -208,7 +205,7 @@ impl Checker {
         op_span: Span,
     ) -> Option<BinOp> {
         let (bin, ok) = match op {
-            BinaryOp::Add => (BinOp::Add, is_number(ty)),
+            BinaryOp::Add => (BinOp::Add, is_number(ty) || *ty == Type::Str),
             BinaryOp::Sub => (BinOp::Sub, is_number(ty)),
             BinaryOp::Mul => (BinOp::Mul, is_number(ty)),
             BinaryOp::Div => (BinOp::Div, is_number(ty)),
@@ -218,8 +215,8 @@ impl Checker {
             BinaryOp::BitXor => (BinOp::BitXor, *ty == Type::I64),
             BinaryOp::Shl => (BinOp::Shl, *ty == Type::I64),
             BinaryOp::Shr => (BinOp::Shr, *ty == Type::I64),
-            BinaryOp::Eq => (BinOp::Eq, ty.is_scalar()),
-            BinaryOp::Ne => (BinOp::Ne, ty.is_scalar()),
+            BinaryOp::Eq => (BinOp::Eq, ty.is_scalar() || *ty == Type::Str),
+            BinaryOp::Ne => (BinOp::Ne, ty.is_scalar() || *ty == Type::Str),
             BinaryOp::Lt => (BinOp::Lt, is_number(ty)),
             BinaryOp::Le => (BinOp::Le, is_number(ty)),
             BinaryOp::Gt => (BinOp::Gt, is_number(ty)),
@@ -486,6 +483,9 @@ impl Checker {
         if let Type::Handle { class, .. } = recv.ty {
             return self.object_call(recv, class, method, args, span);
         }
+        if matches!(method.name.as_str(), "push" | "pop") {
+            return self.vec_mutation(recv, receiver, method, args, span);
+        }
         match method.name.as_str() {
             "len" => {
                 if !args.is_empty() {
@@ -496,11 +496,14 @@ impl Checker {
                     ));
                     return None;
                 }
-                if !matches!(recv.ty, Type::Array(..)) {
+                if !matches!(recv.ty, Type::Array(..) | Type::Vec(_) | Type::Str) {
                     self.error(Diagnostic::new(
                         DiagKind::TypeMismatch,
                         recv.span,
-                        format!("`.len()` needs an array, found `{}`", recv.ty),
+                        format!(
+                            "`.len()` needs an array, a vec or a string, found `{}`",
+                            recv.ty
+                        ),
                     ));
                     return None;
                 }
@@ -510,18 +513,19 @@ impl Checker {
                     span,
                 })
             }
-            "push" | "pop" => {
-                self.error(unsupported(method.span, "vectors (`push`, `pop`)"));
-                None
-            }
             other => {
+                let note = match recv.ty {
+                    Type::Vec(_) => "vecs have `len()`, `push(x)` and `pop()`",
+                    Type::Str => "strings have one method, `len()`",
+                    _ => "arrays have one method, `len()`",
+                };
                 self.error(
                     Diagnostic::new(
                         DiagKind::UnknownName,
                         method.span,
                         format!("no method `{other}` on `{}`", recv.ty),
                     )
-                    .with_note("arrays have one method, `len()`"),
+                    .with_note(note),
                 );
                 None
             }
@@ -596,6 +600,126 @@ impl Checker {
             ty,
             span,
         })
+    }
+}
+
+impl Checker {
+    /// `v.push(x)` / `v.pop()`: `recv` is the checked receiver, which must be a vec in a place
+    /// that can be changed.
+    fn vec_mutation(
+        &mut self,
+        recv: Expr,
+        receiver: &ast::Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let name = method.name.as_str();
+        let Type::Vec(elem) = &recv.ty else {
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                recv.span,
+                format!("`{name}` needs a vec, found `{}`", recv.ty),
+            ));
+            return None;
+        };
+        let elem = (**elem).clone();
+        let want = usize::from(name == "push");
+        if args.len() != want {
+            self.error(Diagnostic::new(
+                DiagKind::Arity,
+                span,
+                format!(
+                    "`{name}` takes {want} argument{} but {} {} given",
+                    if want == 1 { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ),
+            ));
+            return None;
+        }
+        let verb = if name == "push" {
+            "push to"
+        } else {
+            "pop from"
+        };
+        let place = self.place_for(receiver, verb)?;
+        if name == "pop" {
+            return Some(Expr {
+                kind: ExprKind::VecPop(Box::new(place)),
+                ty: elem,
+                span,
+            });
+        }
+        let value = self.expr(&args[0])?;
+        let value = match self.coerce(value, &elem) {
+            Coerced::Ok(v) => v,
+            Coerced::Reported => return None,
+            Coerced::Mismatch(v) => {
+                self.error(
+                    mismatch(v.span, &elem, &v.ty)
+                        .with_label(recv.span, format!("this is a `{}`", recv.ty)),
+                );
+                return None;
+            }
+        };
+        Some(Expr {
+            kind: ExprKind::VecPush(Box::new(place), Box::new(value)),
+            ty: Type::Unit,
+            span,
+        })
+    }
+
+    /// A string literal: its text and interpolations joined with `+` (left to right).
+    fn string(&mut self, parts: &[ast::StrPart], span: Span) -> Option<Expr> {
+        let mut pieces = Vec::new();
+        let mut ok = true;
+        for part in parts {
+            match part {
+                ast::StrPart::Text(t) if t.is_empty() => {}
+                ast::StrPart::Text(t) => pieces.push(Expr {
+                    kind: ExprKind::StrLit(t.clone()),
+                    ty: Type::Str,
+                    span,
+                }),
+                ast::StrPart::Interp(e) => match self.expr(e) {
+                    Some(e) if e.ty == Type::Str => pieces.push(e),
+                    Some(e) if e.ty == Type::Unit => {
+                        self.error(Diagnostic::new(
+                            DiagKind::TypeMismatch,
+                            e.span,
+                            "this expression has no value to show in a string",
+                        ));
+                        ok = false;
+                    }
+                    Some(e) => pieces.push(Expr {
+                        span: e.span,
+                        kind: ExprKind::ToStr(Box::new(e)),
+                        ty: Type::Str,
+                    }),
+                    None => ok = false,
+                },
+            }
+        }
+        if !ok {
+            return None;
+        }
+        let mut pieces = pieces.into_iter();
+        let first = pieces.next().unwrap_or(Expr {
+            kind: ExprKind::StrLit(String::new()),
+            ty: Type::Str,
+            span,
+        });
+        Some(pieces.fold(first, |lhs, rhs| Expr {
+            kind: ExprKind::Binary {
+                op: BinOp::Add,
+                op_span: span,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
+            },
+            ty: Type::Str,
+            span,
+        }))
     }
 }
 

@@ -236,7 +236,7 @@ impl Checker {
                 let array_e = self.expr(array);
                 match array_e {
                     Some(a) => match &a.ty {
-                        Type::Array(elem, _) => {
+                        Type::Array(elem, _) | Type::Vec(elem) => {
                             let elem = (**elem).clone();
                             (Some((a, None)), Some(elem))
                         }
@@ -244,7 +244,9 @@ impl Checker {
                             self.error(Diagnostic::new(
                                 DiagKind::TypeMismatch,
                                 span_of(array),
-                                format!("`for ... in` needs an array or a range, found `{other}`"),
+                                format!(
+                                    "`for ... in` needs an array, a vec or a range, found `{other}`"
+                                ),
                             ));
                             (None, None)
                         }
@@ -308,9 +310,15 @@ impl Checker {
 
     /// An assignable place.
     fn place(&mut self, target: &ast::Expr) -> Option<Place> {
+        self.place_for(target, "assign to")
+    }
+
+    /// A place that can be changed, for an operation described by `verb` ("assign to",
+    /// "push to").
+    pub(super) fn place_for(&mut self, target: &ast::Expr, verb: &str) -> Option<Place> {
         let span = target.span;
         match &target.kind {
-            ast::ExprKind::Paren(inner) => self.place(inner),
+            ast::ExprKind::Paren(inner) => self.place_for(inner, verb),
             ast::ExprKind::Name(name) => {
                 if let Some(id) = self.lookup_local(name) {
                     let info = self.f.info[id.index()].clone();
@@ -325,7 +333,7 @@ impl Checker {
                         let mut d = Diagnostic::new(
                             DiagKind::AssignToImmutable,
                             span,
-                            format!("cannot assign to `{name}`: it is {what}"),
+                            format!("cannot {verb} `{name}`: it is {what}"),
                         )
                         .with_label(decl, "declared here");
                         if info.what == LocalWhat::Let {
@@ -349,7 +357,7 @@ impl Checker {
                                 Diagnostic::new(
                                     DiagKind::AssignToImmutable,
                                     span,
-                                    format!("cannot assign to `{name}`: it is a module constant"),
+                                    format!("cannot {verb} `{name}`: it is a module constant"),
                                 )
                                 .with_label(decl, "declared with `let` here"),
                             );
@@ -365,7 +373,7 @@ impl Checker {
                         self.error(Diagnostic::new(
                             DiagKind::AssignToImmutable,
                             span,
-                            format!("cannot assign to `{name}`: it is not a variable"),
+                            format!("cannot {verb} `{name}`: it is not a variable"),
                         ));
                         None
                     }
@@ -380,7 +388,7 @@ impl Checker {
                 }
             }
             ast::ExprKind::Index(base, index) => {
-                let base = self.place(base);
+                let base = self.place_for(base, verb);
                 let index = self.index_expr(index);
                 let base = base?;
                 let elem = self.element_type(&base.ty, base.span)?;
@@ -396,8 +404,12 @@ impl Checker {
             ast::ExprKind::Field(object, field) => self.field_place(object, field, span),
             _ => {
                 self.error(
-                    Diagnostic::new(DiagKind::Other, span, "cannot assign to this expression")
-                        .with_note("the left side of `=` must be a variable or an array element"),
+                    Diagnostic::new(
+                        DiagKind::Other,
+                        span,
+                        format!("cannot {verb} this expression"),
+                    )
+                    .with_note("it must be a variable, a field, or an element of an array or vec"),
                 );
                 None
             }

@@ -20,10 +20,7 @@ impl Checker {
                 "i64" => Some(Type::I64),
                 "f64" => Some(Type::F64),
                 "bool" => Some(Type::Bool),
-                "str" => {
-                    self.error(unsupported("strings (`str`)"));
-                    None
-                }
+                "str" => Some(Type::Str),
                 _ => {
                     let diag = match self.names.get(name) {
                         Some((ModName::Class(id), _)) => return Some(self.handle_type(*id, false)),
@@ -40,7 +37,7 @@ impl Checker {
                             format!("unknown type `{name}`"),
                         )
                         .with_note(
-                            "the types are `i64`, `f64`, `bool`, arrays `[T; N]` and classes",
+                            "the types are `i64`, `f64`, `bool`, `str`, arrays `[T; N]`, `vec<T>` and classes",
                         ),
                     };
                     self.error(diag);
@@ -51,9 +48,9 @@ impl Checker {
                 let elem = self.resolve_type(elem)?;
                 self.array_type(elem, *len, t.span)
             }
-            TypeKind::Vec(_) => {
-                self.error(unsupported("vectors (`vec<T>`)"));
-                None
+            TypeKind::Vec(elem) => {
+                let elem = self.resolve_type(elem)?;
+                self.vec_type(elem, t.span)
             }
             TypeKind::Fn(..) => {
                 self.error(unsupported("function types (closures)"));
@@ -73,6 +70,22 @@ impl Checker {
         }
     }
 
+    /// `vec<elem>`, if `elem` can be an element.
+    pub(super) fn vec_type(&mut self, elem: Type, span: crate::lang::span::Span) -> Option<Type> {
+        if let Type::Array(..) = elem {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::Unsupported,
+                    span,
+                    format!("vecs of arrays (`vec<{elem}>`) are not supported yet by this build"),
+                )
+                .with_note("use a vec of vecs, `vec<vec<T>>`"),
+            );
+            return None;
+        }
+        Some(Type::Vec(Box::new(elem)))
+    }
+
     /// `[elem; len]`, if it is not too large.
     pub(super) fn array_type(
         &mut self,
@@ -80,12 +93,15 @@ impl Checker {
         len: u64,
         span: crate::lang::span::Span,
     ) -> Option<Type> {
-        if elem.is_handle() {
-            self.error(Diagnostic::new(
-                DiagKind::Unsupported,
-                span,
-                "arrays of handles are not supported yet by this build",
-            ));
+        if elem.is_managed() {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::Unsupported,
+                    span,
+                    format!("arrays of `{elem}` are not supported yet by this build"),
+                )
+                .with_note(format!("use a vec, `vec<{elem}>`")),
+            );
             return None;
         }
         let cells = elem.cells().saturating_mul(len);

@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::median_ci::MedianCi;
 use crate::measure::units::{Picos, Ratio};
@@ -22,7 +22,7 @@ use crate::measure::units::{Picos, Ratio};
 pub const DEFAULT_BAND: f64 = 0.02;
 
 /// How B compares with A.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// The ratio's CI lies inside the equivalence band.

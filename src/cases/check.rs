@@ -1,0 +1,257 @@
+//! "Is this 1.0x?": one script against its native twin or a second script, each run once with a
+//! checked loop count (results compared), then measured interleaved and answered with the
+//! ratio, its CI and the verdict. `hotlab check` and the session's `:check` both go through
+//! [`check`].
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::backend::{Backend, CellError, Jits, Loaded, Runner};
+use super::matrix;
+use super::spec::{Entry, Mode, parse_header};
+use super::twins::Twin;
+use crate::lang::SourceFile;
+use crate::measure::{Picos, Settings, Stop, Verdict};
+
+/// The answer, as `hotlab check --json` prints it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckAnswer {
+    /// The script.
+    pub file: String,
+    /// What it was compared with (`twin NAME` or the second file).
+    pub against: String,
+    /// The backend (its name).
+    pub backend: String,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Median ratio FILE / other.
+    pub ratio: f64,
+    /// Its CI.
+    pub low: f64,
+    /// Its CI.
+    pub high: f64,
+    /// The band (0.02 = ±2%).
+    pub band: f64,
+    /// The script's time per op, ns.
+    pub ns: Option<f64>,
+    /// The other side's, ns.
+    pub other_ns: Option<f64>,
+    /// The loop count of the result check.
+    pub n: i64,
+    /// The script's result.
+    pub result: i64,
+    /// The other side's.
+    pub other_result: i64,
+    /// Whether the results pass the checksum rule.
+    pub results_equal: bool,
+    /// The verdict as a sentence.
+    pub explanation: String,
+    /// The exit code `hotlab check` uses for this answer.
+    pub exit_code: u8,
+}
+
+/// A script to check: its mode and its source (the source's name is shown).
+#[derive(Debug, Clone)]
+pub struct Script {
+    /// `.hot` or `.clif`.
+    pub mode: Mode,
+    /// The text and its name.
+    pub source: Arc<SourceFile>,
+}
+
+/// What the script is compared with.
+#[derive(Debug, Clone)]
+pub enum Against {
+    /// A native twin: the ratio is script / twin.
+    Twin(&'static Twin),
+    /// Another script on the same backend: the ratio is script / other.
+    Script(Script),
+}
+
+/// How to check.
+#[derive(Debug, Clone)]
+pub struct CheckOptions {
+    /// The backend both scripts are compiled with.
+    pub backend: Backend,
+    /// Equivalence band as a fraction (0.02 = ±2%).
+    pub band: f64,
+    /// Seconds of measurement.
+    pub time: f64,
+    /// Loop count of the result check.
+    pub iters: i64,
+}
+
+/// Why there is no answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CheckError {
+    /// Bad input: a script that does not compile, a backend that cannot run it.
+    #[error("{0}")]
+    Input(String),
+    /// A script raised an error at run time.
+    #[error("{0}")]
+    Script(String),
+}
+
+/// Exit codes of the answers (the same as `hotlab check`'s).
+pub mod code {
+    /// `equal`.
+    pub const EQUAL: u8 = 0;
+    /// `slower` or `faster`.
+    pub const DIFFERS: u8 = 3;
+    /// `unresolved`.
+    pub const UNRESOLVED: u8 = 4;
+    /// The results differ.
+    pub const RESULT_DIFFERS: u8 = 5;
+}
+
+/// How to run a script: its header's `entry` (a hook case is the host's `Hook.call` loop), or
+/// `run` for a file without a case header.
+fn entry_of(script: &Script) -> Entry {
+    let path = std::path::Path::new(&script.source.name);
+    parse_header(path, script.mode, &script.source.text).map_or(Entry::Run, |h| h.entry)
+}
+
+fn load(backend: Backend, script: &Script, jits: &mut Jits) -> Result<Loaded, CheckError> {
+    match backend.load_source(script.mode, &script.source, entry_of(script), jits) {
+        Ok((l, _)) => Ok(l),
+        Err(CellError::Unavailable(why)) => Err(CheckError::Input(format!(
+            "error: {}: cannot run on {}: {why}",
+            script.source.name,
+            backend.name()
+        ))),
+        Err(CellError::Failed(msg)) => Err(CheckError::Input(if msg.starts_with("error") {
+            msg
+        } else {
+            format!("error: {msg}")
+        })),
+    }
+}
+
+/// Check `script` against `against` on this thread (see the module docs).
+pub fn check(
+    script: &Script,
+    against: &Against,
+    options: &CheckOptions,
+) -> Result<CheckAnswer, CheckError> {
+    let mut jits = Jits::default();
+    let loaded = load(options.backend, script, &mut jits)?;
+    let other = match against {
+        Against::Script(s) => Some((s, load(options.backend, s, &mut jits)?)),
+        Against::Twin(_) => None,
+    };
+    let mut runner = loaded.runner().map_err(CheckError::Script)?;
+    let result = runner.checked(options.iters).map_err(CheckError::Script)?;
+    let mut other_runner = match &other {
+        Some((s, l)) => Some((s, l.runner().map_err(CheckError::Script)?)),
+        None => None,
+    };
+    let other_result = match (&mut other_runner, against) {
+        (Some((_, r)), _) => r.checked(options.iters).map_err(CheckError::Script)?,
+        (None, Against::Twin(t)) => t.run(options.iters),
+        (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
+    };
+    let results_equal = result == other_result;
+
+    let mut settings = Settings {
+        stop: Stop::Budget(Picos(options.time * 1e12)),
+        band: options.band,
+        counters: false,
+        ..Settings::default()
+    };
+    let name = script.source.name.clone();
+    let (against_name, (verdict, other_ns, ns)) = match (other_runner, against) {
+        (Some((s, r)), _) => {
+            // The other script first: the job's first variant is the baseline of the ratio.
+            let mut runners = vec![(s.source.name.clone(), r), (name.clone(), runner)];
+            let values = measure(None, &mut runners, &settings)?;
+            (runners[0].0.clone(), values)
+        }
+        (None, Against::Twin(t)) => {
+            if t.threads > 1 {
+                settings = matrix::settings(options.time, true, t);
+                settings.band = options.band;
+            }
+            let mut runners = vec![(name.clone(), runner)];
+            (
+                format!("twin {}", t.name),
+                measure(Some(t), &mut runners, &settings)?,
+            )
+        }
+        (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
+    };
+    let exit_code = if !results_equal {
+        code::RESULT_DIFFERS
+    } else {
+        match verdict.verdict {
+            Verdict::Equal => code::EQUAL,
+            Verdict::Slower | Verdict::Faster => code::DIFFERS,
+            Verdict::Unresolved => code::UNRESOLVED,
+        }
+    };
+    Ok(CheckAnswer {
+        file: name,
+        against: against_name,
+        backend: options.backend.name().to_string(),
+        verdict: verdict.verdict,
+        ratio: verdict.ratio.0,
+        low: verdict.low.0,
+        high: verdict.high.0,
+        band: verdict.band,
+        ns,
+        other_ns,
+        n: options.iters,
+        result,
+        other_result,
+        results_equal,
+        explanation: verdict.explanation.clone(),
+        exit_code,
+    })
+}
+
+/// The answer in one line.
+pub fn line(a: &CheckAnswer) -> String {
+    let ns = |v: Option<f64>| v.map_or("n/a".to_string(), super::render::fmt_ns);
+    let result = if a.results_equal {
+        format!("results equal ({} at n = {})", a.result, a.n)
+    } else {
+        format!(
+            "RESULTS DIFFER: {} vs {} at n = {}",
+            a.result, a.other_result, a.n
+        )
+    };
+    format!(
+        "{} on {} vs {}: {}; {} vs {} ns/op; {result}",
+        a.file,
+        a.backend,
+        a.against,
+        a.explanation,
+        ns(a.ns),
+        ns(a.other_ns)
+    )
+}
+
+type Measured = (
+    crate::measure::stats::verdict::RatioVerdict,
+    Option<f64>,
+    Option<f64>,
+);
+
+/// One timed job, the baseline first (the twin, or the first runner); variant 1 against 0.
+fn measure(
+    twin: Option<&Twin>,
+    runners: &mut [(String, Runner<'_>)],
+    settings: &Settings,
+) -> Result<Measured, CheckError> {
+    let result = matrix::run_job(twin, runners, settings).map_err(CheckError::Script)?;
+    let c = result
+        .compare(0, 1)
+        .map_err(|e| CheckError::Input(format!("error: {e}")))?;
+    let ns = |i: usize| {
+        result.variants[i]
+            .summary
+            .as_ref()
+            .map(|s| s.median.nanos())
+    };
+    Ok((c.verdict, ns(0), ns(1)))
+}

@@ -1,0 +1,542 @@
+//! `vec<T>` and `str` values of generated code: reference-counted heap blocks in one 8-byte cell.
+//!
+//! # Ownership
+//! A cell is `0` (the empty vec, the empty string: what a zeroed global or a fresh local holds)
+//! or the address of an `Arc` block. A non-null cell *owns* one strong count. Generated code
+//! retains a cell when it copies it (a variable read, an element read) and releases it when the
+//! copy goes (a temporary used up, a variable overwritten or going out of its function), as it
+//! does for handles (`backend/jit/lower_object.rs`). Dropping a vec block releases its elements
+//! by their kind ([`ElemKind`]), iteratively only as deep as the nesting of vecs.
+//!
+//! Vecs are values with copy-on-write: `let b = a` shares one block; a mutation (`push`, `pop`,
+//! an element store) first makes the block unique ([`hot_vec_unique`]), copying it (and
+//! retaining its elements) when another owner shares it. Strings are immutable.
+//!
+//! Counts are atomic (`Arc`): a block may be released on another thread than the one that made
+//! it (a host calling an object's method). [`live_blocks`] counts the blocks made minus freed
+//! on the current thread, for the leak tests.
+
+use std::cell::Cell;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use crate::lang::span::Span;
+use crate::runtime::error::{ScriptError, ScriptErrorKind};
+use crate::runtime::handle::{Handle, hot_handle_release, hot_handle_retain};
+
+thread_local! {
+    static LIVE: Cell<i64> = const { Cell::new(0) };
+}
+
+/// Vec and str blocks made minus blocks freed on this thread (0 after a run that leaked none).
+pub fn live_blocks() -> i64 {
+    LIVE.with(Cell::get)
+}
+
+fn count(delta: i64) {
+    // `try_with`: a block freed while the thread's locals are torn down is not counted.
+    let _ = LIVE.try_with(|c| c.set(c.get() + delta));
+}
+
+/// What one cell of a vec holds: how it is released, retained and shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ElemKind {
+    /// An `i64`.
+    I64 = 0,
+    /// An `f64` (its bits).
+    F64 = 1,
+    /// A `bool` (0 or 1).
+    Bool = 2,
+    /// A handle cell (owns a reference to a shell).
+    Handle = 3,
+    /// A `vec` cell (owns a count of a [`VecBlock`]).
+    Vec = 4,
+    /// A `str` cell (owns a count of a string block).
+    Str = 5,
+}
+
+impl ElemKind {
+    /// From the code generated code passes (`self as u8`); `None` for another number.
+    pub fn from_code(code: u64) -> Option<ElemKind> {
+        Some(match code {
+            0 => ElemKind::I64,
+            1 => ElemKind::F64,
+            2 => ElemKind::Bool,
+            3 => ElemKind::Handle,
+            4 => ElemKind::Vec,
+            5 => ElemKind::Str,
+            _ => return None,
+        })
+    }
+
+    fn code_or_abort(code: u64) -> ElemKind {
+        // Generated code passes constants made from a checked type; anything else is a bug
+        // that must not turn into a wrong release.
+        ElemKind::from_code(code).unwrap_or_else(|| std::process::abort())
+    }
+}
+
+/// Take another reference through a cell of kind `kind`; returns the cell.
+pub fn retain_cell(kind: ElemKind, cell: u64) -> u64 {
+    match kind {
+        ElemKind::I64 | ElemKind::F64 | ElemKind::Bool => cell,
+        ElemKind::Handle => hot_handle_retain(cell),
+        ElemKind::Vec => hot_vec_retain(cell),
+        ElemKind::Str => hot_str_retain(cell),
+    }
+}
+
+/// Give up the reference a cell of kind `kind` owns.
+pub fn release_cell(kind: ElemKind, cell: u64) {
+    match kind {
+        ElemKind::I64 | ElemKind::F64 | ElemKind::Bool => {}
+        ElemKind::Handle => hot_handle_release(cell),
+        ElemKind::Vec => hot_vec_release(cell),
+        ElemKind::Str => hot_str_release(cell),
+    }
+}
+
+/// A vec's block: its elements' kind and cells. Generated code reaches the cells only through
+/// the helpers (`hot_vec_at` hands out an element's address).
+#[derive(Debug)]
+pub struct VecBlock {
+    kind: ElemKind,
+    items: Vec<u64>,
+}
+
+impl VecBlock {
+    fn new(kind: ElemKind, items: Vec<u64>) -> VecBlock {
+        count(1);
+        VecBlock { kind, items }
+    }
+
+    /// The element cells.
+    pub fn items(&self) -> &[u64] {
+        &self.items
+    }
+
+    /// What the elements are.
+    pub fn kind(&self) -> ElemKind {
+        self.kind
+    }
+}
+
+impl Clone for VecBlock {
+    /// A copy that owns its own reference to every element.
+    fn clone(&self) -> VecBlock {
+        let items = self
+            .items
+            .iter()
+            .map(|&c| retain_cell(self.kind, c))
+            .collect();
+        VecBlock::new(self.kind, items)
+    }
+}
+
+impl Drop for VecBlock {
+    fn drop(&mut self) {
+        count(-1);
+        for c in std::mem::take(&mut self.items) {
+            release_cell(self.kind, c);
+        }
+    }
+}
+
+/// The block of a non-null vec cell, borrowed.
+///
+/// # Safety
+/// `cell` must be 0 or own (or be borrowed from an owner of) a count of a live [`VecBlock`]
+/// for `'a`.
+pub unsafe fn vec_block<'a>(cell: u64) -> Option<&'a VecBlock> {
+    // SAFETY: the caller's contract: a non-null cell points at a live block.
+    (cell != 0).then(|| unsafe { &*(cell as *const VecBlock) })
+}
+
+/// A new vec cell owning `items` (each owning what its kind owns); 0 when empty.
+pub fn vec_from_cells(kind: ElemKind, items: Vec<u64>) -> u64 {
+    if items.is_empty() {
+        return 0;
+    }
+    Arc::into_raw(Arc::new(VecBlock::new(kind, items))) as u64
+}
+
+/// Another count of a vec cell; returns the cell.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_vec_retain(cell: u64) -> u64 {
+    if cell != 0 {
+        // SAFETY: a non-null vec cell the caller holds owns a count of a live `Arc` block.
+        unsafe { Arc::increment_strong_count(cell as *const VecBlock) };
+    }
+    cell
+}
+
+/// Release a count of a vec cell (its elements go with the last).
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_vec_release(cell: u64) {
+    if cell != 0 {
+        // SAFETY: the caller gives up the count its cell owns.
+        unsafe { Arc::decrement_strong_count(cell as *const VecBlock) };
+    }
+}
+
+/// Make the vec in `cell` (owned, given up) unique before a mutation: the same block when no
+/// other cell shares it, else a copy; a fresh empty block for 0. Returns the owned result.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_vec_unique(cell: u64, kind: u64) -> u64 {
+    let kind = ElemKind::code_or_abort(kind);
+    let mut arc = if cell == 0 {
+        Arc::new(VecBlock::new(kind, Vec::new()))
+    } else {
+        // SAFETY: the caller hands over the count its cell owns.
+        unsafe { Arc::from_raw(cell as *const VecBlock) }
+    };
+    Arc::make_mut(&mut arc);
+    Arc::into_raw(arc) as u64
+}
+
+/// The block of a unique vec cell (from [`hot_vec_unique`]), mutably.
+///
+/// # Safety
+/// `cell` must come from `hot_vec_unique` with no copy of it made since.
+unsafe fn unique_block<'a>(cell: u64) -> &'a mut VecBlock {
+    // SAFETY: the caller's contract: this cell is the block's only owner.
+    unsafe { &mut *(cell as *mut VecBlock) }
+}
+
+/// `v.push(item)` on a unique vec (from [`hot_vec_unique`]); the item's reference moves in.
+///
+/// # Safety
+/// `cell` must be unique (see [`hot_vec_unique`]) and `item` a cell of the vec's kind.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
+    // SAFETY: the caller's contract.
+    let block = unsafe { unique_block(cell) };
+    block.items.push(item);
+}
+
+/// `v.pop()` on a unique vec: the last element (its reference moves out), or a raised "pop from
+/// an empty vec" at `start..end`.
+///
+/// # Safety
+/// `cell` must be unique (see [`hot_vec_unique`]).
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hot_vec_pop(cell: u64, start: u32, end: u32) -> u64 {
+    // SAFETY: the caller's contract.
+    let block = unsafe { unique_block(cell) };
+    match block.items.pop() {
+        Some(item) => item,
+        None => ScriptError::new(ScriptErrorKind::PopEmpty, Span { start, end }).raise(),
+    }
+}
+
+/// The address of element `index` of a vec, or a raised "index out of range" at
+/// `start..end`. Valid until the vec is next mutated or released.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_vec_at(cell: u64, index: i64, start: u32, end: u32) -> *mut u64 {
+    // SAFETY: generated code passes a vec cell it holds a count through.
+    let block = unsafe { vec_block(cell) };
+    let len = block.map_or(0, |b| b.items.len());
+    match block {
+        // Written through only after the caller made the vec unique (`hot_vec_unique`).
+        Some(b) if index >= 0 && (index as u64) < len as u64 => {
+            b.items.as_ptr().wrapping_add(index as usize).cast_mut()
+        }
+        _ => ScriptError::new(
+            ScriptErrorKind::IndexOutOfRange {
+                index,
+                len: len as i64,
+            },
+            Span { start, end },
+        )
+        .raise(),
+    }
+}
+
+/// `v.len()`.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_vec_len(cell: u64) -> i64 {
+    // SAFETY: generated code passes a vec cell it holds a count through.
+    unsafe { vec_block(cell) }.map_or(0, |b| b.items.len() as i64)
+}
+
+// ---- strings ----
+
+/// The text of a str cell, borrowed.
+///
+/// # Safety
+/// `cell` must be 0 or own (or be borrowed from an owner of) a count of a live string block
+/// for `'a`.
+pub unsafe fn str_text<'a>(cell: u64) -> &'a str {
+    if cell == 0 {
+        return "";
+    }
+    // SAFETY: the caller's contract.
+    unsafe { &*(cell as *const StrBlock) }.0.as_str()
+}
+
+/// A string's block.
+#[derive(Debug)]
+struct StrBlock(String);
+
+impl Drop for StrBlock {
+    fn drop(&mut self) {
+        count(-1);
+    }
+}
+
+/// A new str cell with `text` (0 when empty).
+pub fn str_from(text: String) -> u64 {
+    if text.is_empty() {
+        return 0;
+    }
+    count(1);
+    Arc::into_raw(Arc::new(StrBlock(text))) as u64
+}
+
+/// Another count of a str cell; returns the cell.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_retain(cell: u64) -> u64 {
+    if cell != 0 {
+        // SAFETY: a non-null str cell the caller holds owns a count of a live block.
+        unsafe { Arc::increment_strong_count(cell as *const StrBlock) };
+    }
+    cell
+}
+
+/// Release a count of a str cell.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_release(cell: u64) {
+    if cell != 0 {
+        // SAFETY: the caller gives up the count its cell owns.
+        unsafe { Arc::decrement_strong_count(cell as *const StrBlock) };
+    }
+}
+
+/// A string literal: `len` bytes of UTF-8 at `bytes` (in the program's data), as a new cell.
+///
+/// # Safety
+/// `bytes` must point at `len` readable bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hot_str_lit(bytes: *const u8, len: u64) -> u64 {
+    if len == 0 {
+        return 0;
+    }
+    // SAFETY: the caller's contract.
+    let bytes = unsafe { std::slice::from_raw_parts(bytes, len as usize) };
+    str_from(String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// `a + b`: a new string (both operands borrowed).
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_concat(a: u64, b: u64) -> u64 {
+    // SAFETY: generated code passes cells it holds counts through.
+    let (a, b) = unsafe { (str_text(a), str_text(b)) };
+    let mut s = String::with_capacity(a.len() + b.len());
+    s.push_str(a);
+    s.push_str(b);
+    str_from(s)
+}
+
+/// `a == b`: the same text.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_eq(a: u64, b: u64) -> i8 {
+    // SAFETY: generated code passes cells it holds counts through.
+    i8::from(a == b || unsafe { str_text(a) == str_text(b) })
+}
+
+/// `s.len()`: the length in bytes (UTF-8).
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_len(a: u64) -> i64 {
+    // SAFETY: generated code passes a cell it holds a count through.
+    unsafe { str_text(a) }.len() as i64
+}
+
+/// `"${x}"` of an `i64`.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_of_i64(x: i64) -> u64 {
+    str_from(x.to_string())
+}
+
+/// `"${x}"` of an `f64`.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_of_f64(x: f64) -> u64 {
+    str_from(format_f64(x))
+}
+
+/// `"${b}"` of a `bool`.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_of_bool(b: i8) -> u64 {
+    str_from(if b != 0 { "true" } else { "false" }.to_string())
+}
+
+/// `"${h}"` of a handle: `null`, or `<Class>` (the object's class, also when destroyed).
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_of_handle(cell: u64) -> u64 {
+    let mut s = String::new();
+    format_cell(ElemKind::Handle, cell, &mut s);
+    str_from(s)
+}
+
+/// `"${v}"` of a vec of elements of kind `kind`: `[a, b]`, strings quoted.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_of_vec(cell: u64) -> u64 {
+    let mut s = String::new();
+    format_cell(ElemKind::Vec, cell, &mut s);
+    str_from(s)
+}
+
+/// `"${a}"` of a fixed array: `cells` scalars of kind `kind` at `ptr`, shaped by the `ndims`
+/// lengths at `dims` (outermost first).
+///
+/// # Safety
+/// `ptr` must point at the product of the dims cells; `dims` at `ndims` `u32`s.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hot_str_of_array(
+    ptr: *const u64,
+    kind: u64,
+    dims: *const u32,
+    ndims: u64,
+) -> u64 {
+    let kind = ElemKind::code_or_abort(kind);
+    // SAFETY: the caller's contract.
+    let dims = unsafe { std::slice::from_raw_parts(dims, ndims as usize) };
+    let total = dims.iter().map(|&d| d as usize).product::<usize>();
+    // SAFETY: the caller's contract.
+    let cells = unsafe { std::slice::from_raw_parts(ptr, total) };
+    let mut s = String::new();
+    format_array(kind, cells, dims, &mut s);
+    str_from(s)
+}
+
+/// Rust's `{:?}` of an `f64` (`1.0`, `NaN`, `inf`, `1e300`): how every backend shows one.
+pub fn format_f64(x: f64) -> String {
+    format!("{x:?}")
+}
+
+/// Append how a cell of kind `kind` is shown inside a string (nested strings quoted).
+pub fn format_cell(kind: ElemKind, cell: u64, out: &mut String) {
+    match kind {
+        ElemKind::I64 => {
+            let _ = write!(out, "{}", cell as i64);
+        }
+        ElemKind::F64 => out.push_str(&format_f64(f64::from_bits(cell))),
+        ElemKind::Bool => out.push_str(if cell & 0xff != 0 { "true" } else { "false" }),
+        ElemKind::Handle => match Handle::cell_object(cell) {
+            None => out.push_str("null"),
+            Some(obj) => {
+                // SAFETY: a non-null handle cell owns a reference: the shell (and its class,
+                // kept for the runtime's life) is allocated.
+                let name = unsafe { &*obj }.class().name();
+                let _ = write!(out, "<{name}>");
+            }
+        },
+        ElemKind::Str => {
+            // SAFETY: the caller holds the cell's count.
+            let _ = write!(out, "{:?}", unsafe { str_text(cell) });
+        }
+        ElemKind::Vec => {
+            out.push('[');
+            // SAFETY: the caller holds the cell's count.
+            if let Some(block) = unsafe { vec_block(cell) } {
+                for (i, &c) in block.items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    format_cell(block.kind, c, out);
+                }
+            }
+            out.push(']');
+        }
+    }
+}
+
+/// Append an array of scalars shaped by `dims`.
+pub fn format_array(kind: ElemKind, cells: &[u64], dims: &[u32], out: &mut String) {
+    let Some((&n, inner)) = dims.split_first() else {
+        if let Some(&c) = cells.first() {
+            format_cell(kind, c, out);
+        }
+        return;
+    };
+    let step = inner.iter().map(|&d| d as usize).product::<usize>();
+    out.push('[');
+    for i in 0..n as usize {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        format_array(kind, &cells[i * step..(i + 1) * step], inner, out);
+    }
+    out.push(']');
+}
+
+/// The helpers generated code imports for vecs and strings: `(symbol, address)`.
+pub fn helper_symbols() -> [(&'static str, *const u8); 19] {
+    [
+        ("hot_vec_retain", hot_vec_retain as *const u8),
+        ("hot_vec_release", hot_vec_release as *const u8),
+        ("hot_vec_unique", hot_vec_unique as *const u8),
+        ("hot_vec_push", hot_vec_push as *const u8),
+        ("hot_vec_pop", hot_vec_pop as *const u8),
+        ("hot_vec_at", hot_vec_at as *const u8),
+        ("hot_vec_len", hot_vec_len as *const u8),
+        ("hot_str_retain", hot_str_retain as *const u8),
+        ("hot_str_release", hot_str_release as *const u8),
+        ("hot_str_lit", hot_str_lit as *const u8),
+        ("hot_str_concat", hot_str_concat as *const u8),
+        ("hot_str_eq", hot_str_eq as *const u8),
+        ("hot_str_len", hot_str_len as *const u8),
+        ("hot_str_of_i64", hot_str_of_i64 as *const u8),
+        ("hot_str_of_f64", hot_str_of_f64 as *const u8),
+        ("hot_str_of_bool", hot_str_of_bool as *const u8),
+        ("hot_str_of_handle", hot_str_of_handle as *const u8),
+        ("hot_str_of_vec", hot_str_of_vec as *const u8),
+        ("hot_str_of_array", hot_str_of_array as *const u8),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_on_write_keeps_the_shared_copy() {
+        let before = live_blocks();
+        let a = hot_vec_unique(0, ElemKind::I64 as u64);
+        // SAFETY: `a` is unique.
+        unsafe { hot_vec_push(a, 7) };
+        let b = hot_vec_retain(a);
+        let b = hot_vec_unique(b, ElemKind::I64 as u64);
+        assert_ne!(a, b, "a shared block is copied before a mutation");
+        // SAFETY: `b` is unique.
+        unsafe { hot_vec_push(b, 8) };
+        assert_eq!((hot_vec_len(a), hot_vec_len(b)), (1, 2));
+        hot_vec_release(a);
+        hot_vec_release(b);
+        assert_eq!(live_blocks(), before);
+    }
+
+    #[test]
+    fn nested_values_are_shown_and_freed() {
+        let before = live_blocks();
+        let s = str_from("a\"b".to_string());
+        let inner = vec_from_cells(ElemKind::Str, vec![s, 0]);
+        let outer = vec_from_cells(ElemKind::Vec, vec![inner, 0]);
+        let mut out = String::new();
+        format_cell(ElemKind::Vec, outer, &mut out);
+        assert_eq!(out, r#"[["a\"b", ""], []]"#);
+        hot_vec_release(outer);
+        assert_eq!(live_blocks(), before);
+    }
+
+    #[test]
+    fn arrays_are_shown_by_their_dims() {
+        let cells: Vec<u64> = (1..=6).collect();
+        let mut out = String::new();
+        format_array(ElemKind::I64, &cells, &[2, 3], &mut out);
+        assert_eq!(out, "[[1, 2, 3], [4, 5, 6]]");
+        let mut out = String::new();
+        format_array(ElemKind::F64, &[1.5f64.to_bits()], &[], &mut out);
+        assert_eq!(out, "1.5");
+    }
+}

@@ -1,0 +1,631 @@
+//! The TUI's state and what the user can ask of it. Keys become intent methods
+//! ([`App::on_key`]); intents change the state and may hand work to the session
+//! ([`Effect`]). Nothing here draws or talks to a process, so the key handling is unit-tested.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use tui_textarea::TextArea;
+
+use super::complete::{common_prefix, complete};
+use super::highlight::{self, DiagView, Mark};
+use super::model::{CodeView, TableModel, TableState};
+use super::theme::{BUILTIN, Theme};
+use crate::ladder::Ladder;
+use crate::worker::Backend;
+
+/// The panes, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    /// The snippet editor.
+    Editor,
+    /// The ladder or comparison table.
+    Table,
+    /// The selected row's histogram.
+    Histogram,
+    /// The selected row's counters.
+    Counters,
+    /// The selected row's machine code.
+    Code,
+}
+
+impl Pane {
+    const ORDER: [Pane; 5] = [
+        Pane::Editor,
+        Pane::Table,
+        Pane::Histogram,
+        Pane::Counters,
+        Pane::Code,
+    ];
+}
+
+/// Work for the session (or the terminal loop).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Run a session line; `text` is the editor's snippet, set first when it changed.
+    Line {
+        /// The `:command` line.
+        line: String,
+        /// The snippet text to set before it.
+        text: Option<String>,
+    },
+    /// Cancel the running job.
+    Cancel,
+    /// Recompute the ladder's machine code (the ladder, its layers or the snippet changed).
+    LadderCode,
+    /// Leave.
+    Quit,
+}
+
+/// A message in the status area.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Message {
+    /// The text (may be several lines).
+    pub text: String,
+    /// An error (drawn in the error colour).
+    pub error: bool,
+}
+
+/// What the status line shows about the machine and the session.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StatusInfo {
+    /// The worker's CPU.
+    pub cpu: Option<usize>,
+    /// Time budget, seconds.
+    pub time_s: f64,
+    /// Timer kind and precision (`tsc 9.8 ns`).
+    pub timer: Option<String>,
+    /// Health warnings (`governor powersave`, `VM`).
+    pub health: Vec<String>,
+    /// Why hardware counters do not open on this machine, if they do not.
+    pub no_pmu: Option<String>,
+}
+
+/// The whole state of the TUI.
+pub struct App {
+    /// The snippet editor.
+    pub editor: TextArea<'static>,
+    /// The current snippet's name.
+    pub snippet_name: String,
+    /// The session's snippet names.
+    pub snippets: Vec<String>,
+    /// Colour marks of the editor's text.
+    pub marks: Vec<Mark>,
+    /// The front end's diagnostics of the editor's text.
+    pub diagnostics: Vec<DiagView>,
+    /// The table.
+    pub table: TableModel,
+    /// The selected row.
+    pub selected: usize,
+    /// The focused pane.
+    pub focus: Pane,
+    /// The theme.
+    pub theme: Theme,
+    /// The backend.
+    pub backend: Backend,
+    /// The ladder (as shipped), and the order and choice of its steps.
+    pub ladder: Ladder,
+    /// Step indices in measuring order (step 0, native, stays first).
+    pub order: Vec<usize>,
+    /// Per step: measured or left out.
+    pub enabled: Vec<bool>,
+    /// Machine code per step (or per function).
+    pub code: Vec<CodeView>,
+    /// Scroll of the code pane.
+    pub code_scroll: u16,
+    /// Show the diff (true) or the whole listing.
+    pub code_diff: bool,
+    /// The last message.
+    pub message: Option<Message>,
+    /// The line being run by the session, if any.
+    pub busy: Option<String>,
+    /// The command line, while typing one.
+    pub command: Option<String>,
+    /// Completion candidates of the command line, and which one Tab shows next.
+    pub completion: (Vec<String>, usize),
+    /// The help overlay is shown.
+    pub help: bool,
+    /// The last message is shown as a popup (it has several lines).
+    pub popup: bool,
+    /// Machine and settings for the status line.
+    pub status: StatusInfo,
+    /// The text the session last saw (to send the editor's text only when it changed).
+    pub synced_text: String,
+}
+
+fn textarea(text: &str) -> TextArea<'static> {
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut t = TextArea::new(if lines.is_empty() {
+        vec![String::new()]
+    } else {
+        lines
+    });
+    t.set_tab_length(4);
+    t
+}
+
+impl App {
+    /// A new state on `ladder` with `text` in the editor.
+    pub fn new(theme: Theme, ladder: Ladder, snippet_name: &str, text: &str) -> App {
+        let n = ladder.steps.len();
+        let mut app = App {
+            editor: textarea(text),
+            snippet_name: snippet_name.to_string(),
+            snippets: vec![snippet_name.to_string()],
+            marks: Vec::new(),
+            diagnostics: Vec::new(),
+            table: TableModel::plan(&ladder, &vec![true; n], &["jit", "aot"]),
+            selected: 0,
+            focus: Pane::Table,
+            theme,
+            backend: Backend::Jit,
+            ladder,
+            order: (0..n).collect(),
+            enabled: vec![true; n],
+            code: Vec::new(),
+            code_scroll: 0,
+            code_diff: true,
+            message: None,
+            busy: None,
+            command: None,
+            completion: (Vec::new(), 0),
+            help: false,
+            popup: false,
+            status: StatusInfo {
+                time_s: 1.0,
+                ..StatusInfo::default()
+            },
+            synced_text: String::new(),
+        };
+        app.edited();
+        app
+    }
+
+    /// The editor's text.
+    pub fn text(&self) -> String {
+        let mut t = self.editor.lines().join("\n");
+        if !t.is_empty() {
+            t.push('\n');
+        }
+        t
+    }
+
+    /// Replace the editor's text (a snippet loaded or switched by a command).
+    pub fn set_text(&mut self, name: &str, text: &str) {
+        self.editor = textarea(text);
+        self.snippet_name = name.to_string();
+        self.synced_text = text.to_string();
+        self.edited();
+    }
+
+    /// Recompute highlighting and diagnostics after an edit.
+    fn edited(&mut self) {
+        let text = self.text();
+        self.marks = highlight::marks(&text);
+        self.diagnostics = highlight::diagnostics(&self.snippet_name, &text);
+    }
+
+    /// The ladder with its steps in the chosen order and choice.
+    pub fn chosen_ladder(&self) -> Ladder {
+        let mut l = self.ladder.clone();
+        l.steps = self
+            .order
+            .iter()
+            .filter(|&&i| self.enabled[i])
+            .map(|&i| self.ladder.steps[i].clone())
+            .collect();
+        l
+    }
+
+    /// The table's plan for the current ladder, order and choice.
+    pub fn replan(&mut self) {
+        let mut l = self.ladder.clone();
+        l.steps = self
+            .order
+            .iter()
+            .map(|&i| self.ladder.steps[i].clone())
+            .collect();
+        let enabled: Vec<bool> = self.order.iter().map(|&i| self.enabled[i]).collect();
+        self.table = TableModel::plan(&l, &enabled, &["jit", "aot"]);
+        self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
+    }
+
+    /// Switch to another ladder (all its steps, in its order).
+    pub fn set_ladder(&mut self, ladder: Ladder) {
+        let n = ladder.steps.len();
+        self.ladder = ladder;
+        self.order = (0..n).collect();
+        self.enabled = vec![true; n];
+        self.replan();
+    }
+
+    fn text_if_changed(&mut self) -> Option<String> {
+        let t = self.text();
+        (t != self.synced_text).then(|| {
+            self.synced_text = t.clone();
+            t
+        })
+    }
+
+    fn line(&mut self, line: impl Into<String>) -> Vec<Effect> {
+        if self.busy.is_some() {
+            self.say("a job is running: Esc or Ctrl-C cancels it", true);
+            return Vec::new();
+        }
+        let text = self.text_if_changed();
+        vec![Effect::Line {
+            line: line.into(),
+            text,
+        }]
+    }
+
+    /// Show a message.
+    pub fn say(&mut self, text: impl Into<String>, error: bool) {
+        self.message = Some(Message {
+            text: text.into(),
+            error,
+        });
+    }
+
+    fn defines(&self, f: &str) -> bool {
+        let needle = format!("fn {f}(");
+        self.editor.lines().iter().any(|l| l.contains(&needle))
+    }
+
+    /// Run: measure the ladder around `fn call`, compare `fn run(n)` across backends, or
+    /// print `main`'s value.
+    pub fn run(&mut self) -> Vec<Effect> {
+        if self.defines("call") {
+            let line = format!(":ladder {}", self.ladder.name);
+            self.line(line)
+        } else if self.defines("run") {
+            let other = if self.backend == Backend::Interp {
+                "jit"
+            } else {
+                "interp"
+            };
+            self.line(format!(":compare {other}"))
+        } else {
+            self.line(":run")
+        }
+    }
+
+    /// The verdict against the twin.
+    pub fn check(&mut self) -> Vec<Effect> {
+        self.line(":check")
+    }
+
+    /// The next shipped ladder.
+    pub fn next_ladder(&mut self) -> Vec<Effect> {
+        let names: Vec<&str> = crate::ladder::BUILTIN.iter().map(|(n, _)| *n).collect();
+        let i = names.iter().position(|n| *n == self.ladder.name);
+        let next = names[i.map_or(0, |i| (i + 1) % names.len())];
+        match crate::ladder::resolve(next) {
+            Ok(l) => {
+                self.set_ladder(l);
+                let mut e = self.line(format!(":ladder {next}"));
+                // Choosing is not measuring: the session only records the name.
+                e.retain(|x| !matches!(x, Effect::Line { .. }));
+                self.say(format!("ladder {next}: F5 measures it"), false);
+                e.push(Effect::LadderCode);
+                e
+            }
+            Err(err) => {
+                self.say(err.to_string(), true);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The next backend.
+    pub fn next_backend(&mut self) -> Vec<Effect> {
+        let i = Backend::ALL.iter().position(|b| *b == self.backend);
+        let b = Backend::ALL[i.map_or(0, |i| (i + 1) % Backend::ALL.len())];
+        self.line(format!(":backend {}", b.name()))
+    }
+
+    /// The next shipped theme.
+    pub fn next_theme(&mut self) {
+        if !self.theme.color {
+            self.say("NO_COLOR is set: themes are off", false);
+            return;
+        }
+        let i = BUILTIN.iter().position(|(n, _)| *n == self.theme.name);
+        let (name, _) = BUILTIN[i.map_or(0, |i| (i + 1) % BUILTIN.len())];
+        match Theme::load(name) {
+            Ok(t) => {
+                self.theme = t;
+                self.say(format!("theme {name}"), false);
+            }
+            Err(e) => self.say(e.to_string(), true),
+        }
+    }
+
+    /// The step of the selected row, as an index into `order`.
+    fn selected_step(&self) -> Option<usize> {
+        let title = self.table.rows.get(self.selected)?.step.as_ref()?;
+        self.order
+            .iter()
+            .position(|&i| &self.ladder.steps[i].title == title)
+    }
+
+    fn layers_changed(&mut self) -> Vec<Effect> {
+        let keep_title = self
+            .table
+            .rows
+            .get(self.selected)
+            .and_then(|r| r.step.clone());
+        let keep_build = self
+            .table
+            .rows
+            .get(self.selected)
+            .and_then(|r| r.build.clone());
+        self.replan();
+        if let Some(i) = self
+            .table
+            .rows
+            .iter()
+            .position(|r| r.step == keep_title && r.build == keep_build)
+        {
+            self.selected = i;
+        }
+        let layers: Vec<&str> = self
+            .chosen_ladder()
+            .steps
+            .iter()
+            .skip(1)
+            .map(|s| s.layer.name())
+            .collect();
+        let mut e = self.line(format!(":layers {}", layers.join(" ")));
+        e.push(Effect::LadderCode);
+        e
+    }
+
+    /// Leave the selected row's layer out of the ladder, or put it back.
+    pub fn toggle_layer(&mut self) -> Vec<Effect> {
+        match self.selected_step() {
+            Some(0) | None => {
+                self.say("the native row is the floor: it is always measured", false);
+                Vec::new()
+            }
+            Some(pos) => {
+                let step = self.order[pos];
+                self.enabled[step] = !self.enabled[step];
+                self.layers_changed()
+            }
+        }
+    }
+
+    /// Move the selected row's layer one step earlier (`up`) or later.
+    pub fn move_layer(&mut self, up: bool) -> Vec<Effect> {
+        let Some(pos) = self.selected_step().filter(|&p| p > 0) else {
+            self.say("the native row is the floor: it stays first", false);
+            return Vec::new();
+        };
+        let to = if up { pos - 1 } else { pos + 1 };
+        if to == 0 || to >= self.order.len() {
+            return Vec::new();
+        }
+        self.order.swap(pos, to);
+        self.layers_changed()
+    }
+
+    /// Focus the next (or previous) pane.
+    pub fn cycle_pane(&mut self, forward: bool) {
+        let i = Pane::ORDER
+            .iter()
+            .position(|p| *p == self.focus)
+            .unwrap_or(0);
+        let n = Pane::ORDER.len();
+        self.focus = Pane::ORDER[if forward {
+            (i + 1) % n
+        } else {
+            (i + n - 1) % n
+        }];
+    }
+
+    /// Select another row.
+    pub fn select(&mut self, delta: isize) {
+        let n = self.table.rows.len();
+        if n == 0 {
+            return;
+        }
+        self.selected = (self.selected as isize + delta).clamp(0, n as isize - 1) as usize;
+        self.code_scroll = 0;
+    }
+
+    /// The code of the selected row: its step (ladder) or the first listing.
+    pub fn selected_code(&self) -> Option<&CodeView> {
+        let row = self.table.rows.get(self.selected)?;
+        match &row.step {
+            Some(step) => self.code.iter().find(|c| &c.key == step),
+            None => self.code.first(),
+        }
+    }
+
+    /// A key.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        if ctrl && key.code == KeyCode::Char('q') {
+            return vec![Effect::Quit];
+        }
+        if self.busy.is_some()
+            && (key.code == KeyCode::Esc || (ctrl && key.code == KeyCode::Char('c')))
+        {
+            self.say("cancelling…", false);
+            return vec![Effect::Cancel];
+        }
+        if self.help || self.popup {
+            self.help = false;
+            self.popup = false;
+            return Vec::new();
+        }
+        if self.command.is_some() {
+            return self.command_key(key);
+        }
+        match (key.code, ctrl) {
+            (KeyCode::F(1), _) => {
+                self.help = true;
+                return Vec::new();
+            }
+            (KeyCode::F(5), _) | (KeyCode::Char('r'), true) => return self.run(),
+            (KeyCode::F(6), _) | (KeyCode::Char('k'), true) => return self.check(),
+            (KeyCode::F(7), _) => return self.next_ladder(),
+            (KeyCode::F(8), _) => return self.next_backend(),
+            (KeyCode::F(9), _) => {
+                self.next_theme();
+                return Vec::new();
+            }
+            (KeyCode::Tab, false) => {
+                self.cycle_pane(true);
+                return Vec::new();
+            }
+            (KeyCode::BackTab, _) => {
+                self.cycle_pane(false);
+                return Vec::new();
+            }
+            (KeyCode::Char('c'), true) => return vec![Effect::Quit],
+            _ => {}
+        }
+        if self.focus == Pane::Editor {
+            if key.code == KeyCode::Esc {
+                self.focus = Pane::Table;
+            } else if self.editor.input(key) {
+                self.edited();
+            }
+            return Vec::new();
+        }
+        match key.code {
+            KeyCode::Char('?') => self.help = true,
+            KeyCode::Char(':') => {
+                self.command = Some(":".into());
+                self.completion = (Vec::new(), 0);
+            }
+            KeyCode::Char('q') => return vec![Effect::Quit],
+            KeyCode::Char('e') | KeyCode::Char('i') | KeyCode::Enter
+                if self.focus != Pane::Code =>
+            {
+                self.focus = Pane::Editor
+            }
+            KeyCode::Char('r') => return self.run(),
+            KeyCode::Char('c') => return self.check(),
+            KeyCode::Char('l') => return self.next_ladder(),
+            KeyCode::Char('b') => return self.next_backend(),
+            KeyCode::Char('t') => self.next_theme(),
+            KeyCode::Char(' ') => return self.toggle_layer(),
+            KeyCode::Char('K') | KeyCode::Char('[') => return self.move_layer(true),
+            KeyCode::Char('J') | KeyCode::Char(']') => return self.move_layer(false),
+            KeyCode::Char('d') => self.code_diff = !self.code_diff,
+            KeyCode::Up | KeyCode::Char('k') if self.focus == Pane::Code => {
+                self.code_scroll = self.code_scroll.saturating_sub(1)
+            }
+            KeyCode::Down | KeyCode::Char('j') if self.focus == Pane::Code => {
+                self.code_scroll = self.code_scroll.saturating_add(1)
+            }
+            KeyCode::PageUp if self.focus == Pane::Code => {
+                self.code_scroll = self.code_scroll.saturating_sub(10)
+            }
+            KeyCode::PageDown if self.focus == Pane::Code => {
+                self.code_scroll = self.code_scroll.saturating_add(10)
+            }
+            KeyCode::Up | KeyCode::Char('k') => self.select(-1),
+            KeyCode::Down | KeyCode::Char('j') => self.select(1),
+            KeyCode::Home => self.select(isize::MIN / 2),
+            KeyCode::End => self.select(isize::MAX / 2),
+            KeyCode::Esc => self.message = None,
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    fn command_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let Some(cmd) = self.command.as_mut() else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Esc => self.command = None,
+            KeyCode::Enter => {
+                let line = cmd.clone();
+                self.command = None;
+                if line.trim() == ":" {
+                    return Vec::new();
+                }
+                return self.line(line);
+            }
+            KeyCode::Backspace => {
+                cmd.pop();
+                if cmd.is_empty() {
+                    self.command = None;
+                }
+                self.completion = (Vec::new(), 0);
+            }
+            KeyCode::Tab => {
+                if self.completion.0.is_empty() {
+                    let c = complete(cmd, &self.snippets);
+                    let prefix = common_prefix(&c);
+                    if c.len() == 1 {
+                        *cmd = format!("{} ", c[0]);
+                    } else if prefix.len() > cmd.len() {
+                        *cmd = prefix;
+                    } else if !c.is_empty() {
+                        *cmd = c[0].clone();
+                        self.completion = (c, 1);
+                        return Vec::new();
+                    } else {
+                        self.say("no completion", false);
+                    }
+                    self.completion = (Vec::new(), 0);
+                } else {
+                    let (c, i) = &mut self.completion;
+                    *cmd = c[*i % c.len()].clone();
+                    *i += 1;
+                }
+            }
+            KeyCode::Char(ch) => {
+                cmd.push(ch);
+                self.completion = (Vec::new(), 0);
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// A mouse event: a click on a row of the table (drawn at `table`) selects it; the wheel
+    /// moves the selection.
+    pub fn on_mouse(&mut self, m: MouseEvent, table: ratatui::layout::Rect) -> bool {
+        match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => {
+                // The table pane: a border line and a header line above the first row.
+                let first = table.y + 2;
+                if m.column >= table.x
+                    && m.column < table.x + table.width
+                    && m.row >= first
+                    && m.row < table.y + table.height.saturating_sub(2)
+                {
+                    let visible = (table.height as usize).saturating_sub(4).max(1);
+                    let offset = super::panes::table_offset(self.selected, visible);
+                    let i = offset + (m.row - first) as usize;
+                    if i < self.table.rows.len() {
+                        self.selected = i;
+                        self.focus = Pane::Table;
+                        self.code_scroll = 0;
+                        return true;
+                    }
+                }
+                false
+            }
+            MouseEventKind::ScrollDown => {
+                self.select(1);
+                true
+            }
+            MouseEventKind::ScrollUp => {
+                self.select(-1);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the table shows a finished or running measurement.
+    pub fn measured(&self) -> bool {
+        self.table.state != TableState::Plan
+    }
+}

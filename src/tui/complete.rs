@@ -1,0 +1,135 @@
+//! Completion for the `:` command line: command names, then each command's arguments
+//! (backends, ladders, settings, export formats, snippet names, files).
+
+use crate::session::command::COMMANDS;
+use crate::worker::Backend;
+
+/// Completions of `line` (the whole command line, starting with `:`), as whole lines, sorted.
+/// `snippets` are the session's snippet names.
+pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
+    let Some(rest) = line.strip_prefix(':') else {
+        return Vec::new();
+    };
+    let Some((cmd, arg)) = rest.split_once(' ') else {
+        let mut names: Vec<String> = COMMANDS
+            .iter()
+            .filter(|c| c.name.starts_with(rest))
+            .map(|c| format!(":{}", c.name))
+            .collect();
+        names.sort();
+        return names;
+    };
+    let (done, word) = match arg.rsplit_once(' ') {
+        Some((d, w)) => (format!("{d} "), w),
+        None => (String::new(), arg),
+    };
+    let backends = || Backend::ALL.iter().map(|b| b.name().to_string()).collect();
+    let options: Vec<String> = match cmd {
+        "help" | "h" => COMMANDS.iter().map(|c| c.name.to_string()).collect(),
+        "backend" => backends(),
+        "ladder" => crate::ladder::BUILTIN
+            .iter()
+            .map(|(n, _)| n.to_string())
+            .collect(),
+        "layers" => crate::ladder::Layer::ALL
+            .iter()
+            .map(|l| l.name().to_string())
+            .collect(),
+        "set" if done.is_empty() => ["time", "band", "cpu", "checks", "limit"]
+            .map(String::from)
+            .to_vec(),
+        "set" if done.trim() == "checks" => ["on", "off"].map(String::from).to_vec(),
+        "set" if done.trim() == "cpu" => vec!["auto".into()],
+        "export" if done.is_empty() => ["md", "csv", "json"].map(String::from).to_vec(),
+        "snippet" | "s" => snippets.to_vec(),
+        "compare" | "vs" => {
+            let mut v: Vec<String> = backends();
+            v.extend(snippets.iter().cloned());
+            v.extend(files(word));
+            v
+        }
+        "load" | "l" | "save" | "export" => files(word),
+        _ => Vec::new(),
+    };
+    let mut out: Vec<String> = options
+        .into_iter()
+        .filter(|o| o.starts_with(word))
+        .map(|o| format!(":{cmd} {done}{o}"))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Paths starting with `prefix` (directories end with `/`).
+fn files(prefix: &str) -> Vec<String> {
+    let (dir, stem) = match prefix.rfind('/') {
+        Some(i) => (&prefix[..=i], &prefix[i + 1..]),
+        None => ("", prefix),
+    };
+    let read = if dir.is_empty() { "." } else { dir };
+    let Ok(entries) = std::fs::read_dir(read) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if !name.starts_with(stem) || (name.starts_with('.') && !stem.starts_with('.')) {
+                return None;
+            }
+            let slash = if e.path().is_dir() { "/" } else { "" };
+            Some(format!("{dir}{name}{slash}"))
+        })
+        .collect()
+}
+
+/// The longest common prefix of the candidates (what Tab fills in before cycling).
+pub fn common_prefix(candidates: &[String]) -> String {
+    let Some(first) = candidates.first() else {
+        return String::new();
+    };
+    let mut end = first.len();
+    for c in &candidates[1..] {
+        end = end.min(
+            first
+                .char_indices()
+                .zip(c.chars())
+                .find(|((_, a), b)| a != b)
+                .map_or(end.min(c.len()), |((i, _), _)| i),
+        );
+    }
+    first[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_then_arguments() {
+        assert_eq!(complete(":lad", &[]), [":ladder"]);
+        assert_eq!(
+            complete(":backend j", &[]),
+            [":backend jit", ":backend jit-opt"]
+        );
+        assert_eq!(complete(":ladder f", &[]), [":ladder fused"]);
+        assert_eq!(complete(":set ch", &[]), [":set checks"]);
+        assert_eq!(
+            complete(":set checks o", &[]),
+            [":set checks off", ":set checks on"]
+        );
+        assert_eq!(
+            complete(":snippet b", &["a.hot".into(), "b.hot".into()]),
+            [":snippet b.hot"]
+        );
+        assert!(complete("code", &[]).is_empty());
+    }
+
+    #[test]
+    fn common_prefix_of_candidates() {
+        let c = complete(":backend j", &[]);
+        assert_eq!(common_prefix(&c), ":backend jit");
+        assert_eq!(common_prefix(&[]), "");
+    }
+}

@@ -1,0 +1,139 @@
+//! The selected row's histogram (from its HdrHistogram's bucket counts): one bar per line,
+//! re-binned to the pane's height, with the lines holding p50, p90 and p99 marked.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::Styles;
+use super::table::{bar, ns};
+use crate::tui::app::{App, Pane};
+use crate::worker::protocol::Bucket;
+
+/// `buckets` merged into `rows` bars of (lower edge ns, count).
+pub fn rebin(buckets: &[Bucket], rows: usize) -> Vec<(f64, f64, u64)> {
+    if buckets.is_empty() || rows == 0 {
+        return Vec::new();
+    }
+    let rows = rows.min(buckets.len());
+    (0..rows)
+        .map(|r| {
+            let from = r * buckets.len() / rows;
+            let to = ((r + 1) * buckets.len() / rows).max(from + 1);
+            let part = &buckets[from..to];
+            (
+                part[0].lo_ns,
+                part[part.len() - 1].hi_ns,
+                part.iter().map(|b| b.count).sum(),
+            )
+        })
+        .collect()
+}
+
+/// The histogram pane.
+pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
+    let s = Styles(&app.theme);
+    let row = app.table.rows.get(app.selected);
+    let name = row.map(|r| r.label.clone()).unwrap_or_default();
+    let title = if compact {
+        super::detail_title(&s, Pane::Histogram, name)
+    } else {
+        Line::from(Span::styled(format!(" histogram: {name} "), s.title()))
+    };
+    let block = s.block(title, app.focus == Pane::Histogram);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let Some(row) = row else {
+        return;
+    };
+    let mut lines = Vec::new();
+    let pct = |q: f64| {
+        row.percentiles
+            .iter()
+            .find(|p| (p.q - q).abs() < 1e-9)
+            .map(|p| p.ns)
+    };
+    let marks: Vec<(&str, f64)> = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99)]
+        .iter()
+        .filter_map(|(n, q)| pct(*q).map(|v| (*n, v)))
+        .collect();
+    let summary: Vec<Span> = marks
+        .iter()
+        .flat_map(|(n, v)| {
+            [
+                Span::styled(format!("{n} "), s.fg(app.theme.colors.histogram_marker)),
+                Span::styled(format!("{}  ", ns(*v)), s.text()),
+            ]
+        })
+        .chain(std::iter::once(Span::styled(
+            format!("n={}", row.samples.0),
+            s.muted(),
+        )))
+        .collect();
+    lines.push(Line::from(summary));
+    let bar_rows = (inner.height as usize).saturating_sub(1);
+    if row.buckets.is_empty() || bar_rows == 0 {
+        lines.push(Line::styled(
+            if app.table.rows.iter().any(|r| r.total_ns.is_some()) {
+                "no samples for this row"
+            } else {
+                "measure (F5) to see the distribution of ns/op"
+            },
+            s.muted(),
+        ));
+    } else {
+        let bars = rebin(&row.buckets, bar_rows);
+        let total: u64 = bars.iter().map(|b| b.2).sum::<u64>().max(1);
+        let max = bars.iter().map(|b| b.2).max().unwrap_or(1).max(1);
+        let label_w = 9;
+        let tail_w = 11;
+        let bar_w = (inner.width as usize)
+            .saturating_sub(label_w + tail_w + 2)
+            .max(1);
+        let last = bars.len() - 1;
+        for (i, (lo, hi, count)) in bars.iter().enumerate() {
+            let bar = bar(*count as f64, max as f64, bar_w);
+            let here: Vec<&str> = marks
+                .iter()
+                .filter(|(_, v)| (*v >= *lo || i == 0) && (*v < *hi || i == last))
+                .map(|(n, _)| *n)
+                .collect();
+            let edge = if i == last { "≥" } else { " " };
+            lines.push(Line::from(vec![
+                Span::styled(format!("{edge}{:>8}", ns(*lo)), s.muted()),
+                Span::styled("│", s.muted()),
+                Span::styled(bar, s.fg(app.theme.colors.histogram_bar)),
+                Span::styled(
+                    format!(" {:>4.1}%", *count as f64 * 100.0 / total as f64),
+                    s.muted(),
+                ),
+                Span::styled(
+                    format!(" {}", here.join(" ")),
+                    s.fg(app.theme.colors.histogram_marker),
+                ),
+            ]));
+        }
+    }
+    Paragraph::new(lines).render(inner, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rebin_keeps_every_count() {
+        let b: Vec<Bucket> = (0..32)
+            .map(|i| Bucket {
+                lo_ns: i as f64,
+                hi_ns: i as f64 + 1.0,
+                count: i,
+            })
+            .collect();
+        let r = rebin(&b, 5);
+        assert_eq!(r.len(), 5);
+        assert_eq!(r.iter().map(|x| x.2).sum::<u64>(), (0..32).sum::<u64>());
+        assert_eq!((r[0].0, r[4].1), (0.0, 32.0));
+    }
+}

@@ -1,0 +1,206 @@
+//! The ladder or comparison table: per row a bar of its time, what it adds over the row before
+//! (ns with the CI), the total, the ratio to the first row and the verdict, coloured by meaning.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Widget};
+
+use super::Styles;
+use crate::tui::app::{App, Pane};
+use crate::tui::model::{Meaning, TableRow, TableState};
+
+/// The first row shown when `visible` rows fit and `selected` must be among them.
+pub fn table_offset(selected: usize, visible: usize) -> usize {
+    selected.saturating_sub(visible.saturating_sub(1))
+}
+
+fn meaning_style(s: &Styles<'_>, m: Meaning) -> Style {
+    let c = &s.0.colors;
+    match m {
+        Meaning::Baseline => s.muted(),
+        Meaning::Equal => s.fg(c.equal),
+        Meaning::Slower => s.fg(c.regression).add_modifier(Modifier::BOLD),
+        Meaning::Faster => s.fg(c.improvement).add_modifier(Modifier::BOLD),
+        Meaning::Unresolved => s.fg(c.unresolved).add_modifier(Modifier::ITALIC),
+    }
+}
+
+/// `1.23` with a width that suits ns values from 0.01 to 100 000.
+pub fn ns(x: f64) -> String {
+    if x.abs() >= 1000.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// A bar of `value / max` of `width` cells, in eighths of a cell, padded to `width`.
+pub fn bar(value: f64, max: f64, width: usize) -> String {
+    if width == 0 || max <= 0.0 || !value.is_finite() {
+        return " ".repeat(width);
+    }
+    let eighths = ((value / max).clamp(0.0, 1.0) * width as f64 * 8.0).round() as usize;
+    let mut s = "█".repeat(eighths / 8);
+    if !eighths.is_multiple_of(8) {
+        s.push(['▏', '▎', '▍', '▌', '▋', '▊', '▉'][eighths % 8 - 1]);
+    }
+    let len = s.chars().count();
+    s + &" ".repeat(width.saturating_sub(len))
+}
+
+fn fit(text: &str, width: usize) -> String {
+    let n = text.chars().count();
+    if n <= width {
+        format!("{text:<width$}")
+    } else {
+        let cut: String = text.chars().take(width.saturating_sub(1)).collect();
+        format!("{cut}…")
+    }
+}
+
+fn adds_text(r: &TableRow) -> (String, Meaning) {
+    match (&r.adds, r.build.is_none() && r.step.is_some()) {
+        (Some(a), _) => {
+            let half = (a.high - a.low) / 2.0;
+            (format!("{:+.2} ±{:.2}", a.ns, half), a.meaning())
+        }
+        (None, true) => ("floor".into(), Meaning::Baseline),
+        (None, false) => ("".into(), Meaning::Baseline),
+    }
+}
+
+/// The table pane.
+pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
+    let s = Styles(&app.theme);
+    let t = &app.table;
+    let state = match t.state {
+        TableState::Plan => "plan".to_string(),
+        TableState::Live => match t.progress {
+            Some(p) => format!("measuring {:.0}%", p * 100.0),
+            None => "measuring".into(),
+        },
+        TableState::Done => "done".into(),
+    };
+    let block = s.block(
+        Line::from(vec![
+            Span::styled(format!(" {} ", t.title), s.title()),
+            Span::styled(format!("({state}) "), s.muted()),
+        ]),
+        app.focus == Pane::Table,
+    );
+    let inner = block.inner(area);
+    block.render(area, buf);
+    if inner.height < 2 || inner.width < 20 {
+        return;
+    }
+    let w = inner.width as usize;
+    // Columns: label, adds, total, ratio, verdict, bar (the rest).
+    let (adds_w, total_w, ratio_w, verdict_w) = (13, 8, 7, 11);
+    let label_w = (w / 4).clamp(10, 24);
+    let bar_w = w.saturating_sub(label_w + adds_w + total_w + ratio_w + verdict_w + 5);
+    let header = format!(
+        "{} {:>adds_w$} {:>total_w$} {:>ratio_w$} {:<verdict_w$} {}",
+        fit("row", label_w),
+        "adds ns ±CI",
+        "ns/op",
+        "ratio",
+        "verdict",
+        fit("", bar_w)
+    );
+    let mut lines = vec![Line::styled(
+        header,
+        s.muted().add_modifier(Modifier::UNDERLINED),
+    )];
+    let visible = (inner.height as usize).saturating_sub(2).max(1);
+    let offset = table_offset(app.selected, visible);
+    let max = t
+        .rows
+        .iter()
+        .filter_map(|r| r.total_ns)
+        .fold(0.0f64, f64::max);
+    for (i, r) in t.rows.iter().enumerate().skip(offset).take(visible) {
+        let selected = i == app.selected;
+        let (adds, adds_m) = adds_text(r);
+        let verdict = r.verdict.clone().unwrap_or_default();
+        let vm = Meaning::of(&verdict);
+        let mut label = r.label.clone();
+        if !r.ok {
+            label.insert_str(0, "! ");
+        }
+        let total = r.total_ns.map(ns).unwrap_or_else(|| "-".into());
+        let ratio = r.ratio.map(|(x, _)| format!("{x:.2}x")).unwrap_or_default();
+        let verdict_shown = if r.disabled {
+            "(left out)".into()
+        } else {
+            verdict
+        };
+        let row_style = if r.disabled { s.muted() } else { s.text() };
+        let mut spans = vec![
+            Span::styled(
+                fit(&label, label_w),
+                if r.ok { row_style } else { s.error() },
+            ),
+            Span::raw(" "),
+            Span::styled(format!("{adds:>adds_w$}"), meaning_style(&s, adds_m)),
+            Span::raw(" "),
+            Span::styled(format!("{total:>total_w$}"), row_style),
+            Span::raw(" "),
+            Span::styled(format!("{ratio:>ratio_w$}"), row_style),
+            Span::raw(" "),
+            Span::styled(fit(&verdict_shown, verdict_w), meaning_style(&s, vm)),
+            Span::raw(" "),
+            Span::styled(
+                bar(r.total_ns.unwrap_or(0.0), max, bar_w),
+                s.fg(app.theme.colors.bar),
+            ),
+        ];
+        if selected {
+            for sp in &mut spans {
+                sp.style = sp.style.patch(s.selection_bg());
+            }
+            spans[0].style = spans[0].style.patch(s.selection());
+        }
+        lines.push(Line::from(spans));
+    }
+    if t.rows.is_empty() {
+        lines.push(Line::styled("no rows yet", s.muted()));
+    }
+    let note_y = inner.y + inner.height - 1;
+    Paragraph::new(lines).render(
+        Rect {
+            height: inner.height - 1,
+            ..inner
+        },
+        buf,
+    );
+    let mut note = t.note.clone();
+    if let Some(band) = t.band {
+        note.push_str(&format!("; band ±{:.0}%", band * 100.0));
+    }
+    Paragraph::new(Line::styled(note, s.muted())).render(
+        Rect {
+            y: note_y,
+            height: 1,
+            ..inner
+        },
+        buf,
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_and_offsets() {
+        assert_eq!(bar(1.0, 2.0, 4), "██  ");
+        assert_eq!(bar(0.0, 0.0, 3), "   ");
+        assert_eq!(table_offset(0, 5), 0);
+        assert_eq!(table_offset(7, 5), 3);
+        assert_eq!(fit("abcdef", 4), "abc…");
+    }
+}

@@ -1,0 +1,185 @@
+//! What the session and the background thread report, laid over the [`App`].
+
+use super::app::{App, Effect};
+use super::model::{CodeView, TableModel};
+use super::runtime::{Background, FromSession};
+use crate::session::{JobRecord, SessionState};
+use crate::worker::JobOutput;
+
+impl App {
+    /// A report from the session thread.
+    pub fn on_session(&mut self, msg: FromSession) -> Vec<Effect> {
+        match msg {
+            FromSession::Progress(p) => {
+                let title = self.busy.clone().unwrap_or_default();
+                self.table.apply_live(&p, &title);
+                self.label_steps();
+                Vec::new()
+            }
+            FromSession::Done {
+                line,
+                texts,
+                error,
+                quit,
+                state,
+                record,
+            } => {
+                self.busy = None;
+                self.table.progress = None;
+                let ladder_changed = self.apply_state(&state);
+                let mut text = texts.join("\n");
+                if let Some(r) = record {
+                    self.apply_record(&r);
+                    if let JobOutput::Measured(m) = &r.output {
+                        // The table shows the numbers; the message keeps the verdicts.
+                        text = m
+                            .comparisons
+                            .iter()
+                            .map(|c| format!("{}: {}", c.b, c.explanation))
+                            .collect::<Vec<_>>()
+                            .join("\n");
+                    }
+                } else if self.table.state == super::model::TableState::Live {
+                    // Cancelled before a result: back to the plan.
+                    self.replan();
+                }
+                match error {
+                    Some(e) => self.say(e, true),
+                    None if !text.trim().is_empty() => self.say(text, false),
+                    None => self.say(format!("{line}: done"), false),
+                }
+                self.popup = self
+                    .message
+                    .as_ref()
+                    .is_some_and(|m| m.text.trim_end().lines().count() > 1);
+                let mut effects = Vec::new();
+                if ladder_changed {
+                    effects.push(Effect::LadderCode);
+                }
+                if quit {
+                    effects.push(Effect::Quit);
+                }
+                effects
+            }
+        }
+    }
+
+    /// Take the session's backend, settings, snippets and ladder; true if the ladder changed.
+    pub fn apply_state(&mut self, state: &SessionState) -> bool {
+        self.backend = state.backend;
+        self.status.time_s = state.settings.time_s;
+        if state.settings.cpu.is_some() {
+            self.status.cpu = state.settings.cpu;
+        }
+        self.snippets = state.snippets.iter().map(|s| s.name.clone()).collect();
+        let current = state.snippet();
+        if current.name != self.snippet_name || current.text != self.synced_text {
+            // A command switched or loaded the snippet.
+            let (name, text) = (current.name.clone(), current.text.clone());
+            self.set_text(&name, &text);
+        }
+        match state.ladder.as_deref() {
+            Some(name) if name != self.ladder.name => match crate::ladder::resolve(name) {
+                Ok(l) => {
+                    self.set_ladder(l);
+                    true
+                }
+                Err(_) => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// A finished job's result.
+    pub fn apply_record(&mut self, r: &JobRecord) {
+        match &r.output {
+            JobOutput::Measured(m) => {
+                let mut t = TableModel::from_measured(m, &r.command);
+                if t.rows.len() == 1 {
+                    t.rows[0].verdict = None;
+                }
+                self.set_table(t);
+                if let Some(cpu) = m.cpu {
+                    self.status.cpu = Some(cpu);
+                }
+            }
+            JobOutput::Asm { listings } => {
+                if !self.is_ladder_table() {
+                    self.code = CodeView::from_listings(listings);
+                }
+            }
+            other => {
+                // A measured ladder carries its report's JSON form (`report`), tagged
+                // `"output": "ladder"`; read through serde so any output of that shape works.
+                let v = serde_json::to_value(other).unwrap_or_default();
+                if v.get("output").and_then(|o| o.as_str()) == Some("ladder")
+                    && let Some(report) = v.get("report")
+                {
+                    let note = v
+                        .get("note")
+                        .and_then(|n| n.as_str())
+                        .unwrap_or("measured through the session")
+                        .to_string();
+                    if let Some(t) = TableModel::from_report_json(report, &note) {
+                        self.set_table(t);
+                    }
+                }
+            }
+        }
+    }
+
+    fn set_table(&mut self, t: TableModel) {
+        self.table = t;
+        self.label_steps();
+        self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
+    }
+
+    fn is_ladder_table(&self) -> bool {
+        self.table.rows.iter().any(|r| r.step.is_some())
+    }
+
+    /// Rows of a ladder measured through the session are named `jit slot read`: give them
+    /// their step (for the code pane) and build.
+    fn label_steps(&mut self) {
+        for row in &mut self.table.rows {
+            if row.step.is_some() {
+                continue;
+            }
+            if let Some(step) = self.ladder.steps.iter().find(|s| {
+                row.label == s.title
+                    || row
+                        .label
+                        .split_once(' ')
+                        .is_some_and(|(b, rest)| rest == s.title && (b == "jit" || b == "aot"))
+            }) {
+                row.step = Some(step.title.clone());
+                row.layer = Some(step.layer.to_string());
+                row.build = row
+                    .label
+                    .split_once(' ')
+                    .map(|(b, _)| b.to_string())
+                    .filter(|b| b == "jit" || b == "aot");
+            }
+        }
+    }
+
+    /// A report from the background thread.
+    pub fn on_background(&mut self, msg: Background) {
+        match msg {
+            Background::Code(Ok(code)) => self.code = code,
+            Background::Code(Err(e)) => {
+                self.code.clear();
+                self.say(format!("no ladder code: {e}"), true);
+            }
+            Background::Machine {
+                timer,
+                health,
+                no_pmu,
+            } => {
+                self.status.timer = timer;
+                self.status.health = health;
+                self.status.no_pmu = no_pmu;
+            }
+        }
+    }
+}

@@ -1,0 +1,72 @@
+//! `hotlab asm`: the jit-opt build (`--opt`), `--checks off`, and native twins (`--twin`).
+
+use assert_cmd::Command;
+
+fn hotlab() -> Command {
+    Command::cargo_bin("hotlab").unwrap()
+}
+
+fn stdout(args: &[&str]) -> String {
+    let out = hotlab().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The instruction count in the header of function `name`'s listing.
+fn instructions(listing: &str, name: &str) -> usize {
+    let header = listing
+        .lines()
+        .find(|l| l.starts_with(&format!("; {name} ")))
+        .unwrap_or_else(|| panic!("no header for {name} in\n{listing}"));
+    let before = header.split(" instructions").next().unwrap();
+    before.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn checks_off_drops_the_bounds_checks() {
+    let on = stdout(&["asm", "cases/array_index.hot", "--fn", "run"]);
+    let off = stdout(&[
+        "asm",
+        "cases/array_index.hot",
+        "--fn",
+        "run",
+        "--checks",
+        "off",
+    ]);
+    assert!(
+        instructions(&off, "run") < instructions(&on, "run"),
+        "on:\n{on}\noff:\n{off}"
+    );
+}
+
+#[test]
+fn opt_compiles_as_jit_opt() {
+    let none = stdout(&["asm", "cases/int_loop.hot", "--fn", "run", "--ir"]);
+    let speed = stdout(&["asm", "cases/int_loop.hot", "--fn", "run", "--ir", "--opt"]);
+    assert_ne!(none, speed, "--opt changed nothing");
+}
+
+#[test]
+fn twin_shows_the_native_code() {
+    let s = stdout(&["asm", "--twin", "int_loop"]);
+    assert!(s.starts_with("; twin int_loop — "), "{s}");
+    assert!(
+        instructions(&s.replace("; twin ", "; "), "int_loop") > 3,
+        "{s}"
+    );
+}
+
+#[test]
+fn unknown_twin_lists_the_twins() {
+    let out = hotlab().args(["asm", "--twin", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no twin named `nope`") && err.contains("int_loop"),
+        "{err}"
+    );
+}

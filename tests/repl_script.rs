@@ -1,0 +1,132 @@
+//! `hotlab repl` with piped stdin: no prompts, no colour, each command's output in order, and
+//! a non-zero exit when a command failed. The shipped example script is run and its output
+//! snapshotted with the numbers (and the machine's lines) filtered out.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn repl(state: &std::path::Path) -> Command {
+    let mut c = Command::cargo_bin("hotlab").expect("the binary");
+    c.arg("repl")
+        .env("XDG_STATE_HOME", state)
+        .env_remove("NO_COLOR")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// Numbers, verdicts, what a step costs, and column padding depend on the machine and the
+/// moment; the machine's own lines are dropped.
+const FILTERS: &[(&str, &str)] = &[
+    (r"(?m)^(machine|timer|health): .*\n", ""),
+    (r"\b(equal|slower|faster|unresolved)\b", "[verdict]"),
+    (r"-?\b\d+(\.\d+)?(x|%)?", "[n]"),
+    (
+        r"(vs twin int_loop: ).*?(; \[n\] vs \[n\] ns/op)",
+        "$1[explanation]$2",
+    ),
+    (r"(adds|saves) \[n\] ns \[\[n\], \[n\]\]", "[step cost]"),
+    (r"no cost resolved: within ±\[n\] ns", "[step cost]"),
+    (r"\[verdict\]: too few rounds", "[step cost]"),
+    (r"-{2,}", "--"),
+    (r" {2,}", " "),
+];
+
+#[test]
+fn the_example_script_runs_in_order() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/examples/first.repl");
+    let out = repl(dir.path())
+        .arg("--echo")
+        .pipe_stdin(script)
+        .expect("stdin")
+        .assert()
+        .success()
+        .stderr("");
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).expect("utf-8");
+    assert!(!stdout.contains('\x1b'), "no colour on a pipe: {stdout:?}");
+    assert!(stdout.contains("hot> :run\n45 "), "{stdout}");
+    assert!(stdout.contains("(replaced fn main)"), "{stdout}");
+    insta::with_settings!({filters => FILTERS.to_vec()}, {
+        insta::assert_snapshot!("first_repl", stdout);
+    });
+    // The session was saved where the state directory says, with the history.
+    let saved = std::fs::read_to_string(dir.path().join("hotlab/session.json")).expect("saved");
+    assert!(saved.contains(":ladder"), "{saved}");
+}
+
+#[test]
+fn a_failed_command_makes_the_exit_code_non_zero_and_the_rest_still_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    repl(dir.path())
+        .write_stdin(":backend nope\nfn main() -> i64 { return 6 * 7 }\n:run\n:lod x\n")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::starts_with("ok: main\n42 "))
+        .stderr(predicate::str::contains("no backend named `nope`"))
+        .stderr(predicate::str::contains("did you mean :load?"));
+}
+
+#[test]
+fn a_script_may_not_end_inside_a_definition() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    repl(dir.path())
+        .write_stdin(":help run\nfn main() -> i64 {\n    return 1\n")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(":run [fn]"))
+        .stderr(predicate::str::contains(
+            "ends inside the definition that starts on line 2",
+        ));
+}
+
+#[test]
+fn a_file_is_loaded_first_and_quit_stops_reading() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("seven.hot");
+    std::fs::write(&file, "fn main() -> i64 {\n    return 7\n}\n").expect("write");
+    repl(dir.path())
+        .arg(&file)
+        .write_stdin(":run\n:quit\n:bogus\n")
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with("loaded seven.hot: main\n7 "));
+}
+
+#[test]
+fn resume_goes_on_with_the_saved_session() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    repl(dir.path())
+        .write_stdin(":snippet kept.hot\nfn main() -> i64 { return 5 }\n")
+        .assert()
+        .success();
+    repl(dir.path())
+        .arg("--resume")
+        .write_stdin(":show\n:run\n")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("// kept.hot (jit)"))
+        .stdout(predicate::str::contains("5    ("));
+    // Without --resume the session starts afresh.
+    repl(dir.path())
+        .write_stdin(":show\n")
+        .assert()
+        .success()
+        .stdout("// snippet.hot (jit)\n(empty)\n");
+}
+
+#[test]
+fn help_lists_the_repl() {
+    Command::cargo_bin("hotlab")
+        .expect("the binary")
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("repl"));
+    Command::cargo_bin("hotlab")
+        .expect("the binary")
+        .args(["repl", "--help"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("--resume"))
+        .stdout(predicate::str::contains("docs/repl.md"));
+}

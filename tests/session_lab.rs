@@ -1,0 +1,284 @@
+//! The session's lab commands through the session API, with the worker process: cases, twins
+//! and `:check`; ladders and `:layers`; `:reload` of the live module (and a class typed again);
+//! `.clif` snippets measured; `:bench`; cancel of measuring and of endless jobs; `--resume`.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+mod session_support;
+
+use hotlab::session::{Collect, FrontArgs, Session, SessionError};
+use hotlab::worker::{JobOutput, WorkerError};
+use session_support::{fails, line, options, session};
+
+#[test]
+fn cases_load_with_their_twin_and_check_against_it() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path());
+    let cases = line(&mut s, ":cases");
+    assert!(
+        cases.contains("int_loop") && cases.contains(".hot .clif"),
+        "{cases}"
+    );
+    let loaded = line(&mut s, ":load int_loop");
+    assert!(loaded.contains("case int_loop") && loaded.contains("loaded int_loop.hot: run"));
+    assert_eq!(s.state().twin.as_deref(), Some("int_loop"));
+    assert!(line(&mut s, ":twin").contains("int_loop"));
+
+    line(&mut s, ":set time 0.1");
+    let check = line(&mut s, ":check");
+    assert!(
+        check.starts_with("int_loop.hot on jit vs twin int_loop: "),
+        "{check}"
+    );
+    assert!(check.contains("results equal"), "{check}");
+    match &s.state().results.last().expect("recorded").output {
+        JobOutput::Checked(a) => {
+            assert!(a.results_equal);
+            assert_eq!(a.n, 10_000);
+            assert!(a.ratio > 0.0);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Against another snippet: a loop that sums differently differs in its result.
+    line(&mut s, ":snippet other.hot");
+    line(
+        &mut s,
+        "fn run(n: i64) -> i64 {\n    var s = 0\n    for i in 0..n { s += i }\n    return s\n}",
+    );
+    line(&mut s, ":snippet int_loop.hot");
+    let vs = line(&mut s, ":check --vs other.hot");
+    assert!(
+        vs.contains("vs other.hot") && vs.contains("RESULTS DIFFER"),
+        "{vs}"
+    );
+
+    // The .clif mode of the case is measured too.
+    assert!(line(&mut s, ":load int_loop.clif").contains("loaded int_loop.clif: run"));
+    let clif = line(&mut s, ":check");
+    assert!(
+        clif.contains("int_loop.clif on jit vs twin int_loop"),
+        "{clif}"
+    );
+    assert!(clif.contains("results equal"), "{clif}");
+
+    let json = dir.path().join("check.json");
+    line(&mut s, &format!(":export json {}", json.display()));
+    let text = std::fs::read_to_string(&json).expect("exported");
+    assert!(text.contains("\"output\": \"checked\""), "{text}");
+}
+
+#[test]
+fn a_ladder_is_measured_with_the_layers_chosen() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path());
+    line(&mut s, ":set time 0.1");
+    let layers = line(&mut s, ":layers -catch -depth");
+    assert!(
+        layers.contains("native > slot > entry > detached (chosen"),
+        "{layers}"
+    );
+    let mut out = Collect::default();
+    s.run_line(":ladder", &mut out).expect("ladder");
+    let text = out.all();
+    assert!(
+        text.contains("ladder host_call around the default empty method"),
+        "{text}"
+    );
+    assert!(
+        text.contains("jit slot read") || text.contains("slot read"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("try/catch"),
+        "the dropped layer is not measured: {text}"
+    );
+    assert!(out.progress > 0, "progress streamed");
+
+    // The snippet's `call` is the method once it has one; reordering keeps the step texts.
+    line(&mut s, "fn call() -> i64 {\n    return 7\n}");
+    line(&mut s, ":layers depth slot");
+    let text = line(&mut s, ":ladder");
+    assert!(text.contains("around snippet.hot"), "{text}");
+    let depth = text.find("call depth").expect("depth row");
+    let slot = text.find("slot read").expect("slot row");
+    assert!(depth < slot, "depth measured before slot: {text}");
+    match &s.state().results.last().expect("recorded").output {
+        JobOutput::Ladder(l) => {
+            assert!(l.all_ok, "every checksum equals the native row's");
+            assert_eq!(l.table.rows.len(), 5, "native, and two steps in two builds");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Another ladder starts from its file again.
+    let fused = line(&mut s, ":ladder fused");
+    assert!(fused.contains("fused call"), "{fused}");
+    assert!(line(&mut s, ":layers").contains("native > fused (as in the ladder file)"));
+    let md = dir.path().join("ladder.md");
+    line(&mut s, &format!(":export md {}", md.display()));
+    assert!(
+        std::fs::read_to_string(&md)
+            .expect("md")
+            .contains("| fused call")
+    );
+}
+
+const V1: &str = "class Counter {\n    var n: i64 = 0\n    fn bump(self) -> i64 { self.n += 1; return self.n }\n}\nvar c: Counter? = null\nfn main() -> i64 {\n    let x = new Counter()\n    x.bump()\n    c = x\n    return x.n\n}";
+
+#[test]
+fn reload_migrates_the_live_module_and_a_class_typed_again_reloads() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path());
+    line(&mut s, V1);
+    let started = line(&mut s, ":reload");
+    assert_eq!(
+        started,
+        "module started from snippet.hot: classes [Counter]\nmain = 1"
+    );
+    // `:run` now calls into the live module: its object keeps counting.
+    assert!(line(&mut s, ":run main").contains("on jit, live module"));
+
+    let again = line(
+        &mut s,
+        "class Counter {\n    var n: i64 = 0\n    var step: i64 = 10\n    fn bump(self) -> i64 { self.n += self.step; return self.n }\n}",
+    );
+    assert!(again.contains("(replaced class Counter)"), "{again}");
+    assert!(
+        again.contains("class Counter v2: 1 object(s) migrated; kept [n] added [step]"),
+        "{again}"
+    );
+    line(
+        &mut s,
+        "fn after_reload() -> i64 {\n    let x: Counter = c\n    return x.bump()\n}",
+    );
+    let reloaded = line(&mut s, ":reload");
+    // The object made by main kept n = 1, then bumped by 10.
+    assert!(reloaded.contains("after_reload = 11"), "{reloaded}");
+    assert!(reloaded.contains("module variables kept: c"), "{reloaded}");
+    let run = line(&mut s, ":run after_reload");
+    assert!(run.starts_with("21 "), "{run}");
+
+    // A version that does not compile changes nothing.
+    assert!(matches!(
+        fails(&mut s, "fn broken( {}"),
+        SessionError::Job(_)
+    ));
+    assert!(line(&mut s, ":run after_reload").starts_with("31 "));
+}
+
+#[test]
+fn clif_snippets_are_measured() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path());
+    line(&mut s, ":snippet sum.clif");
+    line(
+        &mut s,
+        "function %run(i64, i64) -> i64 system_v {\nblock0(v0: i64, v1: i64):\n    v2 = imul v1, v1\n    return v2\n}",
+    );
+    line(&mut s, ":set time 0.1");
+    let cmp = line(&mut s, ":compare jit-opt");
+    assert!(
+        cmp.contains("sum.clif (jit)") && cmp.contains("sum.clif (jit-opt)"),
+        "{cmp}"
+    );
+    match &s.state().results.last().expect("recorded").output {
+        JobOutput::Measured(m) => {
+            assert_eq!(m.rows.len(), 2);
+            assert!(m.rows.iter().all(|r| r.samples > 0), "{m:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    line(&mut s, ":backend interp");
+    let e = fails(&mut s, ":compare jit");
+    assert!(
+        e.to_string()
+            .contains("interp backend runs .hot snippets only"),
+        "{e}"
+    );
+}
+
+#[test]
+fn bench_runs_the_cases_matching_a_filter() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path());
+    line(&mut s, ":set time 0.05");
+    let text = line(&mut s, ":bench int_loop");
+    assert!(text.contains("int_loop"), "{text}");
+    assert!(!text.contains("float_loop"), "filtered: {text}");
+    let e = fails(&mut s, ":bench no_such_case");
+    assert!(e.to_string().contains("no case in"), "{e}");
+}
+
+fn cancel_after(s: &Session, after: Duration) -> std::thread::JoinHandle<()> {
+    let flag = s.cancel_flag();
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        flag.store(true, Ordering::Relaxed);
+    })
+}
+
+#[test]
+fn cancel_stops_measuring_and_endless_jobs_and_the_session_goes_on() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path());
+    line(
+        &mut s,
+        "fn run(n: i64) -> i64 {\n    var s = 0\n    for i in 0..n { s += i }\n    return s\n}",
+    );
+    line(
+        &mut s,
+        "fn spin() -> i64 {\n    var i = 0\n    while true { i += 1 }\n    return i\n}",
+    );
+    line(&mut s, ":set time 600");
+    line(&mut s, ":set limit 600");
+
+    // A measurement: stopped with the samples it has, or ended by killing the worker.
+    let setter = cancel_after(&s, Duration::from_millis(1500));
+    let mut out = Collect::default();
+    let r = s.run_line(":compare interp", &mut out);
+    setter.join().expect("setter");
+    match r {
+        Ok(_) => match &s.state().results.last().expect("recorded").output {
+            JobOutput::Measured(m) => assert_eq!(m.stopped, "cancelled"),
+            other => panic!("{other:?}"),
+        },
+        Err(SessionError::Job(WorkerError::Cancelled { job })) => assert_eq!(job, "measure job"),
+        Err(e) => panic!("{e}"),
+    }
+
+    // An endless loop cannot stop by itself: the worker is killed at once, not at the limit.
+    let setter = cancel_after(&s, Duration::from_millis(500));
+    let e = fails(&mut s, ":run spin");
+    setter.join().expect("setter");
+    assert!(
+        matches!(e, SessionError::Job(WorkerError::Cancelled { .. })),
+        "{e:?}"
+    );
+    assert_eq!(e.to_string(), "cancelled: the snippet was stopped");
+    line(&mut s, ":set time 0.1");
+    line(&mut s, "fn main() -> i64 { return run(10) }");
+    assert!(line(&mut s, ":run").starts_with("45 "));
+}
+
+#[test]
+fn resume_is_a_flag_of_the_front_ends() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = FrontArgs::default()
+        .open(options(dir.path()))
+        .expect("fresh");
+    line(&mut s, ":backend jit-opt");
+    line(&mut s, ":layers -catch");
+    line(&mut s, "fn main() -> i64 { return 2 }");
+    let before = s.state().clone();
+    drop(s);
+    let resumed = FrontArgs { resume: true }
+        .open(options(dir.path()))
+        .expect("resumed");
+    assert_eq!(resumed.state(), &before);
+    assert_eq!(resumed.state().layers.as_deref().map(|l| l.len()), Some(4));
+    let fresh = FrontArgs { resume: false }
+        .open(options(dir.path()))
+        .expect("fresh");
+    assert!(fresh.state().history.is_empty());
+}

@@ -1,0 +1,283 @@
+//! Key handling as unit tests on the app state: keys become intents, intents become session
+//! lines (effects) and state changes. No terminal, no worker.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use hotlab::ladder::bench::DEFAULT_SNIPPET;
+use hotlab::tui::app::{App, Effect, Pane};
+use hotlab::tui::model::TableState;
+use hotlab::tui::theme::Theme;
+use hotlab::worker::protocol::{Bucket, LiveProgress, LiveVariant};
+
+fn app(text: &str) -> App {
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    App::new(Theme::default_theme(), ladder, "snippet.hot", text)
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn lines(effects: &[Effect]) -> Vec<&str> {
+    effects
+        .iter()
+        .filter_map(|e| match e {
+            Effect::Line { line, .. } => Some(line.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn typed(app: &mut App, s: &str) -> Vec<Effect> {
+    s.chars()
+        .flat_map(|c| app.on_key(key(KeyCode::Char(c))))
+        .collect()
+}
+
+#[test]
+fn run_measures_the_ladder_around_call_and_sends_the_text_once() {
+    let mut a = app(DEFAULT_SNIPPET);
+    let e = a.on_key(key(KeyCode::F(5)));
+    assert_eq!(lines(&e), [":ladder host_call"]);
+    match &e[0] {
+        Effect::Line { text, .. } => assert_eq!(text.as_deref(), Some(DEFAULT_SNIPPET)),
+        other => panic!("{other:?}"),
+    }
+    // While it runs, another run is refused with a message, and Esc cancels.
+    a.busy = Some(":ladder host_call".into());
+    assert!(a.on_key(ctrl('r')).is_empty());
+    assert!(a.message.as_ref().unwrap().text.contains("cancel"));
+    assert_eq!(a.on_key(key(KeyCode::Esc)), [Effect::Cancel]);
+    assert_eq!(a.on_key(ctrl('c')), [Effect::Cancel]);
+    // Unchanged text is not sent again.
+    a.busy = None;
+    match &a.on_key(key(KeyCode::F(5)))[0] {
+        Effect::Line { text, .. } => assert_eq!(text, &None),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn run_compares_run_n_with_another_backend_or_runs_main() {
+    let mut a = app("fn run(n: i64) -> i64 {\n    return n\n}\n");
+    assert_eq!(lines(&a.run()), [":compare interp"]);
+    let mut b = app("fn main() -> i64 {\n    return 1\n}\n");
+    assert_eq!(lines(&b.run()), [":run"]);
+    assert_eq!(lines(&b.on_key(key(KeyCode::F(6)))), [":check"]);
+}
+
+#[test]
+fn tab_cycles_panes_and_the_editor_takes_letters() {
+    let mut a = app("");
+    assert_eq!(a.focus, Pane::Table);
+    a.on_key(key(KeyCode::Tab));
+    assert_eq!(a.focus, Pane::Histogram);
+    a.on_key(key(KeyCode::BackTab));
+    a.on_key(key(KeyCode::BackTab));
+    assert_eq!(a.focus, Pane::Editor);
+    // In the editor `q` and `?` are text.
+    assert!(typed(&mut a, "q?").is_empty());
+    assert_eq!(a.text(), "q?\n");
+    a.on_key(key(KeyCode::Esc));
+    assert_eq!(a.focus, Pane::Table);
+    assert_eq!(a.on_key(key(KeyCode::Char('q'))), [Effect::Quit]);
+    assert_eq!(a.on_key(ctrl('q')), [Effect::Quit]);
+}
+
+#[test]
+fn editing_updates_diagnostics_and_colours() {
+    let mut a = app("");
+    a.on_key(key(KeyCode::Char('e')));
+    typed(&mut a, "fn main() -> i64 {");
+    assert!(a.diagnostics[0].incomplete, "{:?}", a.diagnostics);
+    a.on_key(key(KeyCode::Enter));
+    typed(&mut a, "return true }");
+    assert_eq!(a.diagnostics.len(), 1);
+    assert!(!a.diagnostics[0].incomplete);
+    assert_eq!(a.diagnostics[0].line, 2);
+    // Fix it: backspace over `true }`, type `1 }`.
+    for _ in 0.."true }".len() {
+        a.on_key(key(KeyCode::Backspace));
+    }
+    typed(&mut a, "1 }");
+    assert!(a.diagnostics.is_empty(), "{:?}", a.diagnostics);
+    assert!(!a.marks.is_empty());
+}
+
+#[test]
+fn command_line_completes_and_runs() {
+    let mut a = app("");
+    a.on_key(key(KeyCode::Char(':')));
+    typed(&mut a, "lad");
+    a.on_key(key(KeyCode::Tab));
+    assert_eq!(a.command.as_deref(), Some(":ladder "));
+    typed(&mut a, "f");
+    a.on_key(key(KeyCode::Tab));
+    assert_eq!(a.command.as_deref(), Some(":ladder fused "));
+    let e = a.on_key(key(KeyCode::Enter));
+    assert_eq!(lines(&e), [":ladder fused "]);
+    assert_eq!(a.command, None);
+    // Several candidates: Tab cycles through them.
+    a.on_key(key(KeyCode::Char(':')));
+    typed(&mut a, "backend jit");
+    a.on_key(key(KeyCode::Tab));
+    let first = a.command.clone();
+    a.on_key(key(KeyCode::Tab));
+    assert_ne!(a.command, first);
+    a.on_key(key(KeyCode::Esc));
+    assert_eq!(a.command, None);
+}
+
+#[test]
+fn layers_toggle_and_move_and_tell_the_session() {
+    let mut a = app(DEFAULT_SNIPPET);
+    // Row 1 is `jit slot read`.
+    a.on_key(key(KeyCode::Down));
+    assert_eq!(a.table.rows[a.selected].label, "jit slot read");
+    let e = a.on_key(key(KeyCode::Char(' ')));
+    assert_eq!(lines(&e), [":layers entry detached catch depth"]);
+    assert!(e.contains(&Effect::LadderCode));
+    let row = a
+        .table
+        .rows
+        .iter()
+        .find(|r| r.label == "jit slot read")
+        .unwrap();
+    assert!(row.disabled);
+    a.on_key(key(KeyCode::Char(' ')));
+    // Move `slot` after `entry`.
+    let e = a.on_key(key(KeyCode::Char(']')));
+    assert_eq!(lines(&e), [":layers entry slot detached catch depth"]);
+    assert_eq!(a.table.rows[a.selected].label, "jit slot read");
+    assert_eq!(a.table.rows[1].label, "jit entry check");
+    // The native row stays.
+    a.selected = 0;
+    assert!(a.on_key(key(KeyCode::Char(' '))).is_empty());
+    assert!(a.on_key(key(KeyCode::Char('['))).is_empty());
+}
+
+#[test]
+fn ladder_backend_and_theme_switches() {
+    let mut a = app(DEFAULT_SNIPPET);
+    let e = a.on_key(key(KeyCode::F(7)));
+    assert_eq!(a.ladder.name, "fused");
+    assert_eq!(e, [Effect::LadderCode]);
+    assert_eq!(a.table.title, "ladder fused");
+    assert_eq!(lines(&a.on_key(key(KeyCode::F(8)))), [":backend jit-opt"]);
+    assert_eq!(a.theme.name, "dark");
+    a.on_key(key(KeyCode::F(9)));
+    assert_eq!(a.theme.name, "light");
+    a.on_key(key(KeyCode::Char('t')));
+    assert_eq!(a.theme.name, "high-contrast");
+    let mut plain = App::new(
+        Theme::plain(),
+        hotlab::ladder::resolve("host_call").unwrap(),
+        "a.hot",
+        "",
+    );
+    plain.next_theme();
+    assert_eq!(plain.theme.name, "plain");
+}
+
+#[test]
+fn help_and_popups_close_on_any_key() {
+    let mut a = app("");
+    a.on_key(key(KeyCode::Char('?')));
+    assert!(a.help);
+    assert!(a.on_key(key(KeyCode::Char('q'))).is_empty());
+    assert!(!a.help);
+    a.on_key(key(KeyCode::F(1)));
+    assert!(a.help);
+}
+
+#[test]
+fn live_snapshots_fill_the_plan_rows() {
+    let mut a = app(DEFAULT_SNIPPET);
+    let p = LiveProgress {
+        phase: "collect".into(),
+        rounds: 10,
+        elapsed_ms: 500.0,
+        budget_ms: Some(1000.0),
+        iters: 1000,
+        variants: vec![
+            LiveVariant {
+                name: "native virtual call".into(),
+                samples: 10,
+                dropped: 0,
+                median_ns: Some(1.5),
+                histogram: vec![],
+                buckets: vec![Bucket {
+                    lo_ns: 1.0,
+                    hi_ns: 2.0,
+                    count: 10,
+                }],
+                percentiles: vec![],
+            },
+            LiveVariant {
+                name: "jit slot read".into(),
+                samples: 10,
+                dropped: 1,
+                median_ns: Some(3.0),
+                histogram: vec![],
+                buckets: vec![],
+                percentiles: vec![],
+            },
+        ],
+    };
+    let rows = a.table.rows.len();
+    a.table.apply_live(&p, ":ladder host_call");
+    assert_eq!(a.table.state, TableState::Live);
+    assert_eq!(a.table.rows.len(), rows, "plan rows are kept");
+    assert_eq!(a.table.rows[1].total_ns, Some(3.0));
+    assert_eq!(a.table.rows[1].ratio.unwrap().0, 2.0);
+    assert_eq!(a.table.progress, Some(0.5));
+    assert_eq!(a.table.rows[0].buckets.len(), 1);
+}
+
+#[test]
+fn mouse_click_selects_a_row() {
+    use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
+    let mut a = app(DEFAULT_SNIPPET);
+    let table = ratatui::layout::Rect::new(0, 0, 80, 15);
+    let click = MouseEvent {
+        kind: MouseEventKind::Down(MouseButton::Left),
+        column: 5,
+        row: 5,
+        modifiers: KeyModifiers::NONE,
+    };
+    assert!(a.on_mouse(click, table));
+    assert_eq!(a.selected, 3);
+}
+
+#[test]
+fn a_real_ladder_report_fills_the_table() {
+    // The JSON form `hotlab ladder` prints is the one a ladder job's result carries.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["ladder", "--time", "0.2", "--format", "json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = hotlab::tui::model::TableModel::from_report_json(&v, "x").unwrap();
+    assert_eq!(t.title, "ladder host_call");
+    assert_eq!(t.rows.len(), 11);
+    assert_eq!(t.rows[0].verdict.as_deref(), Some("baseline"));
+    assert_eq!(t.rows[1].label, "jit slot read");
+    assert!(t.rows.iter().all(|r| r.total_ns.is_some()));
+    assert!(t.rows[1].instructions.unwrap() > 0);
+    assert!(t.rows[1..].iter().all(|r| r.ratio.is_some()));
+    // Its rows find their step's code.
+    let mut a = app(DEFAULT_SNIPPET);
+    a.table = t;
+    a.code = hotlab::tui::runtime::ladder_code(a.chosen_ladder(), DEFAULT_SNIPPET).unwrap();
+    a.selected = 3;
+    assert!(
+        a.selected_code()
+            .unwrap()
+            .title
+            .starts_with("jit entry check")
+    );
+    assert!(a.selected_code().unwrap().diff.is_some());
+}

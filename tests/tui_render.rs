@@ -1,0 +1,360 @@
+//! Each pane and the whole screen drawn into ratatui's `TestBackend` with fixed data, compared
+//! with insta snapshots at 80×24 and 140×40; colours checked cell by cell where they carry
+//! meaning (verdicts, diagnostics).
+
+use hotlab::ladder::bench::{Build, DEFAULT_SNIPPET};
+use hotlab::ladder::report::{Report, ReportRow};
+use hotlab::measure::{AbsVerdict, Picos, Verdict};
+use hotlab::tui::app::{App, Pane};
+use hotlab::tui::model::{CodeView, TableModel};
+use hotlab::tui::panes::{self, render_code, render_counters, render_histogram, render_table};
+use hotlab::tui::theme::Theme;
+use hotlab::worker::protocol::{Bucket, ComparisonOut, Measured, Percentile, Row};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+fn buckets(center: f64) -> Vec<Bucket> {
+    (0..32)
+        .map(|i| {
+            let lo = center * 0.9 + i as f64 * center * 0.2 / 32.0;
+            // A hump in the middle, a tail on the right.
+            let d = (i as i64 - 12).unsigned_abs();
+            Bucket {
+                lo_ns: lo,
+                hi_ns: lo + center * 0.2 / 32.0,
+                count: 200u64.saturating_sub(d * 18) + if i > 28 { 6 } else { 0 },
+            }
+        })
+        .collect()
+}
+
+fn percentiles(center: f64) -> Vec<Percentile> {
+    [
+        (0.01, 0.91),
+        (0.5, 0.98),
+        (0.9, 1.04),
+        (0.99, 1.08),
+        (1.0, 1.2),
+    ]
+    .iter()
+    .map(|&(q, f)| Percentile { q, ns: center * f })
+    .collect()
+}
+
+fn row(name: &str, ns: f64) -> Row {
+    Row {
+        name: name.into(),
+        samples: 240,
+        dropped: 3,
+        median_ns: Some(ns),
+        mad_ns: Some(ns * 0.01),
+        min_ns: Some(ns * 0.9),
+        max_ns: Some(ns * 1.3),
+        cycles_est: Some(ns * 3.0),
+        outliers: 4,
+        unstable: false,
+        checksum: Some((1000, 499500)),
+        percentiles: percentiles(ns),
+        histogram: Vec::new(),
+        buckets: buckets(ns),
+        counters: None,
+    }
+}
+
+fn compared() -> Measured {
+    Measured {
+        rows: vec![row("sum.hot (jit)", 0.74), row("sum.hot (interp)", 68.5)],
+        comparisons: vec![ComparisonOut {
+            a: "sum.hot (jit)".into(),
+            b: "sum.hot (interp)".into(),
+            verdict: "slower".into(),
+            ratio: Some(92.1),
+            low: Some(90.5),
+            high: Some(95.7),
+            band: 0.02,
+            explanation: "slower: 92.1x".into(),
+            diff_ns: Some((67.8, 67.5, 68.0)),
+        }],
+        iters: 37924,
+        rounds: 116,
+        stopped: "budget".into(),
+        elapsed_s: 1.0,
+        cpu: Some(1),
+        pin_note: None,
+        timer: "tsc".into(),
+        no_counters: Some("virtual machine without PMU (perf_event_open: ENOENT)".into()),
+    }
+}
+
+/// A measured host_call ladder (figures of the shape this machine gives).
+fn ladder_report() -> Report {
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    let mut rows = vec![ReportRow {
+        step: ladder.steps[0].title.clone(),
+        layer: "native".into(),
+        build: None,
+        path: "native".into(),
+        total_ns: Some(1.52),
+        previous: None,
+        adds: None,
+        adds_cycles: None,
+        ratio: None,
+        verdict: None,
+        cycles: Some(4.6),
+        instructions: 0,
+        checksum_ok: true,
+        fault: None,
+    }];
+    let adds = [0.31, 0.02, 0.45, 2.10, 0.60];
+    for (i, step) in ladder.steps.iter().enumerate().skip(1) {
+        for (b, build) in [Build::Jit, Build::Aot].into_iter().enumerate() {
+            let a = adds[i - 1] * if b == 0 { 1.0 } else { 0.8 };
+            let total = 1.52 + adds[..i].iter().sum::<f64>() * if b == 0 { 1.0 } else { 0.8 };
+            let adds = if a < 0.05 {
+                AbsVerdict::NoCostResolved {
+                    within: Picos(40.0),
+                }
+            } else {
+                AbsVerdict::Adds {
+                    diff: Picos(a * 1e3),
+                    low: Picos(a * 1e3 - 30.0),
+                    high: Picos(a * 1e3 + 30.0),
+                }
+            };
+            let ratio = total / 1.52;
+            rows.push(ReportRow {
+                step: step.title.clone(),
+                layer: step.layer.to_string(),
+                build: Some(build),
+                path: format!("{build} path {i}"),
+                total_ns: Some(total),
+                previous: Some(rows.len().saturating_sub(2)),
+                adds: Some(adds),
+                adds_cycles: None,
+                ratio: Some((ratio, ratio - 0.02, ratio + 0.02)),
+                verdict: Some(if ratio < 1.02 {
+                    Verdict::Equal
+                } else {
+                    Verdict::Slower
+                }),
+                cycles: Some(total * 3.0),
+                instructions: 10 + i * 4,
+                checksum_ok: true,
+                fault: None,
+            });
+        }
+    }
+    Report {
+        ladder: "host_call".into(),
+        header: Vec::new(),
+        rows,
+        band: 0.02,
+    }
+}
+
+fn code() -> Vec<CodeView> {
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    ladder
+        .steps
+        .iter()
+        .enumerate()
+        .skip(1)
+        .map(|(i, s)| CodeView {
+            title: format!("jit {} — {} instructions", s.title, 10 + i * 4),
+            key: s.title.clone(),
+            listing: vec![
+                "r1_loop:".into(),
+                "    push rbp".into(),
+                "    mov rbp, rsp".into(),
+                "    mov rax, qword ptr [rdi+0x10]".into(),
+                "    call rax".into(),
+                "    pop rbp".into(),
+                "    ret".into(),
+            ],
+            diff: (i > 1).then(|| {
+                (
+                    vec![
+                        " r1_loop:".into(),
+                        "     push rbp".into(),
+                        "+    mov rcx, qword ptr [rdi+0x18]".into(),
+                        "+    test rcx, rcx".into(),
+                        "-    nop".into(),
+                        "     call rax".into(),
+                    ],
+                    2,
+                    1,
+                )
+            }),
+            instructions: 10 + i * 4,
+        })
+        .collect()
+}
+
+fn ladder_app(theme: Theme) -> App {
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    let mut app = App::new(theme, ladder, "snippet.hot", DEFAULT_SNIPPET);
+    app.table = TableModel::from_report(
+        &ladder_report(),
+        "300 rounds of 20000 iterations, 3.00 s, stopped by budget",
+    );
+    app.code = code();
+    app.selected = 3;
+    app.status.cpu = Some(1);
+    app.status.timer = Some("tsc 9.8 ns".into());
+    app.status.health = vec!["hypervisor".into()];
+    app
+}
+
+fn compare_app() -> App {
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    let text = "fn run(n: i64) -> i64 {\n    var s = 0\n    for i in 0..n {\n        s += i\n    }\n    return s\n}\n";
+    let mut app = App::new(Theme::default_theme(), ladder, "sum.hot", text);
+    app.table = TableModel::from_measured(&compared(), ":compare interp");
+    app.selected = 1;
+    app
+}
+
+fn screen(app: &App, w: u16, h: u16) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| panes::render(f, app)).unwrap();
+    t
+}
+
+fn pane(w: u16, h: u16, draw: impl FnOnce(Rect, &mut Buffer)) -> Terminal<TestBackend> {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| {
+        let area = f.area();
+        draw(area, f.buffer_mut())
+    })
+    .unwrap();
+    t
+}
+
+#[test]
+fn whole_screen_ladder_80x24() {
+    insta::assert_snapshot!(screen(&ladder_app(Theme::default_theme()), 80, 24).backend());
+}
+
+#[test]
+fn whole_screen_ladder_140x40() {
+    insta::assert_snapshot!(screen(&ladder_app(Theme::default_theme()), 140, 40).backend());
+}
+
+#[test]
+fn whole_screen_compare_80x24() {
+    insta::assert_snapshot!(screen(&compare_app(), 80, 24).backend());
+}
+
+#[test]
+fn whole_screen_compare_140x40() {
+    insta::assert_snapshot!(screen(&compare_app(), 140, 40).backend());
+}
+
+#[test]
+fn table_pane() {
+    let app = ladder_app(Theme::default_theme());
+    insta::assert_snapshot!(pane(90, 16, |a, b| render_table(&app, a, b)).backend());
+}
+
+#[test]
+fn histogram_pane() {
+    let app = compare_app();
+    insta::assert_snapshot!(pane(60, 14, |a, b| render_histogram(&app, a, b, false)).backend());
+}
+
+#[test]
+fn counters_pane_without_pmu() {
+    let app = compare_app();
+    let t = pane(60, 9, |a, b| render_counters(&app, a, b, false));
+    insta::assert_snapshot!(t.backend());
+}
+
+#[test]
+fn counters_pane_with_pmu() {
+    let mut app = compare_app();
+    app.table.rows[1].counters = Some(serde_json::json!({
+        "per_op": [["cycles", 205.1], ["instructions", 610.0], ["branches", 120.0],
+                   ["branch_misses", 0.02]],
+        "ipc": 2.97, "samples": 116, "unscheduled_samples": 0, "multiplexed": false
+    }));
+    insta::assert_snapshot!(pane(60, 10, |a, b| render_counters(&app, a, b, false)).backend());
+}
+
+#[test]
+fn code_pane_diff_and_listing() {
+    let mut app = ladder_app(Theme::default_theme());
+    app.selected = 3; // jit entry check: has a diff from slot read
+    insta::assert_snapshot!(
+        "code_diff",
+        pane(60, 10, |a, b| render_code(&app, a, b, false)).backend()
+    );
+    app.code_diff = false;
+    insta::assert_snapshot!(
+        "code_listing",
+        pane(60, 10, |a, b| render_code(&app, a, b, false)).backend()
+    );
+}
+
+#[test]
+fn editor_pane_with_a_diagnostic() {
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    let text = "fn call() -> i64 {\n    return true\n}\n";
+    let mut app = App::new(Theme::default_theme(), ladder, "bad.hot", text);
+    app.focus = Pane::Editor;
+    let t = pane(50, 7, |a, b| panes::render_editor(&app, a, b));
+    insta::assert_snapshot!(t.backend());
+    // `true` (line 2, after the 4-space indent and `return `) is drawn in the error colour.
+    let buf = t.backend().buffer();
+    let x = (1 + 3 + 4 + 7) as u16; // border, "2 " gutter of width 2 + space, indent, `return `
+    let cell = &buf[(x, 2)];
+    assert_eq!(cell.symbol(), "t");
+    assert_eq!(cell.fg, app.theme.colors.error);
+    assert!(cell.modifier.contains(ratatui::style::Modifier::UNDERLINED));
+}
+
+#[test]
+fn help_overlay() {
+    let mut app = ladder_app(Theme::default_theme());
+    app.help = true;
+    insta::assert_snapshot!(screen(&app, 80, 24).backend());
+}
+
+#[test]
+fn verdicts_are_coloured_by_meaning() {
+    let app = compare_app();
+    let t = screen(&app, 80, 24);
+    let buf = t.backend().buffer();
+    let find = |word: &str| {
+        let area = buf.area;
+        for y in 0..area.height {
+            let line: String = (0..area.width).map(|x| buf[(x, y)].symbol()).collect();
+            if let Some(i) = line.find(word) {
+                let x = line[..i].chars().count() as u16;
+                return buf[(x, y)].fg;
+            }
+        }
+        panic!("{word} not on screen");
+    };
+    assert_eq!(find("slower"), app.theme.colors.regression);
+    assert_eq!(find("baseline"), app.theme.colors.muted);
+}
+
+#[test]
+fn plain_theme_draws_no_colour() {
+    let t = screen(&ladder_app(Theme::plain()), 80, 24);
+    let buf = t.backend().buffer();
+    for cell in buf.content() {
+        assert_eq!(cell.fg, ratatui::style::Color::Reset, "{cell:?}");
+        assert_eq!(cell.bg, ratatui::style::Color::Reset, "{cell:?}");
+    }
+}
+
+#[test]
+fn tiny_terminals_do_not_panic() {
+    for (w, h) in [(1, 1), (10, 5), (30, 8), (80, 10), (200, 60)] {
+        screen(&ladder_app(Theme::default_theme()), w, h);
+        screen(&compare_app(), w, h);
+    }
+}

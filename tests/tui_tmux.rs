@@ -1,0 +1,202 @@
+//! End to end: `hotlab` with no arguments in a real terminal (tmux) opens the TUI; a snippet is
+//! typed, run, and the finished table is read from the screen. Skipped, with the reason printed,
+//! where tmux is not installed. Without a terminal, `hotlab` still prints the ladder table.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    name: String,
+}
+
+impl Tmux {
+    fn available() -> bool {
+        Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    }
+
+    fn start(tag: &str, cmd: &str, w: u16, h: u16) -> Tmux {
+        let name = format!("hotlab-e2e-{tag}-{}", std::process::id());
+        let ok = Command::new("tmux")
+            .args(["new-session", "-d", "-s", &name, "-x", &w.to_string(), "-y"])
+            .arg(h.to_string())
+            .arg(cmd)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "tmux new-session failed");
+        Tmux { name }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let ok = Command::new("tmux")
+            .args(["send-keys", "-t", &self.name])
+            .args(keys)
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+
+    fn text(&self, text: &str) {
+        let ok = Command::new("tmux")
+            .args(["send-keys", "-t", &self.name, "-l", text])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok);
+    }
+
+    fn screen(&self) -> String {
+        let out = Command::new("tmux")
+            .args(["capture-pane", "-p", "-t", &self.name])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Wait until the screen satisfies `ok` (a generous limit: the machine is shared).
+    fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if ok(&s) {
+                return s;
+            }
+            if start.elapsed() > Duration::from_secs(120) {
+                panic!("timed out waiting for {what}; the screen:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    fn alive(&self) -> bool {
+        Command::new("tmux")
+            .args(["has-session", "-t", &self.name])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.name])
+            .status();
+    }
+}
+
+#[test]
+fn type_a_snippet_run_it_and_read_the_table() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed (apt-get install tmux runs this test)");
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let cmd = format!(
+        "env XDG_STATE_HOME={} {}",
+        state.path().display(),
+        env!("CARGO_BIN_EXE_hotlab")
+    );
+    let t = Tmux::start("run", &cmd, 100, 30);
+    // No arguments on a terminal: the TUI on the host_call ladder around the empty method.
+    t.wait("the TUI", |s| {
+        s.contains("ladder host_call") && s.contains("fn call() -> i64")
+    });
+    // It measures the ladder at once; wait until that job is over.
+    t.wait("the first job to end", |s| !s.contains("running :"));
+    t.keys(&[":set time 1.5", "Enter"]);
+    t.wait("the setting", |s| s.contains("time 1.5 s"));
+    t.keys(&[":snippet sum.hot", "Enter"]);
+    t.wait("the new snippet", |s| s.contains("snippet: sum.hot"));
+    t.keys(&["e"]);
+    for line in [
+        "fn run(n: i64) -> i64 {",
+        "var s = 0",
+        "for i in 0..n { s += i }",
+        "return s",
+        "}",
+    ] {
+        t.text(line);
+        t.keys(&["Enter"]);
+    }
+    t.keys(&["Escape"]);
+    t.wait("the typed snippet", |s| {
+        s.contains("for i in 0..n { s += i }")
+    });
+    t.keys(&["F5"]);
+    let screen = t.wait("the finished table", |s| {
+        s.contains(":compare interp (done)")
+    });
+    let row = |name: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains(name) && !l.contains(" e: edit"))
+            .unwrap_or_else(|| panic!("no row {name} in\n{screen}"))
+            .to_string()
+    };
+    assert!(row("sum.hot (jit)").contains("baseline"), "{screen}");
+    // The interpreter is tens of times slower than the JIT on this loop; on a very busy
+    // machine too few rounds may leave it unresolved, but never equal or faster.
+    let interp = row("sum.hot (interp)");
+    assert!(
+        interp.contains("slower") || interp.contains("unresolved"),
+        "{screen}"
+    );
+    let ns: Vec<f64> = interp
+        .split_whitespace()
+        .filter_map(|w| w.parse::<f64>().ok())
+        .collect();
+    assert!(ns.iter().any(|&x| x > 5.0), "an interp ns/op: {interp}");
+    if interp.contains("slower") {
+        assert!(interp.contains('+'), "ns added: {interp}");
+    }
+    assert!(screen.contains("stopped by budget"), "{screen}");
+    t.keys(&["q"]);
+    let start = Instant::now();
+    while t.alive() && start.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(!t.alive(), "q did not quit");
+    // The session was saved with the snippet.
+    let saved = std::fs::read_to_string(state.path().join("hotlab/session.json")).unwrap();
+    assert!(
+        saved.contains("sum.hot") && saved.contains("s += i"),
+        "{saved}"
+    );
+}
+
+#[test]
+fn a_bad_theme_is_named_and_the_default_used() {
+    if !Tmux::available() {
+        eprintln!("skipped: tmux is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let theme = dir.path().join("bad.toml");
+    std::fs::write(&theme, "[colors]\ntitle = \"reddish\"\n").unwrap();
+    let cmd = format!(
+        "env XDG_STATE_HOME={} {} tui --resume --theme {}",
+        dir.path().display(),
+        env!("CARGO_BIN_EXE_hotlab"),
+        theme.display()
+    );
+    let t = Tmux::start("theme", &cmd, 120, 30);
+    let s = t.wait("the theme error", |s| s.contains("colors.title"));
+    assert!(s.contains("bad.toml:2"), "{s}");
+    assert!(s.contains("dark"), "the default theme is used:\n{s}");
+    t.keys(&["C-q"]);
+}
+
+#[test]
+fn without_a_terminal_hotlab_prints_the_ladder() {
+    let out = Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ladder host_call"), "{stdout}");
+    assert!(stdout.contains("native virtual call"), "{stdout}");
+}
