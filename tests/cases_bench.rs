@@ -16,6 +16,8 @@ fn list_names_backends_cases_and_twins() {
     for want in [
         "jit-opt",
         "linked and dlopen'ed",
+        "host_call",
+        "entry hook",
         "int_loop",
         "cases/int_loop.clif",
         "native only",
@@ -73,9 +75,11 @@ fn filtered_run_has_the_rows_marks_and_exports() {
         "{s}"
     );
     assert!(
-        s.contains("call after 10 reloads") && s.contains("needs classes"),
+        s.contains("jit-opt's class rows run the jit's class code"),
         "{s}"
     );
+    // A filter that does not match the reload rows leaves them out.
+    assert!(!s.contains("call after"), "{s}");
     assert!(s.contains("load (µs)"), "{s}");
     let row = s
         .lines()
@@ -97,6 +101,7 @@ fn filtered_run_has_the_rows_marks_and_exports() {
     assert_eq!(json["tables"][0]["rows"][0]["case"], "int_loop");
     assert_eq!(json["tables"][2]["backend"], "object");
     assert!(json["tables"][2]["unavailable"].is_null());
+    assert!(json["reloads"].as_array().unwrap().is_empty());
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(
         md.contains("### backend jit-opt") && md.contains("### Caveats"),
@@ -160,4 +165,68 @@ fn bad_options_and_cases_are_input_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("b.hot:1:"));
+}
+
+#[test]
+fn the_reload_section_in_text_csv_and_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, md) = (dir.path().join("r.csv"), dir.path().join("r.md"));
+    let out = hotlab()
+        .args([
+            "bench",
+            "--filter",
+            "reload",
+            "--reps",
+            "1",
+            "--time",
+            "0.02",
+            "--iters",
+            "100",
+            "--reloads",
+            "1",
+            "--no-load",
+        ])
+        .arg("--csv")
+        .arg(&csv)
+        .arg("--markdown")
+        .arg(&md)
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{s}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let reload = s
+        .lines()
+        .find(|l| l.starts_with("reload of 100 objects with 65 fields (µs)"))
+        .unwrap_or_else(|| panic!("no reload row in\n{s}"));
+    // native `-`, a time on jit, n/a on the three others.
+    assert_eq!(reload.matches("n/a").count(), 3, "{reload}");
+    for n in [0, 1] {
+        let row = format!("call after {n} reloads");
+        assert!(s.lines().any(|l| l.starts_with(&row)), "{s}");
+    }
+    assert!(!s.contains("call after 10 reloads"), "{s}");
+    assert!(
+        s.contains("n/a: refused: jit-opt code is not reloadable"),
+        "{s}"
+    );
+    // No case matched: no case rows.
+    assert!(!s.contains("integer arithmetic loop"), "{s}");
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    assert!(csv.contains("jit,reload,"), "{csv}");
+    assert!(csv.contains("jit,call_after_1_reloads,"), "{csv}");
+    assert!(
+        csv.contains("jit-opt,reload,") && csv.contains(",n/a,refused"),
+        "{csv}"
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("reload and the call after N reloads")
+            && md.contains("reload of 100 objects with 65 fields"),
+        "{md}"
+    );
 }

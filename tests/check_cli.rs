@@ -91,6 +91,10 @@ fn bad_input_exits_2_with_a_message() {
         ),
         (vec!["check", "cases/int_loop.hot", "--band", "0"], "--band"),
         (
+            vec!["check", "cases/new_free.hot", "--backend", "object"],
+            "does not run classes yet",
+        ),
+        (
             vec!["check", "cases/int_loop.clif", "--backend", "object"],
             ".hot scripts only",
         ),
@@ -122,5 +126,41 @@ fn bad_input_exits_2_with_a_message() {
         Some(1),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn hook_and_class_cases_are_checked_and_object_refuses_classes() {
+    let out = hotlab()
+        .args([
+            "check",
+            "cases/host_call.hot",
+            "--time",
+            "0.2",
+            "--iters",
+            "500",
+        ])
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    let code = out.status.code().unwrap();
+    assert!(
+        VERDICT_CODES.contains(&code),
+        "{code}: {s}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        s.contains("vs twin host_call") && s.contains("results equal (500 at n = 500)"),
+        "{s}"
+    );
+    let out = hotlab()
+        .args(["check", "cases/field_loop.hot", "--backend", "object"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("cannot run on object") && e.contains("does not run classes yet"),
+        "{e}"
     );
 }

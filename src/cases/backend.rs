@@ -10,13 +10,15 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::spec::{Mode, ScriptFile};
+use super::hook::{HookCell, hook_entry, target_global};
+use super::spec::{Entry, Mode, ScriptFile};
+pub use super::times::LoadTimes;
 use crate::backend::Checks;
 use crate::backend::interp::Interp;
 use crate::backend::jit::clif::ClifProgram;
 use crate::backend::jit::{Jit, JitOptions, JitProgram, OptLevel, VmCtx};
 use crate::backend::object::{ObjectOptions, ObjectProgram, compile_object};
-use crate::lang::hir::{FuncId, Program, Type};
+use crate::lang::hir::{FuncId, GlobalId, Program, Type};
 use crate::lang::{self, SourceFile, Span};
 use crate::measure::{RawVariantFn, Variant};
 use crate::runtime::{ScriptError, catch_script};
@@ -79,19 +81,40 @@ impl Backend {
         script: &ScriptFile,
         jits: &mut Jits,
     ) -> Result<(Loaded, LoadTimes), CellError> {
-        self.load_source(script.mode, &script.source, jits)
+        self.load_source(script.mode, &script.source, script.header.entry, jits)
     }
 
-    /// Compile or load a script's source of this `mode` (its name is its path).
+    /// Why this backend cannot run `program`, or `None` when it can.
+    pub fn refuses(self, program: &Program) -> Option<String> {
+        match self {
+            Backend::Object if !program.classes.is_empty() => Some(
+                "the object backend does not run classes yet (its compile refuses them: \
+                 objects, slots and the runtime's helpers are not linked into its library)"
+                    .to_string(),
+            ),
+            _ => None,
+        }
+    }
+
+    /// Compile or load a script's source of this `mode` (its name is its path), to be run as
+    /// `entry` says.
     pub fn load_source(
         self,
         mode: Mode,
         source: &Arc<SourceFile>,
+        entry: Entry,
         jits: &mut Jits,
     ) -> Result<(Loaded, LoadTimes), CellError> {
         let script = Script { mode, source };
         if let Some(why) = self.unavailable(script.mode) {
             return Err(CellError::Unavailable(why.to_string()));
+        }
+        if entry != Entry::Run && mode != Mode::Hot {
+            return Err(CellError::Failed(format!(
+                "{}: `entry = \"{}\"` needs a .hot script (a class the host calls)",
+                source.name,
+                entry.name()
+            )));
         }
         let start = Instant::now();
         let name = &script.source.name;
@@ -130,7 +153,17 @@ impl Backend {
                 times.check = Some(front.check);
                 let program =
                     program.map_err(|d| CellError::Failed(d.render(script.source, false)))?;
-                let run = run_function(&program).map_err(failed)?;
+                if let Some(why) = self.refuses(&program) {
+                    return Err(CellError::Unavailable(why));
+                }
+                let start = match entry {
+                    Entry::Run => Start::Run(run_function(&program).map_err(failed)?),
+                    hook => Start::Hook(target_global(&program).map_err(failed)?, hook),
+                };
+                let run = match start {
+                    Start::Run(f) => f,
+                    Start::Hook(..) => program.init,
+                };
                 match self {
                     Backend::Interp => {
                         let t = Instant::now();
@@ -138,9 +171,16 @@ impl Backend {
                         Interp::new(&program, Checks::On)
                             .map_err(|e| CellError::Failed(e.render(script.source)))?;
                         times.load = Some(t.elapsed());
-                        Loaded::Interp {
-                            program: Box::new(program),
-                            run,
+                        match start {
+                            Start::Run(_) => Loaded::Interp {
+                                program: Box::new(program),
+                                run,
+                            },
+                            Start::Hook(target, entry) => Loaded::InterpHook {
+                                program: Box::new(program),
+                                target,
+                                entry,
+                            },
                         }
                     }
                     Backend::Jit | Backend::JitOpt => {
@@ -159,12 +199,25 @@ impl Backend {
                         times.lower = Some(lower);
                         times.compile = Some(compile);
                         times.load = Some(wall.saturating_sub(lower + compile));
-                        Loaded::Jit {
-                            program: compiled,
-                            run,
+                        match start {
+                            Start::Run(_) => Loaded::Jit {
+                                program: compiled,
+                                run,
+                            },
+                            Start::Hook(_, entry) => Loaded::JitHook {
+                                program: compiled,
+                                entry,
+                            },
                         }
                     }
                     Backend::Object => {
+                        if let Start::Hook(..) = start {
+                            // `refuses` above stops every program with a class, and a hook
+                            // case has one; kept so that lifting that refusal stays correct.
+                            return Err(CellError::Unavailable(
+                                "the object backend has no host calls into scripts yet".into(),
+                            ));
+                        }
                         let options = ObjectOptions::default();
                         let compiled = compile_object(&program, &options)
                             .map_err(|e| failed(e.to_string()))?;
@@ -186,6 +239,15 @@ impl Backend {
         times.total = start.elapsed();
         Ok((loaded, times))
     }
+}
+
+/// What a loaded script starts from.
+#[derive(Clone, Copy)]
+enum Start {
+    /// Its `run`.
+    Run(FuncId),
+    /// The host's calls on the object in this module variable.
+    Hook(GlobalId, Entry),
 }
 
 struct Script<'a> {
@@ -236,49 +298,6 @@ impl Jits {
         }
         slot.as_mut()
             .ok_or_else(|| "the JIT was not made".to_string())
-    }
-}
-
-/// Time spent in each stage of getting a script ready (`None`: the stage does not exist for
-/// this backend and mode).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct LoadTimes {
-    /// Lex and parse (`.clif`: reading and checking the `run` signature).
-    #[serde(with = "micros_opt")]
-    pub parse: Option<Duration>,
-    /// Type check.
-    #[serde(with = "micros_opt")]
-    pub check: Option<Duration>,
-    /// Lowering to Cranelift IR.
-    #[serde(with = "micros_opt")]
-    pub lower: Option<Duration>,
-    /// Cranelift compile and emit.
-    #[serde(with = "micros_opt")]
-    pub compile: Option<Duration>,
-    /// The rest: linking, finalizing, unwind registration, the module initializer.
-    #[serde(with = "micros_opt")]
-    pub load: Option<Duration>,
-    /// Wall time of the whole load.
-    #[serde(with = "micros")]
-    pub total: Duration,
-}
-
-/// Durations as µs in JSON.
-mod micros {
-    use std::time::Duration;
-    pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_f64(d.as_secs_f64() * 1e6)
-    }
-}
-
-/// Optional durations as µs (or null) in JSON.
-mod micros_opt {
-    use std::time::Duration;
-    pub fn serialize<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-        match d {
-            Some(d) => s.serialize_some(&(d.as_secs_f64() * 1e6)),
-            None => s.serialize_none(),
-        }
     }
 }
 
@@ -355,6 +374,22 @@ pub enum Loaded {
         /// Its `run`.
         run: FuncId,
     },
+    /// JIT-compiled `.hot` whose object in `target` the host calls (see `cases::hook`).
+    JitHook {
+        /// The program (its module variable `target` holds the object).
+        program: JitProgram,
+        /// How the host calls it.
+        entry: Entry,
+    },
+    /// A checked program whose object in `target` the host calls, interpreted.
+    InterpHook {
+        /// The program.
+        program: Box<Program>,
+        /// The module variable `target`.
+        target: GlobalId,
+        /// How the host calls it.
+        entry: Entry,
+    },
 }
 
 /// The typed entry of a script's `run` in JIT code.
@@ -380,6 +415,8 @@ pub enum Runner<'a> {
     },
     /// An interpreter.
     Interp(Box<InterpCell<'a>>),
+    /// The host calling a script object (see `cases::hook`).
+    Hook(Box<HookCell<'a>>),
 }
 
 /// What the interpreter's raw entry works on.
@@ -423,6 +460,25 @@ impl Loaded {
                 error: None,
                 source: &program.source,
             })),
+            Loaded::JitHook { program, entry } => Runner::Hook(Box::new(HookCell::compiled(
+                program.global_handle(super::hook::TARGET),
+                *entry,
+                program.source(),
+            )?)),
+            Loaded::InterpHook {
+                program,
+                target,
+                entry,
+            } => {
+                let interp =
+                    Interp::new(program, Checks::On).map_err(|e| e.render(&program.source))?;
+                Runner::Hook(Box::new(HookCell::interpreted(
+                    interp,
+                    *target,
+                    *entry,
+                    &program.source,
+                )?))
+            }
         })
     }
 }
@@ -478,6 +534,7 @@ impl Runner<'_> {
                     Err(e) => Err(e.render(cell.source)),
                 }
             }
+            Runner::Hook(cell) => cell.checked(n),
         }
     }
 
@@ -509,13 +566,21 @@ impl Runner<'_> {
                 // lives (the caller's contract).
                 unsafe { Variant::raw(name, interp_entry, ctx) }
             }
+            Runner::Hook(cell) => {
+                let ctx = &mut **cell as *mut HookCell<'_> as *mut c_void;
+                // SAFETY: `hook_entry` takes exactly this boxed cell, valid while `self` lives
+                // (the caller's contract).
+                unsafe { Variant::raw(name, hook_entry, ctx) }
+            }
         }
     }
 
-    /// A script error raised during measurement (interpreter only; JIT errors unwind).
+    /// A script error raised during measurement (interpreter and host calls; JIT errors
+    /// unwind).
     pub fn take_error(&mut self) -> Option<String> {
         match self {
             Runner::Interp(cell) => cell.error.take().map(|e| e.render(cell.source)),
+            Runner::Hook(cell) => cell.take_error(),
             _ => None,
         }
     }

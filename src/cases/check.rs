@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::backend::{Backend, CellError, Jits, Loaded, Runner};
 use super::matrix;
-use super::spec::Mode;
+use super::spec::{Entry, Mode, parse_header};
 use super::twins::Twin;
 use crate::lang::SourceFile;
 use crate::measure::{Picos, Settings, Stop, Verdict};
@@ -105,8 +105,15 @@ pub mod code {
     pub const RESULT_DIFFERS: u8 = 5;
 }
 
+/// How to run a script: its header's `entry` (a hook case is the host's `Hook.call` loop), or
+/// `run` for a file without a case header.
+fn entry_of(script: &Script) -> Entry {
+    let path = std::path::Path::new(&script.source.name);
+    parse_header(path, script.mode, &script.source.text).map_or(Entry::Run, |h| h.entry)
+}
+
 fn load(backend: Backend, script: &Script, jits: &mut Jits) -> Result<Loaded, CheckError> {
-    match backend.load_source(script.mode, &script.source, jits) {
+    match backend.load_source(script.mode, &script.source, entry_of(script), jits) {
         Ok((l, _)) => Ok(l),
         Err(CellError::Unavailable(why)) => Err(CheckError::Input(format!(
             "error: {}: cannot run on {}: {why}",

@@ -14,6 +14,7 @@ use std::sync::atomic::AtomicBool;
 use serde::Serialize;
 
 use super::backend::{Backend, CellError, Jits, LoadTimes, Runner};
+use super::reload::{ReloadRow, reload_rows};
 use super::spec::{Case, Mode};
 use super::twins::Twin;
 use crate::lang::Span;
@@ -64,6 +65,13 @@ impl MatrixOptions {
         self.filter
             .as_deref()
             .is_none_or(|f| case.name.contains(f) || case.header.title.contains(f))
+    }
+
+    /// Whether the reload rows run: with no filter, or a filter they match (`--filter reload`).
+    pub fn selects_reloads(&self) -> bool {
+        self.filter
+            .as_deref()
+            .is_none_or(|f| "reload of 100 objects; call after N reloads".contains(f))
     }
 }
 
@@ -146,10 +154,8 @@ pub struct Matrix {
     pub tables: Vec<BackendTable>,
     /// The load section (empty with `--no-load`).
     pub loads: Vec<LoadRow>,
-    /// The reload rows and why they have no values.
-    pub reload_rows: Vec<String>,
-    /// Why the reload rows are `n/a`.
-    pub reload_reason: String,
+    /// The reload rows (empty when `--filter` leaves them out).
+    pub reloads: Vec<ReloadRow>,
     /// Settings: reps, checked loop count, budget per run (s).
     pub reps: usize,
     /// Loop count of the checked runs.
@@ -163,17 +169,20 @@ pub struct Matrix {
 impl Matrix {
     /// Cells whose result differs from the twin, or that failed: `bench` exits non-zero.
     pub fn problems(&self) -> usize {
+        self.cells()
+            .filter(|c| c.mismatch || matches!(c.error, Some(CellError::Failed(_))))
+            .count()
+    }
+
+    /// Every script cell: the backends' tables, then the reload rows.
+    pub fn cells(&self) -> impl Iterator<Item = &Cell> {
         self.tables
             .iter()
             .flat_map(|t| &t.rows)
             .flat_map(|r| r.cells.values())
-            .filter(|c| c.mismatch || matches!(c.error, Some(CellError::Failed(_))))
-            .count()
+            .chain(self.reloads.iter().flat_map(|r| r.cells.values()))
     }
 }
-
-/// Why the reload rows are empty.
-pub const RELOAD_REASON: &str = "needs classes, which the language does not have yet";
 
 /// Progress: (jobs done, jobs in all, what runs now).
 pub type ProgressFn<'a> = &'a mut dyn FnMut(usize, usize, &str);
@@ -301,7 +310,13 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
         .collect();
     let scripted = cases.iter().filter(|c| !c.native_only()).count();
     let natives = cases.len() - scripted;
-    let total = scripted * runnable.len() + if runnable.is_empty() { 0 } else { natives };
+    let reload_steps = if opts.selects_reloads() {
+        super::reload::steps(opts)
+    } else {
+        0
+    };
+    let total =
+        scripted * runnable.len() + if runnable.is_empty() { 0 } else { natives } + reload_steps;
     let mut done = 0usize;
     let mut jits = Jits::default();
     let mut loads = Vec::new();
@@ -354,25 +369,19 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
             rows,
         });
     }
-    progress(done, total, "done");
-    let mut reload_rows = vec!["reload of 100 objects with 65 fields".to_string()];
-    let mut n = 0u64;
-    loop {
-        reload_rows.push(format!("call after {n} reloads"));
-        if n >= opts.reloads {
-            break;
-        }
-        n = if n == 0 {
-            1
-        } else {
-            (n * 10).min(opts.reloads)
-        };
-    }
+    let reloads = if opts.selects_reloads() {
+        reload_rows(opts, &mut |what: &str| {
+            progress(done, total, what);
+            done += 1;
+        })
+    } else {
+        Vec::new()
+    };
+    progress(total, total, "done");
     Matrix {
         tables,
         loads,
-        reload_rows,
-        reload_reason: RELOAD_REASON.to_string(),
+        reloads,
         reps: opts.reps,
         iters: opts.iters,
         time: opts.time,
@@ -407,13 +416,11 @@ pub fn run_case(
     let mut loaded = Vec::new();
     for mode in [Mode::Hot, Mode::Clif] {
         let Some(script) = case.script(mode) else {
-            cells.insert(
-                mode,
-                Cell::failed(CellError::Unavailable(format!(
-                    "no {} script",
-                    mode.label()
-                ))),
-            );
+            let why = match &case.header.absent {
+                Some(why) => why.clone(),
+                None => format!("no {} script", mode.label()),
+            };
+            cells.insert(mode, Cell::failed(CellError::Unavailable(why)));
             continue;
         };
         match backend.load(script, jits) {

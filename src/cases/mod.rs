@@ -5,11 +5,15 @@
 
 pub mod backend;
 pub mod check;
+mod class_twins;
+pub mod hook;
 pub mod matrix;
+pub mod reload;
 pub mod render;
 pub mod spec;
+mod times;
 pub mod twins;
 
 pub use backend::{Backend, CellError, Jits, LoadTimes, Loaded, Runner};
-pub use spec::{Case, CaseError, ChecksumRule, Header, Mode, ScriptFile, load_dir};
+pub use spec::{Case, CaseError, ChecksumRule, Entry, Header, Mode, ScriptFile, load_dir};
 pub use twins::{Twin, twin_named, twins};

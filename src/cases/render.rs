@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use super::backend::CellError;
+use super::backend::{Backend, CellError};
 use super::matrix::{BackendTable, Cell, Matrix};
+use super::reload::ReloadKind;
 use super::spec::Mode;
 use crate::export::{Table, render_markdown};
 
@@ -43,9 +44,16 @@ fn cell_text(c: Option<&Cell>, native_only: bool, reasons: &mut BTreeSet<String>
             }
         }
         (None, None) if c.mismatch => "!".into(),
-        (None, None) => "n/a".into(),
+        (None, None) => {
+            reasons.insert(NO_SAMPLE.into());
+            "n/a".into()
+        }
     }
 }
+
+/// Why a cell that ran and matched its twin has no time.
+pub const NO_SAMPLE: &str = "too few timed samples fit the budget (a slow cell, e.g. the \
+    interpreter's host calls): give more --time";
 
 /// The legend under every table.
 pub const LEGEND: [&str; 5] = [
@@ -79,22 +87,57 @@ pub fn backend_table(t: &BackendTable) -> Table {
     for why in reasons {
         table.notes.push(format!("n/a: {why}"));
     }
+    if t.backend == Backend::JitOpt {
+        table.notes.push(JIT_OPT_CLASSES.into());
+    }
     table
 }
 
-/// The reload rows: `n/a` with the reason.
+/// What `jit-opt`'s class rows measure today.
+pub const JIT_OPT_CLASSES: &str = "jit-opt's class rows run the jit's class code (methods in \
+    slots, fields in a state block, every handle use checked) optimized by Cranelift: fields \
+    inline in the shell and direct calls are not built yet. jit-opt refuses reloads.";
+
+/// The reload rows: the reload in µs per reload, the calls in ns per call (ratio to the twin).
 pub fn reload_table(m: &Matrix) -> Table {
-    let backends: Vec<&str> = m.tables.iter().map(|t| t.backend.name()).collect();
-    let mut cols = vec!["reload".to_string()];
-    cols.extend(backends.iter().map(|b| format!(">{b}")));
+    let backends: Vec<Backend> = m.tables.iter().map(|t| t.backend).collect();
+    let mut cols = vec!["reload".to_string(), ">native".to_string()];
+    cols.extend(backends.iter().map(|b| format!(">{}", b.name())));
     let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
     let mut t = Table::new("reload and the call after N reloads", &cols);
-    for r in &m.reload_rows {
-        let mut row = vec![r.clone()];
-        row.extend(backends.iter().map(|_| "n/a".to_string()));
+    let mut reasons = BTreeSet::new();
+    for r in &m.reloads {
+        let reload = r.kind == ReloadKind::Reload;
+        let mut row = vec![
+            if reload {
+                format!("{} (µs)", r.title)
+            } else {
+                r.title.clone()
+            },
+            r.native_ns
+                .map_or(if reload { "-" } else { "n/a" }.into(), fmt_ns),
+        ];
+        for b in &backends {
+            let c = r.cells.get(b);
+            row.push(match c {
+                Some(c) if reload && c.error.is_none() => {
+                    c.ns.map_or("n/a".into(), |ns| fmt_ns(ns / 1000.0))
+                }
+                _ => cell_text(c, false, &mut reasons),
+            });
+        }
         t.push(row);
     }
-    t.notes.push(format!("n/a: {}", m.reload_reason));
+    for why in reasons {
+        t.notes.push(format!("n/a: {why}"));
+    }
+    t.notes.push(
+        "The reload is the runtime's time (quiesce, migrate every object, swap state and slots), \
+         median of 2 x reps + 1 reloads that alternately add and remove a field; the compile of \
+         each version comes before it and is not in it. The calls are Hook.call through a handle \
+         on an object made before the first reload, beside the host_call twin."
+            .into(),
+    );
     t
 }
 
@@ -143,8 +186,16 @@ pub fn load_table(m: &Matrix) -> Table {
 
 /// Every table of the matrix, in order: backends, reloads, load section.
 pub fn tables(m: &Matrix) -> Vec<Table> {
-    let mut out: Vec<Table> = m.tables.iter().map(backend_table).collect();
-    out.push(reload_table(m));
+    // With a filter that only matched the reload rows, the backend tables have no rows.
+    let mut out: Vec<Table> = m
+        .tables
+        .iter()
+        .filter(|t| !t.rows.is_empty() || t.unavailable.is_some() || m.reloads.is_empty())
+        .map(backend_table)
+        .collect();
+    if !m.reloads.is_empty() {
+        out.push(reload_table(m));
+    }
     if !m.loads.is_empty() {
         out.push(load_table(m));
     }
@@ -197,24 +248,7 @@ pub fn csv(m: &Matrix) -> String {
                 let c = r.cells.get(&mode);
                 let (mark, reason) = match (r.native_only, c) {
                     (true, _) => ("-".to_string(), String::new()),
-                    (
-                        false,
-                        Some(Cell {
-                            error: Some(CellError::Unavailable(w)),
-                            ..
-                        }),
-                    ) => ("n/a".into(), w.clone()),
-                    (
-                        false,
-                        Some(Cell {
-                            error: Some(CellError::Failed(e)),
-                            ..
-                        }),
-                    ) => ("error".into(), e.clone()),
-                    (false, Some(c)) if c.mismatch => {
-                        ("!".into(), "result differs from the twin".into())
-                    }
-                    (false, Some(_)) => (String::new(), String::new()),
+                    (false, Some(c)) => mark_and_reason(c),
                     (false, None) => ("n/a".into(), String::new()),
                 };
                 let ns = c
@@ -252,7 +286,37 @@ pub fn csv(m: &Matrix) -> String {
             ]);
         }
     }
+    for r in &m.reloads {
+        let name = match r.kind {
+            ReloadKind::Reload => "reload".to_string(),
+            ReloadKind::CallAfter(n) => format!("call_after_{n}_reloads"),
+        };
+        for (b, c) in &r.cells {
+            let (mark, reason) = mark_and_reason(c);
+            t.push(vec![
+                b.name().into(),
+                name.clone(),
+                r.title.clone(),
+                r.unit.clone(),
+                r.native_ns.map_or(String::new(), |v| format!("{v:.4}")),
+                ".hot".into(),
+                c.ns.map_or(String::new(), |v| format!("{v:.4}")),
+                c.ratio.map_or(String::new(), |v| format!("{v:.4}")),
+                mark,
+                reason,
+            ]);
+        }
+    }
     crate::export::render_csv(&t)
+}
+
+fn mark_and_reason(c: &Cell) -> (String, String) {
+    match &c.error {
+        Some(CellError::Unavailable(w)) => ("n/a".into(), w.clone()),
+        Some(CellError::Failed(e)) => ("error".into(), e.clone()),
+        None if c.mismatch => ("!".into(), "result differs from the twin".into()),
+        None => (String::new(), String::new()),
+    }
 }
 
 /// The machine, as `docs/results.md` describes it.
@@ -298,7 +362,7 @@ pub const CAVEATS: [&str; 7] = [
     "The `.hot` array case keeps its index checks (checks on); the twin's masked indexes let LLVM drop its checks, and the `.clif` version has none.",
     "Two functions with the same body can differ by about 6% from code alignment alone: read differences under 10% in one row as noise unless they repeat across runs.",
     "The two-thread rows spawn a thread per sample (amortized over 2 ms samples) and pin it to another CPU; on a machine with one free CPU they measure contention with whatever else runs.",
-    "Object-backend and class-based rows (methods, fields, handles, new and free, reloads) are not measured yet: see docs/cases.md.",
+    "Class rows on jit-opt measure the jit's class code (slots, state block, checked handles) optimized by Cranelift: the design's jit-opt with fields inline in the shell and direct calls is not built yet. The object backend refuses classes, and only jit reloads: those cells are n/a (docs/cases.md).",
     "One machine, shared with other work while measuring: run `hotlab bench` again on yours.",
 ];
 

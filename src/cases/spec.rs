@@ -7,6 +7,8 @@
 //! //# unit = "one loop iteration"
 //! //# checksum = "exact"
 //! //# order = 10
+//! //# entry = "run"                      (optional: "run", "hook" or "hook_virtual")
+//! //# absent = "why there is no .clif"   (optional: the other mode's n/a reason)
 //! ```
 //!
 //! A `.hot` and a `.clif` file with the same stem are the two modes of one case (one row). A
@@ -44,6 +46,32 @@ impl Mode {
         match self {
             Mode::Hot => "//#",
             Mode::Clif => ";#",
+        }
+    }
+}
+
+/// How the host runs a case's script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Entry {
+    /// `fn run(n: i64) -> i64` loops `n` times (a `.clif` script: `%run(ctx, n)`).
+    #[default]
+    Run,
+    /// The host calls `Hook.call` `n` times on the object in the module variable `target`,
+    /// through its `Handle` (the generation check, then the runtime's fused call path).
+    Hook,
+    /// As `Hook`, but through a `&dyn Hook` that is the object's shell: a native virtual call
+    /// whose implementation is the script's method.
+    HookVirtual,
+}
+
+impl Entry {
+    /// Its name in a header (`entry = "..."`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Entry::Run => "run",
+            Entry::Hook => "hook",
+            Entry::HookVirtual => "hook_virtual",
         }
     }
 }
@@ -87,6 +115,10 @@ struct RawHeader {
     checksum: String,
     #[serde(default = "default_order")]
     order: i64,
+    #[serde(default)]
+    entry: Entry,
+    #[serde(default)]
+    absent: Option<String>,
 }
 
 fn default_order() -> i64 {
@@ -124,6 +156,10 @@ pub struct Header {
     pub checksum: ChecksumRule,
     /// Where the row goes (smaller first).
     pub order: i64,
+    /// How the host runs the script.
+    pub entry: Entry,
+    /// Why the case has no script of its other mode (shown as that cell's `n/a` reason).
+    pub absent: Option<String>,
 }
 
 /// One script file of a case.
@@ -247,6 +283,8 @@ fn check_header(
         unit: raw.unit,
         checksum,
         order: raw.order,
+        entry: raw.entry,
+        absent: raw.absent,
     })
 }
 
@@ -317,6 +355,8 @@ pub fn load_native_rows(path: &Path) -> Result<Vec<Case>, CaseError> {
                 unit: r.unit,
                 checksum: "exact".into(),
                 order: r.order,
+                entry: Entry::Run,
+                absent: None,
             };
             let header = check_header(path, header, &[], "").map_err(|mut e| {
                 e.line = at;

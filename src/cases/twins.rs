@@ -18,6 +18,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, mpsc};
 
+use super::class_twins as c;
 use crate::runtime::host::hot_sink;
 
 /// A twin's function: the engine's raw ABI. `ctx` is unused (null); `n` is the loop count.
@@ -323,7 +324,7 @@ extern "C-unwind" fn mutex_inc_2t(_: *mut c_void, n: u64) -> u64 {
     two_threads(n, 1)
 }
 
-static TWINS: [Twin; 15] = [
+static TWINS: [Twin; 26] = [
     twin(
         "int_loop",
         int_loop,
@@ -369,6 +370,62 @@ static TWINS: [Twin; 15] = [
         2,
     ),
     twin("mutex_inc_2t", mutex_inc_2t, "Mutex on two threads", 2),
+    twin(
+        "host_call",
+        c::host_call,
+        "&dyn Hook on a Rust object: return 1",
+        1,
+    ),
+    twin(
+        "virtual_hook",
+        c::virtual_hook,
+        "&dyn Hook on NativeCounter: n += 1",
+        1,
+    ),
+    twin(
+        "field_loop",
+        c::field_loop,
+        "boxed field, volatile += i & 3",
+        1,
+    ),
+    twin(
+        "handle_chain",
+        c::handle_chain,
+        "16 Arc nodes, clone per step",
+        1,
+    ),
+    twin("pointer_chain", c::pointer_chain, "16 raw-pointer nodes", 1),
+    twin("new_free", c::new_free, "Arc::new of a one-field struct", 1),
+    twin(
+        "method_loop",
+        c::method_loop,
+        "non-inlined &mut self method",
+        1,
+    ),
+    twin(
+        "self_method",
+        c::self_method,
+        "self.mix(acc, i) in a method",
+        1,
+    ),
+    twin(
+        "field_other",
+        c::field_other,
+        "volatile read of another's field",
+        1,
+    ),
+    twin(
+        "handle_method",
+        c::handle_method,
+        "call through a pointer field",
+        1,
+    ),
+    twin(
+        "virtual_call",
+        c::virtual_call,
+        "&dyn Shape call, not inlined",
+        1,
+    ),
 ];
 
 const fn twin(name: &'static str, f: TwinFn, doc: &'static str, threads: u8) -> Twin {

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use super::{Failure, exit};
 use crate::cases::matrix::{MatrixOptions, run_matrix};
 use crate::cases::spec::{default_dir, load_dir};
-use crate::cases::{Backend, CellError, Mode, render, twins};
+use crate::cases::{Backend, CellError, Entry, Mode, render, twins};
 use crate::export::write_whole;
 
 /// `--backend`: one backend or all.
@@ -21,7 +21,7 @@ pub enum BackendChoice {
     Jit,
     /// Cranelift JIT, optimized for speed.
     JitOpt,
-    /// Cranelift object file (not built in yet: its table shows n/a).
+    /// Cranelift object file, linked and dlopen'ed (no classes yet: those cells show n/a).
     Object,
     /// The reference interpreter.
     Interp,
@@ -68,7 +68,8 @@ pub struct BenchArgs {
     /// Seconds of one timed run (calibration, warm-up and collection).
     #[arg(long, default_value_t = 0.25, value_name = "S")]
     pub time: f64,
-    /// The largest N of the reload chain (reload rows need classes: shown as n/a).
+    /// The largest N of the call-after-N-reloads chain (0, 1, 10, 100, ... up to N). The
+    /// reload rows run with no --filter, or with one they match (`--filter reload`).
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub reloads: u64,
     /// Also write the table as CSV (`-` for stdout).
@@ -111,8 +112,12 @@ fn list(cases: &[crate::cases::Case]) -> String {
         } else {
             files.join(" ")
         };
+        let entry = match c.header.entry {
+            Entry::Run => String::new(),
+            e => format!("; entry {}", e.name()),
+        };
         s.push_str(&format!(
-            "  {:<16} {}  [twin {}; unit: {}]  {files}\n",
+            "  {:<16} {}  [twin {}; unit: {}{entry}]  {files}\n",
             c.name, c.header.title, c.header.twin.name, c.header.unit
         ));
     }
@@ -147,9 +152,10 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         load: !args.no_load,
         pin: true,
     };
-    if !cases.iter().any(|c| opts.selects(c)) {
+    if !cases.iter().any(|c| opts.selects(c)) && !opts.selects_reloads() {
         return Err(Failure::input(format!(
-            "error: no case in {} matches --filter {:?} (see `hotlab bench --list`)",
+            "error: no case in {} matches --filter {:?} (see `hotlab bench --list`; \
+             `--filter reload` runs the reload rows)",
             dir.display(),
             args.filter.as_deref().unwrap_or("")
         )));
@@ -187,6 +193,13 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
             }
         }
     }
+    for r in &m.reloads {
+        for (b, c) in &r.cells {
+            if let Some(CellError::Failed(e)) = &c.error {
+                eprintln!("error: {} ({}): {}", r.title, b.name(), e.trim_end());
+            }
+        }
+    }
     let write = |path: &PathBuf, bytes: &[u8]| {
         write_whole(path, bytes)
             .map_err(|e| Failure::input(format!("error: cannot write {}: {e}", path.display())))
@@ -203,17 +216,9 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         write(p, (json + "\n").as_bytes())?;
     }
     let failed = m
-        .tables
-        .iter()
-        .flat_map(|t| &t.rows)
-        .flat_map(|r| r.cells.values())
+        .cells()
         .any(|c| matches!(c.error, Some(CellError::Failed(_))));
-    let mismatched = m
-        .tables
-        .iter()
-        .flat_map(|t| &t.rows)
-        .flat_map(|r| r.cells.values())
-        .any(|c| c.mismatch);
+    let mismatched = m.cells().any(|c| c.mismatch);
     Ok(ExitCode::from(if mismatched {
         exit::RESULT_DIFFERS
     } else if failed {
