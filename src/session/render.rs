@@ -76,6 +76,8 @@ pub fn measured_table(m: &Measured, title: &str) -> Table {
         t.notes.push(note.clone());
     }
     if let Some(why) = &m.no_counters {
+        // The reason usually starts with the same words; say them once.
+        let why = why.strip_prefix("no hardware counters: ").unwrap_or(why);
         t.notes.push(format!("no hardware counters: {why}"));
     }
     t
