@@ -336,6 +336,9 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
         }
     }
 
+    // A case's twin measured alone (no script cell of a backend could run), shared by every
+    // backend in that position: measuring it again per backend only cost time.
+    let mut twin_alone: std::collections::HashMap<String, Option<f64>> = Default::default();
     let mut tables = Vec::new();
     for &backend in &opts.backends {
         if !runnable.contains(&backend) {
@@ -356,7 +359,7 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
                 continue;
             }
             progress(done, total, &format!("{} ({})", case.name, backend.name()));
-            let (r, l) = run_case(case, backend, &mut jits, opts);
+            let (r, l) = run_case(case, backend, &mut jits, opts, &mut twin_alone);
             done += 1;
             rows.push(r);
             if opts.load {
@@ -402,12 +405,14 @@ fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> Row 
     }
 }
 
-/// One case on one backend: load, check, measure.
+/// One case on one backend: load, check, measure. When no script cell can run, the twin is
+/// measured alone once per case (`twin_alone` keeps its time for the other backends).
 pub fn run_case(
     case: &Case,
     backend: Backend,
     jits: &mut Jits,
     opts: &MatrixOptions,
+    twin_alone: &mut std::collections::HashMap<String, Option<f64>>,
 ) -> (Row, Vec<LoadRow>) {
     let twin = case.header.twin;
     let expected = twin.run(opts.iters);
@@ -474,6 +479,14 @@ pub fn run_case(
             }
         }
     }
+    if measured.is_empty()
+        && let Some(ns) = twin_alone.get(&case.name)
+    {
+        let mut r = row(case, *ns, cells);
+        r.native_checksum = expected;
+        return (r, loads);
+    }
+    let alone = measured.is_empty();
     let s = settings(opts.time, opts.pin, twin);
     let mut native_ns = None;
     match measure(twin, &mut measured, &s, opts.reps) {
@@ -493,6 +506,9 @@ pub fn run_case(
                 }
             }
         }
+    }
+    if alone {
+        twin_alone.insert(case.name.clone(), native_ns);
     }
     let mut r = row(case, native_ns, cells);
     r.native_checksum = expected;

@@ -93,6 +93,38 @@ extern "C-unwind" fn array_index(_: *mut c_void, n: u64) -> u64 {
     hot_sink(acc) as u64
 }
 
+/// Vector index: the array case on a heap `Vec<i64>` of 256 elements (made once, before the
+/// loop, as the script's vec is). The masks let LLVM drop its bounds checks; the script's vec
+/// index is always checked. Hidden: `n`, the result.
+extern "C-unwind" fn vec_index(_: *mut c_void, n: u64) -> u64 {
+    let n = n_of(n);
+    let mut v: Vec<i64> = vec![0; 256];
+    let mut acc: i64 = 0;
+    let mut i = 0;
+    while i < n {
+        let w = (i & 255) as usize;
+        v[w] = v[w].wrapping_add(i);
+        acc = acc.wrapping_add(v[((i.wrapping_mul(7)) & 255) as usize]);
+        i += 1;
+    }
+    hot_sink(acc) as u64
+}
+
+/// String interpolation: one `format!` per iteration (a heap allocation, freed at the end of
+/// the iteration, as the script's string is), its byte length summed. `black_box` keeps LLVM
+/// from computing the length without making the string. Hidden: `n`, the result.
+extern "C-unwind" fn string_interp(_: *mut c_void, n: u64) -> u64 {
+    let n = n_of(n);
+    let mut acc: i64 = 0;
+    let mut i = 0;
+    while i < n {
+        let s = std::hint::black_box(format!("item {i}"));
+        acc = acc.wrapping_add(s.len() as i64);
+        i += 1;
+    }
+    hot_sink(acc) as u64
+}
+
 /// Script to native: one call of `hot_sink` per iteration, the same symbol the script calls.
 extern "C-unwind" fn call_native(_: *mut c_void, n: u64) -> u64 {
     let n = n_of(n);
@@ -324,7 +356,7 @@ extern "C-unwind" fn mutex_inc_2t(_: *mut c_void, n: u64) -> u64 {
     two_threads(n, 1)
 }
 
-static TWINS: [Twin; 26] = [
+static TWINS: [Twin; 28] = [
     twin(
         "int_loop",
         int_loop,
@@ -338,6 +370,13 @@ static TWINS: [Twin; 26] = [
         1,
     ),
     twin("array_index", array_index, "[i64; 256] write and read", 1),
+    twin("vec_index", vec_index, "Vec<i64> (256) write and read", 1),
+    twin(
+        "string_interp",
+        string_interp,
+        "format!(\"item {i}\") and its length",
+        1,
+    ),
     twin("call_native", call_native, "one call of hot_sink", 1),
     twin("recursive", recursive, "depth(16): 17 recursive calls", 1),
     twin("module_var", module_var, "static read and write", 1),
