@@ -120,10 +120,8 @@ impl App {
                     self.status.cpu = Some(cpu);
                 }
             }
-            JobOutput::Asm { listings } => {
-                if !self.is_ladder_table() {
-                    self.code = CodeView::from_listings(listings);
-                }
+            JobOutput::Asm { listings } if !self.is_ladder_table() => {
+                self.code = CodeView::from_listings(listings);
             }
             JobOutput::Ladder(l) => {
                 let note = l
