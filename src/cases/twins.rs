@@ -80,8 +80,22 @@ extern "C-unwind" fn float_loop(_: *mut c_void, n: u64) -> u64 {
 /// mask lets LLVM drop its bounds check; the script keeps its checks (checks on), as the seed's
 /// `.hot` arrays do. Hidden: `n`, the result.
 extern "C-unwind" fn array_index(_: *mut c_void, n: u64) -> u64 {
-    let n = n_of(n);
     let mut a = [0i64; 256];
+    hot_sink(write_read_masked(&mut a, n_of(n))) as u64
+}
+
+/// Vector index: the array case on a heap `Vec<i64>` of 256 elements (made once, before the
+/// loop, as the script's vec is), seen as a fixed array so the masks let LLVM drop its bounds
+/// checks; the script's vec index is always checked. Hidden: `n`, the result.
+extern "C-unwind" fn vec_index(_: *mut c_void, n: u64) -> u64 {
+    let mut v: Vec<i64> = vec![0; 256];
+    let a: &mut [i64; 256] = v.as_mut_slice().try_into().expect("256 elements");
+    hot_sink(write_read_masked(a, n_of(n))) as u64
+}
+
+/// The index cases' loop: `a[i & 255] += i; acc += a[(i * 7) & 255]` for `i` in `0..n`.
+#[inline(always)]
+fn write_read_masked(a: &mut [i64; 256], n: i64) -> i64 {
     let mut acc: i64 = 0;
     let mut i = 0;
     while i < n {
@@ -90,24 +104,7 @@ extern "C-unwind" fn array_index(_: *mut c_void, n: u64) -> u64 {
         acc = acc.wrapping_add(a[((i.wrapping_mul(7)) & 255) as usize]);
         i += 1;
     }
-    hot_sink(acc) as u64
-}
-
-/// Vector index: the array case on a heap `Vec<i64>` of 256 elements (made once, before the
-/// loop, as the script's vec is). The masks let LLVM drop its bounds checks; the script's vec
-/// index is always checked. Hidden: `n`, the result.
-extern "C-unwind" fn vec_index(_: *mut c_void, n: u64) -> u64 {
-    let n = n_of(n);
-    let mut v: Vec<i64> = vec![0; 256];
-    let mut acc: i64 = 0;
-    let mut i = 0;
-    while i < n {
-        let w = (i & 255) as usize;
-        v[w] = v[w].wrapping_add(i);
-        acc = acc.wrapping_add(v[((i.wrapping_mul(7)) & 255) as usize]);
-        i += 1;
-    }
-    hot_sink(acc) as u64
+    acc
 }
 
 /// String interpolation: one `format!` per iteration (a heap allocation, freed at the end of
