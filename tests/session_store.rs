@@ -49,6 +49,24 @@ fn the_session_is_saved_after_every_change_and_resumed() {
         .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("session.json")]);
 
+    // A fresh session does not overwrite the saved one: its first change moves the saved file
+    // to session.prev.json, which still resumes to the state before.
+    let mut fresh = Session::new(options());
+    assert!(path.exists(), "nothing moved before the first change");
+    fresh.run_line(":backend jit", &mut out).expect("backend");
+    let prev = store::previous_path(&path);
+    assert_eq!(prev, path.with_file_name("session.prev.json"));
+    let kept = store::load(&prev).expect("readable").expect("kept");
+    assert_eq!(kept, before);
+    let now = store::load(&path).expect("readable").expect("saved");
+    assert_eq!(now.backend, Backend::Jit);
+    assert!(now.results.is_empty(), "the fresh session's own state");
+    // Only the first save moves: the second change keeps the previous file as it was.
+    fresh.run_line(":set band 3%", &mut out).expect("set");
+    assert_eq!(store::load(&prev).expect("readable").expect("kept"), before);
+    drop(fresh);
+    std::fs::remove_file(&prev).expect("remove");
+
     // A damaged file is an error that names it, and is left alone.
     std::fs::write(&path, "{ not json").expect("write");
     let e = Session::resume(options()).expect_err("damaged");

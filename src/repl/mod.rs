@@ -231,6 +231,12 @@ pub fn run(args: &ReplArgs) -> ExitCode {
                 s.results.len(),
                 s.history.len()
             );
+        } else if let Some(path) = session.store_path().filter(|p| p.exists()) {
+            println!(
+                "a saved session exists (hotlab repl --resume goes on with it); this fresh one \
+                 moves it to {} at its first change",
+                crate::session::store::previous_path(path).display()
+            );
         }
         println!("hotlab repl: type hot code or :commands (:help lists them); Ctrl-D quits");
     }

@@ -246,8 +246,8 @@ pub struct FrontArgs {
 }
 
 impl FrontArgs {
-    /// The saved session with `--resume`, else a fresh one (which overwrites the session file
-    /// at its first change).
+    /// The saved session with `--resume`, else a fresh one (which, at its first change, moves
+    /// the saved session file to `session.prev.json` rather than overwrite it).
     pub fn open(&self, options: SessionOptions) -> Result<Session, SessionError> {
         if self.resume {
             Session::resume(options)
@@ -266,6 +266,9 @@ pub struct Session {
     /// The live module the worker holds after a `:reload`: the snippet's name, the worker's
     /// pid, and the text last reloaded.
     live: Option<(String, u32, String)>,
+    /// A fresh session that has not saved yet: its first save first moves the saved session
+    /// (if any) to `session.prev.json`.
+    keep_previous: std::cell::Cell<bool>,
 }
 
 impl std::fmt::Debug for Session {
@@ -278,9 +281,12 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
-    /// A fresh session (it overwrites the session file at the first change).
+    /// A fresh session. At its first change it moves the saved session file (if any) to
+    /// `session.prev.json` and starts a new one, so nothing saved is lost.
     pub fn new(options: SessionOptions) -> Session {
-        Session::with_state(options, SessionState::default())
+        let s = Session::with_state(options, SessionState::default());
+        s.keep_previous.set(true);
+        s
     }
 
     /// A session with this state.
@@ -292,6 +298,7 @@ impl Session {
             worker: None,
             cancel: Arc::new(AtomicBool::new(false)),
             live: None,
+            keep_previous: std::cell::Cell::new(false),
         }
     }
 
@@ -337,7 +344,13 @@ impl Session {
     /// Write the state to the session file (done after every command by [`Session::run_line`]).
     pub fn save(&self) -> Result<(), SessionError> {
         match &self.options.store {
-            Some(path) => store::save(path, &self.state).map_err(SessionError::Store),
+            Some(path) => {
+                if self.keep_previous.get() {
+                    store::keep_previous(path).map_err(SessionError::Store)?;
+                    self.keep_previous.set(false);
+                }
+                store::save(path, &self.state).map_err(SessionError::Store)
+            }
             None => Ok(()),
         }
     }

@@ -20,6 +20,27 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("hotlab").join("session.json"))
 }
 
+/// Where a fresh session moves the file it would overwrite: `session.prev.json` beside it.
+pub fn previous_path(path: &Path) -> PathBuf {
+    path.with_file_name("session.prev.json")
+}
+
+/// Move a saved session out of the way of a fresh one (to [`previous_path`]), so starting
+/// without `--resume` loses nothing; `Ok(None)` when there was no file.
+pub fn keep_previous(path: &Path) -> Result<Option<PathBuf>, String> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    let prev = previous_path(path);
+    std::fs::rename(path, &prev).map_err(|e| {
+        format!(
+            "cannot keep the saved session as {}: {e}; nothing was overwritten",
+            prev.display()
+        )
+    })?;
+    Ok(Some(prev))
+}
+
 /// Write the state whole, creating the directory if needed.
 pub fn save(path: &Path, state: &SessionState) -> Result<(), String> {
     if let Some(dir) = path.parent()
