@@ -281,3 +281,27 @@ fn a_real_ladder_report_fills_the_table() {
     );
     assert!(a.selected_code().unwrap().diff.is_some());
 }
+
+#[test]
+fn a_long_popup_scrolls_and_other_keys_close_it() {
+    let mut a = app("");
+    let text: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    a.message = Some(hotlab::tui::app::Message { text, error: false });
+    a.popup = true;
+    assert!(a.on_key(key(KeyCode::Down)).is_empty());
+    assert!(a.popup, "a scrolling key keeps the popup");
+    assert_eq!(a.popup_scroll, 1);
+    a.on_key(key(KeyCode::PageDown));
+    assert_eq!(a.popup_scroll, 11);
+    a.on_key(key(KeyCode::End));
+    assert_eq!(a.popup_scroll, 39, "the last line at most");
+    a.on_key(key(KeyCode::Down));
+    assert_eq!(a.popup_scroll, 39);
+    a.on_key(key(KeyCode::Home));
+    assert_eq!(a.popup_scroll, 0);
+    a.on_key(key(KeyCode::Up));
+    assert_eq!(a.popup_scroll, 0);
+    // Any other key closes it, and is not taken as a command.
+    assert!(a.on_key(key(KeyCode::Char('r'))).is_empty());
+    assert!(!a.popup);
+}

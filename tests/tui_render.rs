@@ -322,6 +322,25 @@ fn help_overlay() {
 }
 
 #[test]
+fn a_popup_taller_than_the_screen_scrolls() {
+    let mut app = ladder_app(Theme::default_theme());
+    let text: String = (1..=40).map(|i| format!("output line {i}\n")).collect();
+    app.message = Some(hotlab::tui::app::Message { text, error: false });
+    app.popup = true;
+    app.popup_scroll = 5;
+    let t = screen(&app, 80, 24);
+    let shown = format!("{:?}", t.backend());
+    assert!(shown.contains("output 6-27 of 40"), "{shown}");
+    assert!(shown.contains("output line 6 "), "{shown}");
+    assert!(!shown.contains("output line 5 "), "{shown}");
+    // Scrolled past the end: the last screenful shows.
+    app.popup_scroll = 39;
+    let shown = format!("{:?}", screen(&app, 80, 24).backend());
+    assert!(shown.contains("output 19-40 of 40"), "{shown}");
+    assert!(shown.contains("output line 40"), "{shown}");
+}
+
+#[test]
 fn verdicts_are_coloured_by_meaning() {
     let app = compare_app();
     let t = screen(&app, 80, 24);

@@ -125,6 +125,8 @@ pub struct App {
     pub help: bool,
     /// The last message is shown as a popup (it has several lines).
     pub popup: bool,
+    /// The first line of the popup on screen (↑ ↓ PgUp PgDn Home End scroll it).
+    pub popup_scroll: u16,
     /// Machine and settings for the status line.
     pub status: StatusInfo,
     /// The text the session last saw (to send the editor's text only when it changed).
@@ -169,6 +171,7 @@ impl App {
             completion: (Vec::new(), 0),
             help: false,
             popup: false,
+            popup_scroll: 0,
             status: StatusInfo {
                 time_s: 1.0,
                 ..StatusInfo::default()
@@ -453,6 +456,9 @@ impl App {
             self.say("cancelling…", false);
             return vec![Effect::Cancel];
         }
+        if self.popup && self.scroll_popup(key.code) {
+            return Vec::new();
+        }
         if self.help || self.popup {
             self.help = false;
             self.popup = false;
@@ -612,6 +618,8 @@ impl App {
                 }
                 false
             }
+            MouseEventKind::ScrollDown if self.popup => self.scroll_popup(KeyCode::Down),
+            MouseEventKind::ScrollUp if self.popup => self.scroll_popup(KeyCode::Up),
             MouseEventKind::ScrollDown => {
                 self.select(1);
                 true
@@ -622,6 +630,28 @@ impl App {
             }
             _ => false,
         }
+    }
+
+    /// Scroll the popup for a scrolling key (true), or leave it for the key to close (false).
+    /// The render clamps the scroll to the popup's height; here it stays within the text.
+    fn scroll_popup(&mut self, code: KeyCode) -> bool {
+        let lines = self
+            .message
+            .as_ref()
+            .map_or(0, |m| m.text.trim_end().lines().count());
+        let last = u16::try_from(lines.saturating_sub(1)).unwrap_or(u16::MAX);
+        let page = 10;
+        self.popup_scroll = match code {
+            KeyCode::Up | KeyCode::Char('k') => self.popup_scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => self.popup_scroll.saturating_add(1),
+            KeyCode::PageUp => self.popup_scroll.saturating_sub(page),
+            KeyCode::PageDown | KeyCode::Char(' ') => self.popup_scroll.saturating_add(page),
+            KeyCode::Home | KeyCode::Char('g') => 0,
+            KeyCode::End | KeyCode::Char('G') => last,
+            _ => return false,
+        }
+        .min(last);
+        true
     }
 
     /// Whether the table shows a finished or running measurement.

@@ -69,6 +69,7 @@ impl App {
                     .message
                     .as_ref()
                     .is_some_and(|m| m.text.trim_end().lines().count() > 1);
+                self.popup_scroll = 0;
                 let mut effects = Vec::new();
                 if ladder_changed {
                     effects.push(Effect::LadderCode);

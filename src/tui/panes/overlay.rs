@@ -95,15 +95,36 @@ pub fn render_popup(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     };
     let s = Styles(&app.theme);
-    let n = m.text.lines().count() as u16;
-    let w = m.text.lines().map(|l| l.chars().count()).max().unwrap_or(0) as u16;
-    let r = centered(area, (w + 4).max(30), n + 2);
+    let text = m.text.trim_end();
+    let n = u16::try_from(text.lines().count()).unwrap_or(u16::MAX);
+    let w = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let w = u16::try_from(w).unwrap_or(u16::MAX);
+    // A popup that scrolls is wide enough for its title's scroll hint.
+    let least = if n.saturating_add(2) > area.height {
+        74
+    } else {
+        30
+    };
+    let r = centered(area, w.saturating_add(4).max(least), n.saturating_add(2));
     Clear.render(r, buf);
-    let block = s.block(" output (any key closes) ", true);
+    // Taller than the screen: say which lines show and how to scroll.
+    let visible = r.height.saturating_sub(2);
+    let top = app.popup_scroll.min(n.saturating_sub(visible));
+    let title = if n > visible {
+        format!(
+            " output {}-{} of {n} (↑↓ PgUp PgDn Home End scroll; other keys close) ",
+            top + 1,
+            top + visible
+        )
+    } else {
+        " output (any key closes) ".to_string()
+    };
+    let block = s.block(title.as_str(), true);
     let inner = block.inner(r);
     block.render(r, buf);
     let style = if m.error { s.error() } else { s.text() };
-    Paragraph::new(m.text.as_str())
+    Paragraph::new(text)
         .style(style)
+        .scroll((top, 0))
         .render(inner, buf);
 }
