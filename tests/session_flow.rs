@@ -19,11 +19,14 @@ fn a_session_runs_snippets_on_every_backend_and_exports() {
     assert!(
         line(&mut s, &format!(":load {}", file.display())).contains("loaded sum.hot: run, main")
     );
-    for backend in ["jit", "jit-opt", "interp"] {
+    for backend in ["jit", "jit-opt", "interp", "object"] {
         line(&mut s, &format!(":backend {backend}"));
         let out = line(&mut s, ":run");
         assert!(out.starts_with("45 ") && out.contains(backend), "{out}");
     }
+    // The object backend's machine code is listed like the JIT's.
+    let asm = line(&mut s, ":asm main");
+    assert!(asm.contains("; main —") && asm.contains("ret"), "{asm}");
     line(&mut s, ":backend jit");
     let e = fails(&mut s, ":run run");
     assert!(
@@ -60,6 +63,8 @@ fn a_session_runs_snippets_on_every_backend_and_exports() {
         serde_json::from_str(&std::fs::read_to_string(json).expect("json")).expect("valid");
     assert_eq!(json["output"]["output"], "measured");
     assert_eq!(json["output"]["rows"].as_array().map(Vec::len), Some(2));
+    let cmp = line(&mut s, ":compare object");
+    assert!(cmp.contains("sum.hot (object)"), "{cmp}");
 
     // Code lines are added only when the whole snippet still compiles.
     let before = s.state().snippet().text.clone();

@@ -128,9 +128,9 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "backend",
         aliases: &[],
-        usage: ":backend [jit|jit-opt|interp]",
+        usage: ":backend [jit|jit-opt|interp|object]",
         summary: "show or choose how the snippet becomes code",
-        details: "jit: Cranelift without optimization; jit-opt: Cranelift optimized for speed; interp: the reference interpreter. .clif snippets need jit or jit-opt.",
+        details: "jit: Cranelift without optimization; jit-opt: Cranelift optimized for speed; interp: the reference interpreter; object: Cranelift object file linked into a shared library and loaded (as `hotlab bench --backend object`). .clif snippets need jit or jit-opt.",
     },
     CommandHelp {
         name: "twin",
@@ -462,7 +462,7 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
                 Some(b) => Command::Backend(Some(Backend::from_name(b).ok_or_else(|| {
                     usage_err(
                         c,
-                        &format!("no backend named `{b}` (backends: jit, jit-opt, interp)"),
+                        &format!("no backend named `{b}` (backends: jit, jit-opt, interp, object)"),
                     )
                 })?)),
             }

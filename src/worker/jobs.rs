@@ -13,6 +13,7 @@ use super::protocol::{
 };
 use crate::backend::disasm::{self, Syntax};
 use crate::backend::jit::{Jit, JitError, JitOptions, JitProgram, OptLevel, VmCtx};
+use crate::backend::object::{ObjectError, ObjectOptions, ObjectProgram, compile_object};
 use crate::backend::{Checks, Value, interp};
 use crate::lang::{self, Program, SourceFile};
 use crate::measure::histogram::OpHistogram;
@@ -51,6 +52,63 @@ fn jit_for(backend: Backend, checks_on: bool) -> Result<Jit, JobFailure> {
         ..JitOptions::default()
     })
     .map_err(|e| input(format!("error: {e}")))
+}
+
+/// Machine code from the jit or the object backend: both end in a [`JitProgram`] (the object
+/// backend's also owns its loaded shared library).
+enum Native {
+    Jit(JitProgram),
+    Object(Box<ObjectProgram>),
+}
+
+impl Native {
+    fn program(&self) -> &JitProgram {
+        match self {
+            Native::Jit(p) => p,
+            Native::Object(p) => p.as_program(),
+        }
+    }
+}
+
+/// Compile a checked program on `backend` (jit, jit-opt or object).
+fn compile_native(
+    backend: Backend,
+    checks_on: bool,
+    program: &Program,
+    name: &str,
+) -> Result<Native, JobFailure> {
+    if backend != Backend::Object {
+        let mut jit = jit_for(backend, checks_on)?;
+        return compile_jit(&mut jit, program, name).map(Native::Jit);
+    }
+    let options = ObjectOptions {
+        jit: JitOptions {
+            checks: checks(checks_on),
+            ..JitOptions::default()
+        },
+        ..ObjectOptions::default()
+    };
+    match compile_object(program, &options) {
+        Ok(p) => Ok(Native::Object(Box::new(p))),
+        Err(ObjectError::Compile(JitError::Init(err))) => {
+            Err(fail(FailureKind::Script, err.render(&program.source)))
+        }
+        Err(other) => Err(input(format!("error: {name}: {other}"))),
+    }
+}
+
+/// `.clif` snippets run on the Cranelift JIT only.
+fn refuse_clif(backend: Backend, name: &str) -> Result<(), JobFailure> {
+    match backend {
+        Backend::Interp => Err(input(format!(
+            "error: {name}: the interp backend runs .hot snippets only; use `:backend jit`"
+        ))),
+        Backend::Object => Err(input(format!(
+            "error: {name}: the object backend builds .hot snippets only (a .clif snippet is \
+             loaded by the JIT); use `:backend jit`"
+        ))),
+        Backend::Jit | Backend::JitOpt => Ok(()),
+    }
 }
 
 /// Run the front end over a `.hot` snippet; diagnostics come back rendered.
@@ -144,9 +202,7 @@ fn compile(
         compile_us: micros(f.compile_time),
     };
     if snippet.is_clif() {
-        if backend == Backend::Interp {
-            return Err(input(interp_no_clif(&snippet.name)));
-        }
+        refuse_clif(backend, &snippet.name)?;
         let mut jit = jit_for(backend, checks_on)?;
         let program = jit
             .load_clif(&snippet.text)
@@ -168,16 +224,11 @@ fn compile(
             })
             .collect(),
         _ => {
-            let mut jit = jit_for(backend, checks_on)?;
-            let compiled = compile_jit(&mut jit, &program, &snippet.name)?;
-            compiled.functions().iter().map(info).collect()
+            let compiled = compile_native(backend, checks_on, &program, &snippet.name)?;
+            compiled.program().functions().iter().map(info).collect()
         }
     };
     Ok(JobOutput::Compiled { functions })
-}
-
-fn interp_no_clif(name: &str) -> String {
-    format!("error: {name}: the interp backend runs .hot snippets only; use `:backend jit`")
 }
 
 fn run(
@@ -187,9 +238,7 @@ fn run(
     function: &str,
 ) -> Result<JobOutput, JobFailure> {
     if snippet.is_clif() {
-        if backend == Backend::Interp {
-            return Err(input(interp_no_clif(&snippet.name)));
-        }
+        refuse_clif(backend, &snippet.name)?;
         let mut jit = jit_for(backend, checks_on)?;
         let program = jit
             .load_clif(&snippet.text)
@@ -224,10 +273,9 @@ fn run(
             it.call(id, &[]).map_err(script)?
         }
         _ => {
-            let mut jit = jit_for(backend, checks_on)?;
-            let compiled = compile_jit(&mut jit, &program, &snippet.name)?;
+            let compiled = compile_native(backend, checks_on, &program, &snippet.name)?;
             start = Instant::now();
-            compiled.call(id, &[]).map_err(script)?
+            compiled.program().call(id, &[]).map_err(script)?
         }
     };
     Ok(JobOutput::Ran {
@@ -246,15 +294,17 @@ fn asm(
             "error: the interp backend makes no machine code; `:backend jit` or `jit-opt` first",
         ));
     }
-    let mut jit = jit_for(backend, true)?;
     let code: Vec<crate::backend::jit::CompiledFunction> = if snippet.is_clif() {
+        refuse_clif(backend, &snippet.name)?;
+        let mut jit = jit_for(backend, true)?;
         let program = jit
             .load_clif(&snippet.text)
             .map_err(|e| input(format!("error: {}: {e}", snippet.name)))?;
         program.functions().iter().map(|f| f.code.clone()).collect()
     } else {
         let program = front(snippet)?;
-        compile_jit(&mut jit, &program, &snippet.name)?
+        compile_native(backend, true, &program, &snippet.name)?
+            .program()
             .functions()
             .to_vec()
     };
@@ -290,7 +340,7 @@ type RunFn = unsafe extern "C-unwind" fn(*mut VmCtx, i64) -> i64;
 /// What a JIT contestant's raw variant needs: its program (which keeps the code alive), the
 /// function, and a context made for the job thread.
 struct HotCtx {
-    _program: JitProgram,
+    _program: Native,
     f: RunFn,
     vm: VmCtx,
 }
@@ -400,12 +450,12 @@ fn variant(
             Ok(unsafe { Variant::raw(c.label.clone(), call_interp, ctx) })
         }
         _ => {
-            let mut jit = jit_for(c.backend, settings.checks)?;
-            let compiled = compile_jit(&mut jit, &program, &c.snippet.name)?;
+            let compiled = compile_native(c.backend, settings.checks, &program, &c.snippet.name)?;
             let f: RunFn = compiled
+                .program()
                 .raw_entry(id)
                 .map_err(|e| input(format!("error: {}: {e}", c.snippet.name)))?;
-            let vm = compiled.vm_context();
+            let vm = compiled.program().vm_context();
             let ctx = contexts.keep(HotCtx {
                 _program: compiled,
                 f,
@@ -426,9 +476,7 @@ fn clif_variant(
     settings: &MeasureSettings,
     contexts: &mut Contexts,
 ) -> Result<Variant, JobFailure> {
-    if c.backend == Backend::Interp {
-        return Err(input(interp_no_clif(&c.snippet.name)));
-    }
+    refuse_clif(c.backend, &c.snippet.name)?;
     if c.function != "run" {
         return Err(input(format!(
             "error: {}: a measured .clif snippet needs `function %run(i64, i64) -> i64 system_v`",

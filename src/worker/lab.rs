@@ -142,6 +142,7 @@ pub fn check(
         super::Backend::Jit => crate::cases::Backend::Jit,
         super::Backend::JitOpt => crate::cases::Backend::JitOpt,
         super::Backend::Interp => crate::cases::Backend::Interp,
+        super::Backend::Object => crate::cases::Backend::Object,
     };
     let options = CheckOptions {
         backend,

@@ -18,11 +18,18 @@ pub enum Backend {
     JitOpt,
     /// The reference interpreter.
     Interp,
+    /// Cranelift object file, linked into a shared library and loaded (`.hot` only).
+    Object,
 }
 
 impl Backend {
     /// Every backend, in the order `:help backend` lists them.
-    pub const ALL: [Backend; 3] = [Backend::Jit, Backend::JitOpt, Backend::Interp];
+    pub const ALL: [Backend; 4] = [
+        Backend::Jit,
+        Backend::JitOpt,
+        Backend::Interp,
+        Backend::Object,
+    ];
 
     /// The name used in commands and output.
     pub fn name(self) -> &'static str {
@@ -30,6 +37,7 @@ impl Backend {
             Backend::Jit => "jit",
             Backend::JitOpt => "jit-opt",
             Backend::Interp => "interp",
+            Backend::Object => "object",
         }
     }
 

@@ -19,7 +19,7 @@ pub const KEYS: &[(&str, &str)] = &[
         "check: the snippet against its native twin",
     ),
     ("F7, l", "next ladder (host_call, fused, direct)"),
-    ("F8, b", "next backend (jit, jit-opt, interp)"),
+    ("F8, b", "next backend (jit, jit-opt, interp, object)"),
     ("F9, t", "next theme (dark, light, high-contrast)"),
     (
         "space",
