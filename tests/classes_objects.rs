@@ -191,3 +191,67 @@ fn interpreted_classes_implement_hook_and_bench_inside_host_calls() {
     let read = program.function_named("read_hook").unwrap();
     assert_eq!(interp.call(read, &[]).unwrap(), Value::I64(2));
 }
+
+const COUNTED: &str = r#"
+class Leaf { var name: str = "leaf" }
+class Tree {
+    var tags: vec<str> = vec<str>()
+    var leaves: vec<Leaf> = vec<Leaf>()
+    var grid: vec<vec<i64>> = vec<vec<i64>>()
+    var title: str = ""
+    fn grow(self, i: i64) {
+        let l = new Leaf()
+        l.name += "-${i}"
+        self.leaves.push(l)
+        self.tags.push(l.name)
+        self.grid.push(vec<i64>())
+        self.grid[self.grid.len() - 1].push(i)
+    }
+}
+var keep: Tree? = null
+fn main() -> i64 {
+    var total = 0
+    for round in 0..10 {
+        let t = new Tree()
+        for i in 0..5 { t.grow(i) }
+        let copy = t.tags
+        t.tags[0] = "changed"
+        t.title = copy[0] + t.tags[0]
+        t.leaves.pop()
+        total += t.title.len() + t.leaves.len() + t.grid[4][0]
+        keep = t
+    }
+    keep = null
+    return total
+}
+"#;
+
+/// Objects with vec and string fields (holding handles, nested vecs, strings) are freed with
+/// their fields' blocks on both backends: no shell and no block outlives the run.
+#[test]
+fn counted_fields_are_freed_with_their_objects() {
+    use hotlab::runtime::values::live_blocks;
+    let program = common::compile_text("counted.hot", COUNTED).unwrap();
+    // title: "leaf-0" + "changed" = 13; 4 leaves; grid[4][0] = 4.
+    let want = Value::I64(10 * (13 + 4 + 4));
+    let before = live_blocks();
+    {
+        let mut jit = jit();
+        let compiled = jit.compile(&program).unwrap();
+        assert_eq!(compiled.run_main().unwrap(), want);
+        let objects = compiled.objects().unwrap();
+        let shells: usize = objects.classes.iter().map(|c| c.shell_count()).sum();
+        assert_eq!(shells, 0, "the JIT leaked objects");
+    }
+    assert_eq!(live_blocks(), before, "the JIT leaked vec or string blocks");
+    {
+        let mut interp = Interp::new(&program, Checks::On).unwrap();
+        assert_eq!(interp.call(program.main.unwrap(), &[]).unwrap(), want);
+        assert_eq!(interp.shell_count(), 0, "the interpreter leaked objects");
+    }
+    assert_eq!(
+        live_blocks(),
+        before,
+        "the interpreter leaked vec or string blocks"
+    );
+}

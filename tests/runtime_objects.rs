@@ -462,3 +462,82 @@ fn a_handle_field_takes_its_class_or_a_descendant_only() {
         (0, 0, 0)
     );
 }
+
+/// `name: ty` of a counted kind, initialized to `init`.
+fn counted(
+    name: &str,
+    kind: hotlab::runtime::values::ElemKind,
+    ty: &str,
+    init: Init,
+) -> hotlab::runtime::class::Field {
+    field(
+        name,
+        FieldType::Counted {
+            kind,
+            ty: ty.into(),
+        },
+        init,
+    )
+}
+
+/// Vec and string fields: a field kept by name and whole type keeps its block (no double
+/// release), a removed one is released, and one retyped between counted types with one cell
+/// kind (`vec<i64>` → `vec<f64>`) or another (`str` → `vec<i64>`) is released and re-initialized.
+#[test]
+fn counted_fields_migrate_by_their_whole_type() {
+    use hotlab::runtime::values::{ElemKind, live_blocks, str_text};
+    let before = live_blocks();
+    let rt = Runtime::new();
+    let v1 = class(
+        "Bag",
+        vec![
+            counted("s", ElemKind::Str, "str", Init::Text("hello".into())),
+            counted("gone", ElemKind::Str, "str", Init::Text("bye".into())),
+            counted("u", ElemKind::Str, "str", Init::Text("retyped".into())),
+            counted("w", ElemKind::Vec, "vec<i64>", Init::Bits(0)),
+        ],
+        vec![hook(seven)],
+    );
+    let c = rt.define(v1).unwrap();
+    let objs: Vec<Handle> = (0..3).map(|_| rt.new_object(&c).unwrap()).collect();
+    assert_eq!(
+        live_blocks() - before,
+        9,
+        "one string block per text field and object"
+    );
+
+    let v2 = class(
+        "Bag",
+        vec![
+            counted("w", ElemKind::Vec, "vec<f64>", Init::Bits(0)),
+            counted("s", ElemKind::Str, "str", Init::Text("other".into())),
+            counted("u", ElemKind::Vec, "vec<i64>", Init::Bits(0)),
+        ],
+        vec![hook(eight)],
+    );
+    let report = rt.reload(&c, v2).unwrap();
+    assert_eq!(report.kept, vec!["s"]);
+    assert_eq!(report.retyped, vec!["w", "u"]);
+    assert_eq!(report.removed, vec!["gone"]);
+    assert_eq!(
+        live_blocks() - before,
+        3,
+        "removed and retyped strings are released"
+    );
+    for h in &objs {
+        let o = h.get().unwrap();
+        let i = o.state_version().unwrap().field("s").unwrap();
+        // SAFETY: the object is live and attached (no reload runs), `i` is in its layout, and
+        // the field keeps its string while it is read.
+        let text = unsafe { str_text(*o.state_ptr().add(i)) };
+        assert_eq!(text, "hello", "a kept field keeps its value");
+        assert_eq!(h.call().unwrap(), 8);
+    }
+    drop(objs);
+    assert_eq!(c.shell_count(), 0);
+    assert_eq!(
+        live_blocks(),
+        before,
+        "the kept strings are freed once, with their objects"
+    );
+}

@@ -18,18 +18,44 @@ use crate::runtime::handle::Handle;
 use crate::runtime::iface::{AbiSig, AbiType};
 use crate::runtime::object::Object;
 use crate::runtime::rt::Runtime;
+use crate::runtime::values::ElemKind;
+
+/// What one cell of type `ty` holds and owns ([`ElemKind`]): the one place a script type is
+/// mapped to a cell kind (fields, vec elements, arrays of counted values). A new counted kind
+/// adds an arm here and in `runtime::values`.
+pub fn elem_kind(ty: &Type) -> ElemKind {
+    match ty {
+        Type::F64 => ElemKind::F64,
+        Type::Bool => ElemKind::Bool,
+        Type::Handle { .. } | Type::Null => ElemKind::Handle,
+        Type::Vec(_) => ElemKind::Vec,
+        Type::Str => ElemKind::Str,
+        _ => ElemKind::I64,
+    }
+}
 
 /// The runtime's type of a field.
 pub fn field_type(ty: &Type) -> FieldType {
-    match ty {
-        Type::I64 => FieldType::I64,
-        Type::F64 => FieldType::F64,
-        Type::Bool => FieldType::Bool,
-        Type::Handle { name, nullable, .. } => FieldType::Handle {
+    match (ty, elem_kind(ty)) {
+        (Type::Handle { name, nullable, .. }, _) => FieldType::Handle {
             class: name.clone(),
             nullable: *nullable,
         },
-        other => unreachable!("checked program: a field of type `{other}`"),
+        (_, ElemKind::I64) => FieldType::I64,
+        (_, ElemKind::F64) => FieldType::F64,
+        (_, ElemKind::Bool) => FieldType::Bool,
+        (_, kind) => FieldType::Counted {
+            kind,
+            ty: Arc::from(ty.to_string()),
+        },
+    }
+}
+
+/// A field's initializer for the runtime: its bits, or its text for a non-empty `str`.
+fn field_init(f: &hir::Field) -> Init {
+    match &f.text {
+        Some(text) => Init::Text(Arc::from(text.as_str())),
+        None => Init::Bits(f.init),
     }
 }
 
@@ -58,7 +84,16 @@ pub fn method_sig(program: &Program, func: hir::FuncId) -> Option<AbiSig> {
     if matches!(f.ret, Type::Array(..)) {
         return None;
     }
-    Some(AbiSig::new(&params, abi_type(&f.ret)))
+    let cells = f
+        .param_types()
+        .skip(1)
+        .chain([&f.ret])
+        .any(|t| !t.is_scalar() && *t != Type::Unit)
+        .then(|| {
+            let params: Vec<String> = f.param_types().skip(1).map(|t| t.to_string()).collect();
+            Arc::from(format!("({}) -> {}", params.join(", "), f.ret))
+        });
+    Some(AbiSig::new(&params, abi_type(&f.ret)).with_cells(cells))
 }
 
 /// The runtime definition of class `id`: its own fields (with their constant initializers) and
@@ -78,7 +113,7 @@ pub fn class_def(
         .map(|f| Field {
             name: Arc::from(f.name.as_str()),
             ty: field_type(&f.ty),
-            init: Init::Bits(f.init),
+            init: field_init(f),
         })
         .collect();
     let methods = class

@@ -15,6 +15,7 @@ use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::iface::{AbiSig, BenchRun, HookCall, Signature};
 use crate::runtime::object::LiveList;
 use crate::runtime::spin::ClassLock;
+use crate::runtime::values::ElemKind;
 
 /// A shared reference to a class: `Arc` with the `thread-safe` feature, `Rc` without (a class
 /// without a lock must stay on one thread).
@@ -56,6 +57,15 @@ pub enum FieldType {
         /// `C?`: may hold `null`.
         nullable: bool,
     },
+    /// A counted value (`vec<T>`, `str`, and whatever counted kind `runtime::values` adds): the
+    /// cell is 0 or owns one count of a block, released by `kind`.
+    Counted {
+        /// How the cell is retained and released.
+        kind: ElemKind,
+        /// The whole type as the script writes it (`vec<vec<str>>`): one cell and one kind stand
+        /// for many types, so migration keeps a field only when this is the same too.
+        ty: Arc<str>,
+    },
 }
 
 /// What the runtime must do with a cell when it goes. New kinds (strings, vecs) add a variant and
@@ -66,6 +76,8 @@ pub enum CellKind {
     Plain,
     /// A handle cell: release one reference.
     Handle,
+    /// A counted cell of `runtime::values` (a vec, a string): release its count by kind.
+    Counted(ElemKind),
 }
 
 impl FieldType {
@@ -74,15 +86,19 @@ impl FieldType {
         match self {
             FieldType::I64 | FieldType::F64 | FieldType::Bool => CellKind::Plain,
             FieldType::Handle { .. } => CellKind::Handle,
+            FieldType::Counted { kind, .. } => CellKind::Counted(*kind),
         }
     }
 }
 
 /// How a field gets its first value (at `new`, and when a reload adds or retypes it).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Init {
-    /// Fixed bits (an `i64`, `f64::to_bits`, 0/1). For a handle field only 0 (`null`) is allowed.
+    /// Fixed bits (an `i64`, `f64::to_bits`, 0/1). For a handle field only 0 (`null`) is allowed;
+    /// for a counted field 0 is the empty vec or string.
     Bits(u64),
+    /// A `str` field's text: every state block gets a new string block of it.
+    Text(Arc<str>),
     /// Generated initializer code: `extern "C-unwind" fn(vmctx) -> u64`; for a handle field it
     /// returns an owned handle cell (one reference, or 0 for `null`). It may raise a ScriptError.
     Code(extern "C-unwind" fn(*mut c_void) -> u64),
@@ -483,8 +499,8 @@ pub(crate) fn build_version(
             FieldType::Handle {
                 nullable: false, ..
             },
-            Init::Bits(_),
-        ) = (&f.ty, f.init)
+            Init::Bits(_) | Init::Text(_),
+        ) = (&f.ty, &f.init)
         {
             return Err(DefineError::NullInitializer(f.name.to_string()));
         }

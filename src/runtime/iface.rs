@@ -8,6 +8,7 @@
 //! are scalars ([`AbiScalar`]); a handle crosses as its 8-byte cell.
 
 use std::ffi::c_void;
+use std::sync::Arc;
 
 use crate::runtime::error::ScriptError;
 use crate::runtime::object::Object;
@@ -30,15 +31,28 @@ pub struct AbiSig {
     pub params: Vec<AbiType>,
     /// Result type.
     pub ret: Option<AbiType>,
+    /// The script types (`(vec<i64>, str) -> C?`) when one of them is a cell ([`AbiType::I64`]
+    /// at the machine level) that is not an `i64`: a handle, a vec, a string. Two methods with
+    /// one machine signature but other cell types (`vec<i64>` / `str`, `vec<i64>` /
+    /// `vec<str>`) are then different signatures, which a reload refuses to swap. `None` for
+    /// scalars only (so the host interfaces' signatures compare as before).
+    pub cells: Option<Arc<str>>,
 }
 
 impl AbiSig {
-    /// `(params) -> ret`.
+    /// `(params) -> ret` of scalars.
     pub fn new(params: &[AbiType], ret: Option<AbiType>) -> AbiSig {
         AbiSig {
             params: params.to_vec(),
             ret,
+            cells: None,
         }
+    }
+
+    /// `(params) -> ret` whose cells have the script types `cells` (see [`AbiSig::cells`]).
+    pub fn with_cells(mut self, cells: Option<Arc<str>>) -> AbiSig {
+        self.cells = cells;
+        self
     }
 }
 
@@ -89,7 +103,7 @@ macro_rules! impl_sig {
             type Args = ($($a,)*);
             type Ret = R;
             fn sig() -> AbiSig {
-                AbiSig { params: vec![$($a::TYPE),*], ret: Some(R::TYPE) }
+                AbiSig { params: vec![$($a::TYPE),*], ret: Some(R::TYPE), cells: None }
             }
             #[inline(always)]
             #[allow(non_snake_case)]

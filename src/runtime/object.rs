@@ -16,6 +16,7 @@ use crate::runtime::border::{Fault, catch_cold};
 use crate::runtime::class::{CellKind, Class, DETACHED_KEY, Init, Version};
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
+use crate::runtime::values;
 
 /// Slots whose code a shell binds at creation (the `Bound` terminal of the call path calls these
 /// without reading the class's table). Host-interface methods take the first slots.
@@ -286,9 +287,10 @@ pub(crate) fn build_state(
     };
     let mut code_inits = false;
     for (i, f) in version.fields.iter().enumerate() {
-        let bits = match (keep.get(i).copied().flatten(), f.init) {
+        let bits = match (keep.get(i).copied().flatten(), &f.init) {
             (Some(bits), _) => bits,
-            (None, Init::Bits(bits)) => bits,
+            (None, Init::Bits(bits)) => *bits,
+            (None, Init::Text(text)) => values::str_from(text.to_string()),
             (None, Init::Code(_)) => {
                 // Zero (a null handle) until the initializer runs: safe to drop on error.
                 code_inits = true;
@@ -303,7 +305,7 @@ pub(crate) fn build_state(
         // made (the zero cells of the rest are null handles / plain zeros: safe to drop).
         let run = catch_cold(|| {
             for (i, f) in version.fields.iter().enumerate() {
-                if let (None, Init::Code(code)) = (keep.get(i).copied().flatten(), f.init) {
+                if let (None, Init::Code(code)) = (keep.get(i).copied().flatten(), &f.init) {
                     // SAFETY: `i < n`; the initializer's result is the cell's owned value.
                     unsafe { *cells.add(i) = code(vmctx) };
                 }
@@ -348,6 +350,9 @@ pub(crate) unsafe fn drop_state(cells: *mut u64, dying: &mut Vec<*const Object>)
 pub(crate) fn drop_cell(kind: CellKind, bits: u64, dying: &mut Vec<*const Object>) {
     match kind {
         CellKind::Plain => {}
+        // A vec of handles releases them as it goes (recursing once per nested object whose
+        // last reference was in a vec, not per field: `dying` covers handle fields).
+        CellKind::Counted(kind) => values::release_cell(kind, bits),
         CellKind::Handle => {
             if let Some(obj) = Handle::cell_object(bits) {
                 // SAFETY: a non-null handle cell owns a reference, so the shell is allocated.

@@ -2,7 +2,8 @@
 //!
 //! # Ownership
 //! A cell is `0` (the empty vec, the empty string: what a zeroed global or a fresh local holds)
-//! or the address of an `Arc` block. A non-null cell *owns* one strong count. Generated code
+//! or the address of a counted block (a string: an `Arc`; a vec: a [`VecBlock`], whose count
+//! generated code reads). A non-null cell *owns* one count. Generated code
 //! retains a cell when it copies it (a variable read, an element read) and releases it when the
 //! copy goes (a temporary used up, a variable overwritten or going out of its function), as it
 //! does for handles (`backend/jit/lower_object.rs`). Dropping a vec block releases its elements
@@ -12,13 +13,14 @@
 //! an element store) first makes the block unique ([`hot_vec_unique`]), copying it (and
 //! retaining its elements) when another owner shares it. Strings are immutable.
 //!
-//! Counts are atomic (`Arc`): a block may be released on another thread than the one that made
+//! Counts are atomic (with `Arc`'s orderings): a block may be released on another thread than the one that made
 //! it (a host calling an object's method). [`live_blocks`] counts the blocks made minus freed
 //! on the current thread, for the leak tests.
 
 use std::cell::Cell;
 use std::fmt::Write as _;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::lang::span::Span;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
@@ -97,23 +99,75 @@ pub fn release_cell(kind: ElemKind, cell: u64) {
     }
 }
 
-/// A vec's block: its elements' kind and cells. Generated code reaches the cells only through
-/// the helpers (`hot_vec_at` hands out an element's address).
-#[derive(Debug)]
+/// A vec's block: a reference count, its elements' kind and cells. `#[repr(C)]` with the
+/// offsets [`VecBlock::REFS`], [`VecBlock::LEN`] and [`VecBlock::DATA`], which generated code
+/// reads to index a vec inline (`backend/jit/lower_value.rs`).
+///
+/// The cells are `AtomicU64`s: generated code writes an element through a pointer it got from a
+/// shared block reference (`hot_vec_at`, or `DATA` inline), which is sound only through interior
+/// mutability. It writes only after making the block unique (its count is 1, so no other owner,
+/// on any thread, reads it meanwhile); Rust reads them with relaxed loads.
+#[repr(C)]
 pub struct VecBlock {
+    /// Owners: the cells that hold this block (1 = unique, a mutation may go in place).
+    refs: AtomicUsize,
+    /// `items.len()`, kept for generated code.
+    len: usize,
+    /// `items.as_ptr()`, kept for generated code (dangling when empty: never read then).
+    data: *const AtomicU64,
     kind: ElemKind,
-    items: Vec<u64>,
+    items: Vec<AtomicU64>,
+}
+
+impl std::fmt::Debug for VecBlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VecBlock")
+            .field("kind", &self.kind)
+            .field("items", &self.cells().collect::<Vec<_>>())
+            .finish()
+    }
 }
 
 impl VecBlock {
+    /// Offset of the reference count (`usize`).
+    pub const REFS: usize = std::mem::offset_of!(VecBlock, refs);
+    /// Offset of the length (`usize`).
+    pub const LEN: usize = std::mem::offset_of!(VecBlock, len);
+    /// Offset of the pointer to the first element cell.
+    pub const DATA: usize = std::mem::offset_of!(VecBlock, data);
+
     fn new(kind: ElemKind, items: Vec<u64>) -> VecBlock {
         count(1);
-        VecBlock { kind, items }
+        let mut block = VecBlock {
+            refs: AtomicUsize::new(1),
+            len: 0,
+            data: std::ptr::null(),
+            kind,
+            items: items.into_iter().map(AtomicU64::new).collect(),
+        };
+        block.sync();
+        block
     }
 
-    /// The element cells.
-    pub fn items(&self) -> &[u64] {
-        &self.items
+    /// Mirror `items` into the fields generated code reads (after every change of `items`).
+    fn sync(&mut self) {
+        self.len = self.items.len();
+        self.data = self.items.as_ptr();
+    }
+
+    /// The element cells, in order.
+    pub fn cells(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        self.items.iter().map(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True when there are no elements (a block in a cell always has some: 0 is the empty vec).
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
     }
 
     /// What the elements are.
@@ -123,13 +177,9 @@ impl VecBlock {
 }
 
 impl Clone for VecBlock {
-    /// A copy that owns its own reference to every element.
+    /// A copy (one owner) that owns its own reference to every element.
     fn clone(&self) -> VecBlock {
-        let items = self
-            .items
-            .iter()
-            .map(|&c| retain_cell(self.kind, c))
-            .collect();
+        let items = self.cells().map(|c| retain_cell(self.kind, c)).collect();
         VecBlock::new(self.kind, items)
     }
 }
@@ -138,7 +188,7 @@ impl Drop for VecBlock {
     fn drop(&mut self) {
         count(-1);
         for c in std::mem::take(&mut self.items) {
-            release_cell(self.kind, c);
+            release_cell(self.kind, c.into_inner());
         }
     }
 }
@@ -158,15 +208,16 @@ pub fn vec_from_cells(kind: ElemKind, items: Vec<u64>) -> u64 {
     if items.is_empty() {
         return 0;
     }
-    Arc::into_raw(Arc::new(VecBlock::new(kind, items))) as u64
+    Box::into_raw(Box::new(VecBlock::new(kind, items))) as u64
 }
 
 /// Another count of a vec cell; returns the cell.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_vec_retain(cell: u64) -> u64 {
-    if cell != 0 {
-        // SAFETY: a non-null vec cell the caller holds owns a count of a live `Arc` block.
-        unsafe { Arc::increment_strong_count(cell as *const VecBlock) };
+    // SAFETY: a non-null vec cell the caller holds owns a count of a live block.
+    if let Some(block) = unsafe { vec_block(cell) } {
+        // Relaxed, as `Arc::clone`: the caller's own count keeps the block alive.
+        block.refs.fetch_add(1, Ordering::Relaxed);
     }
     cell
 }
@@ -174,9 +225,16 @@ pub extern "C-unwind" fn hot_vec_retain(cell: u64) -> u64 {
 /// Release a count of a vec cell (its elements go with the last).
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_vec_release(cell: u64) {
-    if cell != 0 {
-        // SAFETY: the caller gives up the count its cell owns.
-        unsafe { Arc::decrement_strong_count(cell as *const VecBlock) };
+    // SAFETY: the caller gives up the count its cell owns; the block lives until then.
+    let Some(block) = (unsafe { vec_block(cell) }) else {
+        return;
+    };
+    // Release, then acquire on the last, as `Arc`'s drop: every owner's use of the block
+    // happens before it is freed.
+    if block.refs.fetch_sub(1, Ordering::Release) == 1 {
+        std::sync::atomic::fence(Ordering::Acquire);
+        // SAFETY: the last count went: no cell refers to the block; it came from `Box`.
+        drop(unsafe { Box::from_raw(cell as *mut VecBlock) });
     }
 }
 
@@ -185,14 +243,17 @@ pub extern "C-unwind" fn hot_vec_release(cell: u64) {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_vec_unique(cell: u64, kind: u64) -> u64 {
     let kind = ElemKind::code_or_abort(kind);
-    let mut arc = if cell == 0 {
-        Arc::new(VecBlock::new(kind, Vec::new()))
-    } else {
-        // SAFETY: the caller hands over the count its cell owns.
-        unsafe { Arc::from_raw(cell as *const VecBlock) }
-    };
-    Arc::make_mut(&mut arc);
-    Arc::into_raw(arc) as u64
+    // SAFETY: the caller hands over the count its cell owns.
+    match unsafe { vec_block(cell) } {
+        None => Box::into_raw(Box::new(VecBlock::new(kind, Vec::new()))) as u64,
+        // Acquire, as `Arc::make_mut`: another owner's last use happens before our writes.
+        Some(block) if block.refs.load(Ordering::Acquire) == 1 => cell,
+        Some(block) => {
+            let copy = Box::into_raw(Box::new(block.clone())) as u64;
+            hot_vec_release(cell);
+            copy
+        }
+    }
 }
 
 /// The block of a unique vec cell (from [`hot_vec_unique`]), mutably.
@@ -212,7 +273,8 @@ unsafe fn unique_block<'a>(cell: u64) -> &'a mut VecBlock {
 pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
     // SAFETY: the caller's contract.
     let block = unsafe { unique_block(cell) };
-    block.items.push(item);
+    block.items.push(AtomicU64::new(item));
+    block.sync();
 }
 
 /// `v.pop()` on a unique vec: the last element (its reference moves out), or a raised "pop from
@@ -224,8 +286,10 @@ pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
 pub unsafe extern "C-unwind" fn hot_vec_pop(cell: u64, start: u32, end: u32) -> u64 {
     // SAFETY: the caller's contract.
     let block = unsafe { unique_block(cell) };
-    match block.items.pop() {
-        Some(item) => item,
+    let item = block.items.pop();
+    block.sync();
+    match item {
+        Some(item) => item.into_inner(),
         None => ScriptError::new(ScriptErrorKind::PopEmpty, Span { start, end }).raise(),
     }
 }
@@ -238,10 +302,9 @@ pub extern "C-unwind" fn hot_vec_at(cell: u64, index: i64, start: u32, end: u32)
     let block = unsafe { vec_block(cell) };
     let len = block.map_or(0, |b| b.items.len());
     match block {
-        // Written through only after the caller made the vec unique (`hot_vec_unique`).
-        Some(b) if index >= 0 && (index as u64) < len as u64 => {
-            b.items.as_ptr().wrapping_add(index as usize).cast_mut()
-        }
+        // An `AtomicU64`'s own pointer: writing through it is interior mutation, which the
+        // caller does only after making the vec unique (`hot_vec_unique`).
+        Some(b) if index >= 0 && (index as u64) < len as u64 => b.items[index as usize].as_ptr(),
         _ => ScriptError::new(
             ScriptErrorKind::IndexOutOfRange {
                 index,
@@ -439,7 +502,7 @@ pub fn format_cell(kind: ElemKind, cell: u64, out: &mut String) {
             out.push('[');
             // SAFETY: the caller holds the cell's count.
             if let Some(block) = unsafe { vec_block(cell) } {
-                for (i, &c) in block.items.iter().enumerate() {
+                for (i, c) in block.cells().enumerate() {
                     if i > 0 {
                         out.push_str(", ");
                     }

@@ -57,11 +57,14 @@ enum Shape {
 }
 
 /// The class every generated program declares: fields, a plain method, a virtual one with an
-/// override in a derived class, a static function and a nullable handle field.
+/// override in a derived class, a static function, a nullable handle field, and a vec and a
+/// string field.
 const CLASSES: &str = "class Cell {
     var v: i64 = 3
     var w: i64 = -2
     var next: Cell? = null
+    var items: vec<i64> = vec<i64>()
+    var tag: str = \"c\"
     fn get(self) -> i64 { return self.v + self.w }
     virtual fn bump(self, d: i64) -> i64 { self.v += d; return self.v }
     static fn make(v: i64) -> Cell {
@@ -276,12 +279,31 @@ impl Gen {
         }
         let o = self.rng.pick(&objects).clone();
         let e = self.int_expr(2);
-        match self.rng.below(4) {
+        match self.rng.below(8) {
             0 => self.line(&format!("{}.v = {e}", o.name)),
             1 => self.line(&format!("{}.w += {e}", o.name)),
+            // Never a named object in `next` (only fresh ones and copies of `next`): a cycle would
+            // leak the objects, and the leak check would then see their vec and string fields.
             2 => {
                 let other = self.rng.pick(&objects).clone();
-                self.line(&format!("{}.next = {}", o.name, other.name));
+                if self.rng.chance(50) {
+                    self.line(&format!("{}.next = {}.next", o.name, other.name));
+                } else {
+                    self.line(&format!("{}.next = Cell.make({e})", o.name));
+                }
+            }
+            3 => self.line(&format!("{}.items.push({e})", o.name)),
+            4 => {
+                let i = self.vec_index(&format!("{}.items", o.name));
+                self.line(&format!("{}.items[{i}] = {e}", o.name));
+            }
+            5 => {
+                let x = self.int_literal_small();
+                self.line(&format!("{}.tag += \"${{{x}}}\"", o.name));
+            }
+            6 => {
+                let other = self.rng.pick(&objects).clone();
+                self.line(&format!("{}.items = {}.items", o.name, other.name));
             }
             _ => self.line(&format!("{}.bump({e})", o.name)),
         }
@@ -289,11 +311,17 @@ impl Gen {
 
     /// An `i64` read from an object: a field, a method, or a null check on `next`.
     fn object_read(&mut self, o: &Var, depth: u32) -> String {
-        match self.rng.below(5) {
+        match self.rng.below(8) {
             0 => format!("{}.v", o.name),
             1 => format!("{}.w", o.name),
             2 => format!("{}.get()", o.name),
             3 => format!("(({}.next == null) as i64)", o.name),
+            4 => format!("{}.items.len()", o.name),
+            5 => {
+                let i = self.vec_index(&format!("{}.items", o.name));
+                format!("{}.items[{i}]", o.name)
+            }
+            6 => format!("\"${{{}.tag}}${{{}.items}}\".len()", o.name, o.name),
             _ => format!("{}.bump({})", o.name, self.int_expr(depth.min(1))),
         }
     }

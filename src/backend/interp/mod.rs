@@ -66,9 +66,18 @@ enum Flow {
 type R<T> = Result<T, ScriptError>;
 
 /// Where an assignment stores: a root variable and the element indexes below it.
-enum Root {
+enum Root<'p> {
     Local(usize),
     Global(usize),
+    /// Field `field` (of type `ty`) of the object in `handle`, checked at `span` when evaluated
+    /// and again when the place is used: the place works on the field's value taken out of its
+    /// cell, and puts it back after (see `objects::take_cell`).
+    Field {
+        handle: Val,
+        field: usize,
+        ty: &'p Type,
+        span: Span,
+    },
 }
 
 /// One index of a place: an array's, checked when evaluated; a vec's, checked at the store.
@@ -356,39 +365,54 @@ impl<'p> Interp<'p> {
                 place.span,
             );
         }
-        let mut path = Vec::new();
-        let root = self.resolve_place(place, &mut path)?;
-        let v = self.eval(value)?;
-        let slot = walk(self.root(root), &path)?;
-        *slot = match op {
-            None => v,
-            Some(op) => binary(op, op_span, &*slot, &v)?,
-        };
-        Ok(())
+        self.with_place(place, Some(value), |slot, v| {
+            *slot = match op {
+                None => v,
+                Some(op) => binary(op, op_span, &*slot, &v)?,
+            };
+            Ok(())
+        })
     }
 
-    fn root(&mut self, root: Root) -> &mut Val {
-        match root {
-            Root::Local(i) => &mut self.stack[self.base + i],
-            Root::Global(i) => &mut self.globals[i],
-        }
-    }
-
-    /// The vec a `push`/`pop` place leads to, after its indexes and then `value` (if any) are
-    /// evaluated: `(vec, value)`.
-    fn vec_place(&mut self, place: &'p Place, value: Option<&'p Expr>) -> R<(&mut Vec<Val>, Val)> {
+    /// Evaluate a place's indexes, then `value` (if any), then walk to the place and run `f` on
+    /// it and the value. A place in a field works on the field's value moved out of its cell
+    /// and moved back after `f` (also when `f` or the walk fails: the field keeps its value).
+    fn with_place<T>(
+        &mut self,
+        place: &'p Place,
+        value: Option<&'p Expr>,
+        f: impl FnOnce(&mut Val, Val) -> R<T>,
+    ) -> R<T> {
         let mut path = Vec::new();
         let root = self.resolve_place(place, &mut path)?;
         let v = match value {
             Some(e) => self.eval(e)?,
             None => Val::Unit,
         };
-        Ok((walk(self.root(root), &path)?.vec_mut(), v))
+        match root {
+            Root::Local(i) => f(walk(&mut self.stack[self.base + i], &path)?, v),
+            Root::Global(i) => f(walk(&mut self.globals[i], &path)?, v),
+            Root::Field {
+                handle,
+                field,
+                ty,
+                span,
+            } => {
+                // Checked again: the indexes' and the value's calls may have changed the object.
+                // SAFETY: `handle` owns a reference while the cell is used.
+                let obj = unsafe { check_cell(handle.handle().cell(), span) }?;
+                let mut held = objects::take_cell(obj, field, ty);
+                let out = walk(&mut held, &path).and_then(|slot| f(slot, v));
+                // SAFETY: as above; no script code ran since the check.
+                objects::put_cell(obj, field, ty, held);
+                out
+            }
+        }
     }
 
     /// Evaluate a place's indexes, outermost first; an array index is checked against its
     /// array's length now, a vec index later (see [`walk`]).
-    fn resolve_place(&mut self, place: &'p Place, path: &mut Vec<Step>) -> R<Root> {
+    fn resolve_place(&mut self, place: &'p Place, path: &mut Vec<Step>) -> R<Root<'p>> {
         match &place.kind {
             PlaceKind::Local(id) => Ok(Root::Local(id.index())),
             PlaceKind::Global(id) => Ok(Root::Global(id.index())),
@@ -402,7 +426,15 @@ impl<'p> Interp<'p> {
                 });
                 Ok(root)
             }
-            PlaceKind::Field { .. } => unreachable!("checked program: fields have no elements"),
+            PlaceKind::Field { object, field } => {
+                let handle = self.receiver(object, place.span)?;
+                Ok(Root::Field {
+                    handle,
+                    field: *field as usize,
+                    ty: &place.ty,
+                    span: place.span,
+                })
+            }
         }
     }
 
@@ -558,17 +590,15 @@ impl<'p> Interp<'p> {
                 v => v.items().len(),
             } as i64),
             ExprKind::VecNew => Val::V(Rc::new(Vec::new())),
-            ExprKind::VecPush(place, value) => {
-                let (items, v) = self.vec_place(place, Some(value))?;
-                items.push(v);
-                Val::Unit
-            }
-            ExprKind::VecPop(place) => {
-                let (items, _) = self.vec_place(place, None)?;
-                items
+            ExprKind::VecPush(place, value) => self.with_place(place, Some(value), |vec, v| {
+                vec.vec_mut().push(v);
+                Ok(Val::Unit)
+            })?,
+            ExprKind::VecPop(place) => self.with_place(place, None, |vec, _| {
+                vec.vec_mut()
                     .pop()
-                    .ok_or_else(|| ScriptError::new(ScriptErrorKind::PopEmpty, e.span))?
-            }
+                    .ok_or_else(|| ScriptError::new(ScriptErrorKind::PopEmpty, e.span))
+            })?,
             ExprKind::StrLit(text) => Val::S(Rc::new(text.clone())),
             ExprKind::ToStr(inner) => {
                 let mut out = String::new();

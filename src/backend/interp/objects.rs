@@ -7,11 +7,13 @@ use std::ffi::c_void;
 use super::ops::binary;
 use super::{Interp, R, Val};
 use crate::backend::objects::check_cell;
+use crate::backend::objects::elem_kind;
 use crate::lang::hir::{self, BinOp, Expr, FuncId, Program, Type};
 use crate::lang::span::Span;
 use crate::runtime::handle::Handle;
 use crate::runtime::iface::{BenchRun, HookCall, Signature};
 use crate::runtime::object::Object;
+use crate::runtime::values;
 use crate::runtime::{ScriptError, ScriptErrorKind};
 
 impl<'p> Interp<'p> {
@@ -40,7 +42,7 @@ impl<'p> Interp<'p> {
             None => v,
             Some(op) => binary(op, op_span, &read_cell(target, field, ty), &v)?,
         };
-        write_cell(target, field, v);
+        write_cell(target, field, ty, v);
         Ok(())
     }
 
@@ -83,42 +85,39 @@ pub(super) fn at(mut err: ScriptError, span: Span) -> ScriptError {
     err
 }
 
-/// Cell `i` of a checked object's state, as a value of type `ty`.
+/// Cell `i` of a checked object's state, as a value of type `ty` (a copy: the field keeps what
+/// it owns).
 pub(super) fn read_cell(obj: &Object, i: usize, ty: &Type) -> Val {
     // SAFETY: the object was checked attached; its state has a cell per field of the program's
     // layout (the runtime class was defined from it), and no reload runs during the walk.
     let bits = unsafe { *obj.state_ptr().add(i) };
-    match ty {
-        Type::I64 => Val::I(bits as i64),
-        Type::F64 => Val::F(f64::from_bits(bits)),
-        Type::Bool => Val::B(bits != 0),
-        _ => {
-            // The field keeps its reference; the value takes another.
-            // SAFETY: a handle cell owned by the field: the shell is allocated.
-            let held = std::mem::ManuallyDrop::new(unsafe { Handle::from_cell(bits) });
-            Val::H((*held).clone())
-        }
-    }
+    // SAFETY: the field owns what its cell holds while it is converted.
+    unsafe { Val::from_cell(bits, ty) }
 }
 
-/// Write cell `i` of a checked object's state; a handle cell releases the reference it held.
-pub(super) fn write_cell(obj: &Object, i: usize, v: Val) {
-    let bits = match v {
-        Val::I(x) => x as u64,
-        Val::F(x) => x.to_bits(),
-        Val::B(x) => u64::from(x),
-        Val::H(h) => {
-            // SAFETY: as in `read_cell`.
-            let cell = unsafe { &mut *obj.state_ptr().add(i) };
-            let old = std::mem::replace(cell, h.into_cell());
-            // SAFETY: the old cell's reference moved out of the field.
-            drop(unsafe { Handle::from_cell(old) });
-            return;
-        }
-        _ => unreachable!("checked program: fields are scalars or handles"),
-    };
+/// Write cell `i` of a checked object's state; a handle, vec or string cell releases what it
+/// held.
+pub(super) fn write_cell(obj: &Object, i: usize, ty: &Type, v: Val) {
+    let bits = v.into_cell(ty);
     // SAFETY: as in `read_cell`.
-    unsafe { *obj.state_ptr().add(i) = bits };
+    let old = unsafe { std::ptr::replace(obj.state_ptr().add(i), bits) };
+    values::release_cell(elem_kind(ty), old);
+}
+
+/// Move the value out of cell `i` (leaving the empty value, 0, in the cell): a place in a
+/// field is changed on it, then put back with [`put_cell`].
+pub(super) fn take_cell(obj: &Object, i: usize, ty: &Type) -> Val {
+    // SAFETY: as in `read_cell`.
+    let bits = unsafe { std::ptr::replace(obj.state_ptr().add(i), 0) };
+    // SAFETY: the cell's count moved here; it is released once converted.
+    let v = unsafe { Val::from_cell(bits, ty) };
+    values::release_cell(elem_kind(ty), bits);
+    v
+}
+
+/// Put a value taken by [`take_cell`] back (the cell still holds 0).
+pub(super) fn put_cell(obj: &Object, i: usize, ty: &Type, v: Val) {
+    write_cell(obj, i, ty, v);
 }
 
 /// Where the host's `Hook`/`Bench` calls on interpreted objects find their interpreter: the

@@ -84,6 +84,55 @@ impl Val {
         }
     }
 
+    /// The value a runtime cell of type `ty` holds (what compiled code and object fields keep):
+    /// a copy, taking its own references (a handle is retained, a vec or string copied).
+    ///
+    /// # Safety
+    /// `bits` must be a cell of type `ty` whose owner keeps it alive during the call.
+    pub(super) unsafe fn from_cell(bits: u64, ty: &Type) -> Val {
+        match ty {
+            Type::I64 => Val::I(bits as i64),
+            Type::F64 => Val::F(f64::from_bits(bits)),
+            Type::Bool => Val::B(bits & 0xff != 0),
+            Type::Handle { .. } | Type::Null => {
+                // SAFETY: a handle cell kept by its owner: the shell is allocated; the clone
+                // takes a reference of its own and `ManuallyDrop` leaves the owner's.
+                let held = std::mem::ManuallyDrop::new(unsafe { Handle::from_cell(bits) });
+                Val::H((*held).clone())
+            }
+            // SAFETY: the caller's contract.
+            Type::Str => Val::S(Rc::new(unsafe { values::str_text(bits) }.to_string())),
+            Type::Vec(elem) => {
+                // SAFETY: the caller's contract; the elements are kept by the block.
+                let items = unsafe { values::vec_block(bits) }.map_or_else(Vec::new, |b| {
+                    b.cells()
+                        // SAFETY: each element is a cell of `elem` kept by the block.
+                        .map(|c| unsafe { Val::from_cell(c, elem) })
+                        .collect()
+                });
+                Val::V(Rc::new(items))
+            }
+            _ => unreachable!("checked program: a cell of type `{ty}`"),
+        }
+    }
+
+    /// The value as an owned runtime cell of type `ty` (see [`Val::from_cell`]).
+    pub(super) fn into_cell(self, ty: &Type) -> u64 {
+        match (self, ty) {
+            (Val::I(x), _) => x as u64,
+            (Val::F(x), _) => x.to_bits(),
+            (Val::B(x), _) => u64::from(x),
+            (Val::H(h), _) => h.into_cell(),
+            (Val::S(s), _) => values::str_from(s.as_str().to_string()),
+            (Val::V(items), Type::Vec(elem)) => {
+                let kind = crate::backend::objects::elem_kind(elem);
+                let items = Rc::unwrap_or_clone(items);
+                values::vec_from_cells(kind, items.into_iter().map(|v| v.into_cell(elem)).collect())
+            }
+            (_, ty) => unreachable!("checked program: a cell of type `{ty}`"),
+        }
+    }
+
     pub(super) fn from_value(v: &Value) -> Val {
         match v {
             Value::Unit => Val::Unit,

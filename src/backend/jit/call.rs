@@ -517,8 +517,9 @@ fn unpack_cell(ty: &Type, cell: u64) -> Value {
         Type::Str => Value::Str(unsafe { values::str_text(cell) }.to_string()),
         Type::Vec(elem) => {
             // SAFETY: as above.
-            let items = unsafe { values::vec_block(cell) }.map_or(&[][..], |b| b.items());
-            Value::Vec(items.iter().map(|&c| unpack_cell(elem, c)).collect())
+            let block = unsafe { values::vec_block(cell) };
+            let items = block.into_iter().flat_map(|b| b.cells());
+            Value::Vec(items.map(|c| unpack_cell(elem, c)).collect())
         }
         ty => unpack(ty, &[cell], &mut 0),
     }

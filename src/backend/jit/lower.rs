@@ -413,7 +413,9 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             let path = self.translate_vec_path(place)?;
             let value = self.translate_expr(value)?;
             let target = self.walk_vec_path(&path)?;
-            return self.store_to(target, &place.ty, op, op_span, value);
+            self.store_to(target, &place.ty, op, op_span, value)?;
+            self.finish_vec_path(&path);
+            return Ok(());
         }
         let target = self.translate_place(place)?;
         let value = self.translate_expr(value)?;

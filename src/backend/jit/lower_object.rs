@@ -29,7 +29,7 @@ use crate::lang::hir::{BinOp, ClassId, Expr, ExprKind, FuncId, Type};
 use crate::lang::span::Span;
 use crate::runtime::object::Object;
 
-use super::lower::{FunctionTranslator, LResult, LocalSlot, bad, mem};
+use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem};
 
 /// Bits of a handle cell that hold the shell address (see `runtime::handle`).
 const ADDR_BITS: i64 = 48;
@@ -39,12 +39,6 @@ impl FunctionTranslator<'_, '_> {
     pub(crate) fn release(&mut self, cell: Value) {
         let helper = self.env.helpers.release;
         self.call_helper(helper, &[cell]);
-    }
-
-    /// Take another reference to a handle cell; returns the (same) cell, now owned.
-    pub(crate) fn retain(&mut self, cell: Value) -> Value {
-        let helper = self.env.helpers.retain;
-        self.call_helper(helper, &[cell])[0]
     }
 
     /// Give up an owned value of type `ty` (nothing for a type that owns nothing).
@@ -90,7 +84,7 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// The shell of a handle, checked at `span`.
-    fn check_object(&mut self, cell: Value, span: Span) -> Value {
+    pub(crate) fn check_object(&mut self, cell: Value, span: Span) -> Value {
         let (start, end) = self.span_args(span);
         let helper = self.env.helpers.object_check;
         self.call_helper(helper, &[cell, start, end])[0]
@@ -107,7 +101,7 @@ impl FunctionTranslator<'_, '_> {
         Ok((self.translate_expr(e)?, true))
     }
 
-    fn done_with(&mut self, cell: Value, owned: bool) {
+    pub(crate) fn done_with(&mut self, cell: Value, owned: bool) {
         if owned {
             self.release(cell);
         }
@@ -118,6 +112,14 @@ impl FunctionTranslator<'_, '_> {
         if owned {
             self.release_value(ty, v);
         }
+    }
+
+    /// Check a handle at `span` again and return the address of its field `field` (state
+    /// loaded now): the root of a vec place in a field, resolved after the place's indexes and
+    /// the value ran (their calls may have destroyed or reloaded the object).
+    pub(crate) fn checked_field_addr(&mut self, cell: Value, field: u32, span: Span) -> Value {
+        let shell = self.check_object(cell, span);
+        self.field_addr(shell, field)
     }
 
     /// Address of field `field` of a checked shell (state loaded now).
@@ -147,17 +149,15 @@ impl FunctionTranslator<'_, '_> {
         let (cell, owned) = self.handle_operand(object)?;
         let shell = self.check_object(cell, e.span);
         let addr = self.field_addr(shell, field);
-        let mut v = self.load_value(addr, &e.ty)?;
-        if e.ty.is_handle() {
-            v = self.retain(v);
-        }
+        let v = self.load_value(addr, &e.ty)?;
+        let v = self.retain_value(&e.ty, v);
         self.done_with(cell, owned);
         Ok(v)
     }
 
     /// `o.f = value` / `o.f op= value`: check `o`, evaluate the value, check again (the value's
-    /// calls may have destroyed or reloaded it), read for `op=`, store; a handle field releases
-    /// the value it held.
+    /// calls may have destroyed or reloaded it), read for `op=`, store; a handle, vec or string
+    /// field releases the value it held.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn translate_field_assign(
         &mut self,
@@ -171,20 +171,10 @@ impl FunctionTranslator<'_, '_> {
     ) -> LResult<()> {
         let (cell, owned) = self.handle_operand(object)?;
         self.check_object(cell, span);
-        let mut v = self.translate_expr(value)?;
+        let v = self.translate_expr(value)?;
         let shell = self.check_object(cell, span);
         let addr = self.field_addr(shell, field);
-        if let Some(op) = op {
-            let old = self.load_value(addr, ty)?;
-            v = self.binary_values(op, op_span, ty, old, v)?;
-        }
-        if ty.is_handle() {
-            let old = self.builder.ins().load(types::I64, mem(), addr, 0);
-            self.builder.ins().store(mem(), v, addr, 0);
-            self.release(old);
-        } else {
-            self.store_value(addr, ty, v)?;
-        }
+        self.store_to(PlaceRef::Mem(addr), ty, op, op_span, v)?;
         self.done_with(cell, owned);
         Ok(())
     }

@@ -5,34 +5,46 @@
 //! A mutation of a vec place (`v[i] = x`, `v.push(x)`, `v.pop()`) evaluates the place's index
 //! expressions first, then the value, and only then walks the place: at each vec level it reads
 //! the cell, makes it unique (`hot_vec_unique`, which copies a shared block: copy-on-write) and
-//! writes it back, then gets the element's address from `hot_vec_at`, which checks the index
-//! against the length the vec has *now*. So no address is held across code that could
-//! reallocate or share the vec.
+//! writes it back, then computes the element's address, checking the index against the length
+//! the vec has *now*. So no address is held across code that could reallocate or share the vec.
+//!
+//! Indexing is inline (`[cell + VecBlock::LEN]`, `[cell + VecBlock::DATA]`): only a fault (the
+//! empty vec, an index out of range) calls `hot_vec_at`, in a cold block, to raise; a store
+//! calls `hot_vec_unique` only when the block is shared (its count, `[cell + VecBlock::REFS]`,
+//! is not 1) or the vec is empty.
 
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 use cranelift_module::DataDescription;
 
 use crate::lang::hir::{Expr, ExprKind, Place, PlaceKind, Type};
 use crate::lang::span::Span;
-use crate::runtime::values::ElemKind;
 
-use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, bad};
+use crate::runtime::values::VecBlock;
 
-/// The kind code of a one-cell element type (see [`ElemKind`]).
-pub(crate) fn elem_kind(ty: &Type) -> ElemKind {
-    match ty {
-        Type::F64 => ElemKind::F64,
-        Type::Bool => ElemKind::Bool,
-        Type::Handle { .. } | Type::Null => ElemKind::Handle,
-        Type::Vec(_) => ElemKind::Vec,
-        Type::Str => ElemKind::Str,
-        _ => ElemKind::I64,
-    }
+use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem};
+
+pub(crate) use crate::backend::objects::elem_kind;
+
+/// Where a vec place starts.
+#[derive(Clone, Copy)]
+enum VecRoot {
+    /// A variable or a global.
+    Place(PlaceRef),
+    /// Field `field` of the object in handle `cell` (owned or borrowed, see `handle_operand`):
+    /// checked at `span` when evaluated and again when walked.
+    Field {
+        cell: Value,
+        owned: bool,
+        field: u32,
+        span: Span,
+    },
 }
 
-/// A vec place with its indexes evaluated: the root variable, then one step per vec level.
+/// A vec place with its indexes evaluated: the root variable or field, then one step per vec
+/// level.
 pub(crate) struct VecPath {
-    root: PlaceRef,
+    root: VecRoot,
     /// `(index, its span, the indexed vec's type)`, outermost first.
     steps: Vec<(Value, Span, Type)>,
 }
@@ -43,13 +55,13 @@ impl FunctionTranslator<'_, '_> {
         match &place.kind {
             PlaceKind::Local(id) => match self.local(*id)? {
                 LocalSlot::Scalar(var) => Ok(VecPath {
-                    root: PlaceRef::Var(var),
+                    root: VecRoot::Place(PlaceRef::Var(var)),
                     steps: Vec::new(),
                 }),
                 _ => bad("a vec place rooted in a local that is not one cell"),
             },
             PlaceKind::Global(id) => Ok(VecPath {
-                root: PlaceRef::Mem(self.global_addr(*id)?),
+                root: VecRoot::Place(PlaceRef::Mem(self.global_addr(*id)?)),
                 steps: Vec::new(),
             }),
             PlaceKind::Index { base, index } => {
@@ -61,31 +73,104 @@ impl FunctionTranslator<'_, '_> {
                 path.steps.push((idx, index.span, base.ty.clone()));
                 Ok(path)
             }
-            PlaceKind::Field { .. } => bad("a vec place in a field"),
+            PlaceKind::Field { object, field } => {
+                let (cell, owned) = self.handle_operand(object)?;
+                self.check_object(cell, place.span);
+                Ok(VecPath {
+                    root: VecRoot::Field {
+                        cell,
+                        owned,
+                        field: *field,
+                        span: place.span,
+                    },
+                    steps: Vec::new(),
+                })
+            }
+        }
+    }
+
+    /// Give up what evaluating the path took (the handle of a field root).
+    pub(crate) fn finish_vec_path(&mut self, path: &VecPath) {
+        if let VecRoot::Field { cell, owned, .. } = path.root {
+            self.done_with(cell, owned);
         }
     }
 
     /// Walk an evaluated path to its element, making each vec on the way unique and checking
-    /// each index against its vec's current length.
+    /// each index against its vec's current length. A field root is checked again and its
+    /// address taken now (the state block may have been replaced since it was evaluated).
     pub(crate) fn walk_vec_path(&mut self, path: &VecPath) -> LResult<PlaceRef> {
-        let mut target = path.root;
+        let mut target = match path.root {
+            VecRoot::Place(p) => p,
+            VecRoot::Field {
+                cell, field, span, ..
+            } => PlaceRef::Mem(self.checked_field_addr(cell, field, span)),
+        };
         for (idx, span, vec_ty) in &path.steps {
             let cell = self.unique_vec_at(target, vec_ty)?;
-            let (start, end) = self.span_args(*span);
-            let helper = self.env.helpers.vec_at;
-            let addr = self.call_helper(helper, &[cell, *idx, start, end])[0];
-            target = PlaceRef::Mem(addr);
+            target = PlaceRef::Mem(self.vec_elem_addr(cell, *idx, *span));
         }
         Ok(target)
     }
 
+    /// The address of element `idx` of the vec in `cell` (borrowed), checked inline: the empty
+    /// vec (a null cell) or an index outside `0..len` (unsigned: a negative index is a huge one)
+    /// goes to a cold block whose `hot_vec_at` raises `IndexOutOfRange` at `span`.
+    fn vec_elem_addr(&mut self, cell: Value, idx: Value, span: Span) -> Value {
+        let helper = self.env.helpers.vec_at;
+        let fault = |t: &mut Self| {
+            let (start, end) = t.span_args(span);
+            t.call_helper(helper, &[cell, idx, start, end]);
+        };
+        let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
+        self.cold_raise(null, fault);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, VecBlock::LEN as i32);
+        let out = self
+            .builder
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
+        self.cold_raise(out, fault);
+        let data = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, VecBlock::DATA as i32);
+        let offset = self.builder.ins().ishl_imm_u(idx, 3);
+        self.builder.ins().iadd(data, offset)
+    }
+
     /// Make the vec stored at `target` unique (copy-on-write) and return its cell (borrowed
-    /// from the place).
+    /// from the place). Inline when it already is (non-null, count 1: no other owner on any
+    /// thread, so the count cannot change under us); else a cold call of `hot_vec_unique`,
+    /// which copies a shared block (or makes one for the empty vec), and a store back.
     fn unique_vec_at(&mut self, target: PlaceRef, vec_ty: &Type) -> LResult<Value> {
         let Type::Vec(elem) = vec_ty else {
             return bad("a vec step on a value that is not a vec");
         };
         let cell = self.read_place(target, vec_ty)?;
+        let check = self.builder.create_block();
+        let slow = self.builder.create_block();
+        let done = self.builder.create_block();
+        self.builder.append_block_param(done, types::I64);
+        self.builder.set_cold_block(slow);
+        let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
+        self.builder.ins().brif(null, slow, &[], check, &[]);
+
+        self.builder.switch_to_block(check);
+        self.builder.seal_block(check);
+        let refs = self.builder.ins().iadd_imm_s(cell, VecBlock::REFS as i64);
+        // Acquire (an atomic load), as `hot_vec_unique`: the last use by an owner that went on
+        // another thread happens before our writes.
+        let refs = self.builder.ins().atomic_load(types::I64, mem(), refs);
+        let shared = self.builder.ins().icmp_imm_s(IntCC::NotEqual, refs, 1);
+        self.builder
+            .ins()
+            .brif(shared, slow, &[], done, &[cell.into()]);
+
+        self.builder.switch_to_block(slow);
+        self.builder.seal_block(slow);
         let kind = self
             .builder
             .ins()
@@ -93,7 +178,11 @@ impl FunctionTranslator<'_, '_> {
         let helper = self.env.helpers.vec_unique;
         let unique = self.call_helper(helper, &[cell, kind])[0];
         self.write_place(target, vec_ty, unique)?;
-        Ok(unique)
+        self.builder.ins().jump(done, &[unique.into()]);
+
+        self.builder.switch_to_block(done);
+        self.builder.seal_block(done);
+        Ok(self.builder.block_params(done)[0])
     }
 
     /// `place.push(value)`.
@@ -105,6 +194,7 @@ impl FunctionTranslator<'_, '_> {
         let v = self.cell_of(v, &value.ty);
         let helper = self.env.helpers.vec_push;
         self.call_helper(helper, &[cell, v]);
+        self.finish_vec_path(&path);
         Ok(self.unit())
     }
 
@@ -116,6 +206,7 @@ impl FunctionTranslator<'_, '_> {
         let (start, end) = self.span_args(e.span);
         let helper = self.env.helpers.vec_pop;
         let bits = self.call_helper(helper, &[cell, start, end])[0];
+        self.finish_vec_path(&path);
         Ok(self.value_of_cell(bits, &e.ty))
     }
 
@@ -152,9 +243,7 @@ impl FunctionTranslator<'_, '_> {
     ) -> LResult<Value> {
         let (cell, owned) = self.handle_operand(vec)?;
         let idx = self.translate_expr(index)?;
-        let (start, end) = self.span_args(whole.span);
-        let helper = self.env.helpers.vec_at;
-        let addr = self.call_helper(helper, &[cell, idx, start, end])[0];
+        let addr = self.vec_elem_addr(cell, idx, whole.span);
         let v = self.load_value(addr, &whole.ty)?;
         let v = self.retain_value(&whole.ty, v);
         self.done_with_value(&vec.ty, cell, owned);

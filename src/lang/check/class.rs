@@ -274,25 +274,23 @@ impl Checker {
             return None;
         }
         let (ty, init) = self.var_init(f)?;
-        if matches!(ty, Type::Vec(_) | Type::Str) {
-            self.error(Diagnostic::new(
-                DiagKind::BadClass,
-                f.name.span,
-                format!("fields of type `{ty}` are not supported yet by this build"),
-            ));
-            return None;
-        }
+        let mut text = None;
         let bits = match &init.kind {
             ExprKind::Int(v) => *v as u64,
             ExprKind::Float(v) => v.to_bits(),
             ExprKind::Bool(b) => u64::from(*b),
-            ExprKind::Null => 0,
+            ExprKind::Null | ExprKind::VecNew => 0,
+            ExprKind::StrLit(s) => {
+                text = (!s.is_empty()).then(|| s.clone());
+                0
+            }
             _ => {
                 self.error(
                     Diagnostic::new(
                         DiagKind::BadClass,
                         init.span,
-                        "a field initializer must be a literal or `null`",
+                        "a field initializer must be a literal, `null`, `vec<T>()` or a string \
+                         literal without `${}`",
                     )
                     .with_note(
                         "a reload gives added fields their initializer without running code",
@@ -301,11 +299,13 @@ impl Checker {
                 return None;
             }
         };
-        if !(ty.is_scalar() || ty.is_handle()) {
+        if !(ty.is_scalar() || ty.is_managed()) {
             self.error(Diagnostic::new(
                 DiagKind::BadClass,
                 f.name.span,
-                format!("a field must be `i64`, `f64`, `bool` or a handle, not `{ty}`"),
+                format!(
+                    "a field must be `i64`, `f64`, `bool`, a handle, a vec or a string, not `{ty}`"
+                ),
             ));
             return None;
         }
@@ -314,6 +314,7 @@ impl Checker {
                 name: f.name.name.clone(),
                 ty,
                 init: bits,
+                text,
                 span: f.name.span,
             },
             mutable: f.mutable,

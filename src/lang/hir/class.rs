@@ -79,12 +79,14 @@ impl Class {
 pub struct Field {
     /// Its name.
     pub name: String,
-    /// Its type (a scalar or a handle).
+    /// Its type (a scalar, a handle, a vec or a string).
     pub ty: Type,
-    /// The initializer's bits (an `i64`, `f64::to_bits`, 0/1, or 0 for `null`): field
-    /// initializers are constants, so a reload can give an added field its value without
-    /// running code.
+    /// The initializer's bits (an `i64`, `f64::to_bits`, 0/1, 0 for `null`, for the empty vec
+    /// `vec<T>()` and for `""`): field initializers are constants, so a reload can give an added
+    /// field its value without running code.
     pub init: u64,
+    /// A `str` field's non-empty literal (each object gets its own string of it); `init` is 0.
+    pub text: Option<String>,
     /// The declaration.
     pub span: Span,
 }
