@@ -362,7 +362,7 @@ pub const CAVEATS: [&str; 7] = [
     "The `.hot` array case keeps its index checks (checks on); the twin's masked indexes let LLVM drop its checks, and the `.clif` version has none.",
     "Two functions with the same body can differ by about 6% from code alignment alone: read differences under 10% in one row as noise unless they repeat across runs.",
     "The two-thread rows spawn a thread per sample (amortized over 2 ms samples) and pin it to another CPU; on a machine with one free CPU they measure contention with whatever else runs.",
-    "Class rows on jit-opt measure the jit's class code (slots, state block, checked handles) optimized by Cranelift: the design's jit-opt with fields inline in the shell and direct calls is not built yet. The object backend refuses classes, and only jit reloads: those cells are n/a (docs/cases.md).",
+    "Class rows on jit-opt measure the jit's class code (slots, state block, checked handles) optimized by Cranelift: the design's jit-opt with fields inline in the shell and direct calls is not built yet. jit-opt does not reload: its reload cells are n/a (docs/cases.md).",
     "One machine, shared with other work while measuring: run `hotlab bench` again on yours.",
 ];
 
