@@ -91,10 +91,6 @@ fn bad_input_exits_2_with_a_message() {
         ),
         (vec!["check", "cases/int_loop.hot", "--band", "0"], "--band"),
         (
-            vec!["check", "cases/new_free.hot", "--backend", "object"],
-            "does not run classes yet",
-        ),
-        (
             vec!["check", "cases/int_loop.clif", "--backend", "object"],
             ".hot scripts only",
         ),
