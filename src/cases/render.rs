@@ -134,7 +134,8 @@ pub fn reload_table(m: &Matrix) -> Table {
     t.notes.push(
         "The reload is the runtime's time (quiesce, migrate every object, swap state and slots), \
          median of 2 x reps + 1 reloads that alternately add and remove a field; the compile of \
-         each version comes before it and is not in it. The calls are Hook.call through a handle \
+         each version (on object also its link and load) comes before it and is not in it. \
+         The calls are Hook.call through a handle \
          on an object made before the first reload, beside the host_call twin."
             .into(),
     );
