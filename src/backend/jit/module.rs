@@ -87,7 +87,7 @@ pub enum ReloadFailure {
 impl ScriptModule {
     /// Compile `program` (running `<init>`) in a fresh runtime.
     pub fn new(program: Program, options: JitOptions) -> Result<ScriptModule, JitError> {
-        let mut compiler = Compiler::Jit(Jit::new(options)?);
+        let mut compiler = Compiler::Jit(Box::new(Jit::new(options)?));
         let runtime = Arc::new(Runtime::new());
         let (current, _) = compiler
             .compile_in(&program, Arc::clone(&runtime))
@@ -189,8 +189,8 @@ impl ScriptModule {
 
 /// What builds each version of a [`ScriptModule`].
 enum Compiler {
-    /// Code in this process's JIT.
-    Jit(Jit),
+    /// Code in this process's JIT (boxed: a `Jit` carries its contexts inline).
+    Jit(Box<Jit>),
     /// A shared library per version.
     Object(ObjectBackend),
 }
