@@ -280,6 +280,16 @@ pub fn reload_precheck(runtime: &Runtime, program: &Program) -> Result<(), Strin
     Ok(())
 }
 
+/// The classes of `program` that `runtime` does not have yet (a reload defines them).
+pub fn new_class_names(runtime: &Runtime, program: &Program) -> Vec<String> {
+    program
+        .classes
+        .iter()
+        .filter(|c| runtime.class(&c.name).is_none())
+        .map(|c| c.name.clone())
+        .collect()
+}
+
 /// Define or reload every class of `program` in `runtime` (parents first, in `ClassId`
 /// order): a class the runtime already has (by name) is reloaded with this definition (its
 /// live objects migrate, and the report says how), the others are defined. Returns the

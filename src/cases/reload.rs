@@ -259,12 +259,12 @@ pub fn call_chain(
         let mut done = 0u64;
         for &n in ns {
             progress(&format!("call after {n} reloads"));
-            while done < n {
-                done += 1;
-                if let Err(e) = interp.reload(&versions[done as usize]) {
-                    fail_rest(&mut out, format!("reload {done}: {e}"));
-                    return out;
-                }
+            let reloaded = reload_until(&mut done, n, |k| {
+                interp.reload(&versions[k as usize]).map(drop)
+            });
+            if let Err(e) = reloaded {
+                fail_rest(&mut out, e);
+                return out;
             }
             let program = interp.program();
             let Some(target) = program.globals.iter().position(|g| g.name == TARGET) else {
@@ -298,13 +298,13 @@ pub fn call_chain(
     let mut done = 0u64;
     for &n in ns {
         progress(&format!("call after {n} reloads"));
-        while done < n {
-            done += 1;
-            let v = source("reload_call.hot", call_source(done));
-            if let Err(e) = m.reload(v) {
-                fail_rest(&mut out, format!("reload {done}: {e}"));
-                return out;
-            }
+        let reloaded = reload_until(&mut done, n, |k| {
+            m.reload(source("reload_call.hot", call_source(k)))
+                .map(drop)
+        });
+        if let Err(e) = reloaded {
+            fail_rest(&mut out, e);
+            return out;
         }
         let current = m.current();
         let cell = HookCell::compiled(current.global_handle(TARGET), Entry::Hook, current.source());
@@ -318,6 +318,20 @@ pub fn call_chain(
         out.push(measure_calls(&mut runners, twin, expected, opts));
     }
     out
+}
+
+/// Reload versions `done + 1 ..= n` with `reload` (given the version number), counting them
+/// in `done`; the first failure says which reload it was.
+fn reload_until(
+    done: &mut u64,
+    n: u64,
+    mut reload: impl FnMut(u64) -> Result<(), ReloadFailure>,
+) -> Result<(), String> {
+    while *done < n {
+        *done += 1;
+        reload(*done).map_err(|e| format!("reload {done}: {e}"))?;
+    }
+    Ok(())
 }
 
 /// Check the one runner's call loop against the twin's `expected` checksum and measure it

@@ -25,7 +25,7 @@ use super::val::Val;
 use super::{Interp, objects};
 use crate::backend::Value;
 use crate::backend::jit::module::{AFTER_RELOAD, ReloadFailure, ReloadOutcome};
-use crate::backend::objects::{install_classes, reload_precheck};
+use crate::backend::objects::{install_classes, new_class_names, reload_precheck};
 use crate::lang::hir::Program;
 use crate::runtime::{ScriptError, ScriptErrorKind};
 
@@ -45,12 +45,7 @@ impl<'p> Interp<'p> {
                 )));
             }
         }
-        let defined = next
-            .classes
-            .iter()
-            .filter(|c| self.runtime.class(&c.name).is_none())
-            .map(|c| c.name.clone())
-            .collect();
+        let defined = new_class_names(&self.runtime, next);
         let link: *const objects::HostLink = &**self
             .host
             .as_ref()

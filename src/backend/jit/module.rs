@@ -151,12 +151,7 @@ impl ScriptModule {
     pub fn reload(&mut self, source: Arc<SourceFile>) -> Result<ReloadOutcome, ReloadFailure> {
         let program = crate::lang::compile(source).map_err(ReloadFailure::Compile)?;
         self.precheck(&program).map_err(ReloadFailure::Refused)?;
-        let defined = program
-            .classes
-            .iter()
-            .filter(|c| self.runtime.class(&c.name).is_none())
-            .map(|c| c.name.clone())
-            .collect();
+        let defined = crate::backend::objects::new_class_names(&self.runtime, &program);
         let (mut next, classes) = self
             .compiler
             .compile_in(&program, Arc::clone(&self.runtime))?;
