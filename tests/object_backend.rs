@@ -414,3 +414,33 @@ fn classes_run_from_the_library_like_on_the_jit() {
         .unwrap_err();
     assert_eq!(err, on_jit);
 }
+
+/// Class code is the JIT's too: a method that reads and writes fields and calls helpers is the
+/// same instructions; a virtual call differs only in forming the slot table's address (a
+/// RIP-relative `lea` for the JIT's `movabs`), and `new` in one load of the objects' address.
+#[test]
+fn class_code_is_the_jits_apart_from_how_the_tables_are_reached() {
+    let p = program(CLASSES);
+    let o = build(&p);
+    let j = Jit::new(options().jit).unwrap().compile(&p).unwrap();
+    let mut compared = 0;
+    for (of, jf) in o.functions().iter().zip(j.functions()) {
+        assert_eq!(of.name, jf.name);
+        let (om, jm) = (mnemonics(of), mnemonics(jf));
+        match of.name.as_str() {
+            "Counter.call" | "Shape.area" | "Tri.area" => {
+                assert_eq!(om, jm, "{}", of.name);
+                compared += 1;
+            }
+            "total" => {
+                // The slot table: `lea` here, `movabs` (a `mov`) in the JIT; nothing else.
+                assert_eq!(om.len(), jm.len(), "{om:?}\n{jm:?}");
+                let differ: Vec<_> = om.iter().zip(&jm).filter(|(a, b)| a != b).collect();
+                assert_eq!(differ, [(&"lea".to_string(), &"mov".to_string())]);
+                compared += 1;
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(compared, 4, "method names changed?");
+}

@@ -66,7 +66,7 @@ impl Backend {
             Backend::Jit | Backend::Object | Backend::Interp => None,
             Backend::JitOpt => Some(
                 "refused: jit-opt code is not reloadable (optimized for one version of the \
-                 program; hotlab reloads on jit only)",
+                 program; the other backends reload)",
             ),
         }
     }

@@ -25,6 +25,18 @@
 //! with one `lea` relative to the instruction pointer (offset folded into the relocation);
 //! the host finds the block with `dlsym` and reads module variables straight from it.
 //!
+//! # Classes
+//! The same holds for what JIT code bakes in to reach objects: the program's `ProgramObjects`
+//! (for `new`) and the slot-offset table (for virtual calls) are reached through two more
+//! writable data objects, `hot:objects` (one cell holding the objects' address) and
+//! `hot:slot_offsets`. Loading installs the classes by the JIT's own path
+//! (`JitProgram::install_objects`: each class defined, or reloaded, in the runtime with the
+//! method addresses from `dlsym`), then binds the library to them
+//! ([`ProgramObjects::bind_library`]), then runs `<init>`. The runtime helpers (`hot_object_*`,
+//! `hot_vec_*`, `hot_str_*`) are imports like the others. [`ObjectBackend::compile_in`] builds
+//! a new version into an existing runtime: that is the backend's reload (a new library per
+//! version; see `ScriptModule::new_object`).
+//!
 //! # Lifetime
 //! An [`ObjectBackend`] holds the options and the ISA (made once); [`compile_object`] is a
 //! one-off backend. The returned [`ObjectProgram`] owns the library handle and the temp dir: the `.so` stays
