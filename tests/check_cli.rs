@@ -91,10 +91,6 @@ fn bad_input_exits_2_with_a_message() {
         ),
         (vec!["check", "cases/int_loop.hot", "--band", "0"], "--band"),
         (
-            vec!["check", "cases/new_free.hot", "--backend", "object"],
-            "does not run classes yet",
-        ),
-        (
             vec!["check", "cases/int_loop.clif", "--backend", "object"],
             ".hot scripts only",
         ),
@@ -130,7 +126,7 @@ fn bad_input_exits_2_with_a_message() {
 }
 
 #[test]
-fn hook_and_class_cases_are_checked_and_object_refuses_classes() {
+fn hook_and_class_cases_are_checked_on_jit_and_object() {
     let out = hotlab()
         .args([
             "check",
@@ -154,13 +150,24 @@ fn hook_and_class_cases_are_checked_and_object_refuses_classes() {
         "{s}"
     );
     let out = hotlab()
-        .args(["check", "cases/field_loop.hot", "--backend", "object"])
+        .args([
+            "check",
+            "cases/field_loop.hot",
+            "--backend",
+            "object",
+            "--time",
+            "0.2",
+            "--iters",
+            "500",
+        ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let e = String::from_utf8_lossy(&out.stderr);
+    let s = String::from_utf8(out.stdout).unwrap();
+    let code = out.status.code().unwrap();
     assert!(
-        e.contains("cannot run on object") && e.contains("does not run classes yet"),
-        "{e}"
+        VERDICT_CODES.contains(&code),
+        "{code}: {s}{}",
+        String::from_utf8_lossy(&out.stderr)
     );
+    assert!(s.contains("results equal"), "{s}");
 }

@@ -34,31 +34,45 @@ fn reload_migrates_fields_and_runs_after_reload() {
         ));
 }
 
+/// A version that does not compile, or cannot replace the old one, changes nothing; the next
+/// one still migrates. The same on every backend: the interpreter and the object backend (a
+/// new shared library per version) give the jit's output, migrations and errors.
 #[test]
-fn a_broken_version_changes_nothing() {
-    hotlab()
-        .args([
-            "run",
-            &fixture("v1.hot"),
-            "--reload",
-            &fixture("broken.hot"),
-            "--reload",
-            &fixture("resigned.hot"),
-            "--reload",
-            &fixture("v2.hot"),
-        ])
-        .assert()
-        .code(2)
-        .stdout("2\n102040\n")
-        .stderr(predicate::str::contains("unknown name `nope`"))
-        .stderr(predicate::str::contains("broken.hot: not applied"))
-        .stderr(predicate::str::contains(
-            "method `Counter.call` cannot change its signature",
-        ));
+fn every_backend_reloads_the_same_way() {
+    for backend in ["jit", "object", "interp"] {
+        hotlab()
+            .args([
+                "run",
+                &fixture("v1.hot"),
+                "--backend",
+                backend,
+                "--reload",
+                &fixture("broken.hot"),
+                "--reload",
+                &fixture("resigned.hot"),
+                "--reload",
+                &fixture("v2.hot"),
+            ])
+            .assert()
+            .code(2)
+            .stdout("2\n102040\n")
+            .stderr(predicate::str::contains("unknown name `nope`"))
+            .stderr(predicate::str::contains("broken.hot: not applied"))
+            .stderr(predicate::str::contains(
+                "method `Counter.call` cannot change its signature",
+            ))
+            .stderr(predicate::str::contains(
+                "class Counter v2: 2 object(s) migrated; kept [n] added [added] removed [gone] retyped [ratio]",
+            ));
+    }
 }
 
 #[test]
-fn reload_needs_the_jit() {
+fn the_interpreter_refuses_a_version_that_drops_a_class() {
+    let dir = std::env::temp_dir().join(format!("hotlab-reload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let v3 = dir.join("v3.hot");
+    std::fs::write(&v3, "fn after_reload() -> i64 { return 1 }\n").unwrap();
     hotlab()
         .args([
             "run",
@@ -66,11 +80,18 @@ fn reload_needs_the_jit() {
             "--backend",
             "interp",
             "--reload",
+            v3.to_str().unwrap(),
+            "--reload",
             &fixture("v2.hot"),
         ])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--reload needs --backend jit"));
+        // v3 changed nothing: v2 still migrates the objects main made.
+        .stdout("2\n102040\n")
+        .stderr(predicate::str::contains(
+            "class `Counter` is missing from the new version",
+        ));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -99,4 +120,76 @@ fn script_module_reload_keeps_host_handles_valid() {
     assert_eq!(outcome.after_reload, Some(Value::I64(104 * 1000 + 40)));
     // The host's handle survived and now runs the new code.
     assert_eq!(held.call().unwrap(), 204);
+}
+
+/// The interpreter's reload API: the same outcomes as the jit's `ScriptModule` above (host
+/// handle valid, calls reach the new code, retyped field reported, globals kept, a failed
+/// version changes nothing), and no object leaks.
+#[test]
+fn interp_reload_keeps_host_handles_valid() {
+    use hotlab::backend::Checks;
+    use hotlab::backend::interp::Interp;
+    use hotlab::runtime::iface::Hook;
+    let load = |name: &str| {
+        let text = std::fs::read_to_string(fixture(name)).unwrap();
+        compile(Arc::new(SourceFile::new(name, text))).unwrap()
+    };
+    let (v1, resigned, v2) = (load("v1.hot"), load("resigned.hot"), load("v2.hot"));
+    let mut interp = Interp::new(&v1, Checks::On).unwrap();
+    assert_eq!(interp.call(v1.main.unwrap(), &[]).unwrap(), Value::I64(2));
+    let a = v1.globals.iter().position(|g| g.name == "a").unwrap();
+    let held = interp
+        .global_handle(hotlab::lang::hir::GlobalId(a as u32))
+        .unwrap();
+    assert_eq!(interp.host_calls(|| held.call()).unwrap(), 3);
+
+    let failed = interp.reload(&resigned);
+    assert!(
+        matches!(&failed, Err(ReloadFailure::Refused(m)) if m.contains("cannot change its signature")),
+        "{failed:?}"
+    );
+    assert_eq!(
+        interp.host_calls(|| held.call()).unwrap(),
+        4,
+        "a refused reload changed the code"
+    );
+
+    let outcome = interp.reload(&v2).unwrap();
+    assert_eq!(outcome.classes.len(), 1);
+    assert_eq!(outcome.classes[0].migrated, 2);
+    assert_eq!(outcome.classes[0].kept, ["n"]);
+    assert_eq!(outcome.classes[0].added, ["added"]);
+    assert_eq!(outcome.classes[0].removed, ["gone"]);
+    assert_eq!(outcome.classes[0].retyped, ["ratio"]);
+    assert_eq!(outcome.globals_kept, ["a", "b"]);
+    assert_eq!(outcome.after_reload, Some(Value::I64(104 * 1000 + 40)));
+    // The host's handle survived and now runs the new code.
+    assert_eq!(interp.host_calls(|| held.call()).unwrap(), 204);
+    drop(held);
+    let runtime = std::sync::Arc::clone(interp.runtime());
+    drop(interp);
+    let counter = runtime.class("Counter").unwrap();
+    assert_eq!(counter.shell_count(), 0, "objects leaked");
+}
+
+/// The object backend's reload: each version a new library, the same outcomes as the jit's.
+#[test]
+fn object_reload_keeps_host_handles_valid() {
+    use hotlab::backend::object::ObjectOptions;
+    use hotlab::runtime::iface::Hook;
+    let text = std::fs::read_to_string(fixture("v1.hot")).unwrap();
+    let program = compile(Arc::new(SourceFile::new("v1.hot", text))).unwrap();
+    let mut module = ScriptModule::new_object(program, ObjectOptions::default()).unwrap();
+    assert_eq!(module.run_main().unwrap(), Value::I64(2));
+    let held = module.current().global_handle("a").unwrap();
+    assert_eq!(held.call().unwrap(), 3);
+    let v2 = std::fs::read_to_string(fixture("v2.hot")).unwrap();
+    let outcome = module
+        .reload(Arc::new(SourceFile::new("v2.hot", v2)))
+        .unwrap();
+    assert_eq!(outcome.classes[0].retyped, ["ratio"]);
+    assert_eq!(outcome.globals_kept, ["a", "b"]);
+    // 3 + 100 from after_reload's call.
+    assert_eq!(outcome.after_reload, Some(Value::I64(103 * 1000 + 40)));
+    assert_eq!(held.call().unwrap(), 203);
 }

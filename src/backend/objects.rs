@@ -17,6 +17,7 @@ use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
 use crate::runtime::iface::{AbiSig, AbiType};
 use crate::runtime::object::Object;
+use crate::runtime::reload::ReloadReport;
 use crate::runtime::rt::Runtime;
 use crate::runtime::values::ElemKind;
 
@@ -232,4 +233,127 @@ impl ProgramObjects {
         }
         self.classes = classes;
     }
+}
+
+/// The cells of a shared library (the `object` backend) through which its position-independent
+/// code finds a program's objects: `objects` holds the address of the [`ProgramObjects`], and
+/// `slot_table` has room for its [`ProgramObjects::slot_offsets`]. Both are zero until bound.
+pub struct LibraryObjects {
+    /// The library's `hot.objects` cell.
+    pub objects: *mut u64,
+    /// The library's `hot.slot_offsets` table.
+    pub slot_table: *mut u64,
+    /// Cells in `slot_table`.
+    pub slot_table_len: usize,
+}
+
+impl ProgramObjects {
+    /// Bind a loaded library's cells to these (installed) objects: its code then makes objects
+    /// in this runtime and dispatches through these slot offsets, exactly as JIT code that
+    /// embeds the addresses does. Fails if the library's table has another size (it was
+    /// built for another program).
+    ///
+    /// # Safety
+    /// The cells must be writable data of a loaded library that no code is running at the
+    /// moment, and `self` must stay at its address (boxed) while the library's code can run.
+    pub unsafe fn bind_library(&self, cells: &LibraryObjects) -> Result<(), String> {
+        if cells.slot_table_len != self.slot_offsets.len() {
+            return Err(format!(
+                "the library's slot table has {} cells, the program needs {}",
+                cells.slot_table_len,
+                self.slot_offsets.len()
+            ));
+        }
+        // SAFETY: the caller's contract: both point to writable cells of the library, the
+        // table `slot_table_len` cells long, and nothing reads them concurrently.
+        unsafe {
+            *cells.objects = self as *const ProgramObjects as u64;
+            std::ptr::copy_nonoverlapping(
+                self.slot_offsets.as_ptr(),
+                cells.slot_table,
+                cells.slot_table_len,
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Refuse, before anything changes, what [`Runtime::reload`] would refuse half-way through a
+/// program's classes: a class that changes its parent, a method that changes its signature.
+/// Every backend's reload runs this first.
+pub fn reload_precheck(runtime: &Runtime, program: &Program) -> Result<(), String> {
+    for (i, class) in program.classes.iter().enumerate() {
+        let Some(existing) = runtime.class(&class.name) else {
+            continue;
+        };
+        let parent = class.parent.map(|p| program.class(p).name.as_str());
+        if existing.parent().map(|p| p.name()) != parent {
+            return Err(format!(
+                "class `{}` cannot change its base class in a reload",
+                class.name
+            ));
+        }
+        let def = class_def(
+            program,
+            ClassId(i as u32),
+            None,
+            std::ptr::null_mut(),
+            |_| std::ptr::null(),
+        );
+        for m in &def.methods {
+            let old = existing.version().methods.iter().flatten();
+            if let Some((_, sig)) = old.into_iter().find(|(n, _)| **n == *m.name)
+                && *sig != m.sig
+            {
+                return Err(format!(
+                    "method `{}.{}` cannot change its signature in a reload",
+                    class.name, m.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The classes of `program` that `runtime` does not have yet (a reload defines them).
+pub fn new_class_names(runtime: &Runtime, program: &Program) -> Vec<String> {
+    program
+        .classes
+        .iter()
+        .filter(|c| runtime.class(&c.name).is_none())
+        .map(|c| c.name.clone())
+        .collect()
+}
+
+/// Define or reload every class of `program` in `runtime` (parents first, in `ClassId`
+/// order): a class the runtime already has (by name) is reloaded with this definition (its
+/// live objects migrate, and the report says how), the others are defined. Returns the
+/// runtime classes by `ClassId` and the reports. Every backend installs a program's classes
+/// through this.
+pub fn install_classes(
+    runtime: &Runtime,
+    program: &Program,
+    vmctx: *mut c_void,
+    mut code: impl FnMut(&hir::Method) -> *const c_void,
+) -> Result<(Vec<ClassRef>, Vec<ReloadReport>), String> {
+    let mut classes: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
+    let mut reports = Vec::new();
+    for (i, class) in program.classes.iter().enumerate() {
+        let parent = class.parent.map(|p| classes[p.index()].clone());
+        let def = class_def(program, ClassId(i as u32), parent, vmctx, &mut code);
+        let made = match runtime.class(&class.name) {
+            Some(existing) => {
+                let report = runtime
+                    .reload(&existing, def)
+                    .map_err(|e| format!("cannot reload class `{}`: {e}", class.name))?;
+                reports.push(report);
+                existing
+            }
+            None => runtime
+                .define(def)
+                .map_err(|e| format!("cannot define class `{}`: {e}", class.name))?,
+        };
+        classes.push(made);
+    }
+    Ok((classes, reports))
 }

@@ -84,16 +84,11 @@ impl Backend {
         self.load_source(script.mode, &script.source, script.header.entry, jits)
     }
 
-    /// Why this backend cannot run `program`, or `None` when it can.
-    pub fn refuses(self, program: &Program) -> Option<String> {
-        match self {
-            Backend::Object if !program.classes.is_empty() => Some(
-                "the object backend does not run classes yet (its compile refuses them: \
-                 objects, slots and the runtime's helpers are not linked into its library)"
-                    .to_string(),
-            ),
-            _ => None,
-        }
+    /// Why this backend cannot run `program`, or `None` when it can: every backend runs every
+    /// checked `.hot` program (classes included, on `object` too); kept as the one place a
+    /// future backend with limits would say so.
+    pub fn refuses(self, _program: &Program) -> Option<String> {
+        None
     }
 
     /// Compile or load a script's source of this `mode` (its name is its path), to be run as
@@ -211,13 +206,6 @@ impl Backend {
                         }
                     }
                     Backend::Object => {
-                        if let Start::Hook(..) = start {
-                            // `refuses` above stops every program with a class, and a hook
-                            // case has one; kept so that lifting that refusal stays correct.
-                            return Err(CellError::Unavailable(
-                                "the object backend has no host calls into scripts yet".into(),
-                            ));
-                        }
                         let options = ObjectOptions::default();
                         let compiled = compile_object(&program, &options)
                             .map_err(|e| failed(e.to_string()))?;
@@ -225,9 +213,16 @@ impl Backend {
                         times.lower = Some(t.lower);
                         times.compile = Some(t.define + t.emit);
                         times.load = Some(t.link + t.load + t.init);
-                        Loaded::Object {
-                            program: Box::new(compiled),
-                            run,
+                        match start {
+                            Start::Run(_) => Loaded::Object {
+                                program: Box::new(compiled),
+                                run,
+                            },
+                            Start::Hook(_, entry) => Loaded::JitHook {
+                                // The library stays loaded while the program lives.
+                                program: compiled.into_program(),
+                                entry,
+                            },
                         }
                     }
                 }
@@ -374,7 +369,8 @@ pub enum Loaded {
         /// Its `run`.
         run: FuncId,
     },
-    /// JIT-compiled `.hot` whose object in `target` the host calls (see `cases::hook`).
+    /// JIT-compiled `.hot` (or a `.so` built by the object backend, which the program keeps
+    /// loaded) whose object in `target` the host calls (see `cases::hook`).
     JitHook {
         /// The program (its module variable `target` holds the object).
         program: JitProgram,

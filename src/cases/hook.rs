@@ -136,6 +136,11 @@ impl<'a> HookCell<'a> {
         }
     }
 
+    /// The interpreter of an interpreted cell, back (to reload it and make another cell).
+    pub fn into_interp(self) -> Option<Interp<'a>> {
+        self.interp
+    }
+
     /// An error raised during measurement, rendered.
     pub fn take_error(&mut self) -> Option<String> {
         self.error.take().map(|e| e.render(self.source))

@@ -1,12 +1,14 @@
 //! The reload rows of the matrix: the reload of 100 objects with 65 fields (time per reload),
 //! and a host-to-script call after N reloads (N = 0, 1, 10, 100, capped by `--reloads`).
 //!
-//! Both run on a [`ScriptModule`] (the JIT's reloadable program, the one `hotlab run --reload`
-//! uses). The reload time is the runtime's own figure, [`ReloadReport::total`]: quiescing,
-//! building the new state blocks, swapping them and the slots; the compile of the new version
-//! happens before it and is not in it, as in the seed. The call rows call `Hook.call` through a
-//! `Handle` (as the `host_call` case does) on an object made by the first version and migrated
-//! by every reload, beside the same twin.
+//! `jit` and `object` run them on a [`ScriptModule`] (the reloadable program `hotlab run
+//! --reload` uses; on `object` each version is a new shared library), `interp` on an
+//! [`Interp`] and its [`Interp::reload`]. The reload time is the runtime's own figure,
+//! [`ReloadReport::total`]: quiescing, building the new state blocks, swapping them and the
+//! slots; the compile (and on `object` the link and load) of the new version happens before it
+//! and is not in it, as in the seed. The call rows call `Hook.call` through a `Handle` (as the
+//! `host_call` case does) on an object made by the first version and migrated by every reload,
+//! beside the same twin.
 //!
 //! [`ReloadReport::total`]: crate::runtime::reload::ReloadReport
 
@@ -22,8 +24,10 @@ use super::spec::Entry;
 use super::twins::{Twin, twin_named};
 use crate::backend::Checks;
 use crate::backend::Value;
-use crate::backend::jit::{JitOptions, OptLevel, ScriptModule};
-use crate::lang::SourceFile;
+use crate::backend::interp::Interp;
+use crate::backend::jit::{JitOptions, OptLevel, ReloadFailure, ReloadOutcome, ScriptModule};
+use crate::backend::object::ObjectOptions;
+use crate::lang::{Program, SourceFile};
 
 /// Objects alive during the timed reload.
 pub const OBJECTS: usize = 100;
@@ -59,18 +63,10 @@ impl Backend {
     /// Why this backend has no reload rows, or `None` when it reloads.
     pub fn reload_refusal(self) -> Option<&'static str> {
         match self {
-            Backend::Jit => None,
+            Backend::Jit | Backend::Object | Backend::Interp => None,
             Backend::JitOpt => Some(
                 "refused: jit-opt code is not reloadable (optimized for one version of the \
-                 program; hotlab reloads on jit only)",
-            ),
-            Backend::Object => Some(
-                "the object backend does not run classes yet (a reload there would load a new \
-                 library)",
-            ),
-            Backend::Interp => Some(
-                "the interpreter has no reload yet (ScriptModule and `hotlab run --reload` are \
-                 jit only)",
+                 program; the other backends reload)",
             ),
         }
     }
@@ -124,83 +120,191 @@ fn source(name: &str, text: String) -> Arc<SourceFile> {
     Arc::new(SourceFile::new(name.to_string(), text))
 }
 
-fn module(name: &str, text: String) -> Result<ScriptModule, String> {
+fn compile(name: &str, text: String) -> Result<Program, String> {
     let src = source(name, text);
-    let program = crate::lang::compile(Arc::clone(&src)).map_err(|d| d.render(&src, false))?;
+    crate::lang::compile(Arc::clone(&src)).map_err(|d| d.render(&src, false))
+}
+
+/// A reloadable module of `backend` (`jit` or `object`).
+fn module(backend: Backend, name: &str, text: String) -> Result<ScriptModule, String> {
+    let program = compile(name, text)?;
     let options = JitOptions {
         checks: Checks::On,
         verify: false,
         opt: OptLevel::None,
     };
-    ScriptModule::new(program, options).map_err(|e| e.to_string())
+    match backend {
+        Backend::Object => {
+            let options = ObjectOptions {
+                jit: options,
+                ..ObjectOptions::default()
+            };
+            ScriptModule::new_object(program, options).map_err(|e| e.to_string())
+        }
+        _ => ScriptModule::new(program, options).map_err(|e| e.to_string()),
+    }
 }
 
-/// Median ns of `reloads` reloads of [`OBJECTS`] objects with [`FIELDS`] fields on `jit`,
-/// each checked to have migrated every object.
-pub fn time_reloads(reloads: usize) -> Result<f64, String> {
-    let mut m = module("reload_fields.hot", fields_source(false))?;
+/// The report of class `Big` in reload `k` (1-based), checked to have migrated every object;
+/// its time in ns.
+fn migrated_ns(k: usize, outcome: Result<ReloadOutcome, ReloadFailure>) -> Result<f64, String> {
+    let outcome = outcome.map_err(|e| format!("reload {k}: {e}"))?;
+    let report = outcome
+        .classes
+        .iter()
+        .find(|r| r.class == "Big")
+        .ok_or_else(|| format!("reload {k}: class `Big` was not reloaded"))?;
+    if report.migrated != OBJECTS {
+        return Err(format!(
+            "reload {k}: {} objects migrated, not {OBJECTS}",
+            report.migrated
+        ));
+    }
+    Ok(report.total.as_secs_f64() * 1e9)
+}
+
+fn check_built(made: Value) -> Result<(), String> {
+    if made != Value::I64(OBJECTS as i64) {
+        return Err(format!("`build` returned {made}"));
+    }
+    Ok(())
+}
+
+fn median(mut times: Vec<f64>) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
+}
+
+/// Median ns of `reloads` reloads of [`OBJECTS`] objects with [`FIELDS`] fields on `backend`
+/// (one that reloads), each checked to have migrated every object.
+pub fn time_reloads(backend: Backend, reloads: usize) -> Result<f64, String> {
+    let reloads = reloads.max(1);
+    if backend == Backend::Interp {
+        // The interpreter runs borrowed programs: both versions compiled first.
+        let versions = [
+            compile("reload_fields.hot", fields_source(true))?,
+            compile("reload_fields.hot", fields_source(false))?,
+        ];
+        let first = compile("reload_fields.hot", fields_source(false))?;
+        let mut interp = Interp::new(&first, Checks::On).map_err(|e| e.render(&first.source))?;
+        let build = first
+            .function_named("build")
+            .ok_or("no `build` in the reload source")?;
+        check_built(
+            interp
+                .call(build, &[Value::I64(OBJECTS as i64)])
+                .map_err(|e| e.to_string())?,
+        )?;
+        let times = (0..reloads)
+            .map(|k| migrated_ns(k + 1, interp.reload(&versions[k % 2])))
+            .collect::<Result<_, _>>()?;
+        return Ok(median(times));
+    }
+    let mut m = module(backend, "reload_fields.hot", fields_source(false))?;
     let build = m
         .current()
         .function_named("build")
         .ok_or("no `build` in the reload source")?;
-    let made = m
-        .current()
-        .call(build, &[Value::I64(OBJECTS as i64)])
-        .map_err(|e| e.to_string())?;
-    if made != Value::I64(OBJECTS as i64) {
-        return Err(format!("`build` returned {made}"));
-    }
+    check_built(
+        m.current()
+            .call(build, &[Value::I64(OBJECTS as i64)])
+            .map_err(|e| e.to_string())?,
+    )?;
     let mut times = Vec::new();
-    for k in 0..reloads.max(1) {
+    for k in 0..reloads {
         let v = source("reload_fields.hot", fields_source(k % 2 == 0));
-        let outcome = m.reload(v).map_err(|e| format!("reload {}: {e}", k + 1))?;
-        let report = outcome
-            .classes
-            .iter()
-            .find(|r| r.class == "Big")
-            .ok_or_else(|| format!("reload {}: class `Big` was not reloaded", k + 1))?;
-        if report.migrated != OBJECTS {
-            return Err(format!(
-                "reload {}: {} objects migrated, not {OBJECTS}",
-                k + 1,
-                report.migrated
-            ));
-        }
-        times.push(report.total.as_secs_f64() * 1e9);
+        times.push(migrated_ns(k + 1, m.reload(v))?);
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    Ok(median(times))
 }
 
 fn call_twin() -> &'static Twin {
     twin_named("host_call").expect("the host_call twin exists")
 }
 
-/// The call rows on `jit`: for each N of `chain`, reload up to N times, then check a call loop
-/// against its twin and measure it. One `(twin ns, cell)` per N.
+/// The call rows on `backend` (one that reloads): for each N of `chain`, reload up to N
+/// times, then check a call loop against its twin and measure it. One `(twin ns, cell)` per N.
 pub fn call_chain(
+    backend: Backend,
     ns: &[u64],
     opts: &MatrixOptions,
     progress: &mut dyn FnMut(&str),
 ) -> Vec<(Option<f64>, Cell)> {
-    let mut out = Vec::new();
-    let mut m = match module("reload_call.hot", call_source(0)) {
-        Ok(m) => m,
-        Err(e) => return ns.iter().map(|_| (None, failed(e.clone()))).collect(),
-    };
     let twin = call_twin();
     let expected = twin.run(opts.iters);
+    let mut out = Vec::new();
+    let fail_rest = |out: &mut Vec<(Option<f64>, Cell)>, e: String| {
+        out.extend(ns[out.len()..].iter().map(|_| (None, failed(e.clone()))));
+    };
+    if backend == Backend::Interp {
+        // Every version compiled first: the interpreter runs borrowed programs.
+        let max = ns.iter().copied().max().unwrap_or(0);
+        let versions: Result<Vec<Program>, String> = (0..=max)
+            .map(|v| compile("reload_call.hot", call_source(v)))
+            .collect();
+        let versions = match versions {
+            Ok(v) => v,
+            Err(e) => {
+                fail_rest(&mut out, e);
+                return out;
+            }
+        };
+        let mut interp = match Interp::new(&versions[0], Checks::On) {
+            Ok(i) => i,
+            Err(e) => {
+                fail_rest(&mut out, e.render(&versions[0].source));
+                return out;
+            }
+        };
+        let mut done = 0u64;
+        for &n in ns {
+            progress(&format!("call after {n} reloads"));
+            let reloaded = reload_until(&mut done, n, |k| {
+                interp.reload(&versions[k as usize]).map(drop)
+            });
+            if let Err(e) = reloaded {
+                fail_rest(&mut out, e);
+                return out;
+            }
+            let program = interp.program();
+            let Some(target) = program.globals.iter().position(|g| g.name == TARGET) else {
+                fail_rest(&mut out, format!("no `{TARGET}` in the reload source"));
+                return out;
+            };
+            let target = crate::lang::hir::GlobalId(target as u32);
+            let cell = match HookCell::interpreted(interp, target, Entry::Hook, &program.source) {
+                Ok(c) => c,
+                Err(e) => {
+                    fail_rest(&mut out, e);
+                    return out;
+                }
+            };
+            let mut runners = vec![(format!("call after {n}"), Runner::Hook(Box::new(cell)))];
+            out.push(measure_calls(&mut runners, twin, expected, opts));
+            let Some((_, Runner::Hook(cell))) = runners.pop() else {
+                unreachable!("the runner pushed above")
+            };
+            interp = cell.into_interp().expect("an interpreted hook cell");
+        }
+        return out;
+    }
+    let mut m = match module(backend, "reload_call.hot", call_source(0)) {
+        Ok(m) => m,
+        Err(e) => {
+            fail_rest(&mut out, e);
+            return out;
+        }
+    };
     let mut done = 0u64;
     for &n in ns {
         progress(&format!("call after {n} reloads"));
-        while done < n {
-            done += 1;
-            let v = source("reload_call.hot", call_source(done));
-            if let Err(e) = m.reload(v) {
-                let e = format!("reload {done}: {e}");
-                out.extend(ns[out.len()..].iter().map(|_| (None, failed(e.clone()))));
-                return out;
-            }
+        let reloaded = reload_until(&mut done, n, |k| {
+            m.reload(source("reload_call.hot", call_source(k)))
+                .map(drop)
+        });
+        if let Err(e) = reloaded {
+            fail_rest(&mut out, e);
+            return out;
         }
         let current = m.current();
         let cell = HookCell::compiled(current.global_handle(TARGET), Entry::Hook, current.source());
@@ -211,33 +315,55 @@ pub fn call_chain(
                 continue;
             }
         };
-        let got = match runners[0].1.checked(opts.iters) {
-            Ok(v) => v,
-            Err(e) => {
-                out.push((None, failed(e)));
-                continue;
-            }
-        };
-        let s = settings(opts.time, opts.pin, twin);
-        let mut cell = Cell {
-            ns: None,
-            ratio: None,
-            checksum: Some(got),
-            mismatch: got != expected,
-            error: None,
-        };
-        match measure(twin, &mut runners, &s, opts.reps) {
-            Ok(v) => {
-                (cell.ns, cell.ratio) = v[1];
-                out.push((v[0].0, cell));
-            }
-            Err(e) => {
-                cell.error = Some(CellError::Failed(e));
-                out.push((None, cell));
-            }
-        }
+        out.push(measure_calls(&mut runners, twin, expected, opts));
     }
     out
+}
+
+/// Reload versions `done + 1 ..= n` with `reload` (given the version number), counting them
+/// in `done`; the first failure says which reload it was.
+fn reload_until(
+    done: &mut u64,
+    n: u64,
+    mut reload: impl FnMut(u64) -> Result<(), ReloadFailure>,
+) -> Result<(), String> {
+    while *done < n {
+        *done += 1;
+        reload(*done).map_err(|e| format!("reload {done}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Check the one runner's call loop against the twin's `expected` checksum and measure it
+/// beside the twin: `(twin ns, cell)`.
+fn measure_calls(
+    runners: &mut [(String, Runner<'_>)],
+    twin: &Twin,
+    expected: i64,
+    opts: &MatrixOptions,
+) -> (Option<f64>, Cell) {
+    let got = match runners[0].1.checked(opts.iters) {
+        Ok(v) => v,
+        Err(e) => return (None, failed(e)),
+    };
+    let s = settings(opts.time, opts.pin, twin);
+    let mut cell = Cell {
+        ns: None,
+        ratio: None,
+        checksum: Some(got),
+        mismatch: got != expected,
+        error: None,
+    };
+    match measure(twin, runners, &s, opts.reps) {
+        Ok(v) => {
+            (cell.ns, cell.ratio) = v[1];
+            (v[0].0, cell)
+        }
+        Err(e) => {
+            cell.error = Some(CellError::Failed(e));
+            (None, cell)
+        }
+    }
 }
 
 fn failed(e: String) -> Cell {
@@ -295,7 +421,7 @@ pub fn reload_rows(opts: &MatrixOptions, progress: &mut dyn FnMut(&str)) -> Vec<
             continue;
         }
         progress("reload of 100 objects");
-        let cell = match time_reloads(2 * opts.reps + 1) {
+        let cell = match time_reloads(backend, 2 * opts.reps + 1) {
             Ok(ns) => Cell {
                 ns: Some(ns),
                 ratio: None,
@@ -306,7 +432,10 @@ pub fn reload_rows(opts: &MatrixOptions, progress: &mut dyn FnMut(&str)) -> Vec<
             Err(e) => failed(e),
         };
         rows[0].cells.insert(backend, cell);
-        for (k, (native, cell)) in call_chain(&ns, opts, progress).into_iter().enumerate() {
+        for (k, (native, cell)) in call_chain(backend, &ns, opts, progress)
+            .into_iter()
+            .enumerate()
+        {
             rows[k + 1].native_ns = rows[k + 1].native_ns.or(native);
             rows[k + 1].cells.insert(backend, cell);
         }

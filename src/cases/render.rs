@@ -134,7 +134,8 @@ pub fn reload_table(m: &Matrix) -> Table {
     t.notes.push(
         "The reload is the runtime's time (quiesce, migrate every object, swap state and slots), \
          median of 2 x reps + 1 reloads that alternately add and remove a field; the compile of \
-         each version comes before it and is not in it. The calls are Hook.call through a handle \
+         each version (on object also its link and load) comes before it and is not in it. \
+         The calls are Hook.call through a handle \
          on an object made before the first reload, beside the host_call twin."
             .into(),
     );
@@ -362,7 +363,7 @@ pub const CAVEATS: [&str; 7] = [
     "The `.hot` array case keeps its index checks (checks on); the twin's masked indexes let LLVM drop its checks, and the `.clif` version has none.",
     "Two functions with the same body can differ by about 6% from code alignment alone: read differences under 10% in one row as noise unless they repeat across runs.",
     "The two-thread rows spawn a thread per sample (amortized over 2 ms samples) and pin it to another CPU; on a machine with one free CPU they measure contention with whatever else runs.",
-    "Class rows on jit-opt measure the jit's class code (slots, state block, checked handles) optimized by Cranelift: the design's jit-opt with fields inline in the shell and direct calls is not built yet. The object backend refuses classes, and only jit reloads: those cells are n/a (docs/cases.md).",
+    "Class rows on jit-opt measure the jit's class code (slots, state block, checked handles) optimized by Cranelift: the design's jit-opt with fields inline in the shell and direct calls is not built yet. jit-opt does not reload: its reload cells are n/a (docs/cases.md).",
     "One machine, shared with other work while measuring: run `hotlab bench` again on yours.",
 ];
 

@@ -21,7 +21,7 @@ pub enum BackendChoice {
     Jit,
     /// Cranelift JIT, optimized for speed.
     JitOpt,
-    /// Cranelift object file, linked and dlopen'ed (no classes yet: those cells show n/a).
+    /// Cranelift object file, linked and dlopen'ed (classes and reloads included).
     Object,
     /// The reference interpreter.
     Interp,

@@ -70,7 +70,8 @@ pub struct RunArgs {
     /// classes replace the running ones and live objects migrate (field changes are reported
     /// on stderr); module variables with the same name and type keep their values; then its
     /// `fn after_reload()` runs, if it has one, and its result is printed. A version that does
-    /// not compile changes nothing. `jit` backend only.
+    /// not compile changes nothing. Every backend: on `object` each version is a new shared
+    /// library; the interpreter needs each version to keep every class.
     #[arg(long, value_name = "FILE2")]
     pub reload: Vec<PathBuf>,
 }
@@ -127,11 +128,6 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
             Ok(ExitCode::from(exit::OK))
         }
         (Snippet::Hot { program, .. }, backend) if !args.reload.is_empty() => {
-            if backend != RunBackend::Jit {
-                return Err(Failure::input(
-                    "error: --reload needs --backend jit (the interpreter has no code to reload)",
-                ));
-            }
             let mut versions = Vec::new();
             for path in &args.reload {
                 let name = path.display().to_string();
@@ -139,7 +135,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
                     .map_err(|e| Failure::input(format!("error: cannot read {name}: {e}")))?;
                 versions.push(Arc::new(SourceFile::new(name, text)));
             }
-            on_script_thread(move || run_with_reloads(program, versions, checks))?
+            on_script_thread(move || run_with_reloads(program, versions, checks, backend))?
         }
         (Snippet::Hot { program, timings }, backend) => {
             let want_timings = args.timings;
@@ -193,6 +189,7 @@ fn run_with_reloads(
     program: Program,
     versions: Vec<Arc<SourceFile>>,
     checks: Checks,
+    backend: RunBackend,
 ) -> Result<ExitCode, Failure> {
     if program.main.is_none() {
         return Err(Failure::input(format!(
@@ -201,55 +198,99 @@ fn run_with_reloads(
         )));
     }
     let source = Arc::clone(&program.source);
-    let options = JitOptions {
+    let jit = JitOptions {
         checks,
         ..JitOptions::default()
     };
-    let mut module = ScriptModule::new(program, options).map_err(|e| match e {
-        JitError::Init(err) => Failure::script(err.render(&source)),
-        other => Failure::input(format!("error: {}: {other}", source.name)),
-    })?;
-    let value = module
-        .run_main()
-        .map_err(|e| Failure::script(e.render(&source)))?;
-    println!("{value}");
+    let script = |err: crate::runtime::ScriptError| Failure::script(err.render(&source));
+    let input = |e: String| Failure::input(format!("error: {}: {e}", source.name));
     let mut code = exit::OK;
-    let color = use_color(std::io::stderr().is_terminal());
-    for version in versions {
-        match module.reload(Arc::clone(&version)) {
-            Ok(outcome) => {
-                for r in &outcome.classes {
-                    let line =
-                        crate::worker::protocol::ClassReload::from(r).describe(&version.name);
-                    eprintln!("{line}");
+    match backend {
+        RunBackend::Interp => {
+            // The interpreter runs borrowed programs: every version is compiled first (one
+            // that does not compile is reported at its turn and changes nothing).
+            let compiled: Vec<_> = versions
+                .iter()
+                .map(|v| crate::lang::compile(Arc::clone(v)))
+                .collect();
+            let mut interp = interp::Interp::new(&program, checks).map_err(script)?;
+            let main = program.main.expect("checked above");
+            println!("{}", interp.call(main, &[]).map_err(script)?);
+            for (version, next) in versions.iter().zip(&compiled) {
+                let result = match next {
+                    Ok(next) => interp.reload(next),
+                    Err(d) => Err(ReloadFailure::Compile(d.clone())),
+                };
+                code = code.max(report_reload(version, result));
+            }
+        }
+        RunBackend::Jit | RunBackend::Object => {
+            let mut module = match backend {
+                RunBackend::Object => {
+                    let options = ObjectOptions {
+                        jit,
+                        ..ObjectOptions::default()
+                    };
+                    ScriptModule::new_object(program, options).map_err(|e| match e {
+                        ObjectError::Init(err) => script(err),
+                        other => input(other.to_string()),
+                    })?
                 }
-                for c in &outcome.defined {
-                    eprintln!("reload {}: class {c} defined", version.name);
-                }
-                if let Some(v) = outcome.after_reload {
-                    println!("{v}");
-                }
-            }
-            Err(ReloadFailure::Compile(d)) => {
-                eprint!("{}", d.render(&version, color));
-                eprintln!("reload {}: not applied (nothing changed)", version.name);
-                code = code.max(exit::BAD_INPUT);
-            }
-            Err(ReloadFailure::AfterReload(e)) => {
-                eprintln!("{}", e.render(&version));
-                code = code.max(exit::SCRIPT_ERROR);
-            }
-            Err(ReloadFailure::Jit(JitError::Init(e))) => {
-                eprintln!("{}", e.render(&version));
-                code = code.max(exit::SCRIPT_ERROR);
-            }
-            Err(e) => {
-                eprintln!("error: reload {}: {e}", version.name);
-                code = code.max(exit::BAD_INPUT);
+                _ => ScriptModule::new(program, jit).map_err(|e| match e {
+                    JitError::Init(err) => script(err),
+                    other => input(other.to_string()),
+                })?,
+            };
+            println!("{}", module.run_main().map_err(script)?);
+            for version in versions {
+                let result = module.reload(Arc::clone(&version));
+                code = code.max(report_reload(&version, result));
             }
         }
     }
     Ok(ExitCode::from(code))
+}
+
+/// Print what a reload did (stdout: `after_reload`'s result; stderr: the classes) or why it
+/// failed; returns its exit code.
+fn report_reload(
+    version: &SourceFile,
+    result: Result<crate::backend::jit::ReloadOutcome, ReloadFailure>,
+) -> u8 {
+    let color = use_color(std::io::stderr().is_terminal());
+    match result {
+        Ok(outcome) => {
+            for r in &outcome.classes {
+                let line = crate::worker::protocol::ClassReload::from(r).describe(&version.name);
+                eprintln!("{line}");
+            }
+            for c in &outcome.defined {
+                eprintln!("reload {}: class {c} defined", version.name);
+            }
+            if let Some(v) = outcome.after_reload {
+                println!("{v}");
+            }
+            exit::OK
+        }
+        Err(ReloadFailure::Compile(d)) => {
+            eprint!("{}", d.render(version, color));
+            eprintln!("reload {}: not applied (nothing changed)", version.name);
+            exit::BAD_INPUT
+        }
+        Err(
+            ReloadFailure::AfterReload(e)
+            | ReloadFailure::Init(e)
+            | ReloadFailure::Jit(JitError::Init(e))
+            | ReloadFailure::Object(ObjectError::Init(e)),
+        ) => {
+            eprintln!("{}", e.render(version));
+            exit::SCRIPT_ERROR
+        }
+        Err(e) => {
+            eprintln!("error: reload {}: {e}", version.name);
+            exit::BAD_INPUT
+        }
+    }
 }
 
 enum Outcome {

@@ -14,13 +14,9 @@ use hotlab::runtime::ScriptError;
 /// Run a program's `main` with checks on or off.
 pub type RunMain = fn(&Program, Checks) -> Result<Value, ScriptError>;
 
-/// The backends that run `program`: all of them, except `object` for programs with classes (the
-/// object backend refuses those with a clear error until it learns them).
-pub fn backends_for(program: &Program) -> Vec<(&'static str, RunMain)> {
+/// The backends that run `program`: all of them (the object backend runs classes too).
+pub fn backends_for(_program: &Program) -> Vec<(&'static str, RunMain)> {
     backends()
-        .into_iter()
-        .filter(|(name, _)| *name != "object" || program.classes.is_empty())
-        .collect()
 }
 
 /// Every backend the harnesses run a program on, by name.

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 mod objects;
 mod ops;
+mod reload;
 mod val;
 
 use self::objects::{at, read_cell};

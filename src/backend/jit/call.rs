@@ -14,9 +14,8 @@ use std::sync::Arc;
 
 use crate::backend::Value;
 use crate::backend::objects::{self, ProgramObjects};
-use crate::lang::hir::{ClassId, FuncId, Program, Type};
+use crate::lang::hir::{FuncId, Program, Type};
 use crate::lang::span::{SourceFile, Span};
-use crate::runtime::class::ClassRef;
 use crate::runtime::handle::Handle;
 use crate::runtime::reload::ReloadReport;
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
@@ -185,29 +184,10 @@ impl JitProgram {
     ) -> Result<Vec<ReloadReport>, String> {
         *self.method_ctx.0 = VmCtx::for_current_thread(&self.names, self.largest_frame);
         let vmctx = &mut *self.method_ctx.0 as *mut VmCtx as *mut c_void;
-        let runtime = Arc::clone(&objects.runtime);
-        let mut classes: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
-        let mut reports = Vec::new();
-        for (i, class) in program.classes.iter().enumerate() {
-            let parent = class.parent.map(|p| classes[p.index()].clone());
-            let functions = &self.functions;
-            let def = objects::class_def(program, ClassId(i as u32), parent, vmctx, |m| {
-                functions[m.func.index()].addr as *const c_void
-            });
-            let made = match runtime.class(&class.name) {
-                Some(existing) => {
-                    let report = runtime
-                        .reload(&existing, def)
-                        .map_err(|e| format!("cannot reload class `{}`: {e}", class.name))?;
-                    reports.push(report);
-                    existing
-                }
-                None => runtime
-                    .define(def)
-                    .map_err(|e| format!("cannot define class `{}`: {e}", class.name))?,
-            };
-            classes.push(made);
-        }
+        let functions = &self.functions;
+        let (classes, reports) = objects::install_classes(&objects.runtime, program, vmctx, |m| {
+            functions[m.func.index()].addr as *const c_void
+        })?;
         objects.install(program, classes);
         self.objects = Some(objects);
         Ok(reports)

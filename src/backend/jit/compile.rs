@@ -96,6 +96,7 @@ impl Jit {
             objects_addr: &*objects as *const ProgramObjects as i64,
             slot_table_addr: objects.slot_offsets.as_ptr() as i64,
             virtuals: &virtuals,
+            objects_data: None,
         };
         let mut lowered = Vec::with_capacity(program.functions.len() * 2);
         let mut largest_frame = 0u64;

@@ -94,6 +94,20 @@ pub(crate) struct LowerEnv<'a> {
     /// Address of its slot-offset table, and the `(class, method)` pair of each entry.
     pub slot_table_addr: i64,
     pub virtuals: &'a [(hir::ClassId, String)],
+    /// Set for position-independent code: the two addresses above are unused, and the code
+    /// finds the objects and the slot-offset table in these data objects of its own library,
+    /// which the loader binds (see [`ObjectsData`]).
+    pub objects_data: Option<ObjectsData>,
+}
+
+/// Where position-independent code finds the program's objects: data objects of its shared
+/// library, bound when it is loaded (`ProgramObjects::bind_library`), addressed PC-relative.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ObjectsData {
+    /// One cell holding the address of the program's `ProgramObjects`.
+    pub objects: DataId,
+    /// The slot-offset table (one cell per virtual method, as `ProgramObjects::slot_offsets`).
+    pub slot_table: DataId,
 }
 
 /// Where generated code finds the globals block.

@@ -55,7 +55,7 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::Len(array) => self.translate_len(array),
             ExprKind::Assert(cond) => self.translate_assert(cond, e.span),
             ExprKind::Null => Ok(self.builder.ins().iconst(types::I64, 0)),
-            ExprKind::New(class) => Ok(self.translate_new(*class, e.span)),
+            ExprKind::New(class) => self.translate_new(*class, e.span),
             ExprKind::Field(object, field) => self.translate_field(object, *field, e),
             ExprKind::MethodCall { object, func, args } => {
                 self.translate_method_call(object, *func, None, args, e)

@@ -131,12 +131,12 @@ impl FunctionTranslator<'_, '_> {
         self.builder.ins().iadd_imm_s(state, i64::from(field) * 8)
     }
 
-    pub(crate) fn translate_new(&mut self, class: ClassId, span: Span) -> Value {
-        let objects = self.builder.ins().iconst(types::I64, self.env.objects_addr);
+    pub(crate) fn translate_new(&mut self, class: ClassId, span: Span) -> LResult<Value> {
+        let objects = self.objects_ptr()?;
         let class = self.builder.ins().iconst(types::I32, i64::from(class.0));
         let (start, end) = self.span_args(span);
         let helper = self.env.helpers.object_new;
-        self.call_helper(helper, &[objects, class, start, end])[0]
+        Ok(self.call_helper(helper, &[objects, class, start, end])[0])
     }
 
     /// `o.f`: check `o`, load the cell (retained when it is a handle), release `o`.
@@ -247,8 +247,7 @@ impl FunctionTranslator<'_, '_> {
         else {
             return bad(format!("no slot for virtual method `{method}`"));
         };
-        let table = self.env.slot_table_addr.wrapping_add(8 * k as i64);
-        let table = self.builder.ins().iconst(types::I64, table);
+        let table = self.slot_table_entry(k)?;
         let offset = self.builder.ins().load(types::I64, mem(), table, 0);
         let class_ptr = self
             .builder

@@ -7,7 +7,7 @@ use cranelift_codegen::ir::{
     FuncRef, GlobalValueData, InstBuilder, StackSlot, StackSlotData, StackSlotKind, TrapCode,
     Value, types,
 };
-use cranelift_module::FuncId;
+use cranelift_module::{DataId, FuncId};
 
 use crate::backend::Checks;
 use crate::lang::hir::{self, Type};
@@ -41,27 +41,54 @@ impl FunctionTranslator<'_, '_> {
                 .builder
                 .ins()
                 .iconst(types::I64, base.wrapping_add(offset))),
-            GlobalsBase::Data(data) => {
-                // One `lea` with the offset folded into the relocation, like the JIT's one
-                // `movabs` of the absolute address.
-                let base = self.module.declare_data_in_func(data, self.builder.func);
-                let GlobalValueData::Symbol {
-                    name,
-                    colocated,
-                    tls,
-                    ..
-                } = self.builder.func.global_values[base].clone()
-                else {
-                    return bad("globals data object is not a symbol");
-                };
-                let gv = self.builder.create_global_value(GlobalValueData::Symbol {
-                    name,
-                    offset: Imm64::new(offset),
-                    colocated,
-                    tls,
-                });
-                Ok(self.builder.ins().symbol_value(types::I64, gv))
+            GlobalsBase::Data(data) => self.data_object_addr(data, offset),
+        }
+    }
+
+    /// The address `offset` bytes into module data object `data`: one `lea` with the offset
+    /// folded into the relocation, like the JIT's one `movabs` of an absolute address.
+    pub(crate) fn data_object_addr(&mut self, data: DataId, offset: i64) -> LResult<Value> {
+        let base = self.module.declare_data_in_func(data, self.builder.func);
+        let GlobalValueData::Symbol {
+            name,
+            colocated,
+            tls,
+            ..
+        } = self.builder.func.global_values[base].clone()
+        else {
+            return bad("a data object that is not a symbol");
+        };
+        let gv = self.builder.create_global_value(GlobalValueData::Symbol {
+            name,
+            offset: Imm64::new(offset),
+            colocated,
+            tls,
+        });
+        Ok(self.builder.ins().symbol_value(types::I64, gv))
+    }
+
+    /// The address of the program's `ProgramObjects` (for `new`): a constant in JIT code, a
+    /// load from the library's bound cell in position-independent code.
+    pub(crate) fn objects_ptr(&mut self) -> LResult<Value> {
+        match self.env.objects_data {
+            None => Ok(self.builder.ins().iconst(types::I64, self.env.objects_addr)),
+            Some(data) => {
+                let cell = self.data_object_addr(data.objects, 0)?;
+                Ok(self.builder.ins().load(types::I64, mem(), cell, 0))
             }
+        }
+    }
+
+    /// The address of entry `k` of the slot-offset table (not a `readonly` load target: see
+    /// `slot_code`).
+    pub(crate) fn slot_table_entry(&mut self, k: usize) -> LResult<Value> {
+        let offset = 8 * k as i64;
+        match self.env.objects_data {
+            None => Ok(self
+                .builder
+                .ins()
+                .iconst(types::I64, self.env.slot_table_addr.wrapping_add(offset))),
+            Some(data) => self.data_object_addr(data.slot_table, offset),
         }
     }
 

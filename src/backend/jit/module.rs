@@ -12,6 +12,12 @@
 //!
 //! Old versions of the code are kept for the module's life: an object of a class the new
 //! source does not mention still runs its old methods.
+//!
+//! The same module runs on the `object` backend ([`ScriptModule::new_object`]): each version is
+//! then a shared library of its own (built, linked and `dlopen`ed), installed into the runtime
+//! by the same path, and old libraries stay loaded as old JIT code does. The interpreter's
+//! reload ([`Interp::reload`](crate::backend::interp::Interp::reload)) follows these semantics
+//! too.
 
 use std::sync::Arc;
 
@@ -23,6 +29,7 @@ use crate::runtime::reload::ReloadReport;
 use crate::runtime::rt::Runtime;
 
 use super::{Jit, JitError, JitOptions, JitProgram};
+use crate::backend::object::{ObjectBackend, ObjectError, ObjectOptions};
 
 /// The name of the function a reload runs after migrating, if the new source defines it.
 pub const AFTER_RELOAD: &str = "after_reload";
@@ -30,7 +37,7 @@ pub const AFTER_RELOAD: &str = "after_reload";
 /// A program whose classes can be reloaded from new versions of its source (see the module
 /// docs).
 pub struct ScriptModule {
-    jit: Jit,
+    compiler: Compiler,
     runtime: Arc<Runtime>,
     program: Program,
     current: JitProgram,
@@ -64,6 +71,14 @@ pub enum ReloadFailure {
     /// The JIT or the runtime failed while applying it.
     #[error("{0}")]
     Jit(JitError),
+    /// The `object` backend failed to build, link or load the new library version, or the
+    /// runtime refused it, or its `<init>` raised.
+    #[error("{0}")]
+    Object(ObjectError),
+    /// The classes were reloaded, then the new version's module initializer raised (the
+    /// interpreter's reload; the JIT reports it as `Jit(JitError::Init)`).
+    #[error("the new version's initializer failed: {0}")]
+    Init(ScriptError),
     /// The reload was applied, then `after_reload` raised.
     #[error("after_reload failed: {0}")]
     AfterReload(ScriptError),
@@ -72,11 +87,39 @@ pub enum ReloadFailure {
 impl ScriptModule {
     /// Compile `program` (running `<init>`) in a fresh runtime.
     pub fn new(program: Program, options: JitOptions) -> Result<ScriptModule, JitError> {
-        let mut jit = Jit::new(options)?;
+        let mut compiler = Compiler::Jit(Box::new(Jit::new(options)?));
         let runtime = Arc::new(Runtime::new());
-        let (current, _) = jit.compile_in(&program, Arc::clone(&runtime))?;
+        let (current, _) = compiler
+            .compile_in(&program, Arc::clone(&runtime))
+            .map_err(|e| match e {
+                ReloadFailure::Jit(e) => e,
+                other => JitError::Setup(other.to_string()),
+            })?;
         Ok(ScriptModule {
-            jit,
+            compiler,
+            runtime,
+            program,
+            current,
+            old: Vec::new(),
+        })
+    }
+
+    /// Build `program` with the `object` backend (a shared library, `<init>` run) in a fresh
+    /// runtime. Each reload then links and loads a new library version, whose classes replace
+    /// the old ones exactly as on the JIT; the old libraries stay loaded for the module's life.
+    pub fn new_object(
+        program: Program,
+        options: ObjectOptions,
+    ) -> Result<ScriptModule, ObjectError> {
+        let mut compiler = Compiler::Object(ObjectBackend::new(options)?);
+        let runtime = Arc::new(Runtime::new());
+        let (current, _) = match compiler.compile_in(&program, Arc::clone(&runtime)) {
+            Ok(made) => made,
+            Err(ReloadFailure::Object(e)) => return Err(e),
+            Err(other) => return Err(ObjectError::Emit(other.to_string())),
+        };
+        Ok(ScriptModule {
+            compiler,
             runtime,
             program,
             current,
@@ -108,16 +151,10 @@ impl ScriptModule {
     pub fn reload(&mut self, source: Arc<SourceFile>) -> Result<ReloadOutcome, ReloadFailure> {
         let program = crate::lang::compile(source).map_err(ReloadFailure::Compile)?;
         self.precheck(&program).map_err(ReloadFailure::Refused)?;
-        let defined = program
-            .classes
-            .iter()
-            .filter(|c| self.runtime.class(&c.name).is_none())
-            .map(|c| c.name.clone())
-            .collect();
+        let defined = crate::backend::objects::new_class_names(&self.runtime, &program);
         let (mut next, classes) = self
-            .jit
-            .compile_in(&program, Arc::clone(&self.runtime))
-            .map_err(ReloadFailure::Jit)?;
+            .compiler
+            .compile_in(&program, Arc::clone(&self.runtime))?;
         let globals_kept = carry_globals(&mut self.current, &mut next);
         let old_program = std::mem::replace(&mut self.program, program);
         let old = std::mem::replace(&mut self.current, next);
@@ -141,37 +178,32 @@ impl ScriptModule {
     /// Refuse, before anything changes, what the runtime would refuse half-way: a class with
     /// another parent, a method with another signature.
     fn precheck(&self, program: &Program) -> Result<(), String> {
-        for (i, class) in program.classes.iter().enumerate() {
-            let Some(existing) = self.runtime.class(&class.name) else {
-                continue;
-            };
-            let parent = class.parent.map(|p| program.class(p).name.as_str());
-            if existing.parent().map(|p| p.name()) != parent {
-                return Err(format!(
-                    "class `{}` cannot change its base class in a reload",
-                    class.name
-                ));
-            }
-            let def = crate::backend::objects::class_def(
-                program,
-                crate::lang::hir::ClassId(i as u32),
-                None,
-                std::ptr::null_mut(),
-                |_| std::ptr::null(),
-            );
-            for m in &def.methods {
-                let old = existing.version().methods.iter().flatten();
-                if let Some((_, sig)) = old.into_iter().find(|(n, _)| **n == *m.name)
-                    && *sig != m.sig
-                {
-                    return Err(format!(
-                        "method `{}.{}` cannot change its signature in a reload",
-                        class.name, m.name
-                    ));
-                }
-            }
+        crate::backend::objects::reload_precheck(&self.runtime, program)
+    }
+}
+
+/// What builds each version of a [`ScriptModule`].
+enum Compiler {
+    /// Code in this process's JIT (boxed: a `Jit` carries its contexts inline).
+    Jit(Box<Jit>),
+    /// A shared library per version.
+    Object(ObjectBackend),
+}
+
+impl Compiler {
+    /// Build `program` with its objects in `runtime` (see [`Jit::compile_in`]).
+    fn compile_in(
+        &mut self,
+        program: &Program,
+        runtime: Arc<Runtime>,
+    ) -> Result<(JitProgram, Vec<ReloadReport>), ReloadFailure> {
+        match self {
+            Compiler::Jit(jit) => jit.compile_in(program, runtime).map_err(ReloadFailure::Jit),
+            Compiler::Object(backend) => backend
+                .compile_in(program, runtime)
+                .map(|(p, reports)| (p.into_program(), reports))
+                .map_err(ReloadFailure::Object),
         }
-        Ok(())
     }
 }
 

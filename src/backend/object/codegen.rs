@@ -7,19 +7,26 @@ use cranelift_codegen::ir::{self, UserFuncName};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::{Context, print_errors, verifier};
 use cranelift_frontend::FunctionBuilderContext;
-use cranelift_module::{DataDescription, FuncId, Linkage, Module, ModuleError};
+use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module, ModuleError};
 use cranelift_object::{ObjectBuilder, ObjectModule};
 
 use crate::backend::jit::compile::entry_args;
 use crate::backend::jit::entry::{build_entry, entry_signature};
-use crate::backend::jit::lower::{GlobalsBase, LowerEnv, lower_function, script_signature};
+use crate::backend::jit::lower::{
+    GlobalsBase, LowerEnv, ObjectsData, lower_function, script_signature,
+};
 use crate::backend::jit::{CompiledFunction, JitError, JitOptions, build_isa, declare_imports};
+use crate::backend::objects::virtual_methods;
 use crate::lang::hir::Program;
 
 use super::{ObjectError, StageTimings};
 
 /// The exported data object that holds the program's globals.
 pub(super) const GLOBALS_SYMBOL: &str = "hot.globals";
+/// The exported cell that holds the address of the program's objects (bound at load).
+pub(super) const OBJECTS_SYMBOL: &str = "hot:objects";
+/// The exported slot-offset table of the virtual methods (filled at load).
+pub(super) const SLOT_TABLE_SYMBOL: &str = "hot:slot_offsets";
 
 /// What the link and load stages need from code generation.
 pub(super) struct Built {
@@ -35,6 +42,8 @@ pub(super) struct Built {
     pub global_cells_total: usize,
     /// The largest explicit frame of any function (for the stack limit).
     pub largest_frame: usize,
+    /// Cells in the slot-offset table.
+    pub slot_table_len: usize,
 }
 
 /// A function lowered to CLIF, waiting to be defined.
@@ -69,12 +78,6 @@ pub(super) fn build(
     options: JitOptions,
     timings: &mut StageTimings,
 ) -> Result<Built, ObjectError> {
-    if let Some(class) = program.classes.first() {
-        return Err(ObjectError::Emit(format!(
-            "the object backend does not run classes yet (`{}`): use --backend jit or interp",
-            class.name
-        )));
-    }
     let start = Instant::now();
     let call_conv = isa.default_call_conv();
     let mut builder = ObjectBuilder::new(isa, "hotlab", cranelift_module::default_libcall_names())
@@ -93,15 +96,16 @@ pub(super) fn build(
     }
     let total_cells = total_cells.max(1);
     // Zero cells are every type's zero value, which `<init>` overwrites, as in the JIT.
-    let globals = module
-        .declare_data(GLOBALS_SYMBOL, Linkage::Export, true, false)
-        .map_err(setup(GLOBALS_SYMBOL))?;
-    let mut data = DataDescription::new();
-    data.define_zeroinit((total_cells * 8) as usize);
-    data.set_align(8);
-    module
-        .define_data(globals, &data)
-        .map_err(setup(GLOBALS_SYMBOL))?;
+    let globals = zero_data(&mut module, GLOBALS_SYMBOL, total_cells as usize)?;
+
+    // The objects cell and the slot table: zero here, bound by the loader once the program's
+    // classes are installed (`ProgramObjects::bind_library`), before any code runs.
+    let virtuals = virtual_methods(program);
+    let slot_table_len = virtuals.len().max(1);
+    let objects_data = ObjectsData {
+        objects: zero_data(&mut module, OBJECTS_SYMBOL, 1)?,
+        slot_table: zero_data(&mut module, SLOT_TABLE_SYMBOL, slot_table_len)?,
+    };
 
     let mut funcs = Vec::with_capacity(program.functions.len());
     let mut entries = Vec::with_capacity(program.functions.len());
@@ -131,10 +135,11 @@ pub(super) fn build(
         global_cells: &global_cells,
         checks: options.checks,
         call_conv,
-        // No classes (refused above): nothing to allocate or dispatch.
+        // Position-independent: found through `objects_data`, not baked-in addresses.
         objects_addr: 0,
         slot_table_addr: 0,
-        virtuals: &[],
+        virtuals: &virtuals,
+        objects_data: Some(objects_data),
     };
     let mut fctx = FunctionBuilderContext::new();
     let mut lowered = Vec::with_capacity(program.functions.len() * 2);
@@ -199,7 +204,20 @@ pub(super) fn build(
         global_cells,
         global_cells_total: total_cells as usize,
         largest_frame: largest_frame as usize,
+        slot_table_len,
     })
+}
+
+/// Declare and define an exported, writable, zero-filled data object of `cells` 8-byte cells.
+fn zero_data(module: &mut ObjectModule, symbol: &str, cells: usize) -> Result<DataId, JitError> {
+    let id = module
+        .declare_data(symbol, Linkage::Export, true, false)
+        .map_err(setup(symbol))?;
+    let mut data = DataDescription::new();
+    data.define_zeroinit(cells * 8);
+    data.set_align(8);
+    module.define_data(id, &data).map_err(setup(symbol))?;
+    Ok(id)
 }
 
 /// Verify (when on) and compile one function into the module.

@@ -25,6 +25,18 @@
 //! with one `lea` relative to the instruction pointer (offset folded into the relocation);
 //! the host finds the block with `dlsym` and reads module variables straight from it.
 //!
+//! # Classes
+//! The same holds for what JIT code bakes in to reach objects: the program's `ProgramObjects`
+//! (for `new`) and the slot-offset table (for virtual calls) are reached through two more
+//! writable data objects, `hot:objects` (one cell holding the objects' address) and
+//! `hot:slot_offsets`. Loading installs the classes by the JIT's own path
+//! (`JitProgram::install_objects`: each class defined, or reloaded, in the runtime with the
+//! method addresses from `dlsym`), then binds the library to them
+//! ([`ProgramObjects::bind_library`]), then runs `<init>`. The runtime helpers (`hot_object_*`,
+//! `hot_vec_*`, `hot_str_*`) are imports like the others. [`ObjectBackend::compile_in`] builds
+//! a new version into an existing runtime: that is the backend's reload (a new library per
+//! version; see `ScriptModule::new_object`).
+//!
 //! # Lifetime
 //! An [`ObjectBackend`] holds the options and the ISA (made once); [`compile_object`] is a
 //! one-off backend. The returned [`ObjectProgram`] owns the library handle and the temp dir: the `.so` stays
@@ -44,9 +56,12 @@ use crate::backend::Value;
 use crate::backend::jit::{
     CompiledFunction, GlobalsBlock, JitError, JitOptions, JitProgram, ProgramParts, RawEntry, VmCtx,
 };
+use crate::backend::objects::{LibraryObjects, ProgramObjects};
 use crate::lang::hir::{FuncId, Program};
 use crate::lang::span::SourceFile;
 use crate::runtime::ScriptError;
+use crate::runtime::reload::ReloadReport;
+use crate::runtime::rt::Runtime;
 
 pub use link::Linker;
 
@@ -197,8 +212,23 @@ impl ObjectBackend {
     }
 
     /// Build `program` into a shared library in a fresh temp dir, load it and run its
-    /// initializer.
+    /// initializer; its objects live in a fresh runtime.
     pub fn compile(&self, program: &Program) -> Result<ObjectProgram, ObjectError> {
+        self.compile_in(program, Arc::new(Runtime::new()))
+            .map(|(p, _)| p)
+    }
+
+    /// [`ObjectBackend::compile`] with the program's objects in `runtime`, as
+    /// [`Jit::compile_in`](crate::backend::jit::Jit::compile_in) does: a class the runtime
+    /// already has (by name) is reloaded with the new library's code (its live objects migrate;
+    /// the reports say how), the others are defined. The classes are installed by the JIT's own
+    /// path, then the library's objects cell and slot table are bound to them, then `<init>`
+    /// runs.
+    pub fn compile_in(
+        &self,
+        program: &Program,
+        runtime: Arc<Runtime>,
+    ) -> Result<(ObjectProgram, Vec<ReloadReport>), ObjectError> {
         let options = &self.options;
         let mut timings = StageTimings::default();
         let built = codegen::build(program, self.isa.clone(), options.jit, &mut timings)?;
@@ -221,6 +251,11 @@ impl ObjectBackend {
         let start = Instant::now();
         let library = link::Library::open(&library_path, dir)?;
         let globals = library.symbol(codegen::GLOBALS_SYMBOL)? as *const u64;
+        let library_objects = LibraryObjects {
+            objects: library.symbol(codegen::OBJECTS_SYMBOL)? as *mut u64,
+            slot_table: library.symbol(codegen::SLOT_TABLE_SYMBOL)? as *mut u64,
+            slot_table_len: built.slot_table_len,
+        };
         let mut functions = built.functions;
         let mut entries = built.entries;
         for f in functions.iter_mut().chain(entries.iter_mut()) {
@@ -246,15 +281,26 @@ impl ObjectBackend {
             keeper: Arc::new(library),
         };
         let start = Instant::now();
-        let program = JitProgram::new(parts);
-        program.run_init().map_err(ObjectError::Init)?;
+        let mut loaded = JitProgram::new(parts);
+        let reports = loaded
+            .install_objects(program, Box::new(ProgramObjects::new(runtime, program)))
+            .map_err(|e| ObjectError::Compile(JitError::Objects(e)))?;
+        if let Some(objects) = loaded.objects() {
+            // SAFETY: the cells are the library's own writable data objects (`codegen`), no
+            // code of the library has run yet, and the objects are boxed inside `loaded`, which
+            // keeps the library mapped for as long as it lives.
+            unsafe { objects.bind_library(&library_objects) }
+                .map_err(|e| ObjectError::Compile(JitError::Objects(e)))?;
+        }
+        loaded.run_init().map_err(ObjectError::Init)?;
         timings.init = start.elapsed();
-        Ok(ObjectProgram {
-            program,
+        let program = ObjectProgram {
+            program: loaded,
             timings,
             library_path,
             object_bytes: built.object.len(),
-        })
+        };
+        Ok((program, reports))
     }
 }
 
@@ -277,6 +323,18 @@ impl ObjectProgram {
     /// The program as the JIT's call API sees it (for code that takes a [`JitProgram`]).
     pub fn as_program(&self) -> &JitProgram {
         &self.program
+    }
+
+    /// The program as a [`JitProgram`], which keeps the library loaded (and its temp dir) for
+    /// as long as it lives.
+    pub fn into_program(self) -> JitProgram {
+        self.program
+    }
+
+    /// A handle to the object in a handle-typed module variable; see
+    /// [`JitProgram::global_handle`].
+    pub fn global_handle(&self, name: &str) -> Option<crate::runtime::handle::Handle> {
+        self.program.global_handle(name)
     }
 
     /// The source the program's spans point into.

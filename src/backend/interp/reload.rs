@@ -1,0 +1,108 @@
+//! Hot reload in the interpreter: [`Interp::reload`] replaces the running program with a new
+//! version, with the semantics of the JIT's [`ScriptModule::reload`]:
+//!
+//! - every class of the new version that the runtime already has is reloaded through the same
+//!   runtime path as the JIT's ([`install_classes`]): its live objects migrate (fields with the
+//!   same name and type keep their values, new ones take their initializers, removed ones go,
+//!   retyped ones are re-initialized and reported), handles stay valid, and the host's calls
+//!   through `Hook`/`Bench` and every call from script code reach the new version's methods;
+//!   new classes are defined;
+//! - the new version's `<init>` runs, then module variables with the same name and type in both
+//!   versions take their old values (handles included);
+//! - `fn after_reload()`, if the new version has one, runs and its result is reported.
+//!
+//! A version the runtime would refuse (a class changing its parent, a method its signature)
+//! changes nothing. One difference from the JIT, which keeps the code of every version: the
+//! interpreter runs one version at a time, so the new version must define every class the
+//! running one has (otherwise objects of a dropped class would have no code): such a version
+//! is refused too, and changes nothing.
+//!
+//! [`ScriptModule::reload`]: crate::backend::jit::ScriptModule::reload
+
+use std::ffi::c_void;
+
+use super::val::Val;
+use super::{Interp, objects};
+use crate::backend::Value;
+use crate::backend::jit::module::{AFTER_RELOAD, ReloadFailure, ReloadOutcome};
+use crate::backend::objects::{install_classes, new_class_names, reload_precheck};
+use crate::lang::hir::Program;
+use crate::runtime::{ScriptError, ScriptErrorKind};
+
+impl<'p> Interp<'p> {
+    /// Replace the running program with `next`, a new version of it (see the module docs).
+    /// On a refusal nothing changed; on a failing `<init>` or `after_reload` the classes were
+    /// already reloaded (as on the JIT) and the error is returned.
+    pub fn reload(&mut self, next: &'p Program) -> Result<ReloadOutcome, ReloadFailure> {
+        reload_precheck(&self.runtime, next).map_err(ReloadFailure::Refused)?;
+        for class in &self.classes {
+            if !next.classes.iter().any(|c| *c.name == *class.name()) {
+                return Err(ReloadFailure::Refused(format!(
+                    "class `{}` is missing from the new version: the interpreter runs one \
+                     version at a time, so a reload must keep every class (use --backend jit \
+                     to keep old classes running their old code)",
+                    class.name()
+                )));
+            }
+        }
+        let defined = new_class_names(&self.runtime, next);
+        let link: *const objects::HostLink = &**self
+            .host
+            .as_ref()
+            .expect("the link lives with the interpreter");
+        let vmctx = link as *mut c_void;
+        let (classes, reports) =
+            install_classes(&self.runtime, next, vmctx, |m| objects::slot_code(next, m))
+                .map_err(ReloadFailure::Refused)?;
+        self.classes = classes;
+
+        // The new version runs from here: its `<init>` fills a fresh set of module variables,
+        // then the kept ones take their old values (the replaced values are dropped).
+        let old = std::mem::replace(&mut self.program, next);
+        let old_globals = std::mem::replace(
+            &mut self.globals,
+            next.globals
+                .iter()
+                .map(|g| Val::from_value(&Value::zero(&g.ty)))
+                .collect(),
+        );
+        self.call(next.init, &[]).map_err(ReloadFailure::Init)?;
+        let mut globals_kept = Vec::new();
+        for (i, g) in next.globals.iter().enumerate() {
+            let kept = old
+                .globals
+                .iter()
+                .position(|o| o.name == g.name && o.ty.to_string() == g.ty.to_string());
+            if let Some(k) = kept {
+                self.globals[i] = old_globals[k].clone();
+                globals_kept.push(g.name.clone());
+            }
+        }
+        drop(old_globals);
+        let after_reload = match next.function_named(AFTER_RELOAD) {
+            Some(f) if next.function(f).param_count > 0 => {
+                let f = next.function(f);
+                return Err(ReloadFailure::AfterReload(ScriptError::new(
+                    ScriptErrorKind::BadCall(format!(
+                        "`{AFTER_RELOAD}` takes {} argument(s); a reload calls it with none",
+                        f.param_count
+                    )),
+                    f.name_span,
+                )));
+            }
+            Some(f) => Some(self.call(f, &[]).map_err(ReloadFailure::AfterReload)?),
+            None => None,
+        };
+        Ok(ReloadOutcome {
+            classes: reports,
+            defined,
+            globals_kept,
+            after_reload,
+        })
+    }
+
+    /// The program the interpreter runs now (the latest version after a reload).
+    pub fn program(&self) -> &'p Program {
+        self.program
+    }
+}
