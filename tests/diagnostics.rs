@@ -205,12 +205,8 @@ fn unsupported_parts_are_errors_not_panics() {
         DiagKind::Unsupported,
         "«interface Hook» { fn call(self) -> i64 }",
     );
-    case(
-        DiagKind::Unsupported,
-        "let f = «|x: i64| -> i64 { return x }»",
-    );
     case(DiagKind::TypeMismatch, "let n = «null»");
-    case(DiagKind::Unsupported, "fn f(g: «fn(i64) -> i64») {}");
+    case(DiagKind::Unsupported, "fn f(g: «[fn(i64) -> i64; 2]») {}");
     case(DiagKind::Unsupported, "fn f(v: «vec<[i64; 2]>») {}");
     case(DiagKind::Unsupported, "fn f(v: «[str; 2]») {}");
     case(

@@ -135,7 +135,7 @@ fn closure_diagnostics() {
     assert_eq!(kind, DiagKind::TypeMismatch);
     assert!(msg.contains("variable, not a function"), "{msg}");
 
-    let (kind, _, msg) = first_diag("fn main() -> i64 {\n return «(1 + 2)»(1)\n}\n");
+    let (kind, _, msg) = first_diag("fn main() -> i64 {\n return («1 + 2»)(1)\n}\n");
     assert_eq!(kind, DiagKind::TypeMismatch);
     assert!(msg.contains("cannot be called"), "{msg}");
 
