@@ -81,7 +81,10 @@ fn generator_covers_values_and_errors() {
         assert!(kinds.get(kind).copied().unwrap_or(0) >= 10, "{kinds:?}");
     }
     assert_eq!(kinds.get("other error"), None, "{kinds:?}");
-    assert!(made >= 40 && called >= 20, "closures made in {made}, called in {called}");
+    assert!(
+        made >= 40 && called >= 20,
+        "closures made in {made}, called in {called}"
+    );
 }
 
 /// Whether `text` calls a closure variable (`c12(`; closures are named `c` and a number).

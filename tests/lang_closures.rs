@@ -119,8 +119,9 @@ fn closure_diagnostics() {
     assert_eq!(kind, DiagKind::AssignToImmutable);
     assert!(msg.contains("captured by this closure"), "{msg}");
 
-    let (kind, _, msg) =
-        first_diag("fn main() -> i64 {\n let f = |x: i64| -> i64 { return x }\n return «f(1, 2)»\n}\n");
+    let (kind, _, msg) = first_diag(
+        "fn main() -> i64 {\n let f = |x: i64| -> i64 { return x }\n return «f(1, 2)»\n}\n",
+    );
     assert_eq!(kind, DiagKind::Arity);
     assert!(msg.contains("takes 1 argument but 2 were given"), "{msg}");
 
@@ -130,8 +131,7 @@ fn closure_diagnostics() {
     assert_eq!(kind, DiagKind::TypeMismatch);
     assert!(msg.contains("expected `i64`, found `bool`"), "{msg}");
 
-    let (kind, _, msg) =
-        first_diag("fn main() -> i64 {\n let x = 3\n return «x»(1)\n}\n");
+    let (kind, _, msg) = first_diag("fn main() -> i64 {\n let x = 3\n return «x»(1)\n}\n");
     assert_eq!(kind, DiagKind::TypeMismatch);
     assert!(msg.contains("variable, not a function"), "{msg}");
 
@@ -139,14 +139,12 @@ fn closure_diagnostics() {
     assert_eq!(kind, DiagKind::TypeMismatch);
     assert!(msg.contains("cannot be called"), "{msg}");
 
-    let (kind, _, _) = first_diag(
-        "fn main() -> i64 {\n let f = || -> i64 { return «nope» }\n return f()\n}\n",
-    );
+    let (kind, _, _) =
+        first_diag("fn main() -> i64 {\n let f = || -> i64 { return «nope» }\n return f()\n}\n");
     assert_eq!(kind, DiagKind::UnknownName);
 
-    let (kind, _, msg) = first_diag(
-        "fn main() -> bool {\n let f = || {}\n let g = f\n return f «==» g\n}\n",
-    );
+    let (kind, _, msg) =
+        first_diag("fn main() -> bool {\n let f = || {}\n let g = f\n return f «==» g\n}\n");
     assert_eq!(kind, DiagKind::TypeMismatch);
     assert!(msg.contains("cannot be compared"), "{msg}");
 
@@ -185,10 +183,16 @@ fn closures_at_the_host_border() {
     let mut interp = hotlab::backend::interp::Interp::new(&program, Checks::On).unwrap();
     let id = program.globals.iter().position(|g| g.name == "f").unwrap();
     assert_eq!(
-        interp.global(hotlab::lang::hir::GlobalId(id as u32)).to_string(),
+        interp
+            .global(hotlab::lang::hir::GlobalId(id as u32))
+            .to_string(),
         "<fn(i64) -> i64>"
     );
-    assert!(interp.call(hotlab::lang::hir::FuncId(lambda.0), &[Value::I64(1)]).is_err());
+    assert!(
+        interp
+            .call(hotlab::lang::hir::FuncId(lambda.0), &[Value::I64(1)])
+            .is_err()
+    );
     drop(interp);
     drop(compiled);
     assert_eq!(live_blocks(), before);

@@ -201,7 +201,8 @@ extern "C-unwind" fn module_fn(_: *mut c_void, n: u64) -> u64 {
 extern "C-unwind" fn closure_call(_: *mut c_void, n: u64) -> u64 {
     let n = n_of(n);
     let k = hot_sink(3);
-    let boxed: Box<dyn Fn(i64, i64) -> i64> = Box::new(move |a, b| a.wrapping_mul(k).wrapping_add(b));
+    let boxed: Box<dyn Fn(i64, i64) -> i64> =
+        Box::new(move |a, b| a.wrapping_mul(k).wrapping_add(b));
     let f: &dyn Fn(i64, i64) -> i64 = std::hint::black_box(&*boxed);
     let mut acc: i64 = 0;
     let mut i = 0;

@@ -464,7 +464,14 @@ impl Checker {
         let errors_before = self.diags.len();
         let body = self.block(&decl.body);
         let ret_span = decl.sig.ret.as_ref().map_or(decl.sig.name.span, |t| t.span);
-        self.check_falls_off(&body, &sig.ret, errors_before, decl.body.span, ret_span, &sig.name);
+        self.check_falls_off(
+            &body,
+            &sig.ret,
+            errors_before,
+            decl.body.span,
+            ret_span,
+            &sig.name,
+        );
         let f = std::mem::take(&mut self.f);
         Function {
             name: sig.name,

@@ -618,9 +618,7 @@ impl Gen {
             8 => format!("({} as i64)", self.bool_expr(d)),
             9 => format!("((({} as f64) * 0.5) as i64)", self.int_expr(d)),
             10 if !self.callable.is_empty() => self.call(d),
-            11 if self.vars.iter().any(|v| matches!(v.shape, Shape::Fn(_))) => {
-                self.closure_call(d)
-            }
+            11 if self.vars.iter().any(|v| matches!(v.shape, Shape::Fn(_))) => self.closure_call(d),
             _ => self.array_read(d),
         }
     }

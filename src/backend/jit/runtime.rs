@@ -248,7 +248,10 @@ pub extern "C-unwind" fn hot_raise_null_closure(start: u32, end: u32) -> ! {
 
 pub(crate) fn helper_symbols() -> [(&'static str, *const u8); 11] {
     [
-        ("hot_raise_null_closure", hot_raise_null_closure as *const u8),
+        (
+            "hot_raise_null_closure",
+            hot_raise_null_closure as *const u8,
+        ),
         ("hot_object_new", hot_object_new as *const u8),
         ("hot_object_check", hot_object_check as *const u8),
         ("hot_object_retain", hot_object_retain as *const u8),

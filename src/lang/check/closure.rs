@@ -233,10 +233,7 @@ impl Checker {
                         self.error(Diagnostic::new(
                             DiagKind::TypeMismatch,
                             arg.span,
-                            format!(
-                                "mismatched types: expected `{param}`, found `{}`",
-                                arg.ty
-                            ),
+                            format!("mismatched types: expected `{param}`, found `{}`", arg.ty),
                         ));
                         ok = false;
                     }

@@ -273,7 +273,11 @@ impl Checker {
                 Diagnostic::new(
                     DiagKind::TypeMismatch,
                     op_span,
-                    format!("closures cannot be compared: `{}` {} ...", lhs.ty, op.symbol()),
+                    format!(
+                        "closures cannot be compared: `{}` {} ...",
+                        lhs.ty,
+                        op.symbol()
+                    ),
                 )
                 .with_label(lhs.span, format!("`{}`", lhs.ty))
                 .with_note("a closure has no identity or equality; compare what it computes"),

@@ -271,8 +271,13 @@ impl Checker {
         let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let sig = self.sigs[func.index()].clone();
         let label = Some((sig.name_span, "declared here".to_string()));
-        let out =
-            self.check_call_args(&format!("`{}`", sig.name), &sig.params, checked, span, label)?;
+        let out = self.check_call_args(
+            &format!("`{}`", sig.name),
+            &sig.params,
+            checked,
+            span,
+            label,
+        )?;
         Some((out, sig.ret?))
     }
 
