@@ -51,8 +51,12 @@ proptest! {
 #[test]
 fn generator_covers_values_and_errors() {
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
+    let (mut made, mut called) = (0, 0);
     for seed in 0..400 {
         let text = common::generator::program(seed);
+        // Closures: made (`let c.. = |..| -> i64 {`) and called (`c..(`).
+        made += usize::from(text.contains("| -> i64 { return"));
+        called += usize::from(calls_a_closure(&text));
         let (_, out) = &outcomes(&text)[0];
         let kind = if out.contains("division by zero") {
             "division by zero"
@@ -77,6 +81,23 @@ fn generator_covers_values_and_errors() {
         assert!(kinds.get(kind).copied().unwrap_or(0) >= 10, "{kinds:?}");
     }
     assert_eq!(kinds.get("other error"), None, "{kinds:?}");
+    assert!(
+        made >= 40 && called >= 20,
+        "closures made in {made}, called in {called}"
+    );
+}
+
+/// Whether `text` calls a closure variable (`c12(`; closures are named `c` and a number).
+fn calls_a_closure(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    (1..bytes.len()).any(|i| {
+        let starts = bytes[i] == b'c' && !bytes[i - 1].is_ascii_alphanumeric();
+        let digits = bytes[i + 1..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        starts && digits > 0 && bytes.get(i + 1 + digits) == Some(&b'(')
+    })
 }
 
 /// Print one generated program (`cargo test --test differential show -- --nocapture`).

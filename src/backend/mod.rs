@@ -45,6 +45,9 @@ pub enum Value {
     Vec(Vec<Value>),
     /// A `str`.
     Str(String),
+    /// A closure, as interpolation shows it (`<fn(i64) -> i64>`; empty for one not
+    /// initialized yet). The host cannot pass one in.
+    Fn(String),
 }
 
 impl Value {
@@ -59,6 +62,7 @@ impl Value {
             Type::Handle { .. } | Type::Null => Value::Handle(0),
             Type::Vec(_) => Value::Vec(Vec::new()),
             Type::Str => Value::Str(String::new()),
+            Type::Fn { .. } => Value::Fn(String::new()),
         }
     }
 
@@ -99,6 +103,8 @@ impl fmt::Display for Value {
             Value::Str(s) => f.write_str(s),
             Value::Handle(0) => f.write_str("null"),
             Value::Handle(cell) => write!(f, "<object {:#x}>", cell & ((1 << 48) - 1)),
+            Value::Fn(shown) if shown.is_empty() => f.write_str("<fn: not initialized>"),
+            Value::Fn(shown) => f.write_str(shown),
         }
     }
 }

@@ -31,6 +31,7 @@ pub fn elem_kind(ty: &Type) -> ElemKind {
         Type::Handle { .. } | Type::Null => ElemKind::Handle,
         Type::Vec(_) => ElemKind::Vec,
         Type::Str => ElemKind::Str,
+        Type::Fn { .. } => ElemKind::Fn,
         _ => ElemKind::I64,
     }
 }

@@ -194,6 +194,25 @@ extern "C-unwind" fn module_fn(_: *mut c_void, n: u64) -> u64 {
     hot_sink(acc) as u64
 }
 
+/// Closure call: `acc = f(acc, i)` where `f` captures `k` (hidden). `f` is a boxed Rust closure
+/// called through a `&dyn Fn` that went through `black_box`, so LLVM cannot see which closure
+/// it is: one indirect call through the vtable per iteration, as the seed's `std::function`
+/// (the closure's body is not inlined into the loop). Hidden: `n`, `k`, the closure, the result.
+extern "C-unwind" fn closure_call(_: *mut c_void, n: u64) -> u64 {
+    let n = n_of(n);
+    let k = hot_sink(3);
+    let boxed: Box<dyn Fn(i64, i64) -> i64> =
+        Box::new(move |a, b| a.wrapping_mul(k).wrapping_add(b));
+    let f: &dyn Fn(i64, i64) -> i64 = std::hint::black_box(&*boxed);
+    let mut acc: i64 = 0;
+    let mut i = 0;
+    while i < n {
+        acc = f(acc, i);
+        i += 1;
+    }
+    hot_sink(acc) as u64
+}
+
 /// Interpreter loop sum (the classic "loopsum"): `sum += i % 7`. The remainder keeps either
 /// compiler from summing the series in closed form; LLVM may still unroll and vectorize, which
 /// is what native code gets. Hidden: `n`, the result.
@@ -353,7 +372,7 @@ extern "C-unwind" fn mutex_inc_2t(_: *mut c_void, n: u64) -> u64 {
     two_threads(n, 1)
 }
 
-static TWINS: [Twin; 28] = [
+static TWINS: [Twin; 29] = [
     twin(
         "int_loop",
         int_loop,
@@ -378,6 +397,12 @@ static TWINS: [Twin; 28] = [
     twin("recursive", recursive, "depth(16): 17 recursive calls", 1),
     twin("module_var", module_var, "static read and write", 1),
     twin("module_fn", module_fn, "one non-inlined function call", 1),
+    twin(
+        "closure_call",
+        closure_call,
+        "a Box<dyn Fn> called through black_box(&dyn Fn)",
+        1,
+    ),
     twin("loop_sum", loop_sum, "sum += i % 7", 1),
     twin(
         "aligned_read",

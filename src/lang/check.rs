@@ -12,6 +12,7 @@
 //! statement. A program is returned only if nothing was reported.
 
 mod class;
+mod closure;
 mod expr;
 mod object;
 mod stmt;
@@ -45,6 +46,10 @@ pub fn check(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, D
     if !ck.diags.is_empty() {
         return Err(Diagnostics(ck.diags));
     }
+    // Lambda bodies got the ids after every declared function's, in the order they were made.
+    debug_assert_eq!(ck.functions.len(), ck.sigs.len());
+    let lambdas = std::mem::take(&mut ck.lambdas);
+    ck.functions.extend(lambdas);
     let init = FuncId(ck.functions.len() as u32);
     ck.functions.push(Function {
         name: "<init>".to_string(),
@@ -57,6 +62,7 @@ pub fn check(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, D
         span: Span::default(),
         name_span: Span::default(),
         class: None,
+        captures: None,
     });
     let main = ck.main;
     let classes = ck.classes.iter().map(|c| c.to_hir()).collect();
@@ -105,6 +111,8 @@ enum LocalWhat {
     Var,
     Param,
     LoopVar,
+    /// A lambda's copy of an enclosing local.
+    Capture,
 }
 
 /// The state of the function body being checked.
@@ -123,7 +131,24 @@ struct FnState {
     /// declared.
     global_limit: Option<usize>,
     /// In a method: its class (local 0 is `self`). `None` in functions and static functions.
+    /// In a lambda: the enclosing method's class (`self` is then a capture).
     self_class: Option<ClassId>,
+    /// The function's name (for the names of the lambdas inside it).
+    fn_name: String,
+    /// In a lambda's body: what it captured so far.
+    lambda: Option<closure::Captures>,
+}
+
+impl FnState {
+    /// A local visible by this name in this function (innermost first), or a capture of it.
+    fn visible(&self, name: &str) -> Option<LocalId> {
+        self.names
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, id)| *id)
+            .or_else(|| self.lambda.as_ref()?.get(name))
+    }
 }
 
 #[derive(Default)]
@@ -143,6 +168,12 @@ struct Checker {
     classes: Vec<class::ClassInfo>,
     /// Methods in the order of their ids (after every plain function's).
     methods_in_order: Vec<(ClassId, ast::FnDecl)>,
+    /// While checking a lambda's body: the states of the functions around it, outermost first.
+    enclosing: Vec<FnState>,
+    /// Checked lambda bodies; lambda `k` gets the id `sigs.len() + k`.
+    lambdas: Vec<Function>,
+    /// Lambdas started so far (numbers their names).
+    lambda_count: u32,
 }
 
 impl Checker {
@@ -364,6 +395,7 @@ impl Checker {
             let id = GlobalId(index as u32);
             self.f = FnState {
                 global_limit: Some(index),
+                fn_name: decl.name.name.clone(),
                 ..FnState::default()
             };
             let checked = self.statement(|ck| ck.var_init(decl));
@@ -414,6 +446,7 @@ impl Checker {
         self.f = FnState {
             ret: sig.ret.clone(),
             self_class,
+            fn_name: sig.name.clone(),
             ..FnState::default()
         };
         self.f.scope_marks.push(0);
@@ -430,25 +463,15 @@ impl Checker {
         }
         let errors_before = self.diags.len();
         let body = self.block(&decl.body);
-        // A broken statement is missing from `body`, so only a clean body can be judged.
-        if let Some(ret) = &sig.ret
-            && *ret != Type::Unit
-            && self.diags.len() == errors_before
-            && !stmt::block_diverges(&body)
-        {
-            let end = decl.body.span.end as usize;
-            let ret_span = decl.sig.ret.as_ref().map_or(decl.sig.name.span, |t| t.span);
-            self.statement(|ck| {
-                ck.error(
-                    Diagnostic::new(
-                        DiagKind::MissingReturn,
-                        Span::new(end.saturating_sub(1), end),
-                        format!("`{}` can reach its end without returning a value", sig.name),
-                    )
-                    .with_label(ret_span, format!("`{}` returns `{ret}`", sig.name)),
-                )
-            });
-        }
+        let ret_span = decl.sig.ret.as_ref().map_or(decl.sig.name.span, |t| t.span);
+        self.check_falls_off(
+            &body,
+            &sig.ret,
+            errors_before,
+            decl.body.span,
+            ret_span,
+            &sig.name,
+        );
         let f = std::mem::take(&mut self.f);
         Function {
             name: sig.name,
@@ -459,6 +482,37 @@ impl Checker {
             span: decl.sig.span,
             name_span: sig.name_span,
             class: sig.class,
+            captures: None,
+        }
+    }
+
+    /// The missing-return check of a body that returns `ret`, if it checked without errors
+    /// (a broken statement is missing from `body`, so only a clean body can be judged).
+    fn check_falls_off(
+        &mut self,
+        body: &Block,
+        ret: &Option<Type>,
+        errors_before: usize,
+        body_span: Span,
+        ret_span: Span,
+        name: &str,
+    ) {
+        if let Some(ret) = ret
+            && *ret != Type::Unit
+            && self.diags.len() == errors_before
+            && !stmt::block_diverges(body)
+        {
+            let end = body_span.end as usize;
+            self.statement(|ck| {
+                ck.error(
+                    Diagnostic::new(
+                        DiagKind::MissingReturn,
+                        Span::new(end.saturating_sub(1), end),
+                        format!("`{name}` can reach its end without returning a value"),
+                    )
+                    .with_label(ret_span, format!("`{name}` returns `{ret}`")),
+                )
+            });
         }
     }
 
@@ -486,13 +540,17 @@ impl Checker {
         self.f.names.truncate(mark);
     }
 
-    fn lookup_local(&self, name: &str) -> Option<LocalId> {
-        self.f
-            .names
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, id)| *id)
+    /// A local of the current function; in a lambda, also an enclosing function's local,
+    /// which becomes a capture (of every lambda in between, too).
+    fn lookup_local(&mut self, name: &str) -> Option<LocalId> {
+        if let Some(id) = self.f.visible(name) {
+            return Some(id);
+        }
+        self.f.lambda.as_ref()?;
+        self.enclosing.push(std::mem::take(&mut self.f));
+        let id = closure::resolve_capture(&mut self.enclosing, name);
+        self.f = self.enclosing.pop().unwrap_or_default();
+        id
     }
 
     /// A module-level name, with the rule that a module variable's initializer sees only the

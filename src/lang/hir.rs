@@ -41,6 +41,10 @@
 //!   `for x in v` iterates over the vec as it was when the loop started.
 //! - `str` is immutable; `+` concatenates, `==`/`!=` compare the text, `len()` counts bytes.
 //!   [`ExprKind::ToStr`] shows a value as interpolation does (`runtime::values::format_cell`).
+//! - A lambda `|params| -> R { body }` is its own [`Function`] (with [`Function::captures`]);
+//!   the expression makes a closure holding copies of the enclosing locals the body names
+//!   (capture by value: later assignments to them are not seen). Module variables are not
+//!   captured: the body reads them live. Closures are values that cannot be compared.
 //! - `==`/`!=` on handles compare cells (identity); the operands may be of different handle
 //!   types (a class and its base, or `null`). A handle-typed expression may have a type that
 //!   differs from its context's only in class (derived to base) or nullability (`null` to `C?`,
@@ -123,6 +127,15 @@ pub enum Type {
     Vec(Box<Type>),
     /// `str`: an immutable UTF-8 string. One cell: 0 for `""`, else a counted block.
     Str,
+    /// `fn(A, B) -> R`: a closure. One cell: a counted closure block (code and captured
+    /// cells, see `runtime::closure`); 0 only in a module variable not initialized yet (calling
+    /// it raises `NullClosure`).
+    Fn {
+        /// The parameter types.
+        params: Vec<Type>,
+        /// The return type ([`Type::Unit`] when none is written).
+        ret: Box<Type>,
+    },
 }
 
 impl Type {
@@ -141,7 +154,7 @@ impl Type {
     pub fn is_managed(&self) -> bool {
         matches!(
             self,
-            Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str
+            Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str | Type::Fn { .. }
         )
     }
 
@@ -155,7 +168,8 @@ impl Type {
             | Type::Handle { .. }
             | Type::Null
             | Type::Vec(_)
-            | Type::Str => 1,
+            | Type::Str
+            | Type::Fn { .. } => 1,
             Type::Array(elem, n) => elem.cells() * u64::from(*n),
         }
     }
@@ -175,6 +189,20 @@ impl fmt::Display for Type {
             Type::Null => f.write_str("null"),
             Type::Vec(elem) => write!(f, "vec<{elem}>"),
             Type::Str => f.write_str("str"),
+            Type::Fn { params, ret } => {
+                f.write_str("fn(")?;
+                for (i, p) in params.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{p}")?;
+                }
+                f.write_str(")")?;
+                if **ret != Type::Unit {
+                    write!(f, " -> {ret}")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -278,6 +306,11 @@ pub struct Function {
     /// For a method or static function: its class. A method's local 0 is `self` (a handle of
     /// that class, never null: the caller checked it).
     pub class: Option<ClassId>,
+    /// For a lambda's body: the locals its captured values go to, in the order of the
+    /// closure's cells (immutable, filled from the closure at entry and borrowed from it like
+    /// parameters: the caller keeps the closure alive for the call). `None` for a function
+    /// declared with `fn`.
+    pub captures: Option<Vec<LocalId>>,
 }
 
 impl Function {
@@ -287,6 +320,11 @@ impl Function {
         self.class.is_some()
             && self.param_count > 0
             && self.locals.first().is_some_and(|l| l.name == "self")
+    }
+
+    /// The body of a lambda (called through a closure, with its captures).
+    pub fn is_lambda(&self) -> bool {
+        self.captures.is_some()
     }
 
     /// Parameter types, in order.
@@ -527,6 +565,19 @@ pub enum ExprKind {
     StrLit(String),
     /// A value shown as a string (an interpolation `${e}` of a non-`str` value).
     ToStr(Box<Expr>),
+    /// A lambda expression: a new closure of lambda function `func` (its
+    /// [`Function::captures`] locals) holding `captures`, evaluated left to right in the
+    /// enclosing function when the expression runs (capture by value: each is a copy, owned by
+    /// the closure).
+    Closure {
+        /// The lambda's body.
+        func: FuncId,
+        /// The captured values, in the order of the lambda's capture locals.
+        captures: Vec<Expr>,
+    },
+    /// A call of a closure value: `callee` (of a [`Type::Fn`]) is evaluated first, then the
+    /// arguments left to right; a closure cell of 0 raises `NullClosure` at the callee's span.
+    CallClosure(Box<Expr>, Vec<Expr>),
 }
 
 /// Unary operators.

@@ -99,6 +99,11 @@ pub enum ScriptErrorKind {
     /// `new` of a class that was unloaded.
     #[error("class `{0}` is unloaded")]
     ClassUnloaded(String),
+    /// A call of a fn-typed module variable read before its initializer ran.
+    #[error(
+        "call of a closure that is not initialized yet (a module variable read before its initializer ran)"
+    )]
+    NullClosure,
     /// A call through the border from a thread whose thread-locals are being torn down.
     #[error("script call from an exiting thread")]
     ThreadExiting,

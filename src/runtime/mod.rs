@@ -2,6 +2,7 @@
 
 pub mod border;
 pub mod class;
+pub mod closure;
 pub mod depth;
 pub mod error;
 pub mod handle;

@@ -35,6 +35,12 @@ pub fn live_blocks() -> i64 {
     LIVE.with(Cell::get)
 }
 
+/// Count `delta` blocks made (or freed, negative) on this thread: vec and str blocks here,
+/// closure blocks in `runtime::closure`, the interpreter's closures.
+pub(crate) fn count_blocks(delta: i64) {
+    count(delta);
+}
+
 fn count(delta: i64) {
     // `try_with`: a block freed while the thread's locals are torn down is not counted.
     let _ = LIVE.try_with(|c| c.set(c.get() + delta));
@@ -56,6 +62,8 @@ pub enum ElemKind {
     Vec = 4,
     /// A `str` cell (owns a count of a string block).
     Str = 5,
+    /// A closure cell (owns a count of a `runtime::closure` block).
+    Fn = 6,
 }
 
 impl ElemKind {
@@ -68,6 +76,7 @@ impl ElemKind {
             3 => ElemKind::Handle,
             4 => ElemKind::Vec,
             5 => ElemKind::Str,
+            6 => ElemKind::Fn,
             _ => return None,
         })
     }
@@ -86,6 +95,7 @@ pub fn retain_cell(kind: ElemKind, cell: u64) -> u64 {
         ElemKind::Handle => hot_handle_retain(cell),
         ElemKind::Vec => hot_vec_retain(cell),
         ElemKind::Str => hot_str_retain(cell),
+        ElemKind::Fn => crate::runtime::closure::hot_closure_retain(cell),
     }
 }
 
@@ -96,6 +106,7 @@ pub fn release_cell(kind: ElemKind, cell: u64) {
         ElemKind::Handle => hot_handle_release(cell),
         ElemKind::Vec => hot_vec_release(cell),
         ElemKind::Str => hot_str_release(cell),
+        ElemKind::Fn => crate::runtime::closure::hot_closure_release(cell),
     }
 }
 
@@ -511,6 +522,7 @@ pub fn format_cell(kind: ElemKind, cell: u64, out: &mut String) {
             }
             out.push(']');
         }
+        ElemKind::Fn => crate::runtime::closure::format_closure(cell, out),
     }
 }
 

@@ -54,6 +54,8 @@ enum Shape {
     Vec,
     /// A `str`.
     Str,
+    /// A closure `fn(i64, ..) -> i64` taking this many parameters.
+    Fn(usize),
 }
 
 /// The class every generated program declares: fields, a plain method, a virtual one with an
@@ -415,6 +417,10 @@ impl Gen {
             self.value_stmt();
             return;
         }
+        if self.rng.chance(8) {
+            self.closure_stmt();
+            return;
+        }
         let nested = self.block_depth < 3;
         let in_loop = self.loop_depth > 0;
         match self.rng.below(14) {
@@ -587,8 +593,8 @@ impl Gen {
                 }
                 format!("{}[{}][{}]", t.name, self.index(n), self.index(inner))
             }
-            Shape::Obj | Shape::Vec | Shape::Str => {
-                unreachable!("objects, vecs and strings are not assignment targets here")
+            Shape::Obj | Shape::Vec | Shape::Str | Shape::Fn(_) => {
+                unreachable!("objects, vecs, strings and closures are not assignment targets here")
             }
         };
         let op = if self.rng.chance(40) {
@@ -640,6 +646,7 @@ impl Gen {
             8 => format!("({} as i64)", self.bool_expr(d)),
             9 => format!("((({} as f64) * 0.5) as i64)", self.int_expr(d)),
             10 if !self.callable.is_empty() => self.call(d),
+            11 if self.vars.iter().any(|v| matches!(v.shape, Shape::Fn(_))) => self.closure_call(d),
             _ => self.array_read(d),
         }
     }
@@ -724,7 +731,7 @@ impl Gen {
                     format!("{}[{}][{}]", a.name, self.index(n), self.index(inner))
                 }
             }
-            Shape::Int | Shape::Obj | Shape::Vec | Shape::Str => unreachable!(),
+            Shape::Int | Shape::Obj | Shape::Vec | Shape::Str | Shape::Fn(_) => unreachable!(),
         }
     }
 
@@ -739,6 +746,59 @@ impl Gen {
             let _ = write!(args, "{a}");
         }
         format!("{name}({args})")
+    }
+
+    /// A lambda `|p..| -> i64 { return e }` bound to a new `let`: `e` reads the parameters,
+    /// captured locals (arrays, vecs, strings, objects, other closures), and module variables
+    /// (read live). Nothing in it assigns: captures are immutable.
+    fn closure_stmt(&mut self) {
+        let name = self.fresh("c");
+        let n = self.rng.below(3) as usize;
+        let saved: Vec<bool> = self.vars.iter().map(|v| v.writable).collect();
+        for v in &mut self.vars {
+            v.writable = false;
+        }
+        let mark = self.vars.len();
+        let mut params = Vec::new();
+        for _ in 0..n {
+            let p = self.fresh("q");
+            params.push(format!("{p}: i64"));
+            self.vars.push(Var {
+                name: p,
+                shape: Shape::Int,
+                writable: false,
+            });
+        }
+        let body = self.int_expr(3);
+        self.vars.truncate(mark);
+        for (v, w) in self.vars.iter_mut().zip(saved) {
+            v.writable = w;
+        }
+        self.line(&format!(
+            "let {name} = |{}| -> i64 {{ return {body} }}",
+            params.join(", ")
+        ));
+        self.vars.push(Var {
+            name,
+            shape: Shape::Fn(n),
+            writable: false,
+        });
+    }
+
+    /// A call of a closure variable, or of a closure made on the spot.
+    fn closure_call(&mut self, depth: u32) -> String {
+        let fns: Vec<Var> = self
+            .vars
+            .iter()
+            .filter(|v| matches!(v.shape, Shape::Fn(_)))
+            .cloned()
+            .collect();
+        let f = self.rng.pick(&fns).clone();
+        let Shape::Fn(n) = f.shape else {
+            unreachable!()
+        };
+        let args: Vec<String> = (0..n).map(|_| self.int_expr(depth.min(1))).collect();
+        format!("{}({})", f.name, args.join(", "))
     }
 
     fn bool_expr(&mut self, depth: u32) -> String {

@@ -294,6 +294,7 @@ impl ProgramBuilder {
             span: name_span,
             name_span,
             class: None,
+            captures: None,
         });
         FuncId(self.functions.len() as u32 - 1)
     }

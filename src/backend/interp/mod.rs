@@ -35,7 +35,7 @@ mod val;
 
 use self::objects::{at, read_cell};
 use self::ops::{binary, check_index};
-use self::val::{Val, fits};
+use self::val::{Closure, Val, fits};
 use super::objects::check_cell;
 use super::{Checks, Value};
 use crate::backend::objects as shared;
@@ -121,6 +121,8 @@ pub struct Interp<'p> {
     runtime: Arc<Runtime>,
     /// The `vmctx` of the classes (see `objects::HostLink`); `None` only once dropped.
     host: Option<Box<objects::HostLink>>,
+    /// How closures of each lambda are shown, by `FuncId` (made on first use).
+    closure_names: Vec<Option<Rc<str>>>,
 }
 
 impl Drop for Interp<'_> {
@@ -166,6 +168,7 @@ impl<'p> Interp<'p> {
             classes,
             runtime,
             host: Some(host),
+            closure_names: vec![None; program.functions.len()],
         };
         interp.call(program.init, &[])?;
         Ok(interp)
@@ -211,6 +214,15 @@ impl<'p> Interp<'p> {
     /// If `args` do not match the function's parameters in number and type (a host bug).
     pub fn call(&mut self, f: FuncId, args: &[Value]) -> Result<Value, ScriptError> {
         let func = self.program.function(f);
+        if func.is_lambda() {
+            return Err(ScriptError::new(
+                ScriptErrorKind::BadCall(format!(
+                    "`{}` is a lambda's body: it runs only through its closure",
+                    func.name
+                )),
+                func.name_span,
+            ));
+        }
         let params: Vec<&Type> = func.param_types().collect();
         assert!(
             params.len() == args.len() && args.iter().zip(&params).all(|(a, t)| fits(a, t)),
@@ -534,7 +546,9 @@ impl<'p> Interp<'p> {
             | ExprKind::VecPush(..)
             | ExprKind::VecPop(_)
             | ExprKind::StrLit(_)
-            | ExprKind::ToStr(_) => self.eval_value_op(e)?,
+            | ExprKind::ToStr(_)
+            | ExprKind::Closure { .. }
+            | ExprKind::CallClosure(..) => self.eval_value_op(e)?,
             ExprKind::Null => Val::H(Handle::null()),
             ExprKind::New(class) => Val::H(
                 self.runtime
@@ -606,8 +620,42 @@ impl<'p> Interp<'p> {
                 self.eval(inner)?.show(&mut out, false);
                 Val::S(Rc::new(out))
             }
+            ExprKind::Closure { func, captures } => {
+                let mut cells = Vec::with_capacity(captures.len());
+                for c in captures {
+                    cells.push(self.eval(c)?);
+                }
+                let shown = self.closure_shown(*func, &e.ty);
+                Val::C(Rc::new(Closure::new(*func, shown, cells)))
+            }
+            ExprKind::CallClosure(callee, args) => {
+                let Val::C(closure) = self.eval(callee)? else {
+                    return Err(ScriptError::new(ScriptErrorKind::NullClosure, callee.span));
+                };
+                let base = self.stack.len();
+                for arg in args {
+                    let v = self.eval(arg)?;
+                    self.stack.push(v);
+                }
+                let func = self.program.function(closure.func);
+                if let Some(locals) = &func.captures {
+                    self.stack.resize(base + func.locals.len(), Val::Unit);
+                    for (local, cell) in locals.iter().zip(&closure.cells) {
+                        self.stack[base + local.index()] = cell.clone();
+                    }
+                }
+                self.invoke(closure.func, base)?
+            }
             _ => unreachable!("eval_value_op: not a vec or string operation"),
         })
+    }
+}
+
+impl Interp<'_> {
+    /// How a closure of lambda `func` (of type `ty`) is shown, made once per lambda.
+    fn closure_shown(&mut self, func: FuncId, ty: &Type) -> Rc<str> {
+        let slot = &mut self.closure_names[func.index()];
+        slot.get_or_insert_with(|| format!("<{ty}>").into()).clone()
     }
 }
 

@@ -142,7 +142,17 @@ impl JitProgram {
             .iter()
             .map(|f| Signature {
                 name: f.name.clone(),
-                params: f.param_types().cloned().collect(),
+                // A lambda's code takes its closure first, which the host cannot make: a call
+                // from the host is refused as a bad argument.
+                params: f
+                    .is_lambda()
+                    .then(|| Type::Fn {
+                        params: f.param_types().cloned().collect(),
+                        ret: Box::new(f.ret.clone()),
+                    })
+                    .into_iter()
+                    .chain(f.param_types().cloned())
+                    .collect(),
                 ret: f.ret.clone(),
                 name_span: f.name_span,
             })
@@ -487,6 +497,14 @@ pub(crate) fn unpack(ty: &Type, cells: &[u64], at: &mut usize) -> Value {
         Type::Array(elem, n) => Value::Array((0..*n).map(|_| unpack(elem, cells, at)).collect()),
         Type::Handle { .. } | Type::Null => Value::Handle(next()),
         Type::Vec(_) | Type::Str => unpack_cell(ty, next()),
+        Type::Fn { .. } => {
+            let mut shown = String::new();
+            let cell = next();
+            if cell != 0 {
+                crate::runtime::closure::format_closure(cell, &mut shown);
+            }
+            Value::Fn(shown)
+        }
     }
 }
 

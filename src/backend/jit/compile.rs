@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use cranelift_codegen::ir::{self, InstBuilder, TrapCode, UserFuncName};
+use cranelift_codegen::ir::{self, InstBuilder, TrapCode, UserFuncName, types};
 use cranelift_frontend::FunctionBuilder;
 use cranelift_module::{FuncId, Linkage, Module};
 
@@ -217,10 +217,18 @@ impl Jit {
 /// order; see `call.rs` for the packing).
 pub(crate) fn entry_args(f: &hir::Function) -> Vec<ArgSource> {
     let mut args = vec![ArgSource::Vmctx];
+    let mut cell = 0u32;
+    if f.is_lambda() {
+        // A lambda's env (the closure cell) comes first among the argument cells.
+        args.push(ArgSource::Cell {
+            cell: 0,
+            ty: types::I64,
+        });
+        cell = 1;
+    }
     if matches!(f.ret, Type::Array(..)) {
         args.push(ArgSource::Out);
     }
-    let mut cell = 0u32;
     for ty in f.param_types() {
         match scalar_type(ty) {
             Some(ty) => args.push(ArgSource::Cell { cell, ty }),

@@ -73,6 +73,11 @@ pub(crate) struct Helpers {
     pub str_of_handle: FuncId,
     pub str_of_vec: FuncId,
     pub str_of_array: FuncId,
+    pub closure_new: FuncId,
+    pub closure_retain: FuncId,
+    pub closure_release: FuncId,
+    pub str_of_closure: FuncId,
+    pub null_closure: FuncId,
 }
 
 /// Everything about the program and the module a translator needs besides the function.
@@ -127,7 +132,9 @@ pub(crate) fn scalar_type(ty: &Type) -> Option<ir::Type> {
         Type::F64 => Some(types::F64),
         Type::Bool => Some(types::I8),
         // A handle, a vec and a string are one 8-byte cell.
-        Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str => Some(types::I64),
+        Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str | Type::Fn { .. } => {
+            Some(types::I64)
+        }
         Type::Unit | Type::Array(..) => None,
     }
 }
@@ -144,17 +151,34 @@ pub(crate) fn place_has_vec_index(place: &Place) -> bool {
 
 /// The CLIF signature of a script function (see the module docs).
 pub(crate) fn script_signature(f: &hir::Function, call_conv: CallConv) -> ir::Signature {
+    signature_of(f.is_lambda(), f.param_types(), &f.ret, call_conv)
+}
+
+/// The CLIF signature of a closure's code: `(vmctx, env, [out], params..) -> [scalar]`.
+pub(crate) fn closure_signature(params: &[Type], ret: &Type, call_conv: CallConv) -> ir::Signature {
+    signature_of(true, params.iter(), ret, call_conv)
+}
+
+fn signature_of<'t>(
+    lambda: bool,
+    params: impl Iterator<Item = &'t Type>,
+    ret: &Type,
+    call_conv: CallConv,
+) -> ir::Signature {
     let ptr = types::I64;
     let mut sig = ir::Signature::new(call_conv);
     sig.params.push(AbiParam::new(ptr));
-    if matches!(f.ret, Type::Array(..)) {
+    if lambda {
         sig.params.push(AbiParam::new(ptr));
     }
-    for ty in f.param_types() {
+    if matches!(ret, Type::Array(..)) {
+        sig.params.push(AbiParam::new(ptr));
+    }
+    for ty in params {
         sig.params
             .push(AbiParam::new(scalar_type(ty).unwrap_or(ptr)));
     }
-    if let Some(ret) = scalar_type(&f.ret) {
+    if let Some(ret) = scalar_type(ret) {
         sig.returns.push(AbiParam::new(ret));
     }
     sig
@@ -258,9 +282,13 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         let params = self.builder.block_params(entry_block).to_vec();
         self.vmctx = params[0];
         let mut next = 1;
-        if matches!(self.func.ret, Type::Array(..)) {
-            self.out_ptr = Some(params[1]);
+        let env = self.func.is_lambda().then(|| params[1]);
+        if env.is_some() {
             next = 2;
+        }
+        if matches!(self.func.ret, Type::Array(..)) {
+            self.out_ptr = Some(params[next]);
+            next += 1;
         }
         self.translate_stack_check();
 
@@ -275,9 +303,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             };
             self.locals.push(slot);
         }
+        let func: &'a hir::Function = self.func;
+        let captures: &'a [LocalId] = func.captures.as_deref().unwrap_or(&[]);
         for (i, local) in self.func.locals.iter().enumerate() {
             if let (true, LocalSlot::Scalar(var)) = (local.ty.is_managed(), self.locals[i])
                 && i >= self.func.param_count as usize
+                && !captures.iter().any(|c| c.index() == i)
             {
                 // Starts as null (empty) so the first store has nothing to release.
                 let zero = self.builder.ins().iconst(types::I64, 0);
@@ -302,6 +333,10 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 }
                 LocalSlot::Unit => {}
             }
+        }
+
+        if let Some(env) = env {
+            self.load_captures(env, captures)?;
         }
 
         self.translate_block(&self.func.body)?;
@@ -387,6 +422,14 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     pub(crate) fn local(&self, id: LocalId) -> LResult<LocalSlot> {
         match self.locals.get(id.index()) {
             Some(slot) => Ok(*slot),
+            None => bad(format!("unknown local #{}", id.0)),
+        }
+    }
+
+    /// The type of a local.
+    pub(crate) fn local_type(&self, id: LocalId) -> LResult<Type> {
+        match self.func.locals.get(id.index()) {
+            Some(l) => Ok(l.ty.clone()),
             None => bad(format!("unknown local #{}", id.0)),
         }
     }

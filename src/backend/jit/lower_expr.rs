@@ -72,6 +72,8 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::VecPop(place) => self.translate_vec_pop(place, e),
             ExprKind::StrLit(text) => self.translate_str_lit(text),
             ExprKind::ToStr(inner) => self.translate_to_str(inner),
+            ExprKind::Closure { func, captures } => self.translate_closure(*func, captures, e),
+            ExprKind::CallClosure(callee, args) => self.translate_call_closure(callee, args, e),
         }
     }
 
@@ -270,11 +272,16 @@ impl FunctionTranslator<'_, '_> {
         let results = self.call_helper(callee, &values);
         let first_arg = values.len() - args.len();
         self.release_args(args, &values[first_arg..]);
-        Ok(match (out, results.first()) {
+        Ok(self.call_result(out, results.first().copied()))
+    }
+
+    /// A call's value: the out slot of an array, the register result, or unit.
+    pub(crate) fn call_result(&mut self, out: Option<Value>, result: Option<Value>) -> Value {
+        match (out, result) {
             (Some(out), _) => out,
-            (None, Some(v)) => *v,
+            (None, Some(v)) => v,
             (None, None) => self.unit(),
-        })
+        }
     }
 
     fn translate_call_native(&mut self, n: NativeId, args: &[Expr]) -> LResult<Value> {

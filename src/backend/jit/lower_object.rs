@@ -48,6 +48,7 @@ impl FunctionTranslator<'_, '_> {
             Type::Handle { .. } | Type::Null => h.release,
             Type::Vec(_) => h.vec_release,
             Type::Str => h.str_release,
+            Type::Fn { .. } => h.closure_release,
             _ => return,
         };
         self.call_helper(helper, &[v]);
@@ -60,6 +61,7 @@ impl FunctionTranslator<'_, '_> {
             Type::Handle { .. } | Type::Null => h.retain,
             Type::Vec(_) => h.vec_retain,
             Type::Str => h.str_retain,
+            Type::Fn { .. } => h.closure_retain,
             _ => return v,
         };
         self.call_helper(helper, &[v])[0]

@@ -101,7 +101,7 @@ impl FunctionTranslator<'_, '_> {
                 let cell = self.builder.ins().load(types::I64, mem(), addr, 0);
                 self.builder.ins().ireduce(types::I8, cell)
             }
-            Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str => {
+            Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str | Type::Fn { .. } => {
                 self.builder.ins().load(types::I64, mem(), addr, 0)
             }
             Type::Array(..) => addr,
@@ -112,7 +112,13 @@ impl FunctionTranslator<'_, '_> {
     /// Store `value` of type `ty` at `addr` (an array value is a pointer to its cells).
     pub(crate) fn store_value(&mut self, addr: Value, ty: &Type, value: Value) -> LResult<()> {
         match ty {
-            Type::I64 | Type::F64 | Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str => {
+            Type::I64
+            | Type::F64
+            | Type::Handle { .. }
+            | Type::Null
+            | Type::Vec(_)
+            | Type::Str
+            | Type::Fn { .. } => {
                 self.builder.ins().store(mem(), value, addr, 0);
             }
             Type::Bool => {

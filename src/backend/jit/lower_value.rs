@@ -263,7 +263,7 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// The address of read-only bytes in the module's data.
-    fn data_addr(&mut self, bytes: Vec<u8>) -> LResult<Value> {
+    pub(crate) fn data_addr(&mut self, bytes: Vec<u8>) -> LResult<Value> {
         let id = self
             .module
             .declare_anonymous_data(false, false)
@@ -321,11 +321,12 @@ impl FunctionTranslator<'_, '_> {
                 };
                 Ok(self.call_helper(helper, &[v])[0])
             }
-            Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str => {
+            Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str | Type::Fn { .. } => {
                 let (cell, owned) = self.handle_operand(inner)?;
                 let helper = match inner.ty {
                     Type::Vec(_) => h.str_of_vec,
                     Type::Str => h.str_retain,
+                    Type::Fn { .. } => h.str_of_closure,
                     _ => h.str_of_handle,
                 };
                 let s = self.call_helper(helper, &[cell])[0];

@@ -17,6 +17,7 @@ pub mod clif;
 pub(crate) mod compile;
 pub(crate) mod entry;
 pub(crate) mod lower;
+mod lower_closure;
 mod lower_expr;
 mod lower_loop;
 mod lower_object;
@@ -220,6 +221,9 @@ impl Jit {
             builder.symbol(symbol, ptr);
         }
         for (symbol, ptr) in crate::runtime::values::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        for (symbol, ptr) in crate::runtime::closure::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
         let mut module = JITModule::new(builder);
@@ -446,6 +450,11 @@ pub(crate) fn declare_imports(
         str_of_handle: declare("hot_str_of_handle", &[i64t], Some(i64t))?,
         str_of_vec: declare("hot_str_of_vec", &[i64t], Some(i64t))?,
         str_of_array: declare("hot_str_of_array", &[i64t, i64t, i64t, i64t], Some(i64t))?,
+        closure_new: declare("hot_closure_new", &[i64t, i64t], Some(i64t))?,
+        closure_retain: declare("hot_closure_retain", &[i64t], Some(i64t))?,
+        closure_release: declare("hot_closure_release", &[i64t], None)?,
+        str_of_closure: declare("hot_str_of_closure", &[i64t], Some(i64t))?,
+        null_closure: declare("hot_raise_null_closure", &[i32t, i32t], None)?,
     };
     Ok((hosts, helpers))
 }

@@ -239,8 +239,19 @@ pub extern "C-unwind" fn hot_raise_empty_slot(slot_offset: u64, start: u32, end:
     .raise()
 }
 
-pub(crate) fn helper_symbols() -> [(&'static str, *const u8); 10] {
+/// A call of a closure cell that is 0 (a module variable read before its initializer ran).
+#[unsafe(no_mangle)]
+#[cold]
+pub extern "C-unwind" fn hot_raise_null_closure(start: u32, end: u32) -> ! {
+    ScriptError::new(ScriptErrorKind::NullClosure, span(start, end)).raise()
+}
+
+pub(crate) fn helper_symbols() -> [(&'static str, *const u8); 11] {
     [
+        (
+            "hot_raise_null_closure",
+            hot_raise_null_closure as *const u8,
+        ),
         ("hot_object_new", hot_object_new as *const u8),
         ("hot_object_check", hot_object_check as *const u8),
         ("hot_object_retain", hot_object_retain as *const u8),

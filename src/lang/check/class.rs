@@ -299,6 +299,19 @@ impl Checker {
                 return None;
             }
         };
+        if holds_closure(&ty) {
+            // The interpreter's closures are its own values, not runtime cells, and fields are
+            // runtime cells: refused on every backend so that all of them run the same programs.
+            self.error(
+                Diagnostic::new(
+                    DiagKind::Unsupported,
+                    f.name.span,
+                    format!("fields holding closures (`{ty}`) are not supported yet by this build"),
+                )
+                .with_note("keep the closure in a local, a parameter or a module variable"),
+            );
+            return None;
+        }
         if !(ty.is_scalar() || ty.is_managed()) {
             self.error(Diagnostic::new(
                 DiagKind::BadClass,
@@ -551,5 +564,14 @@ impl ClassInfo {
             methods: self.methods.clone(),
             name_span: self.name_span,
         }
+    }
+}
+
+/// Whether a value of type `ty` can hold a closure (`fn(..)`, or a vec of them at any depth).
+fn holds_closure(ty: &Type) -> bool {
+    match ty {
+        Type::Fn { .. } => true,
+        Type::Vec(elem) | Type::Array(elem, _) => holds_closure(elem),
+        _ => false,
     }
 }

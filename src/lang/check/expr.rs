@@ -7,14 +7,6 @@ use crate::lang::diag::{DiagKind, Diagnostic};
 use crate::lang::hir::{BinOp, Expr, ExprKind, LogicOp, Type, UnOp};
 use crate::lang::span::Span;
 
-fn unsupported(span: Span, what: &str) -> Diagnostic {
-    Diagnostic::new(
-        DiagKind::Unsupported,
-        span,
-        format!("{what} are not supported yet by this build"),
-    )
-}
-
 fn mismatch(span: Span, expected: &Type, found: &Type) -> Diagnostic {
     Diagnostic::new(
         DiagKind::TypeMismatch,
@@ -67,9 +59,8 @@ impl Checker {
                 let elem = self.resolve_type(elem)?;
                 (ExprKind::VecNew, self.vec_type(elem, span)?)
             }
-            ast::ExprKind::Closure { .. } => {
-                self.error(unsupported(span, "closures"));
-                return None;
+            ast::ExprKind::Closure { params, ret, body } => {
+                return self.lambda(params, ret.as_ref(), body, span);
             }
         };
         Some(Expr { kind, ty, span })
@@ -141,7 +132,7 @@ impl Checker {
             }
             Some(ModName::Func(_) | ModName::Native(_)) => {
                 format!(
-                    "`{name}` is a function: call it, `{name}(...)` (function values need closures, which this build does not support yet)"
+                    "`{name}` is a function: call it, `{name}(...)`, or wrap it in a closure to pass it as a value (`|x: i64| -> i64 {{ return {name}(x) }}`)"
                 )
             }
             Some(ModName::Class(_)) => {
@@ -277,6 +268,22 @@ impl Checker {
                 span,
             });
         }
+        if let (Type::Fn { .. }, BinaryOp::Eq | BinaryOp::Ne) = (&lhs.ty, op) {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::TypeMismatch,
+                    op_span,
+                    format!(
+                        "closures cannot be compared: `{}` {} ...",
+                        lhs.ty,
+                        op.symbol()
+                    ),
+                )
+                .with_label(lhs.span, format!("`{}`", lhs.ty))
+                .with_note("a closure has no identity or equality; compare what it computes"),
+            );
+            return None;
+        }
         if lhs.ty.is_handle() || rhs.ty.is_handle() {
             return self.handle_compare(op, op_span, lhs, rhs, span);
         }
@@ -348,14 +355,12 @@ impl Checker {
 
     fn call(&mut self, callee: &ast::Expr, args: &[ast::Expr], span: Span) -> Option<Expr> {
         let ast::ExprKind::Name(name) = &callee.kind else {
-            self.error(unsupported(
-                callee.span,
-                "calls of computed values (closures)",
-            ));
-            return None;
+            return self.closure_call(callee, args, span);
         };
-        let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         if let Some(id) = self.lookup_local(name) {
+            if let Some(Type::Fn { .. }) | None = &self.f.info[id.index()].ty {
+                return self.closure_call(callee, args, span);
+            }
             let decl = self.f.locals[id.index()].span;
             self.error(
                 Diagnostic::new(
@@ -367,6 +372,12 @@ impl Checker {
             );
             return None;
         }
+        if let Some((ModName::Global(id), _)) = self.names.get(name)
+            && let Some(Type::Fn { .. }) = self.global_types[id.index()]
+        {
+            return self.closure_call(callee, args, span);
+        }
+        let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let (params, ret, decl_span, make): (Vec<Option<Type>>, Option<Type>, Option<Span>, _) =
             match self.lookup_module(name, callee.span).ok()? {
                 Some(ModName::Func(id)) => {
@@ -421,43 +432,10 @@ impl Checker {
                     return None;
                 }
             };
-        if params.len() != args.len() {
-            let plural = if params.len() == 1 { "" } else { "s" };
-            let mut d = Diagnostic::new(
-                DiagKind::Arity,
-                span,
-                format!(
-                    "`{name}` takes {} argument{plural} but {} {} given",
-                    params.len(),
-                    args.len(),
-                    if args.len() == 1 { "was" } else { "were" }
-                ),
-            );
-            if let Some(decl) = decl_span {
-                d = d.with_label(decl, "declared here");
-            }
-            self.error(d);
-            return None;
-        }
-        let mut out = Vec::with_capacity(args.len());
-        let mut ok = true;
-        for (arg, param) in checked.into_iter().zip(&params) {
-            match (arg, param) {
-                (Some(arg), Some(param)) => match self.coerce(arg, param) {
-                    Coerced::Ok(arg) => out.push(arg),
-                    Coerced::Mismatch(arg) => {
-                        self.error(mismatch(arg.span, param, &arg.ty));
-                        ok = false;
-                    }
-                    Coerced::Reported => ok = false,
-                },
-                _ => ok = false,
-            }
-        }
+        let label = decl_span.map(|d| (d, "declared here".to_string()));
+        let out = self.check_call_args(&format!("`{name}`"), &params, checked, span, label);
         let ret = ret?;
-        if !ok {
-            return None;
-        }
+        let out = out?;
         Some(Expr {
             kind: make(out),
             ty: ret,

@@ -1,7 +1,6 @@
 //! Expressions on objects: `self`, `new C()`, fields, method and static calls, and `==`/`!=`
 //! between handles.
 
-use super::class::Coerced;
 use super::{Checker, ModName};
 use crate::lang::ast::{self, BinaryOp};
 use crate::lang::diag::{DiagKind, Diagnostic};
@@ -19,8 +18,15 @@ impl Checker {
             );
             return None;
         };
+        // A method's local 0 is `self`; a lambda in a method captures it by its name (a
+        // keyword, so no other local has it).
+        let local = if self.f.lambda.is_some() {
+            self.lookup_local("self")?
+        } else {
+            crate::lang::hir::LocalId(0)
+        };
         Some(Expr {
-            kind: ExprKind::Local(crate::lang::hir::LocalId(0)),
+            kind: ExprKind::Local(local),
             ty: self.handle_type(class, false),
             span,
         })
@@ -264,40 +270,14 @@ impl Checker {
     ) -> Option<(Vec<Expr>, Type)> {
         let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let sig = self.sigs[func.index()].clone();
-        if sig.params.len() != args.len() {
-            let plural = if sig.params.len() == 1 { "" } else { "s" };
-            self.error(
-                Diagnostic::new(
-                    DiagKind::Arity,
-                    span,
-                    format!(
-                        "`{}` takes {} argument{plural} but {} {} given",
-                        sig.name,
-                        sig.params.len(),
-                        args.len(),
-                        if args.len() == 1 { "was" } else { "were" }
-                    ),
-                )
-                .with_label(sig.name_span, "declared here"),
-            );
-            return None;
-        }
-        let mut out = Vec::with_capacity(args.len());
-        for (arg, param) in checked.into_iter().zip(&sig.params) {
-            let (arg, param) = (arg?, param.as_ref()?);
-            match self.coerce(arg, param) {
-                Coerced::Ok(arg) => out.push(arg),
-                Coerced::Mismatch(arg) => {
-                    self.error(Diagnostic::new(
-                        DiagKind::TypeMismatch,
-                        arg.span,
-                        format!("mismatched types: expected `{param}`, found `{}`", arg.ty),
-                    ));
-                    return None;
-                }
-                Coerced::Reported => return None,
-            }
-        }
+        let label = Some((sig.name_span, "declared here".to_string()));
+        let out = self.check_call_args(
+            &format!("`{}`", sig.name),
+            &sig.params,
+            checked,
+            span,
+            label,
+        )?;
         Some((out, sig.ret?))
     }
 

@@ -325,6 +325,10 @@ impl Checker {
                     let ty = info.ty?;
                     if info.what != LocalWhat::Var {
                         let what = match info.what {
+                            LocalWhat::Capture => {
+                                "captured by this closure (a copy made when the closure was \
+                                 created; the closure cannot change it)"
+                            }
                             LocalWhat::Param => "a parameter",
                             LocalWhat::LoopVar => "a loop variable",
                             _ => "declared with `let`",

@@ -8,13 +8,6 @@ use crate::lang::hir::Type;
 impl Checker {
     /// The checked type a written type stands for (`None` after reporting why not).
     pub(super) fn resolve_type(&mut self, t: &TypeExpr) -> Option<Type> {
-        let unsupported = |what: &str| {
-            Diagnostic::new(
-                DiagKind::Unsupported,
-                t.span,
-                format!("{what} are not supported yet by this build"),
-            )
-        };
         match &t.kind {
             TypeKind::Named(name) => match name.as_str() {
                 "i64" => Some(Type::I64),
@@ -37,7 +30,7 @@ impl Checker {
                             format!("unknown type `{name}`"),
                         )
                         .with_note(
-                            "the types are `i64`, `f64`, `bool`, `str`, arrays `[T; N]`, `vec<T>` and classes",
+                            "the types are `i64`, `f64`, `bool`, `str`, arrays `[T; N]`, `vec<T>`, `fn(A) -> R` and classes",
                         ),
                     };
                     self.error(diag);
@@ -52,9 +45,17 @@ impl Checker {
                 let elem = self.resolve_type(elem)?;
                 self.vec_type(elem, t.span)
             }
-            TypeKind::Fn(..) => {
-                self.error(unsupported("function types (closures)"));
-                None
+            TypeKind::Fn(params, ret) => {
+                let params: Vec<Option<Type>> =
+                    params.iter().map(|p| self.resolve_type(p)).collect();
+                let ret = match ret {
+                    Some(r) => self.resolve_type(r)?,
+                    None => Type::Unit,
+                };
+                Some(Type::Fn {
+                    params: params.into_iter().collect::<Option<_>>()?,
+                    ret: Box::new(ret),
+                })
             }
             TypeKind::Nullable(inner) => match self.resolve_type(inner)? {
                 Type::Handle { class, .. } => Some(self.handle_type(class, true)),

@@ -1,0 +1,138 @@
+//! HIR → CLIF for closures: making one (`hot_closure_new`, then the captured values stored
+//! into its cells), calling one (an indirect call through its code pointer), and a lambda's
+//! prologue (its captures loaded from the env).
+//!
+//! A closure is one cell owned like a vec or a string (`lower_object.rs`): the lambda
+//! expression yields an owned cell, a variable read retains, the last release frees the block
+//! and releases the captured values (`runtime::closure`). A call borrows the callee (a variable
+//! read is not even retained: nothing in the call can change the variable) and keeps it alive
+//! for the call, so the body reads its captures from the env without retaining them: they are
+//! borrowed like parameters, and not released when it returns.
+//!
+//! The call is lean on purpose (the `closure_call` case measures it): test the cell for 0
+//! (a cold raise), load the code pointer at `[cell + 0]`, `call_indirect` with
+//! `(vmctx, cell, args..)`. The callee's prologue does the same stack check as every script
+//! function's.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, Value, types};
+
+use crate::lang::hir::{Expr, FuncId, LocalId, Type};
+use crate::runtime::closure::{ClosureBlock, descriptor};
+use crate::runtime::values::ElemKind;
+
+use super::lower::{FunctionTranslator, LResult, LocalSlot, bad, closure_signature, mem};
+use super::lower_value::elem_kind;
+
+/// The kind of every cell of a value of type `ty` (an array's leaf kind per cell).
+fn cell_kinds(ty: &Type, out: &mut Vec<ElemKind>) {
+    match ty {
+        Type::Array(elem, n) => {
+            for _ in 0..*n {
+                cell_kinds(elem, out);
+            }
+        }
+        Type::Unit => {}
+        ty => out.push(elem_kind(ty)),
+    }
+}
+
+impl FunctionTranslator<'_, '_> {
+    /// A lambda expression: a new closure of `func` holding `captures` (evaluated now, left to
+    /// right; each value's reference moves into the closure).
+    pub(crate) fn translate_closure(
+        &mut self,
+        func: FuncId,
+        captures: &[Expr],
+        e: &Expr,
+    ) -> LResult<Value> {
+        let Some(&callee) = self.env.funcs.get(func.index()) else {
+            return bad(format!("closure of unknown function #{}", func.0));
+        };
+        let mut values = Vec::with_capacity(captures.len());
+        let mut kinds = Vec::new();
+        for c in captures {
+            values.push(self.translate_expr(c)?);
+            cell_kinds(&c.ty, &mut kinds);
+        }
+        let desc = descriptor(&kinds, &format!("<{}>", e.ty));
+        let desc = self.data_addr(desc)?;
+        let code_ref = self.func_ref(callee);
+        let code = self.builder.ins().func_addr(types::I64, code_ref);
+        let helper = self.env.helpers.closure_new;
+        let block = self.call_helper(helper, &[code, desc])[0];
+        let mut offset = i64::from(ClosureBlock::CELLS);
+        for (c, v) in captures.iter().zip(values) {
+            let addr = self.builder.ins().iadd_imm_s(block, offset);
+            self.store_value(addr, &c.ty, v)?;
+            offset += 8 * c.ty.cells() as i64;
+        }
+        Ok(block)
+    }
+
+    /// `callee(args)` of a closure value.
+    pub(crate) fn translate_call_closure(
+        &mut self,
+        callee: &Expr,
+        args: &[Expr],
+        e: &Expr,
+    ) -> LResult<Value> {
+        let Type::Fn { params, ret } = &callee.ty else {
+            return bad("a closure call of a value that is not a closure");
+        };
+        let (cell, owned) = self.handle_operand(callee)?;
+        let is_null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
+        let span = callee.span;
+        self.cold_raise(is_null, |t| {
+            let (start, end) = t.span_args(span);
+            let helper = t.env.helpers.null_closure;
+            t.call_helper(helper, &[start, end]);
+        });
+        let mut values = vec![self.vmctx, cell];
+        let out = if let Type::Array(..) = e.ty {
+            let slot = self.new_slot(e.ty.cells());
+            let out = self.slot_addr(slot);
+            values.push(out);
+            Some(out)
+        } else {
+            None
+        };
+        for arg in args {
+            values.push(self.translate_expr(arg)?);
+        }
+        let code = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, ClosureBlock::CODE);
+        let sig = closure_signature(params, ret, self.env.call_conv);
+        let sig = self.builder.import_signature(sig);
+        let call = self.builder.ins().call_indirect(sig, code, &values);
+        let result = self.builder.inst_results(call).first().copied();
+        let first_arg = values.len() - args.len();
+        self.release_args(args, &values[first_arg..]);
+        self.done_with_value(&callee.ty, cell, owned);
+        Ok(self.call_result(out, result))
+    }
+
+    /// A lambda's prologue: its capture locals from the env's cells (borrowed).
+    pub(crate) fn load_captures(&mut self, env: Value, captures: &[LocalId]) -> LResult<()> {
+        let mut offset = i64::from(ClosureBlock::CELLS);
+        for &id in captures {
+            let ty = self.local_type(id)?;
+            let addr = self.builder.ins().iadd_imm_s(env, offset);
+            match self.local(id)? {
+                LocalSlot::Scalar(var) => {
+                    let v = self.load_value(addr, &ty)?;
+                    self.builder.def_var(var, v);
+                }
+                LocalSlot::Array(slot) => {
+                    let dst = self.slot_addr(slot);
+                    self.copy_cells(dst, addr, ty.cells());
+                }
+                LocalSlot::Unit => {}
+            }
+            offset += 8 * ty.cells() as i64;
+        }
+        Ok(())
+    }
+}
