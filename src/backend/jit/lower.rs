@@ -94,6 +94,10 @@ pub(crate) struct LowerEnv<'a> {
     /// Address of its slot-offset table, and the `(class, method)` pair of each entry.
     pub slot_table_addr: i64,
     pub virtuals: &'a [(hir::ClassId, String)],
+    /// The `jit-opt` lowering: the objects live in a fixed runtime (fields inline in the shell,
+    /// handle checks inline, slot tables constant: `opt_object.rs`), and call-free loops keep
+    /// scalar module variables in registers (`opt_globals.rs`).
+    pub fixed: bool,
 }
 
 /// Where generated code finds the globals block.
@@ -169,6 +173,9 @@ pub(crate) struct LoopTargets {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum PlaceRef {
     Var(Variable),
+    /// A scalar module variable cached in `var` by a loop (`opt_globals.rs`): read from the
+    /// variable, written to both.
+    Global { addr: Value, var: Variable },
     /// Memory at this address holding a value of the place's type.
     Mem(Value),
 }
@@ -190,6 +197,8 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// Variables of managed types (`let`/`var`/loop variables and hidden loop snapshots, not
     /// parameters) the function owns a reference through: released when it returns.
     pub(crate) owned: Vec<(Variable, Type)>,
+    /// Module variables cached by the loops being lowered (`jit-opt`).
+    pub(crate) global_cache: super::opt_globals::GlobalCache,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -217,6 +226,7 @@ pub(crate) fn lower_function(
         refs: HashMap::new(),
         slot_bytes: 0,
         owned: Vec::new(),
+        global_cache: Default::default(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -356,14 +366,19 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 then_block,
                 else_block,
             } => self.translate_if(cond, then_block, else_block.as_ref()),
-            StmtKind::While { cond, body } => self.translate_while(cond, body),
+            StmtKind::While { cond, body } => {
+                self.with_cached_globals(&[cond], body, |t| t.translate_while(cond, body))
+            }
             StmtKind::ForRange {
                 var,
                 start,
                 end,
                 body,
-            } => self.translate_for_range(*var, start, end, body),
-            StmtKind::ForEach { var, array, body } => self.translate_for_each(*var, array, body),
+            } => self.with_cached_globals(&[start, end], body, |t| {
+                t.translate_for_range(*var, start, end, body)
+            }),
+            StmtKind::ForEach { var, array, body } => self
+                .with_cached_globals(&[array], body, |t| t.translate_for_each(*var, array, body)),
             StmtKind::Break => self.translate_jump_out(true),
             StmtKind::Continue => self.translate_jump_out(false),
             StmtKind::Return(value) => self.translate_return(value.as_ref()),
@@ -460,7 +475,13 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 LocalSlot::Array(slot) => Ok(PlaceRef::Mem(self.slot_addr(slot))),
                 LocalSlot::Unit => bad("assignment to a unit local"),
             },
-            PlaceKind::Global(id) => Ok(PlaceRef::Mem(self.global_addr(*id)?)),
+            PlaceKind::Global(id) => {
+                let addr = self.global_addr(*id)?;
+                Ok(match self.cached_global(*id) {
+                    Some(var) => PlaceRef::Global { addr, var },
+                    None => PlaceRef::Mem(addr),
+                })
+            }
             PlaceKind::Index { base, index } => {
                 let PlaceRef::Mem(base_addr) = self.translate_place(base)? else {
                     return bad("indexing a place that is not an array");
@@ -478,7 +499,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
 
     pub(crate) fn read_place(&mut self, place: PlaceRef, ty: &Type) -> LResult<Value> {
         match place {
-            PlaceRef::Var(var) => Ok(self.builder.use_var(var)),
+            PlaceRef::Var(var) | PlaceRef::Global { var, .. } => Ok(self.builder.use_var(var)),
             PlaceRef::Mem(addr) => self.load_value(addr, ty),
         }
     }
@@ -490,6 +511,10 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 Ok(())
             }
             PlaceRef::Mem(addr) => self.store_value(addr, ty, value),
+            PlaceRef::Global { addr, var } => {
+                self.builder.def_var(var, value);
+                self.store_value(addr, ty, value)
+            }
         }
     }
 

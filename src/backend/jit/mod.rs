@@ -22,6 +22,8 @@ mod lower_loop;
 mod lower_object;
 mod lower_util;
 mod lower_value;
+mod opt_globals;
+mod opt_object;
 pub mod module;
 pub mod runtime;
 mod unwind;

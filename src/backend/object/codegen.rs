@@ -135,6 +135,7 @@ pub(super) fn build(
         objects_addr: 0,
         slot_table_addr: 0,
         virtuals: &[],
+        fixed: false,
     };
     let mut fctx = FunctionBuilderContext::new();
     let mut lowered = Vec::with_capacity(program.functions.len() * 2);
