@@ -175,7 +175,10 @@ fn a_jit_opt_module_refuses_reloads_and_changes_nothing() {
     let ReloadFailure::Refused(msg) = &err else {
         panic!("expected a refusal, got {err}");
     };
-    assert!(msg.contains("jit-opt") && msg.contains("cannot be reloaded"), "{msg}");
+    assert!(
+        msg.contains("jit-opt") && msg.contains("cannot be reloaded"),
+        "{msg}"
+    );
     assert_eq!(module.run_main().unwrap(), Value::I64(1));
 
     // The runtime refuses too, whoever asks.
@@ -236,7 +239,11 @@ fn read() -> i64 { return total * 1000 + steps }
         let e = p.run_main().unwrap_err();
         assert_eq!(e.kind, ScriptErrorKind::DivisionByZero, "{backend}");
         // 100/7 + 100/6 + 100/5 + 100/4 + 100/3 + 100/2 + 100/1 = 14+16+20+25+33+50+100.
-        assert_eq!(call(&p, "read").unwrap(), Value::I64(258 * 1000 + 8), "{backend}");
+        assert_eq!(
+            call(&p, "read").unwrap(),
+            Value::I64(258 * 1000 + 8),
+            "{backend}"
+        );
     }
 }
 
@@ -264,7 +271,13 @@ fn masked_indexes_lose_their_check_and_others_keep_it() {
     assert_eq!(main.clif.matches("call fn").count(), 1, "{}", main.clif);
 
     // Masks that do not prove the range keep their checks: with i = 511 each must fault.
-    for index in ["i & 256", "(i & 255) + 1", "i & -1", "i | 255", "i % 256 + 256"] {
+    for index in [
+        "i & 256",
+        "(i & 255) + 1",
+        "i & -1",
+        "i | 255",
+        "i % 256 + 256",
+    ] {
         let text = format!(
             "fn main() -> i64 {{\n    let i = 511\n    var a = [0; 256]\n    a[{index}] = 1\n    \
              return 0\n}}"

@@ -175,7 +175,10 @@ pub(crate) enum PlaceRef {
     Var(Variable),
     /// A scalar module variable cached in `var` by a loop (`opt_globals.rs`): read from the
     /// variable, written to both.
-    Global { addr: Value, var: Variable },
+    Global {
+        addr: Value,
+        var: Variable,
+    },
     /// Memory at this address holding a value of the place's type.
     Mem(Value),
 }
@@ -377,8 +380,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             } => self.with_cached_globals(&[start, end], body, |t| {
                 t.translate_for_range(*var, start, end, body)
             }),
-            StmtKind::ForEach { var, array, body } => self
-                .with_cached_globals(&[array], body, |t| t.translate_for_each(*var, array, body)),
+            StmtKind::ForEach { var, array, body } => {
+                self.with_cached_globals(&[array], body, |t| {
+                    t.translate_for_each(*var, array, body)
+                })
+            }
             StmtKind::Break => self.translate_jump_out(true),
             StmtKind::Continue => self.translate_jump_out(false),
             StmtKind::Return(value) => self.translate_return(value.as_ref()),

@@ -179,8 +179,7 @@ impl FunctionTranslator<'_, '_> {
         let first = self.check_object(cell, span);
         let mut v = self.translate_expr(value)?;
         // jit-opt: a value that runs no code cannot have destroyed or detached the object.
-        let shell = if self.env.fixed && super::opt_globals::runs_no_code(self.env.program, value)
-        {
+        let shell = if self.env.fixed && super::opt_globals::runs_no_code(self.env.program, value) {
             first
         } else {
             self.check_object(cell, span)

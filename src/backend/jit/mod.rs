@@ -22,9 +22,9 @@ mod lower_loop;
 mod lower_object;
 mod lower_util;
 mod lower_value;
+pub mod module;
 mod opt_globals;
 mod opt_object;
-pub mod module;
 pub mod runtime;
 mod unwind;
 

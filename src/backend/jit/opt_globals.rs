@@ -22,7 +22,9 @@ use std::collections::HashMap;
 use cranelift_codegen::ir::Value;
 use cranelift_frontend::Variable;
 
-use crate::lang::hir::{Block, Expr, ExprKind, GlobalId, Place, PlaceKind, Program, Stmt, StmtKind};
+use crate::lang::hir::{
+    Block, Expr, ExprKind, GlobalId, Place, PlaceKind, Program, Stmt, StmtKind,
+};
 
 use super::lower::{FunctionTranslator, LResult, scalar_type};
 
@@ -68,7 +70,9 @@ impl Walk<'_> {
         let ty = &self.program.globals[id.index()].ty;
         let scalar = matches!(
             ty,
-            crate::lang::hir::Type::I64 | crate::lang::hir::Type::F64 | crate::lang::hir::Type::Bool
+            crate::lang::hir::Type::I64
+                | crate::lang::hir::Type::F64
+                | crate::lang::hir::Type::Bool
         );
         if scalar && !self.found.contains(&id) {
             self.found.push(id);

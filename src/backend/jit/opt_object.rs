@@ -57,7 +57,10 @@ impl FunctionTranslator<'_, '_> {
             // Raises `StaleHandle`.
             t.call_helper(helper, &[cell, start, end]);
         });
-        let key = self.builder.ins().load(types::I64, mem(), shell, Object::KEY as i32);
+        let key = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), shell, Object::KEY as i32);
         let detached = self
             .builder
             .ins()
