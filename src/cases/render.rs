@@ -361,7 +361,7 @@ pub fn machine() -> Vec<String> {
 pub const CAVEATS: [&str; 7] = [
     "The cases are small loops: a real program also pays for cache misses, code size and calls between modules.",
     "A twin is only as fair as its code. Both sides hide values the same way (the script's `sink` is the twin's `hot_sink`), but LLVM may still unroll or vectorize a twin's loop where Cranelift does not; that is native speed, and the ratio shows it.",
-    "The `.hot` array case keeps its index checks (checks on); the twin's masked indexes let LLVM drop its checks, and the `.clif` version has none.",
+    "The `.hot` array case runs with checks on, but its indexes are masked (`i & 255` on a 256-array), which proves them in range: the lowering drops those checks on every Cranelift backend, as LLVM drops the twin's; an unmasked index keeps its check.",
     "Two functions with the same body can differ by about 6% from code alignment alone: read differences under 10% in one row as noise unless they repeat across runs.",
     "The two-thread rows spawn a thread per sample (amortized over 2 ms samples) and pin it to another CPU; on a machine with one free CPU they measure contention with whatever else runs.",
     "Class rows on jit-opt run the fixed layout (fields inline in the shell, inline handle checks, direct calls, constant vtables; docs/backends.md); handles are still checked and counted, so rows that copy handles pay for that. The object backend refuses classes, and only jit reloads: those cells are n/a (docs/cases.md).",
