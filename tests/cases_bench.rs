@@ -75,7 +75,7 @@ fn filtered_run_has_the_rows_marks_and_exports() {
         "{s}"
     );
     assert!(
-        s.contains("jit-opt's class rows run the jit's class code"),
+        s.contains("jit-opt's class rows run code for a fixed runtime"),
         "{s}"
     );
     // A filter that does not match the reload rows leaves them out.

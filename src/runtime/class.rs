@@ -186,6 +186,10 @@ pub struct Version {
     pub methods: Vec<Option<(Arc<str>, AbiSig)>>,
     /// Whether any field is a handle (so dropping a state block must walk the cells).
     pub needs_drop: bool,
+    /// Whether state blocks of this version live inside their shells (a class of a fixed
+    /// runtime, see [`Runtime::fixed`](crate::runtime::rt::Runtime::fixed)): dropping one
+    /// releases its cells but frees nothing.
+    pub inline: bool,
 }
 
 impl Version {
@@ -243,6 +247,8 @@ pub struct Class {
     pub(crate) parent: Option<ClassRef>,
     /// Method name ↔ slot index for the whole class family.
     pub(crate) family: Family,
+    /// Defined in a fixed runtime: fields inline in the shell, reload refused.
+    pub(crate) inline: bool,
 }
 
 impl std::fmt::Debug for Class {
@@ -287,6 +293,7 @@ impl Class {
             name: def.name.clone(),
             parent: def.parent.clone(),
             family,
+            inline: false,
         };
         class.find_iface_slots();
         Ok(class)
@@ -325,6 +332,22 @@ impl Class {
     /// The parent class.
     pub fn parent(&self) -> Option<&ClassRef> {
         self.parent.as_ref()
+    }
+
+    /// Give a class being defined in a fixed runtime (not shared yet) the inline layout: its
+    /// objects are one allocation, the shell then the cells (see `object.rs`).
+    pub(crate) fn set_inline(&mut self) {
+        self.inline = true;
+        let versions = self.versions.get_mut().unwrap_or_else(|e| e.into_inner());
+        for v in versions.iter_mut() {
+            v.inline = true;
+        }
+    }
+
+    /// Whether the class's objects keep their fields inline in the shell (a class of a fixed
+    /// runtime: no reload).
+    pub fn is_inline(&self) -> bool {
+        self.inline
     }
 
     /// The current version.
@@ -559,6 +582,7 @@ pub(crate) fn build_version(
         fields,
         methods,
         needs_drop,
+        inline: false,
     })
 }
 

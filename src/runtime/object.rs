@@ -16,6 +16,7 @@ use crate::runtime::border::{Fault, catch_cold};
 use crate::runtime::class::{CellKind, Class, DETACHED_KEY, Init, Version};
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
+use crate::runtime::spin::ClassGuard;
 use crate::runtime::values;
 
 /// Slots whose code a shell binds at creation (the `Bound` terminal of the call path calls these
@@ -110,6 +111,10 @@ impl Object {
     pub const BOUND: usize = std::mem::offset_of!(Object, bound);
     /// Offset of the generation.
     pub const GEN: usize = std::mem::offset_of!(Object, generation);
+    /// Offset of the first field cell of an object of an inline class (a fixed runtime's): the
+    /// shell, then the state block's header word, then the cells, in one allocation. Field `i`
+    /// is at `[this + INLINE_CELLS + 8*i]`, and `[this + STATE]` points there too.
+    pub const INLINE_CELLS: usize = std::mem::size_of::<Object>() + 8;
 
     /// The object's class.
     #[inline(always)]
@@ -218,21 +223,15 @@ impl Object {
 /// Make an object of `class`: shell + state block with every initializer run, on the live list.
 /// An initializer that raises leaves nothing behind (the cells made so far are dropped).
 pub(crate) fn new_object(class: &Class) -> Result<Handle, Fault> {
+    if class.is_inline() {
+        return new_inline_object(class);
+    }
     loop {
         let version = class.version_ptr();
         // SAFETY: the class keeps every version alive.
         let state = build_state(unsafe { &*version }, class.vmctx(), &[])?;
-        let shell = Box::new(Object {
-            key: AtomicU64::new(DETACHED_KEY),
-            state: AtomicPtr::new(state),
-            class,
-            bound_vmctx: AtomicPtr::new(ptr::null_mut()),
-            bound: [const { AtomicPtr::new(ptr::null_mut()) }; BOUND_SLOTS],
-            refs: RefCount::new(1),
-            generation: AtomicU32::new(1),
-            live_index: AtomicU32::new(NOT_LISTED),
-        });
-        let mut live = class.live.lock();
+        let shell = Box::new(fresh_shell(class, state));
+        let live = class.live.lock();
         if class.version_ptr() != version {
             // A reload installed a new layout while the state was built: build again.
             drop(live);
@@ -240,17 +239,71 @@ pub(crate) fn new_object(class: &Class) -> Result<Handle, Fault> {
             unsafe { drop_state_now(state) };
             continue;
         }
-        // Key, slots and version are read under the lock the reloader installs them under, so
-        // they agree with each other.
-        shell
-            .key
-            .store(class.entry.load(Ordering::Relaxed) & !1, Ordering::Relaxed);
-        bind(&shell, class);
-        live.insert(&shell);
-        live.shells += 1;
-        drop(live);
-        return Ok(Handle::from_object(Box::into_raw(shell)));
+        return Ok(list_shell(class, Box::into_raw(shell), live));
     }
+}
+
+/// A shell of `class` with `state`, not attached or listed yet.
+fn fresh_shell(class: &Class, state: *mut u64) -> Object {
+    Object {
+        key: AtomicU64::new(DETACHED_KEY),
+        state: AtomicPtr::new(state),
+        class,
+        bound_vmctx: AtomicPtr::new(ptr::null_mut()),
+        bound: [const { AtomicPtr::new(ptr::null_mut()) }; BOUND_SLOTS],
+        refs: RefCount::new(1),
+        generation: AtomicU32::new(1),
+        live_index: AtomicU32::new(NOT_LISTED),
+    }
+}
+
+/// Attach a fresh shell (key and bound slots read under the class lock, which the reloader
+/// installs them under, so they agree with each other) and put it on the live list.
+fn list_shell(class: &Class, shell: *mut Object, mut live: ClassGuard<'_, LiveList>) -> Handle {
+    // SAFETY: the shell was just made and is not shared yet.
+    let obj = unsafe { &*shell };
+    obj.key
+        .store(class.entry.load(Ordering::Relaxed) & !1, Ordering::Relaxed);
+    bind(obj, class);
+    live.insert(obj);
+    live.shells += 1;
+    drop(live);
+    Handle::from_object(shell)
+}
+
+/// The one allocation of an inline object with `fields` cells: shell, header, cells.
+fn inline_layout(fields: usize) -> Layout {
+    Layout::from_size_align(
+        Object::INLINE_CELLS + 8 * fields,
+        std::mem::align_of::<Object>(),
+    )
+    .expect("an object of a few cells always fits")
+}
+
+/// `new` of an inline class: the shell and its cells in one allocation. The class is never
+/// reloaded, so its version cannot change while the cells are built.
+fn new_inline_object(class: &Class) -> Result<Handle, Fault> {
+    let version = class.version();
+    let layout = inline_layout(version.fields.len());
+    // SAFETY: the layout is non-zero (at least a shell).
+    let block = unsafe { alloc::alloc(layout) };
+    if block.is_null() {
+        alloc::handle_alloc_error(layout);
+    }
+    let shell = block as *mut Object;
+    // SAFETY: the header word and cells follow the shell inside the block.
+    let header = unsafe { block.add(Object::INLINE_CELLS - 8) } as *mut u64;
+    if let Err(e) = fill_state(version, class.vmctx(), &[], header) {
+        // SAFETY: allocated above with this layout; nothing else saw it (the cells made so far
+        // were dropped by `fill_state`).
+        unsafe { alloc::dealloc(block, layout) };
+        return Err(e);
+    }
+    // SAFETY: the cells start one word after the header; `shell` is the block's start, sized
+    // and aligned for an `Object`.
+    unsafe { shell.write(fresh_shell(class, header.add(1))) };
+    let live = class.live.lock();
+    Ok(list_shell(class, shell, live))
 }
 
 /// Copy the class's current `vmctx` and first slots into the shell.
@@ -272,14 +325,28 @@ pub(crate) fn build_state(
     vmctx: *mut c_void,
     keep: &[Option<u64>],
 ) -> Result<*mut u64, Fault> {
-    let n = version.fields.len();
-    let layout = cells_layout(n);
+    let layout = cells_layout(version.fields.len());
     // SAFETY: the layout has a non-zero size (at least the header word). Not zeroed by the
-    // allocator (calloc is slower): the loop below writes every cell.
+    // allocator (calloc is slower): `fill_state` writes every cell.
     let block = unsafe { alloc::alloc(layout) } as *mut u64;
     if block.is_null() {
         alloc::handle_alloc_error(layout);
     }
+    fill_state(version, vmctx, keep, block)?;
+    // SAFETY: the cells start after the header word.
+    Ok(unsafe { block.add(1) })
+}
+
+/// Write a state block for `version` at `block` (the header word, then one cell per field), as
+/// [`build_state`] says. On error the cells made are dropped (and a block of its own freed;
+/// an inline block is the caller's to free with its shell).
+fn fill_state(
+    version: &Version,
+    vmctx: *mut c_void,
+    keep: &[Option<u64>],
+    block: *mut u64,
+) -> Result<(), Fault> {
+    let n = version.fields.len();
     // SAFETY: `block` holds n + 1 cells; cell 0 is the header.
     let cells = unsafe {
         *block = version as *const Version as u64;
@@ -324,7 +391,7 @@ pub(crate) fn build_state(
             return Err(e);
         }
     }
-    Ok(cells)
+    Ok(())
 }
 
 /// Drop a state block: release every handle cell (pushing objects whose last reference went
@@ -342,8 +409,11 @@ pub(crate) unsafe fn drop_state(cells: *mut u64, dying: &mut Vec<*const Object>)
             drop_cell(f.ty.cell_kind(), bits, dying);
         }
     }
-    // SAFETY: allocated in `build_state` with this layout.
-    unsafe { alloc::dealloc(cells.sub(1) as *mut u8, cells_layout(version.fields.len())) };
+    if !version.inline {
+        // SAFETY: allocated in `build_state` with this layout (an inline block is part of its
+        // shell's allocation, freed with the shell).
+        unsafe { alloc::dealloc(cells.sub(1) as *mut u8, cells_layout(version.fields.len())) };
+    }
 }
 
 /// Release what one cell owns.
@@ -416,6 +486,13 @@ fn free_one(obj: *const Object, dying: &mut Vec<*const Object>) {
     live.remove(shell);
     live.shells -= 1;
     drop(live);
+    if class.is_inline() {
+        let layout = inline_layout(class.version().fields.len());
+        // SAFETY: allocated in `new_inline_object` with this layout (an inline class keeps one
+        // version); unlisted and unreferenced. `Object` has no drop glue.
+        unsafe { alloc::dealloc(obj as *mut u8, layout) };
+        return;
+    }
     // SAFETY: allocated by `Box` in `new_object`; unlisted and unreferenced.
     drop(unsafe { Box::from_raw(obj as *mut Object) });
 }

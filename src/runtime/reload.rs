@@ -72,6 +72,13 @@ pub enum ReloadError {
     /// The new version names another parent (slot indices belong to the class family).
     #[error("a reload cannot change the parent of `{0}`")]
     ParentChanged(String),
+    /// The class belongs to a fixed runtime (`jit-opt`): its fields are inline in the shells
+    /// and its calls direct, so there is nothing a reload could swap.
+    #[error(
+        "class `{0}` cannot be reloaded: it was compiled for jit-opt (fields inline in the \
+         object, direct calls); use the jit backend to reload"
+    )]
+    Fixed(String),
     /// A field initializer raised while migrating; nothing changed.
     #[error("a field initializer raised during migration: {0}")]
     Initializer(ScriptError),
@@ -135,6 +142,9 @@ impl Runtime {
         }
         if class.is_unloaded() {
             return Err(ReloadError::Unloaded(class.name().to_string()));
+        }
+        if class.is_inline() {
+            return Err(ReloadError::Fixed(class.name().to_string()));
         }
         let same_parent = match (&def.parent, class.parent()) {
             (None, None) => true,

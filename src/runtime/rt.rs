@@ -27,6 +27,8 @@ pub struct Runtime {
     pub(crate) admin: Mutex<()>,
     /// Destroyed objects whose state waits for a point where no call can be using it.
     pub(crate) retired: Mutex<Vec<Handle>>,
+    /// Fixed: classes keep their fields inline in the shell and cannot be reloaded.
+    fixed: bool,
 }
 
 impl Default for Runtime {
@@ -42,16 +44,39 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Runtime {
     /// An empty runtime.
     pub fn new() -> Runtime {
+        let mut rt = Runtime::fixed();
+        rt.fixed = false;
+        rt
+    }
+
+    /// An empty *fixed* runtime (the `jit-opt` backend's): its classes' objects are one
+    /// allocation each, the shell followed by the field cells
+    /// ([`Object::INLINE_CELLS`](crate::runtime::object::Object::INLINE_CELLS)), so generated
+    /// code reaches a field at a constant offset from the shell; a reload of its classes is
+    /// refused ([`ReloadError::Fixed`](crate::runtime::reload::ReloadError::Fixed)), since
+    /// nothing could migrate the fields. Everything else (handles, destroy, unload, host
+    /// calls and field access) works as in [`Runtime::new`].
+    pub fn fixed() -> Runtime {
         Runtime {
             classes: Mutex::new(Vec::new()),
             admin: Mutex::new(()),
             retired: Mutex::new(Vec::new()),
+            fixed: true,
         }
+    }
+
+    /// Whether this runtime is [`Runtime::fixed`].
+    pub fn is_fixed(&self) -> bool {
+        self.fixed
     }
 
     /// Define a class. Its address is stable for the runtime's life.
     pub fn define(&self, def: ClassDef) -> Result<ClassRef, DefineError> {
-        let class = ClassRef::new(Class::from_def(&def)?);
+        let mut class = Class::from_def(&def)?;
+        if self.fixed {
+            class.set_inline();
+        }
+        let class = ClassRef::new(class);
         lock(&self.classes).push(class.clone());
         Ok(class)
     }

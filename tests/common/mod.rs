@@ -24,6 +24,7 @@ pub fn backends() -> Vec<(&'static str, RunMain)> {
     vec![
         ("interp", hotlab::backend::interp::run_main),
         ("jit", jit_run_main),
+        ("jit-opt", jit_opt_run_main),
         ("object", object_run_main),
     ]
 }
@@ -54,11 +55,25 @@ pub fn object_run_main(program: &Program, checks: Checks) -> Result<Value, Scrip
 /// Compile with the Cranelift verifier on and run `main` on the JIT. A compile failure is a bug
 /// (the checker accepted the program), so it panics with the reason.
 pub fn jit_run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError> {
+    jit_run_main_at(program, checks, hotlab::backend::jit::OptLevel::None)
+}
+
+/// [`jit_run_main`] on `jit-opt`: `OptLevel::Speed`, objects in a fixed runtime (fields inline,
+/// inline handle checks), module variables cached in call-free loops.
+pub fn jit_opt_run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError> {
+    jit_run_main_at(program, checks, hotlab::backend::jit::OptLevel::Speed)
+}
+
+fn jit_run_main_at(
+    program: &Program,
+    checks: Checks,
+    opt: hotlab::backend::jit::OptLevel,
+) -> Result<Value, ScriptError> {
     use hotlab::backend::jit::{Jit, JitError, JitOptions};
     let mut jit = Jit::new(JitOptions {
         checks,
         verify: true,
-        ..JitOptions::default()
+        opt,
     })
     .expect("the JIT sets up on this host");
     match jit.compile(program) {

@@ -33,9 +33,21 @@ impl Jit {
     /// Compile `program`: every function and its entry trampoline, finalized in one batch,
     /// then run `<init>` once. Symbols are `hot.p<serial>.<name>`, fresh for every call, so
     /// compiling a new version of a program leaves the old code valid.
+    ///
+    /// With `OptLevel::Speed` (the `jit-opt` backend) the objects live in a fixed runtime
+    /// ([`Runtime::fixed`]): fields inline in the shell, no reload.
     pub fn compile(&mut self, program: &Program) -> Result<JitProgram, JitError> {
-        self.compile_in(program, Arc::new(Runtime::new()))
+        self.compile_in(program, Arc::new(self.new_runtime()))
             .map(|(p, _)| p)
+    }
+
+    /// The runtime a program compiled by this JIT gets by default: fixed for
+    /// `OptLevel::Speed` (`jit-opt`), reloadable otherwise.
+    pub fn new_runtime(&self) -> Runtime {
+        match self.options.opt {
+            super::OptLevel::Speed => Runtime::fixed(),
+            super::OptLevel::None => Runtime::new(),
+        }
     }
 
     /// [`Jit::compile`] with the program's objects in `runtime`: a class the runtime already
@@ -97,6 +109,7 @@ impl Jit {
             slot_table_addr: objects.slot_offsets.as_ptr() as i64,
             virtuals: &virtuals,
             objects_data: None,
+            fixed: objects.runtime.is_fixed(),
         };
         let mut lowered = Vec::with_capacity(program.functions.len() * 2);
         let mut largest_frame = 0u64;

@@ -103,6 +103,10 @@ pub(crate) struct LowerEnv<'a> {
     /// finds the objects and the slot-offset table in these data objects of its own library,
     /// which the loader binds (see [`ObjectsData`]).
     pub objects_data: Option<ObjectsData>,
+    /// The `jit-opt` lowering: the objects live in a fixed runtime (fields inline in the shell,
+    /// handle checks inline, slot tables constant: `opt_object.rs`), and call-free loops keep
+    /// scalar module variables in registers (`opt_globals.rs`).
+    pub fixed: bool,
 }
 
 /// Where position-independent code finds the program's objects: data objects of its shared
@@ -207,6 +211,12 @@ pub(crate) struct LoopTargets {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum PlaceRef {
     Var(Variable),
+    /// A scalar module variable cached in `var` by a loop (`opt_globals.rs`): read from the
+    /// variable, written to both.
+    Global {
+        addr: Value,
+        var: Variable,
+    },
     /// Memory at this address holding a value of the place's type.
     Mem(Value),
 }
@@ -228,6 +238,8 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// Variables of managed types (`let`/`var`/loop variables and hidden loop snapshots, not
     /// parameters) the function owns a reference through: released when it returns.
     pub(crate) owned: Vec<(Variable, Type)>,
+    /// Module variables cached by the loops being lowered (`jit-opt`).
+    pub(crate) global_cache: super::opt_globals::GlobalCache,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -255,6 +267,7 @@ pub(crate) fn lower_function(
         refs: HashMap::new(),
         slot_bytes: 0,
         owned: Vec::new(),
+        global_cache: Default::default(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -405,14 +418,22 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 then_block,
                 else_block,
             } => self.translate_if(cond, then_block, else_block.as_ref()),
-            StmtKind::While { cond, body } => self.translate_while(cond, body),
+            StmtKind::While { cond, body } => {
+                self.with_cached_globals(&[cond], body, |t| t.translate_while(cond, body))
+            }
             StmtKind::ForRange {
                 var,
                 start,
                 end,
                 body,
-            } => self.translate_for_range(*var, start, end, body),
-            StmtKind::ForEach { var, array, body } => self.translate_for_each(*var, array, body),
+            } => self.with_cached_globals(&[start, end], body, |t| {
+                t.translate_for_range(*var, start, end, body)
+            }),
+            StmtKind::ForEach { var, array, body } => {
+                self.with_cached_globals(&[array], body, |t| {
+                    t.translate_for_each(*var, array, body)
+                })
+            }
             StmtKind::Break => self.translate_jump_out(true),
             StmtKind::Continue => self.translate_jump_out(false),
             StmtKind::Return(value) => self.translate_return(value.as_ref()),
@@ -519,7 +540,13 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 LocalSlot::Array(slot) => Ok(PlaceRef::Mem(self.slot_addr(slot))),
                 LocalSlot::Unit => bad("assignment to a unit local"),
             },
-            PlaceKind::Global(id) => Ok(PlaceRef::Mem(self.global_addr(*id)?)),
+            PlaceKind::Global(id) => {
+                let addr = self.global_addr(*id)?;
+                Ok(match self.cached_global(*id) {
+                    Some(var) => PlaceRef::Global { addr, var },
+                    None => PlaceRef::Mem(addr),
+                })
+            }
             PlaceKind::Index { base, index } => {
                 let PlaceRef::Mem(base_addr) = self.translate_place(base)? else {
                     return bad("indexing a place that is not an array");
@@ -537,7 +564,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
 
     pub(crate) fn read_place(&mut self, place: PlaceRef, ty: &Type) -> LResult<Value> {
         match place {
-            PlaceRef::Var(var) => Ok(self.builder.use_var(var)),
+            PlaceRef::Var(var) | PlaceRef::Global { var, .. } => Ok(self.builder.use_var(var)),
             PlaceRef::Mem(addr) => self.load_value(addr, ty),
         }
     }
@@ -549,6 +576,10 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 Ok(())
             }
             PlaceRef::Mem(addr) => self.store_value(addr, ty, value),
+            PlaceRef::Global { addr, var } => {
+                self.builder.def_var(var, value);
+                self.store_value(addr, ty, value)
+            }
         }
     }
 

@@ -26,6 +26,10 @@ impl FunctionTranslator<'_, '_> {
                 Ok(self.retain_value(&e.ty, v))
             }
             ExprKind::Global(id) => {
+                if let Some(var) = self.cached_global(*id) {
+                    // A scalar: nothing to retain.
+                    return Ok(self.read_cached(var));
+                }
                 let addr = self.global_addr(*id)?;
                 let v = self.translate_copy_if_array(addr, &e.ty)?;
                 Ok(self.retain_value(&e.ty, v))

@@ -85,8 +85,11 @@ impl FunctionTranslator<'_, '_> {
         self.builder.ins().bor(shell, tag)
     }
 
-    /// The shell of a handle, checked at `span`.
+    /// The shell of a handle, checked at `span` (inline for a fixed runtime).
     pub(crate) fn check_object(&mut self, cell: Value, span: Span) -> Value {
+        if self.env.fixed {
+            return self.check_object_inline(cell, span);
+        }
         let (start, end) = self.span_args(span);
         let helper = self.env.helpers.object_check;
         self.call_helper(helper, &[cell, start, end])[0]
@@ -126,6 +129,9 @@ impl FunctionTranslator<'_, '_> {
 
     /// Address of field `field` of a checked shell (state loaded now).
     fn field_addr(&mut self, shell: Value, field: u32) -> Value {
+        if self.env.fixed {
+            return self.inline_field_addr(shell, field);
+        }
         let state = self
             .builder
             .ins()
@@ -172,9 +178,14 @@ impl FunctionTranslator<'_, '_> {
         span: Span,
     ) -> LResult<()> {
         let (cell, owned) = self.handle_operand(object)?;
-        self.check_object(cell, span);
+        let first = self.check_object(cell, span);
         let v = self.translate_expr(value)?;
-        let shell = self.check_object(cell, span);
+        // jit-opt: a value that runs no code cannot have destroyed or detached the object.
+        let shell = if self.env.fixed && super::opt_globals::runs_no_code(self.env.program, value) {
+            first
+        } else {
+            self.check_object(cell, span)
+        };
         let addr = self.field_addr(shell, field);
         self.store_to(PlaceRef::Mem(addr), ty, op, op_span, v)?;
         self.done_with(cell, owned);
@@ -249,14 +260,21 @@ impl FunctionTranslator<'_, '_> {
         else {
             return bad(format!("no slot for virtual method `{method}`"));
         };
+        // A fixed runtime's classes are never reloaded: the offset, the class pointer and the
+        // slot are constants once code runs (the class's slot table is its vtable).
+        let flags = if self.env.fixed {
+            super::opt_object::fixed()
+        } else {
+            mem()
+        };
         let table = self.slot_table_entry(k)?;
-        let offset = self.builder.ins().load(types::I64, mem(), table, 0);
+        let offset = self.builder.ins().load(types::I64, flags, table, 0);
         let class_ptr = self
             .builder
             .ins()
-            .load(types::I64, mem(), shell, Object::CLASS as i32);
+            .load(types::I64, flags, shell, Object::CLASS as i32);
         let slot_addr = self.builder.ins().iadd(class_ptr, offset);
-        let code = self.builder.ins().load(types::I64, mem(), slot_addr, 0);
+        let code = self.builder.ins().load(types::I64, flags, slot_addr, 0);
         let empty = self.builder.ins().icmp_imm_s(IntCC::Equal, code, 0);
         let helper = self.env.helpers.empty_slot;
         self.cold_raise(empty, |t| {

@@ -4,8 +4,8 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Imm64;
 use cranelift_codegen::ir::{
-    FuncRef, GlobalValueData, InstBuilder, StackSlot, StackSlotData, StackSlotKind, TrapCode,
-    Value, types,
+    FuncRef, GlobalValueData, InstBuilder, InstructionData, Opcode, StackSlot, StackSlotData,
+    StackSlotKind, TrapCode, Value, ValueDef, types,
 };
 use cranelift_module::{DataId, FuncId};
 
@@ -232,7 +232,7 @@ impl FunctionTranslator<'_, '_> {
         len: u32,
         span: Span,
     ) -> Value {
-        if self.env.checks == Checks::On {
+        if self.env.checks == Checks::On && !self.masked_below(idx, len) {
             let len_v = self.builder.ins().iconst(types::I64, i64::from(len));
             // Unsigned: a negative index is a huge one.
             let out = self
@@ -247,5 +247,33 @@ impl FunctionTranslator<'_, '_> {
         }
         let offset = self.builder.ins().imul_imm_s(idx, elem.cells() as i64 * 8);
         self.builder.ins().iadd(base, offset)
+    }
+
+    /// Whether `idx` is `x & c` (either operand order) with a constant `0 <= c < len`: always in
+    /// range, so the bounds check can go (`a[i & 255]` on a 256-array). Any other index, and a
+    /// negative mask (which lets negative values through), keeps its check.
+    fn masked_below(&self, idx: Value, len: u32) -> bool {
+        let dfg = &self.builder.func.dfg;
+        let constant = |v: Value| match dfg.value_def(v) {
+            ValueDef::Result(inst, _) => match dfg.insts[inst] {
+                InstructionData::UnaryImm {
+                    opcode: Opcode::Iconst,
+                    imm,
+                } => Some(imm.bits()),
+                _ => None,
+            },
+            _ => None,
+        };
+        let ValueDef::Result(inst, _) = dfg.value_def(idx) else {
+            return false;
+        };
+        let below = |c: Option<i64>| c.is_some_and(|c| (0..i64::from(len)).contains(&c));
+        match dfg.insts[inst] {
+            InstructionData::Binary {
+                opcode: Opcode::Band,
+                args,
+            } => below(constant(args[0])) || below(constant(args[1])),
+            _ => false,
+        }
     }
 }

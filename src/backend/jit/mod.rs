@@ -24,6 +24,8 @@ mod lower_object;
 mod lower_util;
 mod lower_value;
 pub mod module;
+mod opt_globals;
+mod opt_object;
 pub mod runtime;
 mod unwind;
 

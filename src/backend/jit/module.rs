@@ -34,6 +34,11 @@ use crate::backend::object::{ObjectBackend, ObjectError, ObjectOptions};
 /// The name of the function a reload runs after migrating, if the new source defines it.
 pub const AFTER_RELOAD: &str = "after_reload";
 
+/// Why a `jit-opt` module refuses a reload.
+pub const JIT_OPT_NO_RELOAD: &str = "a jit-opt module cannot be reloaded: its objects keep their \
+    fields inline and its calls are direct, so there is nothing to swap; use the jit backend \
+    to reload";
+
 /// A program whose classes can be reloaded from new versions of its source (see the module
 /// docs).
 pub struct ScriptModule {
@@ -87,8 +92,10 @@ pub enum ReloadFailure {
 impl ScriptModule {
     /// Compile `program` (running `<init>`) in a fresh runtime.
     pub fn new(program: Program, options: JitOptions) -> Result<ScriptModule, JitError> {
-        let mut compiler = Compiler::Jit(Box::new(Jit::new(options)?));
-        let runtime = Arc::new(Runtime::new());
+        let jit = Jit::new(options)?;
+        // jit-opt's runtime is fixed (fields inline, no reload); the jit's reloads.
+        let runtime = Arc::new(jit.new_runtime());
+        let mut compiler = Compiler::Jit(Box::new(jit));
         let (current, _) = compiler
             .compile_in(&program, Arc::clone(&runtime))
             .map_err(|e| match e {
@@ -148,7 +155,13 @@ impl ScriptModule {
     }
 
     /// Reload from a new version of the source (see the module docs).
+    ///
+    /// A module compiled for `jit-opt` (`OptLevel::Speed`: fields inline in the objects, direct
+    /// calls) cannot reload: [`ReloadFailure::Refused`], nothing changed.
     pub fn reload(&mut self, source: Arc<SourceFile>) -> Result<ReloadOutcome, ReloadFailure> {
+        if self.runtime.is_fixed() {
+            return Err(ReloadFailure::Refused(JIT_OPT_NO_RELOAD.into()));
+        }
         let program = crate::lang::compile(source).map_err(ReloadFailure::Compile)?;
         self.precheck(&program).map_err(ReloadFailure::Refused)?;
         let defined = crate::backend::objects::new_class_names(&self.runtime, &program);

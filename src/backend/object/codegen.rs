@@ -140,6 +140,7 @@ pub(super) fn build(
         slot_table_addr: 0,
         virtuals: &virtuals,
         objects_data: Some(objects_data),
+        fixed: false,
     };
     let mut fctx = FunctionBuilderContext::new();
     let mut lowered = Vec::with_capacity(program.functions.len() * 2);

@@ -1,0 +1,81 @@
+//! HIR → CLIF for objects of a *fixed* runtime (the `jit-opt` backend): fields inline in the
+//! shell, handle checks inline, virtual calls through a table that never changes.
+//!
+//! A fixed runtime ([`Runtime::fixed`](crate::runtime::rt::Runtime::fixed)) refuses reloads, so
+//! what the reloadable layout keeps indirect is constant for an object's life:
+//!
+//! - **fields**: an object is one allocation, the shell then its cells, so field `i` is
+//!   `[shell + Object::INLINE_CELLS + 8*i]`: no state pointer to load;
+//! - **handle checks** stay (they are language semantics: null, stale generation, detached) but
+//!   are inline: a null test, then the generation's low 16 bits against the cell's tag and the
+//!   key against the detached key, each with a branch to a `cold` block that calls `hot_object_check`
+//!   (which raises the right error at the right span). No helper call on the fast path;
+//! - **virtual calls** read the class's slot table, which is the class's vtable here: no reload
+//!   swaps it, so its loads (and the slot offset's) are `readonly` and Cranelift may merge them.
+//!   Statically bound methods are direct `call`s (as on `jit`).
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+
+use crate::lang::span::Span;
+use crate::runtime::class::DETACHED_KEY;
+use crate::runtime::object::Object;
+
+use super::lower::{FunctionTranslator, mem};
+
+/// Bits of a handle cell that hold the shell address (see `runtime::handle`).
+const ADDR_BITS: i64 = 48;
+
+/// Flags of a load that no code changes while generated code of a fixed runtime runs (a class's
+/// slots and the slot-offset table: filled before any code runs, never reloaded).
+pub(crate) fn fixed() -> MemFlagsData {
+    mem().with_readonly()
+}
+
+impl FunctionTranslator<'_, '_> {
+    /// The shell of a handle cell, checked inline at `span` (see the module docs).
+    pub(crate) fn check_object_inline(&mut self, cell: Value, span: Span) -> Value {
+        let helper = self.env.helpers.object_check;
+        let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
+        self.cold_raise(null, |t| {
+            let (start, end) = t.span_args(span);
+            // Raises `NullHandle`.
+            t.call_helper(helper, &[cell, start, end]);
+        });
+        // The address is the low 48 bits: two shifts (a 64-bit mask would be a constant-pool
+        // load on x86-64).
+        let high = self.builder.ins().ishl_imm_s(cell, 64 - ADDR_BITS);
+        let shell = self.builder.ins().ushr_imm_u(high, 64 - ADDR_BITS);
+        let tag = self.builder.ins().ushr_imm_u(cell, ADDR_BITS);
+        let generation = self
+            .builder
+            .ins()
+            .uload16(types::I64, mem(), shell, Object::GEN as i32);
+        let stale = self.builder.ins().icmp(IntCC::NotEqual, tag, generation);
+        self.cold_raise(stale, |t| {
+            let (start, end) = t.span_args(span);
+            // Raises `StaleHandle`.
+            t.call_helper(helper, &[cell, start, end]);
+        });
+        let key = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), shell, Object::KEY as i32);
+        let detached = self
+            .builder
+            .ins()
+            .icmp_imm_s(IntCC::Equal, key, DETACHED_KEY as i64);
+        self.cold_raise(detached, |t| {
+            let (start, end) = t.span_args(span);
+            // Raises `ObjectDetached`.
+            t.call_helper(helper, &[cell, start, end]);
+        });
+        shell
+    }
+
+    /// Address of field `field` of a checked shell of an inline class.
+    pub(crate) fn inline_field_addr(&mut self, shell: Value, field: u32) -> Value {
+        let offset = Object::INLINE_CELLS as i64 + i64::from(field) * 8;
+        self.builder.ins().iadd_imm_s(shell, offset)
+    }
+}
