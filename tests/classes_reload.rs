@@ -193,3 +193,24 @@ fn object_reload_keeps_host_handles_valid() {
     assert_eq!(outcome.after_reload, Some(Value::I64(103 * 1000 + 40)));
     assert_eq!(held.call().unwrap(), 203);
 }
+
+/// `run --backend jit-opt` runs `main`, then refuses every reload with the reason (nothing
+/// changes, the exit code says it failed).
+#[test]
+fn jit_opt_runs_and_refuses_reloads() {
+    hotlab()
+        .args([
+            "run",
+            &fixture("v1.hot"),
+            "--backend",
+            "jit-opt",
+            "--reload",
+            &fixture("v2.hot"),
+        ])
+        .assert()
+        .code(2)
+        .stdout("2\n")
+        .stderr(predicate::str::contains(
+            "a jit-opt module cannot be reloaded",
+        ));
+}

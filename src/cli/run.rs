@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use super::use_color;
 use crate::backend::jit::{
-    CompiledFunction, Jit, JitError, JitOptions, ReloadFailure, ScriptModule,
+    CompiledFunction, Jit, JitError, JitOptions, OptLevel, ReloadFailure, ScriptModule,
 };
 use crate::backend::object::{ObjectError, ObjectOptions, StageTimings, compile_object};
 use crate::backend::{Checks, Value, interp};
@@ -25,6 +25,9 @@ use crate::lang::SourceFile;
 pub enum RunBackend {
     /// Cranelift JIT in process.
     Jit,
+    /// Cranelift JIT optimized for speed, objects in a fixed runtime (no reload).
+    #[value(name = "jit-opt")]
+    JitOpt,
     /// Cranelift object file, linked into a shared library with `ld` and loaded with dlopen.
     Object,
     /// The reference interpreter.
@@ -112,11 +115,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
                 }
             )))
         }
-        (Snippet::Clif { source }, RunBackend::Jit) => {
+        (Snippet::Clif { source }, RunBackend::Jit | RunBackend::JitOpt) => {
             let text = source.text.clone();
+            let opt = opt_level(args.backend);
             let values = on_script_thread(move || {
                 let mut jit = Jit::new(JitOptions {
                     checks,
+                    opt,
                     ..JitOptions::default()
                 })?;
                 let program = jit.load_clif(&text)?;
@@ -184,6 +189,14 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     }
 }
 
+/// The Cranelift optimization level a JIT backend asks for.
+fn opt_level(backend: RunBackend) -> OptLevel {
+    match backend {
+        RunBackend::JitOpt => OptLevel::Speed,
+        _ => OptLevel::None,
+    }
+}
+
 /// `main`, then each reload in order. Returns the exit code: the first failure's, or OK.
 fn run_with_reloads(
     program: Program,
@@ -200,6 +213,7 @@ fn run_with_reloads(
     let source = Arc::clone(&program.source);
     let jit = JitOptions {
         checks,
+        opt: opt_level(backend),
         ..JitOptions::default()
     };
     let script = |err: crate::runtime::ScriptError| Failure::script(err.render(&source));
@@ -224,7 +238,8 @@ fn run_with_reloads(
                 code = code.max(report_reload(version, result));
             }
         }
-        RunBackend::Jit | RunBackend::Object => {
+        RunBackend::Jit | RunBackend::JitOpt | RunBackend::Object => {
+            // On jit-opt every reload is refused (reported, exit code set), nothing changes.
             let mut module = match backend {
                 RunBackend::Object => {
                     let options = ObjectOptions {
@@ -334,9 +349,10 @@ fn run_hot(
             let value = loaded.run_main().map_err(script)?;
             Ok((value, stages, Some(loaded.timings())))
         }
-        RunBackend::Jit => {
+        RunBackend::Jit | RunBackend::JitOpt => {
             let mut jit = Jit::new(JitOptions {
                 checks,
+                opt: opt_level(backend),
                 ..JitOptions::default()
             })
             .map_err(|e| Outcome::Input(format!("error: {e}")))?;
