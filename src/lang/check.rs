@@ -270,6 +270,27 @@ impl Checker {
         }
     }
 
+    /// The types of a function's or a lambda's parameters (`None` where one did not resolve),
+    /// reporting a name declared twice.
+    pub(super) fn param_types(&mut self, params: &[ast::Param]) -> Vec<Option<Type>> {
+        let mut seen: HashMap<&str, Span> = HashMap::new();
+        let mut types = Vec::new();
+        for p in params {
+            if let Some(first) = seen.insert(&p.name.name, p.name.span) {
+                self.error(
+                    Diagnostic::new(
+                        DiagKind::Duplicate,
+                        p.name.span,
+                        format!("parameter `{}` is declared twice", p.name.name),
+                    )
+                    .with_label(first, "first declared here"),
+                );
+            }
+            types.push(self.resolve_type(&p.ty));
+        }
+        types
+    }
+
     fn fn_sig(&mut self, sig: &ast::FnSig, in_class: bool) -> Sig {
         if let (Some(span), false) = (sig.self_param, in_class) {
             self.error(
@@ -281,21 +302,7 @@ impl Checker {
                 .with_note("declare the function inside a `class`"),
             );
         }
-        let mut seen: HashMap<&str, Span> = HashMap::new();
-        let mut params = Vec::new();
-        for p in &sig.params {
-            if let Some(first) = seen.insert(&p.name.name, p.name.span) {
-                self.error(
-                    Diagnostic::new(
-                        DiagKind::Duplicate,
-                        p.name.span,
-                        format!("parameter `{}` is declared twice", p.name.name),
-                    )
-                    .with_label(first, "first declared here"),
-                );
-            }
-            params.push(self.resolve_type(&p.ty));
-        }
+        let params = self.param_types(&sig.params);
         let ret = match &sig.ret {
             Some(t) => self.resolve_type(t),
             None => Some(Type::Unit),

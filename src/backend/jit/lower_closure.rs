@@ -89,17 +89,7 @@ impl FunctionTranslator<'_, '_> {
             t.call_helper(helper, &[start, end]);
         });
         let mut values = vec![self.vmctx, cell];
-        let out = if let Type::Array(..) = e.ty {
-            let slot = self.new_slot(e.ty.cells());
-            let out = self.slot_addr(slot);
-            values.push(out);
-            Some(out)
-        } else {
-            None
-        };
-        for arg in args {
-            values.push(self.translate_expr(arg)?);
-        }
+        let out = self.call_operands(&mut values, &e.ty, args)?;
         let code = self
             .builder
             .ins()

@@ -262,6 +262,21 @@ impl FunctionTranslator<'_, '_> {
             return bad(format!("call of unknown function #{}", f.0));
         };
         let mut values = vec![self.vmctx];
+        let out = self.call_operands(&mut values, ret, args)?;
+        let results = self.call_helper(callee, &values);
+        let first_arg = values.len() - args.len();
+        self.release_args(args, &values[first_arg..]);
+        Ok(self.call_result(out, results.first().copied()))
+    }
+
+    /// A script call's operands after `values` (the context, a closure's env): the out slot of
+    /// an array result (returned), then the arguments.
+    pub(crate) fn call_operands(
+        &mut self,
+        values: &mut Vec<Value>,
+        ret: &Type,
+        args: &[Expr],
+    ) -> LResult<Option<Value>> {
         let out = if let Type::Array(..) = ret {
             let slot = self.new_slot(ret.cells());
             let out = self.slot_addr(slot);
@@ -273,10 +288,7 @@ impl FunctionTranslator<'_, '_> {
         for arg in args {
             values.push(self.translate_expr(arg)?);
         }
-        let results = self.call_helper(callee, &values);
-        let first_arg = values.len() - args.len();
-        self.release_args(args, &values[first_arg..]);
-        Ok(self.call_result(out, results.first().copied()))
+        Ok(out)
     }
 
     /// A call's value: the out slot of an array, the register result, or unit.

@@ -70,21 +70,7 @@ impl Checker {
         body: &ast::Block,
         span: Span,
     ) -> Option<Expr> {
-        let mut seen: HashMap<&str, Span> = HashMap::new();
-        let mut param_types = Vec::new();
-        for p in params {
-            if let Some(first) = seen.insert(&p.name.name, p.name.span) {
-                self.error(
-                    Diagnostic::new(
-                        DiagKind::Duplicate,
-                        p.name.span,
-                        format!("parameter `{}` is declared twice", p.name.name),
-                    )
-                    .with_label(first, "first declared here"),
-                );
-            }
-            param_types.push(self.resolve_type(&p.ty));
-        }
+        let param_types = self.param_types(params);
         let ret_ty = match ret {
             Some(t) => self.resolve_type(t),
             None => Some(Type::Unit),
