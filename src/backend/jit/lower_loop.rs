@@ -146,21 +146,19 @@ impl FunctionTranslator<'_, '_> {
         end: Value,
         body: impl FnOnce(&mut Self) -> LResult<()>,
     ) -> LResult<()> {
-        let header_block = self.builder.create_block();
+        // Rotated: one test before the loop, then the step tests and branches back to the body,
+        // so an iteration takes one taken branch instead of two (Cranelift does not rotate
+        // loops itself). `continue` goes to the step.
         let body_block = self.builder.create_block();
         let step_block = self.builder.create_block();
         let exit_block = self.builder.create_block();
-        self.builder.ins().jump(header_block, &[]);
-
-        self.builder.switch_to_block(header_block);
         let i = self.builder.use_var(counter);
-        let more = self.builder.ins().icmp(IntCC::SignedLessThan, i, end);
+        let any = self.builder.ins().icmp(IntCC::SignedLessThan, i, end);
         self.builder
             .ins()
-            .brif(more, body_block, &[], exit_block, &[]);
+            .brif(any, body_block, &[], exit_block, &[]);
 
         self.builder.switch_to_block(body_block);
-        self.builder.seal_block(body_block);
         self.loops.push(LoopTargets {
             continue_block: step_block,
             exit_block,
@@ -175,9 +173,12 @@ impl FunctionTranslator<'_, '_> {
         let i = self.builder.use_var(counter);
         let next = self.builder.ins().iadd_imm_s(i, 1);
         self.builder.def_var(counter, next);
-        self.builder.ins().jump(header_block, &[]);
+        let more = self.builder.ins().icmp(IntCC::SignedLessThan, next, end);
+        self.builder
+            .ins()
+            .brif(more, body_block, &[], exit_block, &[]);
 
-        self.builder.seal_block(header_block);
+        self.builder.seal_block(body_block);
         self.builder.switch_to_block(exit_block);
         self.builder.seal_block(exit_block);
         Ok(())
