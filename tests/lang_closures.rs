@@ -13,12 +13,7 @@ use hotlab::runtime::values::live_blocks;
 fn same_everywhere(text: &str, want: &str) {
     let program = common::compile_text("closures.hot", text).unwrap_or_else(|d| panic!("{d}"));
     for (backend, run) in common::backends_for(&program) {
-        let program = program.clone();
-        let (got, leaked) = common::with_stack(common::TEST_STACK, move || {
-            let before = live_blocks();
-            let got = common::outcome(&program, &run(&program, Checks::On));
-            (got, live_blocks() - before)
-        });
+        let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
         assert_eq!(got, want, "{backend} on:\n{text}");
         // The JIT does not release what frames held when an error unwinds them.
         if !(got.starts_with("error") && backend != "interp") {

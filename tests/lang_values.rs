@@ -49,12 +49,7 @@ fn main() -> i64 {
 fn runs_leave_no_blocks_behind() {
     let program = common::compile_text("leak.hot", PROGRAM).unwrap();
     for (backend, run) in common::backends_for(&program) {
-        let program = program.clone();
-        let (got, leaked) = common::with_stack(common::TEST_STACK, move || {
-            let before = live_blocks();
-            let got = common::outcome(&program, &run(&program, Checks::On));
-            (got, live_blocks() - before)
-        });
+        let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
         assert_eq!(got, "61", "{backend}");
         assert_eq!(leaked, 0, "{backend} leaked {leaked} blocks");
     }

@@ -103,6 +103,17 @@ pub fn outcome(program: &Program, result: &Result<Value, ScriptError>) -> String
     }
 }
 
+/// Run `program`'s `main` with `run` on a thread with [`TEST_STACK`]: its outcome, and how many
+/// vec, string and closure blocks it left behind on that thread.
+pub fn outcome_and_leaked_blocks(program: &Program, run: RunMain) -> (String, i64) {
+    let program = program.clone();
+    with_stack(TEST_STACK, move || {
+        let before = hotlab::runtime::values::live_blocks();
+        let got = outcome(&program, &run(&program, Checks::On));
+        (got, hotlab::runtime::values::live_blocks() - before)
+    })
+}
+
 /// Run `f` on a fresh thread with `stack` bytes of stack, returning its result.
 pub fn with_stack<T: Send + 'static>(stack: usize, f: impl FnOnce() -> T + Send + 'static) -> T {
     std::thread::Builder::new()

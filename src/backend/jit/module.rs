@@ -102,13 +102,7 @@ impl ScriptModule {
                 ReloadFailure::Jit(e) => e,
                 other => JitError::Setup(other.to_string()),
             })?;
-        Ok(ScriptModule {
-            compiler,
-            runtime,
-            program,
-            current,
-            old: Vec::new(),
-        })
+        Ok(ScriptModule::first(compiler, runtime, program, current))
     }
 
     /// Build `program` with the `object` backend (a shared library, `<init>` run) in a fresh
@@ -125,13 +119,23 @@ impl ScriptModule {
             Err(ReloadFailure::Object(e)) => return Err(e),
             Err(other) => return Err(ObjectError::Emit(other.to_string())),
         };
-        Ok(ScriptModule {
+        Ok(ScriptModule::first(compiler, runtime, program, current))
+    }
+
+    /// A module at its first version.
+    fn first(
+        compiler: Compiler,
+        runtime: Arc<Runtime>,
+        program: Program,
+        current: JitProgram,
+    ) -> ScriptModule {
+        ScriptModule {
             compiler,
             runtime,
             program,
             current,
             old: Vec::new(),
-        })
+        }
     }
 
     /// The current version's compiled program.
