@@ -102,7 +102,11 @@ impl fmt::Display for Value {
             }
             Value::Str(s) => f.write_str(s),
             Value::Handle(0) => f.write_str("null"),
-            Value::Handle(cell) => write!(f, "<object {:#x}>", cell & ((1 << 48) - 1)),
+            Value::Handle(cell) => write!(
+                f,
+                "<object {:#x}>",
+                cell & crate::runtime::handle::ADDR_MASK
+            ),
             Value::Fn(shown) if shown.is_empty() => f.write_str("<fn: not initialized>"),
             Value::Fn(shown) => f.write_str(shown),
         }

@@ -84,13 +84,6 @@ impl Backend {
         self.load_source(script.mode, &script.source, script.header.entry, jits)
     }
 
-    /// Why this backend cannot run `program`, or `None` when it can: every backend runs every
-    /// checked `.hot` program (classes included, on `object` too); kept as the one place a
-    /// future backend with limits would say so.
-    pub fn refuses(self, _program: &Program) -> Option<String> {
-        None
-    }
-
     /// Compile or load a script's source of this `mode` (its name is its path), to be run as
     /// `entry` says.
     pub fn load_source(
@@ -148,16 +141,9 @@ impl Backend {
                 times.check = Some(front.check);
                 let program =
                     program.map_err(|d| CellError::Failed(d.render(script.source, false)))?;
-                if let Some(why) = self.refuses(&program) {
-                    return Err(CellError::Unavailable(why));
-                }
                 let start = match entry {
                     Entry::Run => Start::Run(run_function(&program).map_err(failed)?),
                     hook => Start::Hook(target_global(&program).map_err(failed)?, hook),
-                };
-                let run = match start {
-                    Start::Run(f) => f,
-                    Start::Hook(..) => program.init,
                 };
                 match self {
                     Backend::Interp => {
@@ -167,7 +153,7 @@ impl Backend {
                             .map_err(|e| CellError::Failed(e.render(script.source)))?;
                         times.load = Some(t.elapsed());
                         match start {
-                            Start::Run(_) => Loaded::Interp {
+                            Start::Run(run) => Loaded::Interp {
                                 program: Box::new(program),
                                 run,
                             },
@@ -195,7 +181,7 @@ impl Backend {
                         times.compile = Some(compile);
                         times.load = Some(wall.saturating_sub(lower + compile));
                         match start {
-                            Start::Run(_) => Loaded::Jit {
+                            Start::Run(run) => Loaded::Jit {
                                 program: compiled,
                                 run,
                             },
@@ -214,7 +200,7 @@ impl Backend {
                         times.compile = Some(t.define + t.emit);
                         times.load = Some(t.link + t.load + t.init);
                         match start {
-                            Start::Run(_) => Loaded::Object {
+                            Start::Run(run) => Loaded::Object {
                                 program: Box::new(compiled),
                                 run,
                             },

@@ -136,7 +136,7 @@ pub extern "C-unwind" fn hot_closure_release(cell: u64) {
         let d = desc(block.desc);
         let cells = (cell as *const u8).add(ClosureBlock::CELLS as usize) as *const u64;
         for (i, &k) in d.kinds.iter().enumerate() {
-            let kind = ElemKind::from_code(u64::from(k)).unwrap_or(ElemKind::I64);
+            let kind = ElemKind::code_or_abort(u64::from(k));
             release_cell(kind, cells.add(i).read());
         }
         dealloc(cell as *mut u8, layout(d.kinds.len()));
@@ -147,9 +147,7 @@ pub extern "C-unwind" fn hot_closure_release(cell: u64) {
 /// `"${f}"` of a closure: its type as the descriptor has it (`<fn(i64) -> i64>`).
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_str_of_closure(cell: u64) -> u64 {
-    let mut s = String::new();
-    format_closure(cell, &mut s);
-    crate::runtime::values::str_from(s)
+    crate::runtime::values::str_of_cell(ElemKind::Fn, cell)
 }
 
 /// Append how a closure cell is shown (`<fn: not initialized>` for 0).

@@ -19,8 +19,10 @@ use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::iface::{Bench, BenchRun, Hook, HookCall};
 use crate::runtime::object::{self, Object};
 
-const ADDR_BITS: u32 = 48;
-const ADDR_MASK: u64 = (1 << ADDR_BITS) - 1;
+/// Bits of a handle cell that hold the shell address; the generation tag is above them.
+pub(crate) const ADDR_BITS: u32 = 48;
+/// The shell address of a handle cell: `cell & ADDR_MASK`.
+pub(crate) const ADDR_MASK: u64 = (1 << ADDR_BITS) - 1;
 
 /// An owned handle (one reference) to a script object, or `null`.
 #[cfg_attr(

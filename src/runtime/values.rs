@@ -38,10 +38,6 @@ pub fn live_blocks() -> i64 {
 /// Count `delta` blocks made (or freed, negative) on this thread: vec and str blocks here,
 /// closure blocks in `runtime::closure`, the interpreter's closures.
 pub(crate) fn count_blocks(delta: i64) {
-    count(delta);
-}
-
-fn count(delta: i64) {
     // `try_with`: a block freed while the thread's locals are torn down is not counted.
     let _ = LIVE.try_with(|c| c.set(c.get() + delta));
 }
@@ -81,7 +77,7 @@ impl ElemKind {
         })
     }
 
-    fn code_or_abort(code: u64) -> ElemKind {
+    pub(crate) fn code_or_abort(code: u64) -> ElemKind {
         // Generated code passes constants made from a checked type; anything else is a bug
         // that must not turn into a wrong release.
         ElemKind::from_code(code).unwrap_or_else(|| std::process::abort())
@@ -148,7 +144,7 @@ impl VecBlock {
     pub const DATA: usize = std::mem::offset_of!(VecBlock, data);
 
     fn new(kind: ElemKind, items: Vec<u64>) -> VecBlock {
-        count(1);
+        count_blocks(1);
         let mut block = VecBlock {
             refs: AtomicUsize::new(1),
             len: 0,
@@ -197,7 +193,7 @@ impl Clone for VecBlock {
 
 impl Drop for VecBlock {
     fn drop(&mut self) {
-        count(-1);
+        count_blocks(-1);
         for c in std::mem::take(&mut self.items) {
             release_cell(self.kind, c.into_inner());
         }
@@ -355,7 +351,7 @@ struct StrBlock(String);
 
 impl Drop for StrBlock {
     fn drop(&mut self) {
-        count(-1);
+        count_blocks(-1);
     }
 }
 
@@ -364,7 +360,7 @@ pub fn str_from(text: String) -> u64 {
     if text.is_empty() {
         return 0;
     }
-    count(1);
+    count_blocks(1);
     Arc::into_raw(Arc::new(StrBlock(text))) as u64
 }
 
@@ -447,17 +443,20 @@ pub extern "C-unwind" fn hot_str_of_bool(b: i8) -> u64 {
 /// `"${h}"` of a handle: `null`, or `<Class>` (the object's class, also when destroyed).
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_str_of_handle(cell: u64) -> u64 {
+    str_of_cell(ElemKind::Handle, cell)
+}
+
+/// A new string block holding how the cell is shown (`"${x}"` of a handle, vec or closure).
+pub(crate) fn str_of_cell(kind: ElemKind, cell: u64) -> u64 {
     let mut s = String::new();
-    format_cell(ElemKind::Handle, cell, &mut s);
+    format_cell(kind, cell, &mut s);
     str_from(s)
 }
 
 /// `"${v}"` of a vec of elements of kind `kind`: `[a, b]`, strings quoted.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_str_of_vec(cell: u64) -> u64 {
-    let mut s = String::new();
-    format_cell(ElemKind::Vec, cell, &mut s);
-    str_from(s)
+    str_of_cell(ElemKind::Vec, cell)
 }
 
 /// `"${a}"` of a fixed array: `cells` scalars of kind `kind` at `ptr`, shaped by the `ndims`

@@ -24,8 +24,10 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
         None => (String::new(), arg),
     };
     let backends = || Backend::ALL.iter().map(|b| b.name().to_string()).collect();
-    let options: Vec<String> = match cmd {
-        "help" | "h" => COMMANDS.iter().map(|c| c.name.to_string()).collect(),
+    // An alias completes as its command does (the typed alias stays on the line).
+    let name = crate::session::command::help_for(cmd).map_or(cmd, |c| c.name);
+    let options: Vec<String> = match name {
+        "help" => COMMANDS.iter().map(|c| c.name.to_string()).collect(),
         "backend" => backends(),
         "ladder" => crate::ladder::BUILTIN
             .iter()
@@ -41,14 +43,14 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
         "set" if done.trim() == "checks" => ["on", "off"].map(String::from).to_vec(),
         "set" if done.trim() == "cpu" => vec!["auto".into()],
         "export" if done.is_empty() => ["md", "csv", "json"].map(String::from).to_vec(),
-        "snippet" | "s" => snippets.to_vec(),
-        "compare" | "vs" => {
+        "snippet" => snippets.to_vec(),
+        "compare" => {
             let mut v: Vec<String> = backends();
             v.extend(snippets.iter().cloned());
             v.extend(files(word));
             v
         }
-        "load" | "l" | "save" | "export" => files(word),
+        "load" | "save" | "export" => files(word),
         _ => Vec::new(),
     };
     let mut out: Vec<String> = options

@@ -39,9 +39,9 @@ pub struct TuiArgs {
     /// A bad file is reported and the default is used. NO_COLOR turns colours off.
     #[arg(long, value_name = "NAME|FILE")]
     pub theme: Option<String>,
-    /// Reopen the saved session (snippets, settings, results) instead of a fresh one.
-    #[arg(long)]
-    pub resume: bool,
+    /// Options shared with the other interactive front ends (`--resume`).
+    #[command(flatten)]
+    pub front: crate::session::FrontArgs,
 }
 
 /// How long the UI sleeps waiting for an event while a job runs (and snapshots stream in).
@@ -53,12 +53,9 @@ const IDLE_POLL: Duration = Duration::from_millis(500);
 /// ladder around the empty method.
 fn open(args: &TuiArgs) -> Result<(Session, App, Option<String>), Failure> {
     let (theme, theme_err) = Theme::choose(args.theme.as_deref());
-    let options = SessionOptions::standard().map_err(|e| Failure::input(format!("error: {e}")))?;
-    let mut session = if args.resume {
-        Session::resume(options).map_err(|e| Failure::input(format!("error: {e}")))?
-    } else {
-        Session::new(options)
-    };
+    let mut session = SessionOptions::standard()
+        .and_then(|o| args.front.open(o))
+        .map_err(|e| Failure::input(format!("error: {e}")))?;
     if session.state().snippet().text.trim().is_empty() {
         session.set_snippet_text(crate::ladder::bench::DEFAULT_SNIPPET);
     }
@@ -95,7 +92,11 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
     let mut terminal = ratatui::try_init()
         .map_err(|e| Failure::input(format!("error: cannot open the terminal: {e}")))?;
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
-    let mut effects = if args.resume { Vec::new() } else { app.run() };
+    let mut effects = if args.front.resume {
+        Vec::new()
+    } else {
+        app.run()
+    };
     let mut table_area = ratatui::layout::Rect::default();
     let mut dirty = true;
     let mut quit = false;

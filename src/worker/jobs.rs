@@ -13,7 +13,7 @@ use super::protocol::{
 };
 use crate::backend::disasm::{self, Syntax};
 use crate::backend::jit::{Jit, JitError, JitOptions, JitProgram, OptLevel, VmCtx};
-use crate::backend::object::{ObjectError, ObjectOptions, ObjectProgram, compile_object};
+use crate::backend::object::{ObjectError, ObjectOptions, compile_object};
 use crate::backend::{Checks, Value, interp};
 use crate::lang::{self, Program, SourceFile};
 use crate::measure::histogram::OpHistogram;
@@ -54,32 +54,17 @@ fn jit_for(backend: Backend, checks_on: bool) -> Result<Jit, JobFailure> {
     .map_err(|e| input(format!("error: {e}")))
 }
 
-/// Machine code from the jit or the object backend: both end in a [`JitProgram`] (the object
-/// backend's also owns its loaded shared library).
-enum Native {
-    Jit(JitProgram),
-    Object(Box<ObjectProgram>),
-}
-
-impl Native {
-    fn program(&self) -> &JitProgram {
-        match self {
-            Native::Jit(p) => p,
-            Native::Object(p) => p.as_program(),
-        }
-    }
-}
-
-/// Compile a checked program on `backend` (jit, jit-opt or object).
+/// Compile a checked program on `backend` (jit, jit-opt or object). An object program keeps
+/// its shared library loaded for as long as it lives.
 fn compile_native(
     backend: Backend,
     checks_on: bool,
     program: &Program,
     name: &str,
-) -> Result<Native, JobFailure> {
+) -> Result<JitProgram, JobFailure> {
     if backend != Backend::Object {
         let mut jit = jit_for(backend, checks_on)?;
-        return compile_jit(&mut jit, program, name).map(Native::Jit);
+        return compile_jit(&mut jit, program, name);
     }
     let options = ObjectOptions {
         jit: JitOptions {
@@ -89,7 +74,7 @@ fn compile_native(
         ..ObjectOptions::default()
     };
     match compile_object(program, &options) {
-        Ok(p) => Ok(Native::Object(Box::new(p))),
+        Ok(p) => Ok(p.into_program()),
         Err(ObjectError::Compile(JitError::Init(err))) => {
             Err(fail(FailureKind::Script, err.render(&program.source)))
         }
@@ -225,7 +210,7 @@ fn compile(
             .collect(),
         _ => {
             let compiled = compile_native(backend, checks_on, &program, &snippet.name)?;
-            compiled.program().functions().iter().map(info).collect()
+            compiled.functions().iter().map(info).collect()
         }
     };
     Ok(JobOutput::Compiled { functions })
@@ -275,7 +260,7 @@ fn run(
         _ => {
             let compiled = compile_native(backend, checks_on, &program, &snippet.name)?;
             start = Instant::now();
-            compiled.program().call(id, &[]).map_err(script)?
+            compiled.call(id, &[]).map_err(script)?
         }
     };
     Ok(JobOutput::Ran {
@@ -304,7 +289,6 @@ fn asm(
     } else {
         let program = front(snippet)?;
         compile_native(backend, true, &program, &snippet.name)?
-            .program()
             .functions()
             .to_vec()
     };
@@ -340,7 +324,7 @@ type RunFn = unsafe extern "C-unwind" fn(*mut VmCtx, i64) -> i64;
 /// What a JIT contestant's raw variant needs: its program (which keeps the code alive), the
 /// function, and a context made for the job thread.
 struct HotCtx {
-    _program: Native,
+    _program: JitProgram,
     f: RunFn,
     vm: VmCtx,
 }
@@ -452,10 +436,9 @@ fn variant(
         _ => {
             let compiled = compile_native(c.backend, settings.checks, &program, &c.snippet.name)?;
             let f: RunFn = compiled
-                .program()
                 .raw_entry(id)
                 .map_err(|e| input(format!("error: {}: {e}", c.snippet.name)))?;
-            let vm = compiled.program().vm_context();
+            let vm = compiled.vm_context();
             let ctx = contexts.keep(HotCtx {
                 _program: compiled,
                 f,

@@ -417,7 +417,7 @@ impl<'p> Interp<'p> {
                 let mut held = objects::take_cell(obj, field, ty);
                 let out = walk(&mut held, &path).and_then(|slot| f(slot, v));
                 // SAFETY: as above; no script code ran since the check.
-                objects::put_cell(obj, field, ty, held);
+                objects::write_cell(obj, field, ty, held);
                 out
             }
         }

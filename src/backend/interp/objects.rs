@@ -105,7 +105,7 @@ pub(super) fn write_cell(obj: &Object, i: usize, ty: &Type, v: Val) {
 }
 
 /// Move the value out of cell `i` (leaving the empty value, 0, in the cell): a place in a
-/// field is changed on it, then put back with [`put_cell`].
+/// field is changed on it, then put back with [`write_cell`].
 pub(super) fn take_cell(obj: &Object, i: usize, ty: &Type) -> Val {
     // SAFETY: as in `read_cell`.
     let bits = unsafe { std::ptr::replace(obj.state_ptr().add(i), 0) };
@@ -113,11 +113,6 @@ pub(super) fn take_cell(obj: &Object, i: usize, ty: &Type) -> Val {
     let v = unsafe { Val::from_cell(bits, ty) };
     values::release_cell(elem_kind(ty), bits);
     v
-}
-
-/// Put a value taken by [`take_cell`] back (the cell still holds 0).
-pub(super) fn put_cell(obj: &Object, i: usize, ty: &Type, v: Val) {
-    write_cell(obj, i, ty, v);
 }
 
 /// Where the host's `Hook`/`Bench` calls on interpreted objects find their interpreter: the

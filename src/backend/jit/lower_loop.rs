@@ -6,8 +6,9 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 use cranelift_frontend::Variable;
 
 use crate::lang::hir::{self, Block as HirBlock, LocalId, Type};
+use crate::runtime::values::VecBlock;
 
-use super::lower::{FunctionTranslator, LResult, LocalSlot, LoopTargets, bad};
+use super::lower::{FunctionTranslator, LResult, LocalSlot, LoopTargets, bad, mem};
 
 impl FunctionTranslator<'_, '_> {
     pub(crate) fn translate_while(&mut self, cond: &hir::Expr, body: &HirBlock) -> LResult<()> {
@@ -120,12 +121,16 @@ impl FunctionTranslator<'_, '_> {
         let zero = self.builder.ins().iconst(types::I64, 0);
         self.builder.def_var(counter, zero);
         let elem = elem.clone();
-        let span = array.span;
         self.counted_loop(counter, end, |t| {
             let i = t.builder.use_var(counter);
-            let (start, stop) = t.span_args(span);
-            let at = t.env.helpers.vec_at;
-            let addr = t.call_helper(at, &[snapshot, i, start, stop])[0];
+            // In range by construction: the body runs only while `i` < the snapshot's length,
+            // so the snapshot is a block, and the loop's own count keeps it from changing.
+            let data = t
+                .builder
+                .ins()
+                .load(types::I64, mem(), snapshot, VecBlock::DATA as i32);
+            let offset = t.builder.ins().ishl_imm_u(i, 3);
+            let addr = t.builder.ins().iadd(data, offset);
             let v = t.load_value(addr, &elem)?;
             let v = t.retain_value(&elem, v);
             let old = t.builder.use_var(x);

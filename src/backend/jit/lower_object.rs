@@ -31,8 +31,8 @@ use crate::runtime::object::Object;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem};
 
-/// Bits of a handle cell that hold the shell address (see `runtime::handle`).
-const ADDR_BITS: i64 = 48;
+/// Bits of a handle cell that hold the shell address.
+pub(crate) const ADDR_BITS: i64 = crate::runtime::handle::ADDR_BITS as i64;
 
 impl FunctionTranslator<'_, '_> {
     /// Give up an owned handle cell (null is fine).

@@ -162,7 +162,8 @@ impl FunctionTranslator<'_, '_> {
         body: &Block,
         lower: impl FnOnce(&mut Self) -> LResult<T>,
     ) -> LResult<T> {
-        if !self.env.fixed {
+        // A non-empty cache: inside a loop that qualified, whose walk covered this one too.
+        if !self.env.fixed || !self.global_cache.vars.is_empty() {
             return lower(self);
         }
         let Some(found) = loop_globals(self.env.program, head, body) else {

@@ -22,9 +22,7 @@ use crate::runtime::class::DETACHED_KEY;
 use crate::runtime::object::Object;
 
 use super::lower::{FunctionTranslator, mem};
-
-/// Bits of a handle cell that hold the shell address (see `runtime::handle`).
-const ADDR_BITS: i64 = 48;
+use super::lower_object::ADDR_BITS;
 
 /// Flags of a load that no code changes while generated code of a fixed runtime runs (a class's
 /// slots and the slot-offset table: filled before any code runs, never reloaded).
@@ -52,11 +50,7 @@ impl FunctionTranslator<'_, '_> {
             .ins()
             .uload16(types::I64, mem(), shell, Object::GEN as i32);
         let stale = self.builder.ins().icmp(IntCC::NotEqual, tag, generation);
-        self.cold_raise(stale, |t| {
-            let (start, end) = t.span_args(span);
-            // Raises `StaleHandle`.
-            t.call_helper(helper, &[cell, start, end]);
-        });
+        // A stale shell is still allocated (the cell owns a reference), so its key can be read.
         let key = self
             .builder
             .ins()
@@ -65,9 +59,10 @@ impl FunctionTranslator<'_, '_> {
             .builder
             .ins()
             .icmp_imm_s(IntCC::Equal, key, DETACHED_KEY as i64);
-        self.cold_raise(detached, |t| {
+        let bad = self.builder.ins().bor(stale, detached);
+        self.cold_raise(bad, |t| {
             let (start, end) = t.span_args(span);
-            // Raises `ObjectDetached`.
+            // Raises `StaleHandle` or `ObjectDetached` (the helper tells them apart).
             t.call_helper(helper, &[cell, start, end]);
         });
         shell

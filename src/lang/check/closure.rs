@@ -216,11 +216,7 @@ impl Checker {
                 (Some(arg), Some(param)) => match self.coerce(arg, param) {
                     Coerced::Ok(arg) => out.push(arg),
                     Coerced::Mismatch(arg) => {
-                        self.error(Diagnostic::new(
-                            DiagKind::TypeMismatch,
-                            arg.span,
-                            format!("mismatched types: expected `{param}`, found `{}`", arg.ty),
-                        ));
+                        self.error(super::expr::mismatch(arg.span, param, &arg.ty));
                         ok = false;
                     }
                     Coerced::Reported => ok = false,

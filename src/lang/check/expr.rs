@@ -7,7 +7,7 @@ use crate::lang::diag::{DiagKind, Diagnostic};
 use crate::lang::hir::{BinOp, Expr, ExprKind, LogicOp, Type, UnOp};
 use crate::lang::span::Span;
 
-fn mismatch(span: Span, expected: &Type, found: &Type) -> Diagnostic {
+pub(super) fn mismatch(span: Span, expected: &Type, found: &Type) -> Diagnostic {
     Diagnostic::new(
         DiagKind::TypeMismatch,
         span,
