@@ -72,9 +72,15 @@ impl ReplHelper {
                 .map(|l| l.name().to_string())
                 .collect::<Vec<_>>()
         };
+        let backends = || {
+            crate::worker::Backend::ALL
+                .iter()
+                .map(|b| b.name().to_string())
+                .collect::<Vec<_>>()
+        };
         match (command, index) {
             ("help", 0) => (COMMANDS.iter().map(|c| c.name.to_string()).collect(), false),
-            ("backend", 0) => (strs(&["jit", "jit-opt", "interp"]), false),
+            ("backend", 0) => (backends(), false),
             ("twin", 0) => (self.names.twins.clone(), false),
             ("ladder", 0) => (self.names.ladders.clone(), true),
             ("load", 0) => (self.names.cases.clone(), true),
@@ -92,7 +98,7 @@ impl ReplHelper {
             ("set", 0) => (strs(&["time", "band", "cpu", "checks", "limit"]), false),
             ("export", 0) => (strs(&["md", "csv", "json"]), false),
             ("check", 0) => (strs(&["--vs"]), false),
-            ("compare", 0) => (strs(&["jit", "jit-opt", "interp"]), true),
+            ("compare", 0) => (backends(), true),
             ("export", 1) | ("save", 0) | ("check", 1) | ("snippet", 0) => (Vec::new(), true),
             _ => (Vec::new(), false),
         }
