@@ -65,3 +65,71 @@ fn unknown_twin_lists_the_twins() {
         "{err}"
     );
 }
+
+/// The object backend's listing is the loaded library's code: the same instructions as the
+/// jit's, with host addresses loaded from the GOT (`mov rax,[..]`) instead of `movabs`.
+#[test]
+fn backend_object_shows_the_loaded_library_code() {
+    let jit = stdout(&[
+        "asm",
+        "cases/int_loop.hot",
+        "--fn",
+        "run",
+        "--backend",
+        "jit",
+    ]);
+    let object = stdout(&[
+        "asm",
+        "cases/int_loop.hot",
+        "--fn",
+        "run",
+        "--backend",
+        "object",
+    ]);
+    assert_eq!(
+        instructions(&jit, "run"),
+        instructions(&object, "run"),
+        "jit:\n{jit}\nobject:\n{object}"
+    );
+    assert!(!jit.contains("mov rax,["), "{jit}");
+    assert!(object.contains("mov rax,["), "{object}");
+    let opt = stdout(&["asm", "cases/int_loop.hot", "--fn", "run", "--ir", "--opt"]);
+    let jit_opt = stdout(&[
+        "asm",
+        "cases/int_loop.hot",
+        "--fn",
+        "run",
+        "--ir",
+        "--backend",
+        "jit-opt",
+    ]);
+    let strip = |s: &str| -> Vec<String> {
+        // Addresses differ between two compilations; the instructions do not.
+        s.lines()
+            .map(|l| l.get(18..).unwrap_or(l).to_string())
+            .collect()
+    };
+    assert_eq!(strip(&opt).len(), strip(&jit_opt).len());
+}
+
+#[test]
+fn backend_interp_has_no_machine_code() {
+    let out = hotlab()
+        .args(["asm", "cases/int_loop.hot", "--backend", "interp"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("makes no machine code"), "{err}");
+}
+
+#[test]
+fn backend_object_refuses_clif() {
+    let out = hotlab()
+        .args(["asm", "cases/int_loop.clif", "--backend", "object"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(".hot snippets only"), "{err}");
+}

@@ -5,10 +5,12 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
+use super::run::{OnOff, RunBackend};
 use super::snippet::{Snippet, load_snippet};
 use super::{Failure, exit};
 use crate::backend::disasm::{self, Syntax};
-use crate::backend::jit::{Jit, JitOptions, OptLevel};
+use crate::worker::jobs::{self, AsmInput};
+use crate::worker::protocol::{Backend, FailureKind, JobFailure};
 
 /// Assembly syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -36,12 +38,16 @@ pub struct AsmArgs {
     /// twins: `hotlab bench --list`), to read beside the script's.
     #[arg(long, value_name = "NAME", conflicts_with_all = ["ladder", "file"])]
     pub twin: Option<String>,
-    /// Compile as the `jit-opt` backend does (Cranelift `OptLevel::Speed`).
-    #[arg(long)]
+    /// The backend whose machine code to show (`interp` makes none). The object backend shows
+    /// the code as loaded from its shared library, relocations applied.
+    #[arg(long, value_enum, conflicts_with_all = ["ladder", "twin"])]
+    pub backend: Option<RunBackend>,
+    /// Short for `--backend jit-opt` (Cranelift `OptLevel::Speed`).
+    #[arg(long, conflicts_with = "backend")]
     pub opt: bool,
     /// Index bounds checks in the generated code.
-    #[arg(long, value_enum, default_value_t = super::run::OnOff::On)]
-    pub checks: super::run::OnOff,
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub checks: OnOff,
     /// Only this function.
     #[arg(long = "fn", value_name = "NAME")]
     pub function: Option<String>,
@@ -51,13 +57,6 @@ pub struct AsmArgs {
     /// Assembly syntax.
     #[arg(long, value_enum, default_value_t = AsmSyntax::Intel)]
     pub syntax: AsmSyntax,
-}
-
-struct Listing {
-    name: String,
-    clif: String,
-    addr: u64,
-    bytes: Vec<u8>,
 }
 
 /// `hotlab asm`.
@@ -83,73 +82,42 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
             "error: give a snippet file, --ladder NAME or --twin NAME",
         ));
     };
+    let backend = match (args.backend, args.opt) {
+        (Some(b), _) => b,
+        (None, true) => RunBackend::JitOpt,
+        (None, false) => RunBackend::Jit,
+    };
+    let backend = match backend {
+        RunBackend::Jit => Backend::Jit,
+        RunBackend::JitOpt => Backend::JitOpt,
+        RunBackend::Object => Backend::Object,
+        RunBackend::Interp => Backend::Interp,
+    };
     let snippet = load_snippet(path)?;
-    let options = JitOptions {
-        checks: args.checks.into(),
-        opt: if args.opt {
-            OptLevel::Speed
-        } else {
-            OptLevel::None
-        },
-        ..JitOptions::default()
-    };
-    let mut jit = Jit::new(options).map_err(|e| Failure::input(format!("error: {e}")))?;
     let file = path.display().to_string();
-    let compile_err = |e| Failure::input(format!("error: {file}: {e}"));
-    let listings: Vec<Listing> = match snippet {
-        Snippet::Hot { program, .. } => {
-            let compiled = jit.compile(&program).map_err(compile_err)?;
-            compiled
-                .functions()
-                .iter()
-                .map(|f| Listing {
-                    name: f.name.clone(),
-                    clif: f.clif.clone(),
-                    addr: f.addr,
-                    bytes: f.bytes.clone(),
-                })
-                .collect()
-        }
-        Snippet::Clif { source } => {
-            let compiled = jit.load_clif(&source.text).map_err(compile_err)?;
-            compiled
-                .functions()
-                .iter()
-                .map(|f| Listing {
-                    name: f.code.name.clone(),
-                    clif: f.code.clif.clone(),
-                    addr: f.code.addr,
-                    bytes: f.code.bytes.clone(),
-                })
-                .collect()
-        }
+    let input = match &snippet {
+        Snippet::Hot { program, .. } => AsmInput::Hot(program),
+        Snippet::Clif { source } => AsmInput::Clif(&source.text),
     };
-    let selected: Vec<&Listing> = listings
-        .iter()
-        .filter(|l| args.function.as_deref().is_none_or(|n| n == l.name))
-        .collect();
-    if selected.is_empty() {
-        let names: Vec<&str> = listings.iter().map(|l| l.name.as_str()).collect();
-        return Err(Failure::input(format!(
-            "error: {file}: no function named `{}` (functions: {})",
-            args.function.as_deref().unwrap_or(""),
-            names.join(", ")
-        )));
-    }
+    let checks_on = args.checks == OnOff::On;
+    let failure = |e: JobFailure| match e.kind {
+        FailureKind::Script => Failure::script(e.message),
+        _ => Failure::input(e.message),
+    };
+    let code = jobs::machine_code(input, backend, checks_on, &file).map_err(failure)?;
+    let selected =
+        jobs::listings(&code, args.function.as_deref(), syntax, &file).map_err(failure)?;
     let mut out = String::new();
     for l in selected {
-        let lines = disasm::disassemble(&l.bytes, l.addr, syntax);
         out.push_str(&format!(
             "; {} — {} bytes, {} instructions\n",
-            l.name,
-            l.bytes.len(),
-            lines.len()
+            l.name, l.bytes, l.instructions
         ));
         if args.ir {
             out.push_str(l.clif.trim_end());
             out.push_str("\n\n");
         }
-        out.push_str(&disasm::render(&lines));
+        out.push_str(&l.asm);
         out.push('\n');
     }
     print!("{out}");

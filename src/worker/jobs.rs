@@ -86,11 +86,11 @@ fn compile_native(
 fn refuse_clif(backend: Backend, name: &str) -> Result<(), JobFailure> {
     match backend {
         Backend::Interp => Err(input(format!(
-            "error: {name}: the interp backend runs .hot snippets only; use `:backend jit`"
+            "error: {name}: the interp backend runs .hot snippets only; use the jit backend"
         ))),
         Backend::Object => Err(input(format!(
             "error: {name}: the object backend builds .hot snippets only (a .clif snippet is \
-             loaded by the JIT); use `:backend jit`"
+             loaded by the JIT); use the jit backend"
         ))),
         Backend::Jit | Backend::JitOpt => Ok(()),
     }
@@ -274,29 +274,66 @@ fn asm(
     backend: Backend,
     function: Option<&str>,
 ) -> Result<JobOutput, JobFailure> {
+    let program;
+    let input = if snippet.is_clif() {
+        AsmInput::Clif(&snippet.text)
+    } else {
+        program = front(snippet)?;
+        AsmInput::Hot(&program)
+    };
+    let code = machine_code(input, backend, true, &snippet.name)?;
+    let listings = listings(&code, function, Syntax::Intel, &snippet.name)?;
+    Ok(JobOutput::Asm { listings })
+}
+
+/// What [`machine_code`] compiles: a checked program, or the text of a `.clif` snippet.
+pub(crate) enum AsmInput<'a> {
+    Hot(&'a Program),
+    Clif(&'a str),
+}
+
+/// The machine code of a snippet's functions as `backend` makes it (`:asm` in the sessions and
+/// `hotlab asm`). The interpreter makes none; the object backend builds `.hot` snippets only.
+pub(crate) fn machine_code(
+    what: AsmInput<'_>,
+    backend: Backend,
+    checks_on: bool,
+    name: &str,
+) -> Result<Vec<crate::backend::jit::CompiledFunction>, JobFailure> {
     if backend == Backend::Interp {
         return Err(input(
-            "error: the interp backend makes no machine code; `:backend jit` or `jit-opt` first",
+            "error: the interp backend makes no machine code; use the jit, jit-opt or object \
+             backend",
         ));
     }
-    let code: Vec<crate::backend::jit::CompiledFunction> = if snippet.is_clif() {
-        refuse_clif(backend, &snippet.name)?;
-        let mut jit = jit_for(backend, true)?;
-        let program = jit
-            .load_clif(&snippet.text)
-            .map_err(|e| input(format!("error: {}: {e}", snippet.name)))?;
-        program.functions().iter().map(|f| f.code.clone()).collect()
-    } else {
-        let program = front(snippet)?;
-        compile_native(backend, true, &program, &snippet.name)?
+    match what {
+        AsmInput::Clif(text) => {
+            refuse_clif(backend, name)?;
+            let mut jit = jit_for(backend, checks_on)?;
+            let program = jit
+                .load_clif(text)
+                .map_err(|e| input(format!("error: {name}: {e}")))?;
+            Ok(program.functions().iter().map(|f| f.code.clone()).collect())
+        }
+        AsmInput::Hot(program) => Ok(compile_native(backend, checks_on, program, name)?
             .functions()
-            .to_vec()
-    };
+            .to_vec()),
+    }
+}
+
+/// Disassembled listings of `code` (only `function` when given; naming the functions there
+/// are when it matches none).
+pub(crate) fn listings(
+    code: &[crate::backend::jit::CompiledFunction],
+    function: Option<&str>,
+    syntax: Syntax,
+    name: &str,
+) -> Result<Vec<Listing>, JobFailure> {
     let listings: Vec<Listing> = code
         .iter()
         .filter(|f| function.is_none_or(|n| n == f.name))
         .map(|f| {
-            let lines = disasm::disassemble(&f.bytes, f.addr, Syntax::Intel);
+            let lines = disasm::disassemble(&f.bytes, f.addr, syntax);
             Listing {
                 name: f.name.clone(),
                 clif: f.clif.clone(),
@@ -309,13 +346,12 @@ fn asm(
     if listings.is_empty() {
         let names: Vec<&str> = code.iter().map(|f| f.name.as_str()).collect();
         return Err(input(format!(
-            "error: {}: no function named `{}` (functions: {})",
-            snippet.name,
+            "error: {name}: no function named `{}` (functions: {})",
             function.unwrap_or(""),
             names.join(", ")
         )));
     }
-    Ok(JobOutput::Asm { listings })
+    Ok(listings)
 }
 
 /// The type of a measured script function: `fn NAME(n: i64) -> i64`.

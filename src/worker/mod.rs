@@ -10,7 +10,7 @@
 //! See `docs/session.md` for the protocol and what happens on each fault.
 
 pub mod client;
-mod jobs;
+pub(crate) mod jobs;
 mod lab;
 pub mod protocol;
 mod serve;
