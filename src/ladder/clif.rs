@@ -312,8 +312,9 @@ impl Gen {
         // The marker store stays before the key load (a collect's membarrier is the fence).
         self.store(&less, &env.rec, ThreadRecord::ROOM);
         let key = self.load("i64", &env.this, Object::KEY);
+        let none = self.konst("i64", DETACHED_KEY.into());
         let live = self.v();
-        self.line(&format!("{live} = icmp_imm ne {key}, {DETACHED_KEY}"));
+        self.line(&format!("{live} = icmp ne {key}, {none}"));
         self.line(&format!("brif {live}, {go}, {detached}"));
         self.start_cold(&detached);
         self.store(&room, &env.rec, ThreadRecord::ROOM);
