@@ -64,7 +64,7 @@ fn a_short_run_prints_every_row_with_matching_checksums() {
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 3, "native + jit + aot");
     assert!(rows.iter().all(|r| r["checksum_ok"] == true));
-    assert_eq!(rows[1]["path"], "Bound");
+    assert_eq!(rows[1]["path"], "Direct<Iface>");
 }
 
 #[test]

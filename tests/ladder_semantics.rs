@@ -26,6 +26,8 @@ fn has(row: &Row, layer: Layer) -> bool {
             layer,
             Layer::Detached | Layer::Depth | Layer::Catch | Layer::Entry
         ),
+        // jit-opt's host entry: no entry word (a fixed runtime has no reload), every other check.
+        Path::Direct => matches!(layer, Layer::Detached | Layer::Depth | Layer::Catch),
         Path::Layered { wrappers, .. } => wrappers.contains(&layer),
         Path::Native => false,
     }
@@ -35,6 +37,7 @@ fn every_path_ladder() -> Vec<Ladder> {
     vec![
         ladder::resolve("host_call").unwrap(),
         ladder::resolve("fused").unwrap(),
+        ladder::resolve("direct").unwrap(),
     ]
 }
 
@@ -94,6 +97,7 @@ fn the_depth_limit_stops_runaway_recursion() {
     for l in [
         Ladder::parse("d.toml", text).unwrap(),
         ladder::resolve("fused").unwrap(),
+        ladder::resolve("direct").unwrap(),
     ] {
         let bench = Bench::build(
             l,
@@ -241,5 +245,34 @@ fn the_entry_check_waits_while_another_thread_reloads() {
                 row.path
             );
         }
+    }
+}
+
+#[test]
+fn the_direct_ladder_runs_on_a_fixed_runtime_through_the_interface_entry() {
+    let program = lang::compile(Arc::new(SourceFile::new(
+        "t.hot",
+        hotlab::ladder::bench::DEFAULT_SNIPPET,
+    )))
+    .unwrap();
+    let mut bench = Bench::build(
+        ladder::resolve("direct").unwrap(),
+        Method::Snippet(&program),
+        &BOTH,
+    )
+    .unwrap();
+    // As jit-opt's objects: a fixed runtime, whose classes refuse reload.
+    assert!(bench.runtime().is_fixed());
+    let rows: Vec<&mut Row> = bench
+        .rows
+        .iter_mut()
+        .filter(|r| r.build.is_some())
+        .collect();
+    assert_eq!(rows.len(), 2);
+    for row in rows {
+        assert_eq!(row.path, Path::Direct);
+        assert_eq!(row.path.to_string(), "Direct<Iface>");
+        assert_eq!(row.run(10), (10, None), "{:?}", row.build);
+        assert!(!current_thread_in_call());
     }
 }

@@ -180,7 +180,7 @@ fn bench_ladder_rust_layers() {
     let native: Box<dyn Hook> = black_box(Box::new(NativeCounter::default()));
     type Rows = [(&'static str, fn(&Object, u64)); 7];
     let rows: Rows = [
-        ("direct (Bound)", run_path::<Bound>),
+        ("bound (no checks)", run_path::<Bound>),
         ("slot", run_path::<Slot>),
         ("+ entry check", run_path::<Entry<Slot>>),
         ("+ detached check", run_path::<Detached<Entry<Slot>>>),

@@ -6,12 +6,16 @@ use std::ffi::c_void;
 use std::panic::{self, AssertUnwindSafe};
 
 use hotlab::lang::span::Span;
-use hotlab::runtime::border::{Bound, CallPath, Depth, Detached, Entry, Fused, Slot, TryCatch};
+use hotlab::runtime::border::{
+    Bound, CallPath, Depth, Detached, Direct, Entry, Fused, Iface, Slot, TryCatch,
+};
 use hotlab::runtime::class::SlotIndex;
 use hotlab::runtime::depth::{set_depth_limit, with_record};
 use hotlab::runtime::error::{ScriptError, ScriptErrorKind};
-use hotlab::runtime::iface::{Bench, BenchRun};
+use hotlab::runtime::handle::Handle;
+use hotlab::runtime::iface::{Bench, BenchRun, Hook};
 use hotlab::runtime::object::Object;
+use hotlab::runtime::reload::ReloadError;
 use hotlab::runtime::rt::Runtime;
 use runtime_support::*;
 
@@ -43,7 +47,11 @@ extern "C-unwind" fn program<P: CallPath<BenchRun>>(
 /// Everything a path answers: a plain call, a raised error, runaway recursion, the depth left
 /// afterwards, and a call on a detached object.
 fn outcome<P: CallPath<BenchRun>>() -> Vec<String> {
-    let rt = Runtime::new();
+    outcome_in::<P>(Runtime::new())
+}
+
+/// [`outcome`] with the object in `rt`.
+fn outcome_in<P: CallPath<BenchRun>>(rt: Runtime) -> Vec<String> {
     let c = rt
         .define(class("P", vec![], vec![bench(program::<P>)]))
         .unwrap();
@@ -237,4 +245,98 @@ fn a_class_without_the_method_reports_it() {
             method: "Bench.run".into()
         }
     );
+}
+
+#[test]
+fn the_direct_path_of_a_fixed_runtime_answers_like_the_others() {
+    // Value, raised error, runaway recursion, depth restored, detached object: as `Fused<Slot>`.
+    assert_eq!(
+        outcome_in::<Direct<Iface>>(Runtime::fixed()),
+        outcome::<Fused<Slot>>()
+    );
+}
+
+/// The host interfaces on a fixed runtime (the direct path): every answer of the fused path.
+#[test]
+fn the_host_interfaces_of_a_fixed_runtime_keep_every_check() {
+    let rt = Runtime::fixed();
+    let c = rt
+        .define(class(
+            "C",
+            vec![int("n", 0)],
+            vec![hook(count_call), bench(program::<Slot>)],
+        ))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    // Values, through the handle and through the shell.
+    assert_eq!(h.call().unwrap(), 1);
+    assert_eq!(h.get().unwrap().call().unwrap(), 2);
+    assert_eq!(h.run(0).unwrap(), 42);
+    // A raised ScriptError is caught and reported with its span.
+    let e = h.run(-1).unwrap_err();
+    assert_eq!(
+        (e.kind, e.span),
+        (ScriptErrorKind::DivisionByZero, Span::new(1, 2))
+    );
+    assert_eq!(with_record(|r| r.depth()), 0);
+    // Null and stale handles still fail, and so does a detached object.
+    assert_eq!(
+        Handle::null().call().unwrap_err().kind,
+        ScriptErrorKind::NullHandle
+    );
+    let other = rt.new_object(&c).unwrap();
+    let stale = other.clone();
+    rt.destroy(&other).unwrap();
+    assert_eq!(stale.run(0).unwrap_err().kind, ScriptErrorKind::StaleHandle);
+    // A collect (the one stop a fixed runtime has) frees the destroyed state; calls go on.
+    assert_eq!(rt.collect().unwrap(), 1);
+    assert_eq!(h.call().unwrap(), 3);
+    rt.detach(&h).unwrap();
+    assert_eq!(h.call().unwrap_err().kind, ScriptErrorKind::ObjectDetached);
+    assert_eq!(h.run(0).unwrap_err().kind, ScriptErrorKind::ObjectDetached);
+    assert_eq!(with_record(|r| r.depth()), 0);
+}
+
+#[test]
+fn runaway_recursion_from_the_host_hits_the_limit_on_a_fixed_runtime() {
+    let rt = Runtime::fixed();
+    let c = rt
+        .define(class("C", vec![], vec![bench(recurse_hook)]))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    assert!(set_depth_limit(30));
+    assert_eq!(
+        h.run(0).unwrap_err().kind,
+        ScriptErrorKind::DepthLimit { limit: 30 }
+    );
+    assert_eq!(with_record(|r| r.depth()), 0);
+    // A class without the method reports it, as on the fused path.
+    let d = rt.define(class("D", vec![], vec![hook(seven)])).unwrap();
+    let h = rt.new_object(&d).unwrap();
+    assert_eq!(h.call().unwrap(), 7);
+    assert_eq!(
+        h.run(1).unwrap_err().kind,
+        ScriptErrorKind::NotImplemented {
+            class: "D".into(),
+            method: "Bench.run".into()
+        }
+    );
+}
+
+#[test]
+fn a_fixed_runtime_refuses_unload_and_the_reloadable_one_still_unloads() {
+    // The direct path does not look at the entry word an unload raises, so a fixed runtime's
+    // class cannot be unloaded under it.
+    let rt = Runtime::fixed();
+    let c = rt.define(class("C", vec![], vec![hook(seven)])).unwrap();
+    let h = rt.new_object(&c).unwrap();
+    let e = rt.unload(&c).unwrap_err();
+    assert_eq!(e, ReloadError::UnloadFixed("C".into()));
+    assert!(e.to_string().contains("cannot be unloaded"), "{e}");
+    assert_eq!(h.call().unwrap(), 7);
+    let rt = Runtime::new();
+    let c = rt.define(class("C", vec![], vec![hook(seven)])).unwrap();
+    let h = rt.new_object(&c).unwrap();
+    assert_eq!(rt.unload(&c).unwrap(), 1);
+    assert_eq!(h.call().unwrap_err().kind, ScriptErrorKind::StaleHandle);
 }

@@ -91,7 +91,8 @@ pub struct Cell {
 }
 
 impl Cell {
-    fn failed(e: CellError) -> Cell {
+    /// A cell with no time, for the reason `e`.
+    pub(crate) fn failed(e: CellError) -> Cell {
         Cell {
             ns: None,
             ratio: None,

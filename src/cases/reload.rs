@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use super::backend::{Backend, CellError, Runner};
-use super::hook::{HookCell, TARGET};
+use super::hook::{HookCell, TARGET, target_global};
 use super::matrix::{Cell, MatrixOptions, measure, settings};
 use super::spec::Entry;
 use super::twins::{Twin, twin_named};
@@ -234,7 +234,11 @@ pub fn call_chain(
     let expected = twin.run(opts.iters);
     let mut out = Vec::new();
     let fail_rest = |out: &mut Vec<(Option<f64>, Cell)>, e: String| {
-        out.extend(ns[out.len()..].iter().map(|_| (None, failed(e.clone()))));
+        out.extend(
+            ns[out.len()..]
+                .iter()
+                .map(|_| (None, Cell::failed(CellError::Failed(e.clone())))),
+        );
     };
     if backend == Backend::Interp {
         // Every version compiled first: the interpreter runs borrowed programs.
@@ -267,11 +271,13 @@ pub fn call_chain(
                 return out;
             }
             let program = interp.program();
-            let Some(target) = program.globals.iter().position(|g| g.name == TARGET) else {
-                fail_rest(&mut out, format!("no `{TARGET}` in the reload source"));
-                return out;
+            let target = match target_global(program) {
+                Ok(t) => t,
+                Err(e) => {
+                    fail_rest(&mut out, e);
+                    return out;
+                }
             };
-            let target = crate::lang::hir::GlobalId(target as u32);
             let cell = match HookCell::interpreted(interp, target, Entry::Hook, &program.source) {
                 Ok(c) => c,
                 Err(e) => {
@@ -311,7 +317,7 @@ pub fn call_chain(
         let mut runners = match cell {
             Ok(c) => vec![(format!("call after {n}"), Runner::Hook(Box::new(c)))],
             Err(e) => {
-                out.push((None, failed(e)));
+                out.push((None, Cell::failed(CellError::Failed(e))));
                 continue;
             }
         };
@@ -344,7 +350,7 @@ fn measure_calls(
 ) -> (Option<f64>, Cell) {
     let got = match runners[0].1.checked(opts.iters) {
         Ok(v) => v,
-        Err(e) => return (None, failed(e)),
+        Err(e) => return (None, Cell::failed(CellError::Failed(e))),
     };
     let s = settings(opts.time, opts.pin, twin);
     let mut cell = Cell {
@@ -363,26 +369,6 @@ fn measure_calls(
             cell.error = Some(CellError::Failed(e));
             (None, cell)
         }
-    }
-}
-
-fn failed(e: String) -> Cell {
-    Cell {
-        ns: None,
-        ratio: None,
-        checksum: None,
-        mismatch: false,
-        error: Some(CellError::Failed(e)),
-    }
-}
-
-fn unavailable(why: &str) -> Cell {
-    Cell {
-        ns: None,
-        ratio: None,
-        checksum: None,
-        mismatch: false,
-        error: Some(CellError::Unavailable(why.to_string())),
     }
 }
 
@@ -416,7 +402,10 @@ pub fn reload_rows(opts: &MatrixOptions, progress: &mut dyn FnMut(&str)) -> Vec<
     for &backend in &opts.backends {
         if let Some(why) = backend.reload_refusal() {
             for r in &mut rows {
-                r.cells.insert(backend, unavailable(why));
+                r.cells.insert(
+                    backend,
+                    Cell::failed(CellError::Unavailable(why.to_string())),
+                );
             }
             continue;
         }
@@ -429,7 +418,7 @@ pub fn reload_rows(opts: &MatrixOptions, progress: &mut dyn FnMut(&str)) -> Vec<
                 mismatch: false,
                 error: None,
             },
-            Err(e) => failed(e),
+            Err(e) => Cell::failed(CellError::Failed(e)),
         };
         rows[0].cells.insert(backend, cell);
         for (k, (native, cell)) in call_chain(backend, &ns, opts, progress)

@@ -250,8 +250,7 @@ pub fn step_code(
     want: Build,
     syntax: crate::backend::disasm::Syntax,
 ) -> Vec<StepCode> {
-    let mut out = Vec::new();
-    let mut before: Vec<String> = Vec::new();
+    let mut out: Vec<StepCode> = Vec::new();
     for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
         let listing: Vec<String> = row
             .code
@@ -262,7 +261,11 @@ pub fn step_code(
             })
             .collect();
         let step = &bench.ladder.steps[row.step];
-        let diff = (!before.is_empty()).then(|| crate::ladder::code::diff(&before, &listing));
+        // Against the step before's listing, kept in `out` (no copy).
+        let diff = out
+            .last()
+            .filter(|before| !before.listing.is_empty())
+            .map(|before| crate::ladder::code::diff(&before.listing, &listing));
         out.push(StepCode {
             title: step.title.clone(),
             layer: step.layer.to_string(),
@@ -270,10 +273,9 @@ pub fn step_code(
             path: row.path.to_string(),
             instructions: row.instructions(),
             clif: row.clif.clone(),
-            listing: listing.clone(),
+            listing,
             diff,
         });
-        before = listing;
     }
     out
 }

@@ -19,6 +19,7 @@ use crate::backend::object::{ObjectError, ObjectOptions, StageTimings, compile_o
 use crate::backend::{Checks, Value, interp};
 use crate::lang::Program;
 use crate::lang::SourceFile;
+use crate::worker::protocol::{ClassReload, class_lines};
 
 /// The backends `run` offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -275,12 +276,9 @@ fn report_reload(
     let color = use_color(std::io::stderr().is_terminal());
     match result {
         Ok(outcome) => {
-            for r in &outcome.classes {
-                let line = crate::worker::protocol::ClassReload::from(r).describe(&version.name);
+            let classes: Vec<ClassReload> = outcome.classes.iter().map(ClassReload::from).collect();
+            for line in class_lines(&version.name, &classes, &outcome.defined) {
                 eprintln!("{line}");
-            }
-            for c in &outcome.defined {
-                eprintln!("reload {}: class {c} defined", version.name);
             }
             if let Some(v) = outcome.after_reload {
                 println!("{v}");

@@ -9,7 +9,7 @@ use super::aot_table::TABLE;
 use super::helpers::{RowCtx, caught};
 use super::path::Path;
 use crate::measure::RawVariantFn;
-use crate::runtime::border::{CallPath, Fused, Slot};
+use crate::runtime::border::{CallPath, Direct, Fused, Iface, Slot};
 use crate::runtime::class::SlotIndex;
 use crate::runtime::iface::HookCall;
 use crate::runtime::object::Object;
@@ -20,8 +20,9 @@ pub const CALL_SLOT: usize = 0;
 /// The loop of `n` calls through `P`; kept out of line so its machine code is one function.
 ///
 /// # Safety
-/// `ctx.this` must be a live shell whose slot [`CALL_SLOT`] (and bound pointer) holds code of
-/// signature `HookCall`, and the path's own contract must hold (see `CallPath::call`).
+/// `ctx.this` must be a live shell whose slot [`CALL_SLOT`] (and bound pointer, and `Hook.call`
+/// interface entry) holds code of signature `HookCall`, and the path's own contract must hold
+/// (see `CallPath::call`).
 #[inline(never)]
 pub unsafe fn aot_loop<P: CallPath<HookCall>>(ctx: &mut RowCtx, n: u64) -> u64 {
     // SAFETY: per the contract, `this` is live for the whole loop.
@@ -79,6 +80,7 @@ pub fn aot_fn(path: &Path) -> Option<(RawVariantFn, usize)> {
     let (f, lp): (RawVariantFn, LoopPtr) = match path {
         Path::Native => return None,
         Path::Fused => (aot_row::<Fused<Slot>>, aot_loop::<Fused<Slot>>),
+        Path::Direct => (aot_row::<Direct<Iface>>, aot_loop::<Direct<Iface>>),
         Path::Layered { terminal, wrappers } => {
             let (_, _, f, lp) = TABLE
                 .iter()

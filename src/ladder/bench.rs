@@ -19,7 +19,7 @@ use super::clif::row_clif;
 use super::code::{CodeBlock, rust_function_bytes};
 use super::helpers::RowCtx;
 use super::path::Path;
-use super::spec::Ladder;
+use super::spec::{Ladder, Layer};
 use crate::backend::Value;
 use crate::backend::jit::clif::{ClifFunction, ClifProgram};
 use crate::backend::jit::{Jit, JitOptions, JitProgram, OptLevel, VmCtx};
@@ -241,7 +241,12 @@ impl Bench {
                 Box::new(VmCtx::for_current_thread(&[], 0)),
             ),
         };
-        let runtime = Runtime::new();
+        // The `direct` path is the host entry of a fixed runtime (`jit-opt`'s), sound only there.
+        let runtime = if ladder.steps.iter().any(|s| s.layer == Layer::Direct) {
+            Runtime::fixed()
+        } else {
+            Runtime::new()
+        };
         let class = runtime
             .define(ClassDef {
                 name: "Snippet".into(),

@@ -19,13 +19,18 @@ use std::fmt::Write;
 use super::helpers::{FAULT_DETACHED, FAULT_EMPTY_SLOT, RowCtx, helper_addrs};
 use super::path::{Path, Terminal};
 use super::spec::Layer;
-use crate::runtime::class::Class;
+use crate::runtime::class::{Class, DETACHED_KEY, IfaceMethod};
 use crate::runtime::depth::ThreadRecord;
 use crate::runtime::object::Object;
 
 /// Offset of the class's `vmctx` word.
 fn class_vmctx() -> usize {
     std::mem::offset_of!(Class, vmctx)
+}
+
+/// Offset of the class's `Hook.call` interface entry.
+fn class_hook_code() -> usize {
+    std::mem::offset_of!(Class, iface_code) + 8 * IfaceMethod::HookCall as usize
 }
 
 /// Values in scope for the code of one function.
@@ -229,6 +234,7 @@ impl Gen {
                 self.line(&format!("jump {done}({v}, {f})"));
             }
             Layer::Fused => self.fused(terminal, env, done),
+            Layer::Direct => self.direct(terminal, env, done),
             other => unreachable!("`{other}` is not a wrapping layer"),
         }
     }
@@ -282,6 +288,52 @@ impl Gen {
         self.line(&format!("jump {done}({v}, {f})"));
     }
 
+    /// The direct path (a fixed runtime's host entry): the depth test, then the key against the
+    /// detached key alone (no entry word); the catch is the loop's border, as for `fused`.
+    fn direct(&mut self, terminal: Terminal, env: &Env, done: &str) {
+        let a = helper_addrs();
+        let (hdr, try_, detached, slow, fail, go, after) = (
+            self.b(),
+            self.b(),
+            self.b(),
+            self.b(),
+            self.b(),
+            self.b(),
+            self.b(),
+        );
+        self.line(&format!("jump {hdr}"));
+        self.start(&hdr, "");
+        let room = self.load("i32", &env.rec, ThreadRecord::ROOM);
+        self.line(&format!("brif {room}, {try_}, {slow}"));
+        self.start(&try_, "");
+        let one = self.konst("i32", 1);
+        let less = self.v();
+        self.line(&format!("{less} = isub {room}, {one}"));
+        // The marker store stays before the key load (a collect's membarrier is the fence).
+        self.store(&less, &env.rec, ThreadRecord::ROOM);
+        let key = self.load("i64", &env.this, Object::KEY);
+        let none = self.konst("i64", DETACHED_KEY.into());
+        let live = self.v();
+        self.line(&format!("{live} = icmp ne {key}, {none}"));
+        self.line(&format!("brif {live}, {go}, {detached}"));
+        self.start_cold(&detached);
+        self.store(&room, &env.rec, ThreadRecord::ROOM);
+        let kind = self.konst("i64", FAULT_DETACHED.into());
+        let r = self.helper("sig0", a.fault, &[&env.ctx, &kind]);
+        self.fail_to(done, &r);
+        self.start_cold(&slow);
+        let r = self.helper("sig1", a.depth_slow, &[&env.ctx]);
+        self.line(&format!("brif {r}, {fail}, {hdr}"));
+        self.start_cold(&fail);
+        self.fail_to(done, &r);
+        self.start(&go, "");
+        self.terminal(terminal, env, &after);
+        let (v, f) = (self.v(), self.v());
+        self.start(&after, &format!("({v}: i64, {f}: i64)"));
+        self.store(&room, &env.rec, ThreadRecord::ROOM);
+        self.line(&format!("jump {done}({v}, {f})"));
+    }
+
     fn terminal(&mut self, terminal: Terminal, env: &Env, done: &str) {
         let (call, empty) = (self.b(), self.b());
         let (code, vm) = match terminal {
@@ -293,6 +345,11 @@ impl Gen {
             Terminal::Bound => {
                 let code = self.load("i64", &env.this, Object::BOUND);
                 (code, (env.this.clone(), Object::BOUND_VMCTX))
+            }
+            Terminal::Iface => {
+                let class = self.load("i64", &env.this, Object::CLASS);
+                let code = self.load("i64", &class, class_hook_code());
+                (code, (class, class_vmctx()))
             }
         };
         self.line(&format!("brif {code}, {call}, {empty}"));
@@ -337,6 +394,7 @@ pub fn row_clif(row: usize, path: &Path) -> String {
     let (layers, terminal): (Vec<Layer>, Terminal) = match path {
         Path::Native => return String::new(),
         Path::Fused => (vec![Layer::Fused], Terminal::Slot),
+        Path::Direct => (vec![Layer::Direct], Terminal::Iface),
         // Outermost first.
         Path::Layered { terminal, wrappers } => {
             (wrappers.iter().rev().copied().collect(), *terminal)

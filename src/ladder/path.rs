@@ -4,7 +4,7 @@
 //! later wraps the ones before it (it runs first, outermost): `slot, entry, detached` is
 //! `Detached<Entry<Slot>>`. The terminal is `Slot` once a `slot` step has been seen, `Bound`
 //! before (the pointer bound in the shell, no table read). `fused` is `Fused<Slot>`; `direct` is
-//! `Bound` alone; `native` is the twin.
+//! `Direct<Iface>`, the host entry of a fixed runtime (`jit-opt`); `native` is the twin.
 
 use std::fmt;
 
@@ -17,6 +17,8 @@ pub enum Terminal {
     Slot,
     /// The pointer bound in the shell at creation.
     Bound,
+    /// The class's interface entry for `Hook.call`, resolved at definition (no table read).
+    Iface,
 }
 
 /// The call path of one ladder row.
@@ -34,6 +36,8 @@ pub enum Path {
     },
     /// The runtime's fused path around a slot read.
     Fused,
+    /// The runtime's direct path (a fixed runtime's host entry) around the interface entry.
+    Direct,
 }
 
 impl Path {
@@ -41,6 +45,9 @@ impl Path {
     pub fn of(layers: &[Layer]) -> Path {
         if layers.contains(&Layer::Fused) {
             return Path::Fused;
+        }
+        if layers.contains(&Layer::Direct) {
+            return Path::Direct;
         }
         if layers.is_empty() {
             return Path::Native;
@@ -70,6 +77,7 @@ impl fmt::Display for Path {
         match self {
             Path::Native => f.write_str("&dyn Hook"),
             Path::Fused => f.write_str("Fused<Slot>"),
+            Path::Direct => f.write_str("Direct<Iface>"),
             Path::Layered { terminal, wrappers } => {
                 for w in wrappers.iter().rev() {
                     write!(f, "{}<", wrapper_type(*w))?;
@@ -77,6 +85,7 @@ impl fmt::Display for Path {
                 f.write_str(match terminal {
                     Terminal::Slot => "Slot",
                     Terminal::Bound => "Bound",
+                    Terminal::Iface => "Iface",
                 })?;
                 for _ in wrappers {
                     f.write_str(">")?;
@@ -109,7 +118,8 @@ mod tests {
         assert_eq!(p.to_string(), "Depth<TryCatch<Detached<Entry<Slot>>>>");
         assert_eq!(Path::of(&[Depth]).to_string(), "Depth<Bound>");
         assert_eq!(Path::of(&[Depth, Slot]).to_string(), "Depth<Slot>");
-        assert_eq!(Path::of(&[Direct]).to_string(), "Bound");
+        assert_eq!(Path::of(&[Direct]), Path::Direct);
+        assert_eq!(Path::Direct.to_string(), "Direct<Iface>");
         assert_eq!(Path::of(&[Fused]), Path::Fused);
         assert_eq!(Path::of(&[]), Path::Native);
     }

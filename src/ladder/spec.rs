@@ -5,7 +5,8 @@
 //! The first step is always `native` (the twin and the floor). Until a `slot` step, the script
 //! function is reached directly (the pointer bound when the shell was made); `slot` switches the
 //! dispatch to a read of the class's slot table. `fused` is the optimized call and already holds
-//! the slot read and every check; `direct` is the `jit-opt` call with no slot at all.
+//! the slot read and every check; `direct` is `jit-opt`'s host entry: no slot table and no entry
+//! word (its runtime is fixed), but still the depth budget, the detached test and the catch.
 
 use std::fmt;
 use std::path::Path;
@@ -30,7 +31,8 @@ pub enum Layer {
     Depth,
     /// The optimized call: slot, one test for entry and detached, depth, catch out of line.
     Fused,
-    /// `jit-opt`: no slot; the shell calls the script function directly.
+    /// `jit-opt`'s host entry: the method's code from the class's interface entry (no slot, no
+    /// entry word), with the depth budget, the detached test and the catch.
     Direct,
 }
 
@@ -216,7 +218,7 @@ fn conflicts(a: Layer, b: Layer) -> bool {
 
 fn conflict_reason(a: Layer, b: Layer) -> &'static str {
     if a == Layer::Direct || b == Layer::Direct {
-        "`direct` is the call with no slot and no checks (jit-opt); it stands alone after `native`"
+        "`direct` is jit-opt's whole host entry (no slot, no entry word; depth, detached test and catch included); it stands alone after `native`"
     } else {
         "`fused` already holds the slot read and every check; it stands alone after `native`"
     }

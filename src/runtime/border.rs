@@ -3,17 +3,20 @@
 //! Each layer is a zero-sized type generic over the path inside it, and every `call` is
 //! `#[inline(always)]`, so any order and subset monomorphizes into one straight function:
 //! `Depth<TryCatch<Detached<Entry<Slot>>>>` is the seed's ladder read outside in (depth first,
-//! slot last); `Fused<Slot>` is the optimized path; `Bound` alone is the `direct` row.
+//! slot last); `Fused<Slot>` is the optimized path; `Direct<Iface>` is the host entry of a fixed
+//! runtime (`jit-opt`), which no reload or unload can reach.
 //!
 //! | type | layer |
 //! | --- | --- |
 //! | [`Slot`] | read the class's slot table, call the pointer there (terminal) |
 //! | [`Bound`] | call the pointer bound in the shell at creation (terminal, no slot) |
+//! | [`Iface`] | call the class's interface entry for the method, resolved at definition (terminal, no slot) |
 //! | [`Entry`] | mark the thread in-call, one load of the entry word, branch to a waiting slow path |
 //! | [`Detached`] | compare the object's slot key with the class's |
 //! | [`TryCatch`] | catch a raised `ScriptError` and return it as `Err` |
 //! | [`Depth`] | raise and lower the thread's depth budget; a limit stops runaway recursion |
 //! | [`Fused`] | depth + entry + detached in one test, catch out of line |
+//! | [`Direct`] | depth, then the detached test of the key alone (no entry word), catch out of line |
 //!
 //! Every layer returns `Result`; a layer that fails returns `Err` at once (it does not unwind).
 //! An error *raised* by the method unwinds through the layers (their guards restore the
@@ -23,10 +26,10 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering, compiler_fence};
 
-use crate::runtime::class::{Class, ENTRY_PENDING, SlotIndex};
+use crate::runtime::class::{Class, DETACHED_KEY, ENTRY_PENDING, IfaceMethod, SlotIndex};
 use crate::runtime::depth::{ThreadRecord, ensure_registered, with_record};
 use crate::runtime::error::{ScriptError, ScriptErrorKind, catch_script};
-use crate::runtime::iface::Signature;
+use crate::runtime::iface::{IfaceSig, Signature};
 use crate::runtime::object::{Object, detached_error};
 
 /// An error on the call path: a boxed [`ScriptError`]. Boxed so that every layer's
@@ -42,7 +45,10 @@ pub trait CallPath<S: Signature> {
     /// The code in `slot` (or the bound pointer) must have signature `S` and use the state block
     /// of `obj`. A path without [`Detached`] (or [`Fused`]) must only be used on an attached
     /// object; a path without [`Entry`] (or [`Fused`]) must not race with a reload, unload or
-    /// collect. The full paths ([`Fused`], or all five layers) need only the first sentence.
+    /// collect, except that [`Direct`] may race with a collect. [`Direct`] and [`Iface`] are for
+    /// objects of a fixed runtime's class (which refuses reload and unload). The full paths
+    /// ([`Fused`], or all five layers) need only the first sentence; [`Direct`] the first and
+    /// the fixed runtime.
     unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault>;
 }
 
@@ -50,6 +56,9 @@ pub trait CallPath<S: Signature> {
 pub struct Slot;
 /// Terminal: call the code bound in the shell at creation (no slot read).
 pub struct Bound;
+/// Terminal: call the class's interface entry for `S`'s host-interface method (no slot read; the
+/// slot argument is not used).
+pub struct Iface;
 /// The entry-check layer around `P`.
 pub struct Entry<P>(PhantomData<P>);
 /// The detached-check layer around `P`.
@@ -60,6 +69,8 @@ pub struct TryCatch<P>(PhantomData<P>);
 pub struct Depth<P>(PhantomData<P>);
 /// The fused path around `P`.
 pub struct Fused<P>(PhantomData<P>);
+/// The direct path around `P` (a fixed runtime's host entry).
+pub struct Direct<P>(PhantomData<P>);
 
 impl<S: Signature> CallPath<S> for Slot {
     #[inline(always)]
@@ -102,6 +113,30 @@ impl<S: Signature> CallPath<S> for Bound {
         // SAFETY: non-null, and of signature `S` by the caller's contract.
         Ok(unsafe { S::invoke(code, vmctx, obj, args) })
     }
+}
+
+impl<S: IfaceSig> CallPath<S> for Iface {
+    #[inline(always)]
+    unsafe fn call(obj: &Object, _: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { call_iface::<S>(obj, args) }
+    }
+}
+
+/// The `Iface` terminal as a function (the host interfaces use it inside [`direct_enter`]).
+///
+/// # Safety
+/// As [`CallPath::call`] for `Direct<Iface>`.
+#[inline(always)]
+pub unsafe fn call_iface<S: IfaceSig>(obj: &Object, args: S::Args) -> Result<S::Ret, Fault> {
+    let class = obj.class();
+    let code = class.iface_code(S::METHOD);
+    if code.is_null() {
+        return Err(no_iface_code(class, S::METHOD));
+    }
+    // SAFETY: non-null, so the class resolved it for a method of `S::METHOD`'s name and
+    // signature, which is `S`.
+    Ok(unsafe { S::invoke(code, class.vmctx(), obj, args) })
 }
 
 /// Stores a counter's value back when a call leaves, normally or by unwinding.
@@ -237,6 +272,42 @@ pub fn fused_enter<R>(obj: &Object, f: impl FnOnce() -> R) -> Result<R, Fault> {
     })
 }
 
+impl<S: Signature, P: CallPath<S>> CallPath<S> for Direct<P> {
+    #[inline(always)]
+    unsafe fn call(obj: &Object, slot: SlotIndex, args: S::Args) -> Result<S::Ret, Fault> {
+        // SAFETY: forwarded from this function's contract.
+        direct_enter(obj, || unsafe { P::call(obj, slot, args) })?
+    }
+}
+
+/// The direct border around `f`, for an object of a fixed runtime: one budget test (depth limit,
+/// or a thread not registered yet), one test of the object's key against the detached key, `f`
+/// under a catch whose handling is out of line. No entry word: a fixed runtime's classes refuse
+/// reload and unload, so the only operation that stops script code there is a collect, which
+/// frees the state of *destroyed* objects only. Destroy stores the detached key before the
+/// collect's fence, and this path stores the depth marker before it loads the key: either the
+/// collect sees this thread inside a call and waits for it, or this load sees the detached key
+/// (the handshake `depth.rs` describes, with the key in the entry word's part).
+#[inline(always)]
+pub fn direct_enter<R>(obj: &Object, f: impl FnOnce() -> R) -> Result<R, Fault> {
+    with_record(|rec| {
+        loop {
+            let room = rec.room.load(Ordering::Relaxed);
+            if room != 0 {
+                rec.room.store(room - 1, Ordering::Relaxed);
+                compiler_fence(Ordering::SeqCst);
+                if obj.key() != DETACHED_KEY {
+                    let _restore = Restore(&rec.room, room);
+                    return catch_cold(f);
+                }
+                rec.room.store(room, Ordering::Release);
+                return Err(detached());
+            }
+            depth_slow(rec)?;
+        }
+    })
+}
+
 /// Run `f` marked as inside a call of `class`, after waiting out a pending reload: what `new`
 /// does so that it never runs (with its initializers) while a reload migrates. A panic in `f`
 /// becomes `Err`.
@@ -309,6 +380,16 @@ fn empty_slot(class: &Class, slot: SlotIndex) -> Fault {
         },
         Default::default(),
     ))
+}
+
+/// An interface entry without code: the class lacks the method, or its slot is empty.
+#[cold]
+#[inline(never)]
+fn no_iface_code(class: &Class, m: IfaceMethod) -> Fault {
+    match class.iface_slot(m) {
+        Ok(slot) => empty_slot(class, slot),
+        Err(e) => Box::new(e),
+    }
 }
 
 #[cold]

@@ -243,6 +243,11 @@ pub struct Class {
     pub(crate) reloads: AtomicU32,
     /// The slot of each host-interface method ([`IfaceMethod`]), or `u32::MAX`.
     pub(crate) iface_slots: [AtomicU32; IfaceMethod::COUNT],
+    /// The code of each host-interface method, resolved with `iface_slots` (null when the class
+    /// does not implement it or the slot is empty): the `direct` host entry of a fixed runtime
+    /// calls it without reading the slot table (see `border::Direct`). Constant for a class of a
+    /// fixed runtime, which refuses reload and unload.
+    pub(crate) iface_code: [AtomicPtr<c_void>; IfaceMethod::COUNT],
     pub(crate) name: Arc<str>,
     pub(crate) parent: Option<ClassRef>,
     /// Method name ↔ slot index for the whole class family.
@@ -290,6 +295,7 @@ impl Class {
             unloaded: std::sync::atomic::AtomicBool::new(false),
             reloads: AtomicU32::new(0),
             iface_slots: [const { AtomicU32::new(u32::MAX) }; IfaceMethod::COUNT],
+            iface_code: [const { AtomicPtr::new(ptr::null_mut()) }; IfaceMethod::COUNT],
             name: def.name.clone(),
             parent: def.parent.clone(),
             family,
@@ -299,7 +305,7 @@ impl Class {
         Ok(class)
     }
 
-    /// Note which slots implement the host interfaces (by name and signature).
+    /// Note which slots implement the host interfaces (by name and signature), and their code.
     fn find_iface_slots(&self) {
         for (i, m) in IfaceMethod::ALL.iter().enumerate() {
             let slot = self
@@ -311,6 +317,22 @@ impl Class {
                 })
                 .map_or(u32::MAX, |s| s.get() as u32);
             self.iface_slots[i].store(slot, Ordering::Release);
+            let code = SlotIndex::new(slot as usize).map_or(ptr::null(), |s| self.slot(s));
+            self.iface_code[i].store(code as *mut c_void, Ordering::Release);
+        }
+    }
+
+    /// The code of a host-interface method, resolved at definition (and at each reload): null
+    /// when the class does not implement it or its slot is empty. No slot-table read.
+    #[inline(always)]
+    pub fn iface_code(&self, m: IfaceMethod) -> *const c_void {
+        self.iface_code[m as usize].load(Ordering::Relaxed)
+    }
+
+    /// Empty every slot and interface entry (an unload).
+    pub(crate) fn clear_code(&self) {
+        for s in self.slots.iter().chain(&self.iface_code) {
+            s.store(ptr::null_mut(), Ordering::Release);
         }
     }
 
@@ -445,7 +467,7 @@ pub enum IfaceMethod {
 }
 
 impl IfaceMethod {
-    const COUNT: usize = 2;
+    pub(crate) const COUNT: usize = 2;
     const ALL: [IfaceMethod; IfaceMethod::COUNT] = [IfaceMethod::HookCall, IfaceMethod::BenchRun];
 
     /// The method name a class defines to implement it.

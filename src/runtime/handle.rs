@@ -13,7 +13,7 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
-use crate::runtime::border::{Fault, call_slot, fused_enter};
+use crate::runtime::border::{Fault, call_iface, call_slot, direct_enter, fused_enter};
 use crate::runtime::class::IfaceMethod;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::iface::{Bench, BenchRun, Hook, HookCall};
@@ -157,7 +157,8 @@ impl Drop for Handle {
 }
 
 impl Hook for Handle {
-    /// `Hook.call` through the generation check and the fused call path.
+    /// `Hook.call` through the generation check and the object's call path (direct in a fixed
+    /// runtime, fused otherwise).
     #[inline]
     fn call(&self) -> Result<i64, ScriptError> {
         self.get()?.call()
@@ -165,7 +166,8 @@ impl Hook for Handle {
 }
 
 impl Bench for Handle {
-    /// `Bench.run` through the generation check and the fused call path.
+    /// `Bench.run` through the generation check and the object's call path (direct in a fixed
+    /// runtime, fused otherwise).
     #[inline]
     fn run(&self, n: i64) -> Result<i64, ScriptError> {
         self.get()?.run(n)
@@ -173,9 +175,17 @@ impl Bench for Handle {
 }
 
 impl Hook for Object {
-    /// `Hook.call` through the fused path: the method named `call` of the object's class.
+    /// `Hook.call`: the method named `call` of the object's class, through the direct path in a
+    /// fixed runtime (its interface entry, no slot table, no entry word), else the fused path.
     #[inline]
     fn call(&self) -> Result<i64, ScriptError> {
+        if self.class().is_inline() {
+            // SAFETY: the interface entry was resolved for `HookCall`'s signature, and a fixed
+            // runtime's class refuses reload and unload, which is all the direct border needs.
+            return unbox(direct_enter(self, || unsafe {
+                call_iface::<HookCall>(self, ())
+            }));
+        }
         let slot = self.class().iface_slot(IfaceMethod::HookCall)?;
         // SAFETY: the interface slot was checked to have `HookCall`'s signature, and the fused
         // border checks attachment and keeps reloads out.
@@ -186,9 +196,16 @@ impl Hook for Object {
 }
 
 impl Bench for Object {
-    /// `Bench.run` through the fused path: the method named `run` of the object's class.
+    /// `Bench.run`: the method named `run` of the object's class, through the direct path in a
+    /// fixed runtime, else the fused path (as `Hook::call`).
     #[inline]
     fn run(&self, n: i64) -> Result<i64, ScriptError> {
+        if self.class().is_inline() {
+            // SAFETY: as in `Hook::call`, for `BenchRun`.
+            return unbox(direct_enter(self, || unsafe {
+                call_iface::<BenchRun>(self, (n,))
+            }));
+        }
         let slot = self.class().iface_slot(IfaceMethod::BenchRun)?;
         // SAFETY: as in `Hook::call`, for `BenchRun`.
         unbox(fused_enter(self, || unsafe {
@@ -227,5 +244,57 @@ pub extern "C-unwind" fn hot_handle_check(cell: u64) -> *const c_void {
     match h.get() {
         Ok(obj) => obj as *const Object as *const c_void,
         Err(e) => e.raise(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::class::{ClassDef, MethodDef};
+    use crate::runtime::iface::Signature;
+    use crate::runtime::rt::Runtime;
+
+    extern "C-unwind" fn nine(_: *mut c_void, _: *const Object) -> i64 {
+        9
+    }
+
+    fn class_def() -> ClassDef {
+        ClassDef {
+            name: "C".into(),
+            parent: None,
+            fields: vec![],
+            methods: vec![MethodDef {
+                name: "call".into(),
+                sig: HookCall::sig(),
+                code: nine as *const c_void,
+            }],
+            vmctx: std::ptr::null_mut(),
+        }
+    }
+
+    /// Empty the slot table under the object, then call it from the host.
+    fn call_with_empty_slots(rt: &Runtime) -> Result<i64, ScriptError> {
+        let class = rt.define(class_def()).unwrap();
+        let h = rt.new_object(&class).unwrap();
+        assert_eq!(h.call().unwrap(), 9);
+        for s in &class.slots {
+            s.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
+        }
+        h.call()
+    }
+
+    #[test]
+    fn a_fixed_runtime_host_call_never_reads_the_slot_table() {
+        // The direct path calls the interface entry resolved at definition ...
+        assert_eq!(call_with_empty_slots(&Runtime::fixed()).unwrap(), 9);
+        // ... the fused path reads the slot, unchanged.
+        let e = call_with_empty_slots(&Runtime::new()).unwrap_err();
+        assert_eq!(
+            e.kind,
+            ScriptErrorKind::EmptySlot {
+                class: "C".into(),
+                slot: 0
+            }
+        );
     }
 }

@@ -10,6 +10,7 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
+use crate::runtime::class::IfaceMethod;
 use crate::runtime::error::ScriptError;
 use crate::runtime::object::Object;
 
@@ -132,6 +133,20 @@ impl_sig!(A, B, C);
 pub type HookCall = Sig<(), i64>;
 /// `Bench.run`: `fn run(self, n: i64) -> i64`.
 pub type BenchRun = Sig<(i64,), i64>;
+
+/// The signature of a host-interface method: which of the class's interface entries
+/// ([`Class::iface_code`](crate::runtime::class::Class::iface_code)) holds its code.
+pub trait IfaceSig: Signature {
+    /// The method.
+    const METHOD: IfaceMethod;
+}
+
+impl IfaceSig for HookCall {
+    const METHOD: IfaceMethod = IfaceMethod::HookCall;
+}
+impl IfaceSig for BenchRun {
+    const METHOD: IfaceMethod = IfaceMethod::BenchRun;
+}
 
 /// The host interface `Hook`: the host loops calls to it.
 pub trait Hook {

@@ -79,6 +79,14 @@ pub enum ReloadError {
          object, direct calls); use the jit backend to reload"
     )]
     Fixed(String),
+    /// The class belongs to a fixed runtime (`jit-opt`): the host calls its objects directly,
+    /// without the entry check an unload would stop them with.
+    #[error(
+        "class `{0}` cannot be unloaded: it was compiled for jit-opt (the host calls its objects \
+         directly, without the entry check an unload waits on); destroy its objects, or use the \
+         jit backend to unload"
+    )]
+    UnloadFixed(String),
     /// A field initializer raised while migrating; nothing changed.
     #[error("a field initializer raised during migration: {0}")]
     Initializer(ScriptError),
@@ -255,16 +263,19 @@ impl Runtime {
 
     /// Unload a class: every live object is destroyed (handles to it become stale, its state is
     /// dropped), the slots are emptied, and `new` of the class fails. Returns how many objects.
+    /// A class of a fixed runtime refuses ([`ReloadError::UnloadFixed`]): its host calls take the
+    /// direct path, which does not look at the entry word.
     pub fn unload(&self, class: &ClassRef) -> Result<usize, ReloadError> {
+        if class.is_inline() {
+            return Err(ReloadError::UnloadFixed(class.name().to_string()));
+        }
         let q = self.quiesce()?;
         let snapshot: Vec<*const Object> = {
             let mut live = class.live.lock();
             class.unloaded.store(true, Ordering::Release);
             let key = class.next_key.fetch_add(2, Ordering::Relaxed);
             class.entry.store(key | ENTRY_PENDING, Ordering::Release);
-            for s in class.slots.iter() {
-                s.store(std::ptr::null_mut(), Ordering::Release);
-            }
+            class.clear_code();
             let objects = std::mem::take(&mut live.objects);
             objects
                 .into_iter()

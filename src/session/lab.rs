@@ -12,7 +12,7 @@ use crate::cases::spec::{default_dir, load_dir, parse_header};
 use crate::cases::{Mode, twin_named, twins};
 use crate::export::{Table, render_text};
 use crate::ladder::{Ladder, Layer};
-use crate::worker::protocol::ReloadOut;
+use crate::worker::protocol::{ReloadOut, class_lines};
 use crate::worker::{Against, Job, JobOutput};
 
 /// Loop count of `:check`'s result check (as `hotlab check`'s default).
@@ -60,12 +60,7 @@ pub fn reload_text(name: &str, r: &ReloadOut) -> String {
             lines.push(format!("main = {v}"));
         }
     } else {
-        for c in &r.classes {
-            lines.push(c.describe(name));
-        }
-        for c in &r.defined {
-            lines.push(format!("reload {name}: class {c} defined"));
-        }
+        lines.extend(class_lines(name, &r.classes, &r.defined));
         if r.classes.is_empty() && r.defined.is_empty() {
             lines.push(format!("reload {name}: no classes (functions reloaded)"));
         }

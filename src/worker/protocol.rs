@@ -544,6 +544,17 @@ impl ClassReload {
     }
 }
 
+/// What a reload of source `name` did to its classes, one line each: every class reloaded
+/// ([`ClassReload::describe`]), then `reload NAME: class C defined` for each new class. `hotlab
+/// run --reload` and the session's `:reload` print these.
+pub fn class_lines(name: &str, classes: &[ClassReload], defined: &[String]) -> Vec<String> {
+    let reloaded = classes.iter().map(|c| c.describe(name));
+    let new = defined
+        .iter()
+        .map(|c| format!("reload {name}: class {c} defined"));
+    reloaded.chain(new).collect()
+}
+
 /// What a reload job did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReloadOut {
