@@ -816,3 +816,65 @@ pub fn run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError>
     let mut interp = Interp::new(program, checks)?;
     interp.call(main, &[])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::objects::UNIQUE_BLOCKS;
+    use super::val::CONVERSIONS;
+    use super::*;
+    use crate::lang::{SourceFile, compile};
+
+    const N: i64 = 2000;
+
+    /// Run `main` of `text`: its value, the values converted to or from runtime cells, and the
+    /// blocks field vecs were made unique into.
+    fn run_counted(text: &str) -> (Value, u64, Vec<u64>) {
+        let program = compile(Arc::new(SourceFile::new("t.hot", text.to_string())))
+            .unwrap_or_else(|d| panic!("{d}"));
+        CONVERSIONS.with(|c| c.set(0));
+        UNIQUE_BLOCKS.with(|b| b.borrow_mut().clear());
+        let v = run_main(&program, Checks::On).unwrap_or_else(|e| panic!("{e}"));
+        (v, CONVERSIONS.with(|c| c.get()), UNIQUE_BLOCKS.take())
+    }
+
+    #[test]
+    fn pushes_into_a_field_vec_stay_in_its_block_and_convert_only_the_pushed_items() {
+        let (v, conversions, blocks) = run_counted(&format!(
+            "class Bag {{ var items = vec<i64>() }}\n\
+             fn main() -> i64 {{\n let b = new Bag()\n for i in 0..{N} {{ b.items.push(i) }}\n \
+             var s = 0\n for i in 0..b.items.len() {{ s += b.items[i] }}\n \
+             for x in b.items {{ s += x }}\n b.items[0] += 1\n return s + b.items.pop()\n}}\n"
+        ));
+        assert_eq!(v, Value::I64(N * (N - 1) + N - 1));
+        // One conversion per push, per element read (twice) and for `+=` and `pop`: linear.
+        // Converting the field's vec at each push would be about N * N / 2.
+        assert!(
+            conversions <= 3 * N as u64 + 10,
+            "{conversions} conversions for {N} pushes"
+        );
+        // The unique block is the same across all the pushes (and the `+=`, the `pop`).
+        assert_eq!(blocks.len(), N as usize + 2);
+        assert!(blocks.iter().all(|&b| b == blocks[0]), "a unique vec moved");
+    }
+
+    #[test]
+    fn a_shared_field_vec_is_copied_once_then_grows_in_place() {
+        let (v, _, blocks) = run_counted(
+            "class Bag { var vv = vec<vec<i64>>() }\n\
+             fn main() -> str {\n let b = new Bag()\n b.vv.push(vec<i64>())\n \
+             b.vv[0].push(1)\n var seen = \"\"\n \
+             for row in b.vv {\n b.vv[0].push(2)\n b.vv[0].push(3)\n seen = \"${row}\"\n }\n \
+             b.vv[0][1] = 20\n return \"${seen} ${b.vv}\"\n}\n",
+        );
+        assert_eq!(v, Value::Str("[1] [[1, 20, 3]]".into()));
+        // push, [0].push (outer, inner); the loop shares the outer block: its first push copies
+        // each level once, the rest go in place.
+        let distinct: std::collections::BTreeSet<_> = blocks.iter().collect();
+        assert_eq!(blocks.len(), 1 + 2 + 2 * 3);
+        assert_eq!(
+            distinct.len(),
+            4,
+            "outer and inner, before and after the copy: {blocks:?}"
+        );
+    }
+}

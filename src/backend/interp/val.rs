@@ -215,6 +215,7 @@ impl Val {
     /// `bits` must be a cell of type `ty` whose owner keeps it alive during the call; a closure
     /// in it (at any depth) made by [`Closure::to_cell`] of this interpreter.
     pub(super) unsafe fn from_cell(bits: u64, ty: &Type) -> Val {
+        note_conversion();
         match ty {
             Type::I64 => Val::I(bits as i64),
             Type::F64 => Val::F(f64::from_bits(bits)),
@@ -246,6 +247,7 @@ impl Val {
 
     /// The value as an owned runtime cell of type `ty` (see [`Val::from_cell`]).
     pub(super) fn into_cell(self, ty: &Type) -> u64 {
+        note_conversion();
         match (self, ty) {
             (Val::I(x), _) => x as u64,
             (Val::F(x), _) => x.to_bits(),
@@ -293,6 +295,19 @@ impl Val {
             Val::C(c) => Value::Fn(c.shown.to_string()),
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Values converted to or from runtime cells on this thread (each element of a vec counts).
+    pub(super) static CONVERSIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count one value converted to or from a cell (tests only: they check field operations
+/// convert only what they touch).
+fn note_conversion() {
+    #[cfg(test)]
+    CONVERSIONS.with(|c| c.set(c.get() + 1));
 }
 
 /// Whether a host value has a script type (for checking what the host passes in).
