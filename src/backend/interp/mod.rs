@@ -571,12 +571,7 @@ impl<'p> Interp<'p> {
                 let v = self.eval(item)?;
                 Val::A(Rc::new(vec![v; *n as usize]))
             }
-            ExprKind::Index(base, index) if in_field_vec(base) => {
-                let held = self.held_vec(base)?;
-                let i = self.eval(index)?.int();
-                // SAFETY: `held` keeps the element alive while it is converted.
-                unsafe { Val::from_cell(held.at(i, e.span)?, &e.ty) }
-            }
+            ExprKind::Index(base, _) if in_field_vec(base) => self.eval_value_op(e)?,
             ExprKind::Index(base, index) => {
                 let arr = self.eval(base)?;
                 let i = self.eval(index)?.int();
@@ -638,11 +633,18 @@ impl<'p> Interp<'p> {
 }
 
 impl<'p> Interp<'p> {
-    /// Vecs, strings and `len()`: out of `eval`, whose stack frame every level of script
+    /// Vecs (a field's too), strings and `len()`: out of `eval`, whose stack frame every level of script
     /// recursion pays for.
     #[inline(never)]
     fn eval_value_op(&mut self, e: &'p Expr) -> R<Val> {
         Ok(match &e.kind {
+            // `eval` sends only an index into a field's vec here (`in_field_vec`).
+            ExprKind::Index(base, index) => {
+                let held = self.held_vec(base)?;
+                let i = self.eval(index)?.int();
+                // SAFETY: `held` keeps the element alive while it is converted.
+                unsafe { Val::from_cell(held.at(i, e.span)?, &e.ty) }
+            }
             ExprKind::Len(array) if in_field_vec(array) => {
                 Val::I(self.held_vec(array)?.len() as i64)
             }
@@ -687,7 +689,7 @@ impl<'p> Interp<'p> {
                 }
                 self.invoke(id, base)?
             }
-            _ => unreachable!("eval_value_op: not a vec or string operation"),
+            _ => unreachable!("eval_value_op: not a vec, string or closure operation"),
         })
     }
 }
@@ -703,6 +705,7 @@ impl<'p> Interp<'p> {
                 let obj = unsafe { check_cell(v.handle().cell(), e.span) }?;
                 Ok(HeldVec::retain(objects::field_bits(obj, *field as usize)))
             }
+            // `eval` sends only an index into a field's vec here (`in_field_vec`).
             ExprKind::Index(base, index) => {
                 let held = self.held_vec(base)?;
                 let i = self.eval(index)?.int();
