@@ -106,6 +106,56 @@ pub unsafe extern "C-unwind" fn hot_closure_new(code: *const u8, desc_ptr: *cons
     block as u64
 }
 
+/// A descriptor for cells of `kinds` shown as `shown` that lives as long as the process: one per
+/// distinct descriptor, shared. For closures made outside generated code (the interpreter's, when
+/// it stores one in a runtime cell), whose blocks may outlive the program that made them (an
+/// object the host still holds).
+pub fn interned_descriptor(kinds: &[ElemKind], shown: &str) -> *const u8 {
+    type Known = std::sync::Mutex<std::collections::HashSet<&'static [u8]>>;
+    static KNOWN: std::sync::LazyLock<Known> = std::sync::LazyLock::new(Known::default);
+    let bytes = descriptor(kinds, shown);
+    let mut known = KNOWN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(d) = known.get(&bytes[..]) {
+        return d.as_ptr();
+    }
+    let d: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+    known.insert(d);
+    d.as_ptr()
+}
+
+/// A new closure of `code` described by `desc` holding `cells` (their references move in).
+/// Returns the owned cell.
+///
+/// # Safety
+/// `desc` must point at a descriptor of `cells.len()` kinds that lives as long as the closure,
+/// and each cell must be of its kind.
+pub unsafe fn closure_from_cells(code: *const u8, desc_ptr: *const u8, cells: &[u64]) -> u64 {
+    // SAFETY: the caller's contract.
+    let block = unsafe { hot_closure_new(code, desc_ptr) };
+    // SAFETY: the fresh block has a cell per kind of `desc`: `cells.len()` of them.
+    unsafe {
+        let at = (block as *mut u8).add(ClosureBlock::CELLS as usize) as *mut u64;
+        std::ptr::copy_nonoverlapping(cells.as_ptr(), at, cells.len());
+    }
+    block
+}
+
+/// The code word and the captured cells of a closure cell (not 0), borrowed.
+///
+/// # Safety
+/// `cell` must own (or be borrowed from an owner of) a count of a live closure block for `'a`.
+pub unsafe fn closure_parts<'a>(cell: u64) -> (*const u8, &'a [u64]) {
+    // SAFETY: the caller's contract; the descriptor lives as long as the block.
+    unsafe {
+        let block = &*(cell as *const ClosureBlock);
+        let n = desc(block.desc).kinds.len();
+        let cells = (cell as *const u8).add(ClosureBlock::CELLS as usize) as *const u64;
+        (block.code, std::slice::from_raw_parts(cells, n))
+    }
+}
+
 /// Another count of a closure cell (0 is fine); returns the cell.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_closure_retain(cell: u64) -> u64 {

@@ -99,9 +99,10 @@ pub enum ScriptErrorKind {
     /// `new` of a class that was unloaded.
     #[error("class `{0}` is unloaded")]
     ClassUnloaded(String),
-    /// A call of a fn-typed module variable read before its initializer ran.
+    /// A call of a fn-typed module variable read before its initializer ran, or of a fn-typed
+    /// field still `null`.
     #[error(
-        "call of a closure that is not initialized yet (a module variable read before its initializer ran)"
+        "call of a closure that is not initialized yet (a module variable read before its initializer ran, or a fn-typed field still `null`)"
     )]
     NullClosure,
     /// A call through the border from a thread whose thread-locals are being torn down.

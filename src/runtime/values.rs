@@ -167,6 +167,11 @@ impl VecBlock {
         self.items.iter().map(|c| c.load(Ordering::Relaxed))
     }
 
+    /// Element cell `i`, if in range.
+    pub fn cell(&self, i: usize) -> Option<u64> {
+        self.items.get(i).map(|c| c.load(Ordering::Relaxed))
+    }
+
     /// The number of elements.
     pub fn len(&self) -> usize {
         self.items.len()

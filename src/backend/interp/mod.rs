@@ -33,15 +33,15 @@ mod ops;
 mod reload;
 mod val;
 
-use self::objects::{at, read_cell};
+use self::objects::{HeldVec, at, read_cell};
 use self::ops::{binary, check_index};
 use self::val::{Closure, Val, fits};
 use super::objects::check_cell;
 use super::{Checks, Value};
 use crate::backend::objects as shared;
 use crate::lang::hir::{
-    BinOp, Block, Expr, ExprKind, FuncId, GlobalId, LogicOp, Place, PlaceKind, Program, StmtKind,
-    Type, UnOp,
+    BinOp, Block, Expr, ExprKind, FuncId, Function, GlobalId, LogicOp, Place, PlaceKind, Program,
+    StmtKind, Type, UnOp,
 };
 use crate::lang::span::Span;
 use crate::runtime::class::ClassRef;
@@ -71,8 +71,8 @@ enum Root<'p> {
     Local(usize),
     Global(usize),
     /// Field `field` (of type `ty`) of the object in `handle`, checked at `span` when evaluated
-    /// and again when the place is used: the place works on the field's value taken out of its
-    /// cell, and puts it back after (see `objects::take_cell`).
+    /// and again when the place is used: the place works on the field's runtime cells in place
+    /// (see `objects::cell_place`), converting only the cell it reads or writes.
     Field {
         handle: Val,
         field: usize,
@@ -86,6 +86,17 @@ enum Root<'p> {
 enum Step {
     Array(usize),
     Vec(i64, Span),
+}
+
+/// What a statement or a vec method does to a place.
+#[derive(Clone, Copy)]
+enum PlaceOp {
+    /// `place = value`, or `place op= value` (the operator's span for its errors).
+    Assign(Option<BinOp>, Span),
+    /// `place.push(value)`.
+    Push,
+    /// `place.pop()`, failing at the span on an empty vec.
+    Pop(Span),
 }
 
 /// The element a place's path leads to from its root, making shared arrays and vecs unique on
@@ -333,6 +344,24 @@ impl<'p> Interp<'p> {
                     i += 1;
                 }
             }
+            StmtKind::ForEach { var, array, body } if in_field_vec(array) => {
+                let held = self.held_vec(array)?;
+                let Type::Vec(elem) = &array.ty else {
+                    unreachable!("checked program: a field's vec")
+                };
+                let slot = self.base + var.index();
+                for i in 0..held.len() {
+                    // SAFETY: `held` keeps the element alive while it is converted; `i` is in
+                    // range (the held block does not change: a store copies it first).
+                    self.stack[slot] =
+                        unsafe { Val::from_cell(held.at(i as i64, array.span)?, elem) };
+                    match self.block(body)? {
+                        Flow::Break => break,
+                        Flow::Next | Flow::Continue => {}
+                        ret @ Flow::Return(_) => return Ok(ret),
+                    }
+                }
+            }
             StmtKind::ForEach { var, array, body } => {
                 let items = self.eval(array)?.items().clone();
                 let slot = self.base + var.index();
@@ -378,33 +407,23 @@ impl<'p> Interp<'p> {
                 place.span,
             );
         }
-        self.with_place(place, Some(value), |slot, v| {
-            *slot = match op {
-                None => v,
-                Some(op) => binary(op, op_span, &*slot, &v)?,
-            };
-            Ok(())
-        })
+        self.place_op(place, Some(value), PlaceOp::Assign(op, op_span))?;
+        Ok(())
     }
 
-    /// Evaluate a place's indexes, then `value` (if any), then walk to the place and run `f` on
-    /// it and the value. A place in a field works on the field's value moved out of its cell
-    /// and moved back after `f` (also when `f` or the walk fails: the field keeps its value).
-    fn with_place<T>(
-        &mut self,
-        place: &'p Place,
-        value: Option<&'p Expr>,
-        f: impl FnOnce(&mut Val, Val) -> R<T>,
-    ) -> R<T> {
+    /// Evaluate a place's indexes, then `value` (if any), then walk to the place and do `op`
+    /// on it with the value. A place in a field is walked through the field's runtime cells
+    /// (making shared vecs unique on the way, as compiled code does): no whole vec is converted.
+    fn place_op(&mut self, place: &'p Place, value: Option<&'p Expr>, op: PlaceOp) -> R<Val> {
         let mut path = Vec::new();
         let root = self.resolve_place(place, &mut path)?;
         let v = match value {
             Some(e) => self.eval(e)?,
             None => Val::Unit,
         };
-        match root {
-            Root::Local(i) => f(walk(&mut self.stack[self.base + i], &path)?, v),
-            Root::Global(i) => f(walk(&mut self.globals[i], &path)?, v),
+        let slot = match root {
+            Root::Local(i) => walk(&mut self.stack[self.base + i], &path)?,
+            Root::Global(i) => walk(&mut self.globals[i], &path)?,
             Root::Field {
                 handle,
                 field,
@@ -414,13 +433,31 @@ impl<'p> Interp<'p> {
                 // Checked again: the indexes' and the value's calls may have changed the object.
                 // SAFETY: `handle` owns a reference while the cell is used.
                 let obj = unsafe { check_cell(handle.handle().cell(), span) }?;
-                let mut held = objects::take_cell(obj, field, ty);
-                let out = walk(&mut held, &path).and_then(|slot| f(slot, v));
-                // SAFETY: as above; no script code ran since the check.
-                objects::write_cell(obj, field, ty, held);
-                out
+                // SAFETY: the object is checked attached and no script code runs until `op`
+                // is done with the cell.
+                let (cell, ty) = unsafe { objects::cell_place(obj, field, ty, &path) }?;
+                // SAFETY: `cell_place`'s cell, used before anything else touches the object.
+                return unsafe { objects::cell_op(cell, ty, op, v) };
             }
-        }
+        };
+        Ok(match op {
+            PlaceOp::Assign(None, _) => {
+                *slot = v;
+                Val::Unit
+            }
+            PlaceOp::Assign(Some(op), span) => {
+                *slot = binary(op, span, &*slot, &v)?;
+                Val::Unit
+            }
+            PlaceOp::Push => {
+                slot.vec_mut().push(v);
+                Val::Unit
+            }
+            PlaceOp::Pop(span) => slot
+                .vec_mut()
+                .pop()
+                .ok_or_else(|| ScriptError::new(ScriptErrorKind::PopEmpty, span))?,
+        })
     }
 
     /// Evaluate a place's indexes, outermost first; an array index is checked against its
@@ -534,6 +571,7 @@ impl<'p> Interp<'p> {
                 let v = self.eval(item)?;
                 Val::A(Rc::new(vec![v; *n as usize]))
             }
+            ExprKind::Index(base, _) if in_field_vec(base) => self.eval_value_op(e)?,
             ExprKind::Index(base, index) => {
                 let arr = self.eval(base)?;
                 let i = self.eval(index)?.int();
@@ -595,25 +633,28 @@ impl<'p> Interp<'p> {
 }
 
 impl<'p> Interp<'p> {
-    /// Vecs, strings and `len()`: out of `eval`, whose stack frame every level of script
+    /// Vecs (a field's too), strings and `len()`: out of `eval`, whose stack frame every level of script
     /// recursion pays for.
     #[inline(never)]
     fn eval_value_op(&mut self, e: &'p Expr) -> R<Val> {
         Ok(match &e.kind {
+            // `eval` sends only an index into a field's vec here (`in_field_vec`).
+            ExprKind::Index(base, index) => {
+                let held = self.held_vec(base)?;
+                let i = self.eval(index)?.int();
+                // SAFETY: `held` keeps the element alive while it is converted.
+                unsafe { Val::from_cell(held.at(i, e.span)?, &e.ty) }
+            }
+            ExprKind::Len(array) if in_field_vec(array) => {
+                Val::I(self.held_vec(array)?.len() as i64)
+            }
             ExprKind::Len(array) => Val::I(match self.eval(array)? {
                 Val::S(s) => s.len(),
                 v => v.items().len(),
             } as i64),
             ExprKind::VecNew => Val::V(Rc::new(Vec::new())),
-            ExprKind::VecPush(place, value) => self.with_place(place, Some(value), |vec, v| {
-                vec.vec_mut().push(v);
-                Ok(Val::Unit)
-            })?,
-            ExprKind::VecPop(place) => self.with_place(place, None, |vec, _| {
-                vec.vec_mut()
-                    .pop()
-                    .ok_or_else(|| ScriptError::new(ScriptErrorKind::PopEmpty, e.span))
-            })?,
+            ExprKind::VecPush(place, value) => self.place_op(place, Some(value), PlaceOp::Push)?,
+            ExprKind::VecPop(place) => self.place_op(place, None, PlaceOp::Pop(e.span))?,
             ExprKind::StrLit(text) => Val::S(Rc::new(text.clone())),
             ExprKind::ToStr(inner) => {
                 let mut out = String::new();
@@ -626,7 +667,8 @@ impl<'p> Interp<'p> {
                     cells.push(self.eval(c)?);
                 }
                 let shown = self.closure_shown(*func, &e.ty);
-                Val::C(Rc::new(Closure::new(*func, shown, cells)))
+                let code: *const Function = self.program.function(*func);
+                Val::C(Rc::new(Closure::new(code, shown, cells)))
             }
             ExprKind::CallClosure(callee, args) => {
                 let Val::C(closure) = self.eval(callee)? else {
@@ -637,21 +679,77 @@ impl<'p> Interp<'p> {
                     let v = self.eval(arg)?;
                     self.stack.push(v);
                 }
-                let func = self.program.function(closure.func);
+                let id = self.closure_func(&closure, callee.span)?;
+                let func = self.program.function(id);
                 if let Some(locals) = &func.captures {
                     self.stack.resize(base + func.locals.len(), Val::Unit);
                     for (local, cell) in locals.iter().zip(&closure.cells) {
                         self.stack[base + local.index()] = cell.clone();
                     }
                 }
-                self.invoke(closure.func, base)?
+                self.invoke(id, base)?
             }
-            _ => unreachable!("eval_value_op: not a vec or string operation"),
+            _ => unreachable!("eval_value_op: not a vec, string or closure operation"),
         })
     }
 }
 
+impl<'p> Interp<'p> {
+    /// The vec `e` reads out of a field (see [`in_field_vec`]), held without converting it:
+    /// the object, then each index (checked against the vec it indexes), in source order.
+    fn held_vec(&mut self, e: &'p Expr) -> R<HeldVec> {
+        match &e.kind {
+            ExprKind::Field(object, field) => {
+                let v = self.eval(object)?;
+                // SAFETY: `v` owns the handle's reference while the cell is read.
+                let obj = unsafe { check_cell(v.handle().cell(), e.span) }?;
+                Ok(HeldVec::retain(objects::field_bits(obj, *field as usize)))
+            }
+            // `eval` sends only an index into a field's vec here (`in_field_vec`).
+            ExprKind::Index(base, index) => {
+                let held = self.held_vec(base)?;
+                let i = self.eval(index)?.int();
+                Ok(HeldVec::retain(held.at(i, e.span)?))
+            }
+            _ => unreachable!("held_vec: not a field's vec (see `in_field_vec`)"),
+        }
+    }
+}
+
+/// Whether `e` reads a vec held in a field (`o.items`, `o.vv[i]`): such reads index, measure
+/// and iterate the field's runtime block in place instead of converting the whole vec.
+fn in_field_vec(e: &Expr) -> bool {
+    matches!(e.ty, Type::Vec(_))
+        && match &e.kind {
+            ExprKind::Field(..) => true,
+            ExprKind::Index(base, _) => in_field_vec(base),
+            _ => false,
+        }
+}
+
 impl Interp<'_> {
+    /// The function a closure calls in the running program version. A closure made by an
+    /// earlier version (kept in a module variable or a field over a reload) cannot run: the
+    /// interpreter runs one version at a time, and its body belongs to the old one.
+    fn closure_func(&self, closure: &Closure, span: Span) -> R<FuncId> {
+        let funcs = &self.program.functions;
+        let size = std::mem::size_of::<Function>();
+        let offset = (closure.code as usize).wrapping_sub(funcs.as_ptr() as usize);
+        if offset < funcs.len() * size {
+            return Ok(FuncId((offset / size) as u32));
+        }
+        // SAFETY: as `Closure::code` says, the version that made it is still borrowed.
+        let name = unsafe { &(*closure.code).name };
+        Err(ScriptError::new(
+            ScriptErrorKind::BadCall(format!(
+                "this closure (`{name}`) was made by an earlier version of the program; the \
+                 interpreter runs one version at a time, so it cannot run an old version's code \
+                 (--backend jit keeps every version's code): store a new closure after a reload"
+            )),
+            span,
+        ))
+    }
+
     /// How a closure of lambda `func` (of type `ty`) is shown, made once per lambda.
     fn closure_shown(&mut self, func: FuncId, ty: &Type) -> Rc<str> {
         let slot = &mut self.closure_names[func.index()];
@@ -720,4 +818,66 @@ pub fn run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError>
         .expect("run_main: the program has no `main` (check Program::main first)");
     let mut interp = Interp::new(program, checks)?;
     interp.call(main, &[])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::objects::UNIQUE_BLOCKS;
+    use super::val::CONVERSIONS;
+    use super::*;
+    use crate::lang::{SourceFile, compile};
+
+    const N: i64 = 2000;
+
+    /// Run `main` of `text`: its value, the values converted to or from runtime cells, and the
+    /// blocks field vecs were made unique into.
+    fn run_counted(text: &str) -> (Value, u64, Vec<u64>) {
+        let program = compile(Arc::new(SourceFile::new("t.hot", text.to_string())))
+            .unwrap_or_else(|d| panic!("{d}"));
+        CONVERSIONS.with(|c| c.set(0));
+        UNIQUE_BLOCKS.with(|b| b.borrow_mut().clear());
+        let v = run_main(&program, Checks::On).unwrap_or_else(|e| panic!("{e}"));
+        (v, CONVERSIONS.with(|c| c.get()), UNIQUE_BLOCKS.take())
+    }
+
+    #[test]
+    fn pushes_into_a_field_vec_stay_in_its_block_and_convert_only_the_pushed_items() {
+        let (v, conversions, blocks) = run_counted(&format!(
+            "class Bag {{ var items = vec<i64>() }}\n\
+             fn main() -> i64 {{\n let b = new Bag()\n for i in 0..{N} {{ b.items.push(i) }}\n \
+             var s = 0\n for i in 0..b.items.len() {{ s += b.items[i] }}\n \
+             for x in b.items {{ s += x }}\n b.items[0] += 1\n return s + b.items.pop()\n}}\n"
+        ));
+        assert_eq!(v, Value::I64(N * (N - 1) + N - 1));
+        // One conversion per push, per element read (twice) and for `+=` and `pop`: linear.
+        // Converting the field's vec at each push would be about N * N / 2.
+        assert!(
+            conversions <= 3 * N as u64 + 10,
+            "{conversions} conversions for {N} pushes"
+        );
+        // The unique block is the same across all the pushes (and the `+=`, the `pop`).
+        assert_eq!(blocks.len(), N as usize + 2);
+        assert!(blocks.iter().all(|&b| b == blocks[0]), "a unique vec moved");
+    }
+
+    #[test]
+    fn a_shared_field_vec_is_copied_once_then_grows_in_place() {
+        let (v, _, blocks) = run_counted(
+            "class Bag { var vv = vec<vec<i64>>() }\n\
+             fn main() -> str {\n let b = new Bag()\n b.vv.push(vec<i64>())\n \
+             b.vv[0].push(1)\n var seen = \"\"\n \
+             for row in b.vv {\n b.vv[0].push(2)\n b.vv[0].push(3)\n seen = \"${row}\"\n }\n \
+             b.vv[0][1] = 20\n return \"${seen} ${b.vv}\"\n}\n",
+        );
+        assert_eq!(v, Value::Str("[1] [[1, 20, 3]]".into()));
+        // push, [0].push (outer, inner); the loop shares the outer block: its first push copies
+        // each level once, the rest go in place.
+        let distinct: std::collections::BTreeSet<_> = blocks.iter().collect();
+        assert_eq!(blocks.len(), 1 + 2 + 2 * 3);
+        assert_eq!(
+            distinct.len(),
+            4,
+            "outer and inner, before and after the copy: {blocks:?}"
+        );
+    }
 }

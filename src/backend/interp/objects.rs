@@ -4,8 +4,8 @@
 use std::cell::Cell;
 use std::ffi::c_void;
 
-use super::ops::binary;
-use super::{Interp, R, Val};
+use super::ops::{binary, check_index};
+use super::{Interp, PlaceOp, R, Step, Val};
 use crate::backend::objects::check_cell;
 use crate::backend::objects::elem_kind;
 use crate::lang::hir::{self, BinOp, Expr, FuncId, Program, Type};
@@ -95,6 +95,12 @@ pub(super) fn read_cell(obj: &Object, i: usize, ty: &Type) -> Val {
     unsafe { Val::from_cell(bits, ty) }
 }
 
+/// Cell `i` of a checked object's state as it is (borrowed from the object).
+pub(super) fn field_bits(obj: &Object, i: usize) -> u64 {
+    // SAFETY: as in `read_cell`.
+    unsafe { *obj.state_ptr().add(i) }
+}
+
 /// Write cell `i` of a checked object's state; a handle, vec or string cell releases what it
 /// held.
 pub(super) fn write_cell(obj: &Object, i: usize, ty: &Type, v: Val) {
@@ -104,15 +110,139 @@ pub(super) fn write_cell(obj: &Object, i: usize, ty: &Type, v: Val) {
     values::release_cell(elem_kind(ty), old);
 }
 
-/// Move the value out of cell `i` (leaving the empty value, 0, in the cell): a place in a
-/// field is changed on it, then put back with [`write_cell`].
-pub(super) fn take_cell(obj: &Object, i: usize, ty: &Type) -> Val {
+/// The cell a place in field `i` (of type `ty`) of a checked object leads to, and its type:
+/// each vec on the path is made unique in its cell first (`values::hot_vec_unique`: a copy
+/// only when another owner shares it) and the index checked against its length now. Only the
+/// cells on the path are touched, so an element store, a push or a pop on a field's vec costs
+/// what it costs on a local's.
+///
+/// # Safety
+/// `obj` must be checked attached, and the returned cell is valid only until the object or a
+/// vec on the path is next changed (use it at once, running no script code).
+pub(super) unsafe fn cell_place<'t>(
+    obj: &Object,
+    i: usize,
+    ty: &'t Type,
+    path: &[Step],
+) -> R<(*mut u64, &'t Type)> {
     // SAFETY: as in `read_cell`.
-    let bits = unsafe { std::ptr::replace(obj.state_ptr().add(i), 0) };
-    // SAFETY: the cell's count moved here; it is released once converted.
-    let v = unsafe { Val::from_cell(bits, ty) };
-    values::release_cell(elem_kind(ty), bits);
-    v
+    let mut cell = unsafe { obj.state_ptr().add(i) };
+    let mut ty = ty;
+    for step in path {
+        let (Step::Vec(index, span), Type::Vec(elem)) = (*step, ty) else {
+            unreachable!("checked program: a field's place indexes only vecs")
+        };
+        // SAFETY: `cell` holds a vec owned by the field (or by a vec the field owns).
+        let len = unsafe { values::vec_block(*cell) }.map_or(0, |b| b.len());
+        let index = check_index(index, len as i64, span)?;
+        // SAFETY: the cell's count moves through `hot_vec_unique` and back into the cell.
+        let unique = values::hot_vec_unique(unsafe { *cell }, elem_kind(elem) as u64);
+        // SAFETY: as above.
+        unsafe { *cell = unique };
+        note_unique(unique);
+        cell = values::hot_vec_at(unique, index as i64, 0, 0);
+        ty = elem;
+    }
+    Ok((cell, ty))
+}
+
+/// Do `op` with `v` on a cell (of type `ty`) from [`cell_place`], converting only what the
+/// operation reads or writes: the element stored or popped, the old value for `op=`.
+///
+/// # Safety
+/// `cell` must come from `cell_place` with nothing changed since.
+pub(super) unsafe fn cell_op(cell: *mut u64, ty: &Type, op: PlaceOp, v: Val) -> R<Val> {
+    let kind = elem_kind(ty);
+    match (op, ty) {
+        (PlaceOp::Assign(None, _), _) => {
+            let bits = v.into_cell(ty);
+            // SAFETY: the caller's contract: a live cell of type `ty` that owns its value.
+            values::release_cell(kind, unsafe { std::ptr::replace(cell, bits) });
+        }
+        (PlaceOp::Assign(Some(op), span), _) => {
+            // SAFETY: as above; the old value is copied out before it is replaced.
+            let old = unsafe { Val::from_cell(*cell, ty) };
+            let bits = binary(op, span, &old, &v)?.into_cell(ty);
+            // SAFETY: as above.
+            values::release_cell(kind, unsafe { std::ptr::replace(cell, bits) });
+        }
+        (PlaceOp::Push, Type::Vec(elem)) => {
+            // SAFETY: as above; the count moves through `hot_vec_unique` back into the cell.
+            let unique = values::hot_vec_unique(unsafe { *cell }, elem_kind(elem) as u64);
+            // SAFETY: as above.
+            unsafe { *cell = unique };
+            note_unique(unique);
+            // SAFETY: `unique` is the only owner of its block; the item is a cell of `elem`.
+            unsafe { values::hot_vec_push(unique, v.into_cell(elem)) };
+        }
+        (PlaceOp::Pop(span), Type::Vec(elem)) => {
+            // SAFETY: as above.
+            if unsafe { values::vec_block(*cell) }.is_none_or(|b| b.is_empty()) {
+                return Err(ScriptError::new(ScriptErrorKind::PopEmpty, span));
+            }
+            // SAFETY: as above.
+            let unique = values::hot_vec_unique(unsafe { *cell }, elem_kind(elem) as u64);
+            // SAFETY: as above.
+            unsafe { *cell = unique };
+            note_unique(unique);
+            // SAFETY: unique and not empty (checked): `hot_vec_pop` does not raise.
+            let item = unsafe { values::hot_vec_pop(unique, 0, 0) };
+            // SAFETY: the popped element's count is ours; released once converted.
+            let out = unsafe { Val::from_cell(item, elem) };
+            values::release_cell(elem_kind(elem), item);
+            return Ok(out);
+        }
+        _ => unreachable!("checked program: push or pop on a place that is not a vec"),
+    }
+    Ok(Val::Unit)
+}
+
+/// A vec cell retained from a field (or from a vec a field holds): a read of `o.items[i]`,
+/// `o.items.len()` or `for x in o.items` works on the field's block through it, converting
+/// only the elements it reads. It shares the block like any copy (a later store into the
+/// field copies it first), so what it reads is the vec as it was when it was taken.
+pub(super) struct HeldVec(u64);
+
+impl HeldVec {
+    /// The vec cell `bits` (borrowed from its owner), with a count of its own.
+    pub(super) fn retain(bits: u64) -> HeldVec {
+        HeldVec(values::hot_vec_retain(bits))
+    }
+
+    /// The number of elements.
+    pub(super) fn len(&self) -> usize {
+        // SAFETY: this holds a count of the block.
+        unsafe { values::vec_block(self.0) }.map_or(0, |b| b.len())
+    }
+
+    /// Element `i` checked at `span`, borrowed from the block.
+    pub(super) fn at(&self, i: i64, span: Span) -> R<u64> {
+        let i = check_index(i, self.len() as i64, span)?;
+        // SAFETY: this holds a count of the block; `i` is in range.
+        Ok(unsafe { values::vec_block(self.0) }
+            .and_then(|b| b.cell(i))
+            .unwrap_or(0))
+    }
+}
+
+impl Drop for HeldVec {
+    fn drop(&mut self) {
+        values::hot_vec_release(self.0);
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The blocks fields' vecs were made unique into, in order (tests check a unique vec stays
+    /// in its block while it grows).
+    pub(super) static UNIQUE_BLOCKS: std::cell::RefCell<Vec<u64>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Note the block a field's vec was made unique into (tests only).
+fn note_unique(_cell: u64) {
+    #[cfg(test)]
+    UNIQUE_BLOCKS.with(|b| b.borrow_mut().push(_cell));
 }
 
 /// Where the host's `Hook`/`Bench` calls on interpreted objects find their interpreter: the

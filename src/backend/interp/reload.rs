@@ -59,6 +59,8 @@ impl<'p> Interp<'p> {
         // The new version runs from here: its `<init>` fills a fresh set of module variables,
         // then the kept ones take their old values (the replaced values are dropped).
         let old = std::mem::replace(&mut self.program, next);
+        // By the new version's `FuncId`s (a lambda past the old count indexed out of bounds).
+        self.closure_names = vec![None; next.functions.len()];
         let old_globals = std::mem::replace(
             &mut self.globals,
             next.globals

@@ -3,9 +3,11 @@
 use std::rc::Rc;
 
 use crate::backend::Value;
-use crate::lang::hir::{FuncId, Type};
+use crate::backend::objects::elem_kind;
+use crate::lang::hir::{Function, Type};
+use crate::runtime::closure;
 use crate::runtime::handle::Handle;
-use crate::runtime::values;
+use crate::runtime::values::{self, ElemKind};
 
 /// A value inside the interpreter.
 #[derive(Debug, Clone)]
@@ -27,9 +29,19 @@ pub(super) enum Val {
 }
 
 /// A closure: the lambda's function and copies of what it captured.
+///
+/// In a runtime cell (an object's field, a vec in one) it is a `runtime::closure` block, one
+/// layout with the compiled backends': its code word is `code` (never called as machine code:
+/// only the interpreter reads the cells of its own objects), its descriptor an interned one
+/// (`closure::interned_descriptor`, so the block can be released after the program is gone),
+/// its cells the captured values as cells (an array's elements one cell each).
 #[derive(Debug)]
 pub(super) struct Closure {
-    pub(super) func: FuncId,
+    /// The lambda's function in the program version that made the closure. Every version the
+    /// interpreter runs is borrowed for its whole life, so this stays valid while any of its
+    /// values does; a closure of an earlier version is refused when called
+    /// (`Interp::closure_func`).
+    pub(super) code: *const Function,
     /// How interpolation shows it (`<fn(i64) -> i64>`).
     pub(super) shown: Rc<str>,
     /// The captured values, in the order of the lambda's `captures` locals.
@@ -37,10 +49,91 @@ pub(super) struct Closure {
 }
 
 impl Closure {
-    pub(super) fn new(func: FuncId, shown: Rc<str>, cells: Vec<Val>) -> Closure {
+    pub(super) fn new(code: *const Function, shown: Rc<str>, cells: Vec<Val>) -> Closure {
         // Counted like the compiled backends' closure blocks, for the leak tests.
         values::count_blocks(1);
-        Closure { func, shown, cells }
+        Closure { code, shown, cells }
+    }
+
+    /// The lambda's function.
+    fn function(&self) -> &Function {
+        // SAFETY: the program version that made the closure outlives the interpreter's values
+        // (see `code`).
+        unsafe { &*self.code }
+    }
+
+    /// The types of the captured values, in order.
+    fn capture_types(&self) -> impl Iterator<Item = &Type> {
+        let func = self.function();
+        func.captures
+            .iter()
+            .flatten()
+            .map(|l| &func.locals[l.index()].ty)
+    }
+
+    /// A new closure block with copies of the captured values (see the type's docs).
+    fn to_cell(&self) -> u64 {
+        let (mut kinds, mut bits) = (Vec::new(), Vec::new());
+        for (ty, v) in self.capture_types().zip(&self.cells) {
+            push_cells(v.clone(), ty, &mut kinds, &mut bits);
+        }
+        let desc = closure::interned_descriptor(&kinds, &self.shown);
+        // SAFETY: the descriptor lives as long as the process and describes `bits`.
+        unsafe { closure::closure_from_cells(self.code.cast(), desc, &bits) }
+    }
+
+    /// A closure with copies of what the closure block `bits` (made by [`Closure::to_cell`])
+    /// holds.
+    ///
+    /// # Safety
+    /// As [`Val::from_cell`].
+    unsafe fn from_cell(bits: u64) -> Closure {
+        // SAFETY: the caller's contract.
+        let (code, cells) = unsafe { closure::closure_parts(bits) };
+        let mut shown = String::new();
+        closure::format_closure(bits, &mut shown);
+        let mut closure = Closure::new(code.cast(), shown.into(), Vec::new());
+        let mut cells = cells.iter().copied();
+        let values = closure
+            .capture_types()
+            // SAFETY: the cells are kept by the block, and made from values of these types.
+            .map(|ty| unsafe { pop_cells(&mut cells, ty) })
+            .collect();
+        closure.cells = values;
+        closure
+    }
+}
+
+/// Append the cells of a value of type `ty` (an array's elements one cell each, unit none) and
+/// their kinds.
+fn push_cells(v: Val, ty: &Type, kinds: &mut Vec<ElemKind>, bits: &mut Vec<u64>) {
+    match (v, ty) {
+        (_, Type::Unit) => {}
+        (Val::A(items), Type::Array(elem, _)) => {
+            for item in items.iter() {
+                push_cells(item.clone(), elem, kinds, bits);
+            }
+        }
+        (v, ty) => {
+            kinds.push(elem_kind(ty));
+            bits.push(v.into_cell(ty));
+        }
+    }
+}
+
+/// The value of type `ty` the next cells hold (see [`push_cells`]), copied.
+///
+/// # Safety
+/// As [`Val::from_cell`], for each cell.
+unsafe fn pop_cells(cells: &mut impl Iterator<Item = u64>, ty: &Type) -> Val {
+    match ty {
+        Type::Unit => Val::Unit,
+        Type::Array(elem, n) => Val::A(Rc::new(
+            // SAFETY: the caller's contract.
+            (0..*n).map(|_| unsafe { pop_cells(cells, elem) }).collect(),
+        )),
+        // SAFETY: the caller's contract.
+        ty => unsafe { Val::from_cell(cells.next().unwrap_or(0), ty) },
     }
 }
 
@@ -91,7 +184,9 @@ impl Val {
     /// compiled backends): strings inside lists quoted, handles as `<Class>` or `null`.
     pub(super) fn show(&self, out: &mut String, nested: bool) {
         match self {
-            Val::Unit => out.push_str("()"),
+            // A unit expression is never shown (the checker refuses it in a string): a `Unit`
+            // shown is a fn value not initialized (a fn-typed field or module variable).
+            Val::Unit => closure::format_closure(0, out),
             Val::I(x) => out.push_str(&x.to_string()),
             Val::F(x) => out.push_str(&values::format_f64(*x)),
             Val::B(x) => out.push_str(if *x { "true" } else { "false" }),
@@ -113,11 +208,14 @@ impl Val {
     }
 
     /// The value a runtime cell of type `ty` holds (what compiled code and object fields keep):
-    /// a copy, taking its own references (a handle is retained, a vec or string copied).
+    /// a copy, taking its own references (a handle is retained, a vec, string or closure
+    /// copied).
     ///
     /// # Safety
-    /// `bits` must be a cell of type `ty` whose owner keeps it alive during the call.
+    /// `bits` must be a cell of type `ty` whose owner keeps it alive during the call; a closure
+    /// in it (at any depth) made by [`Closure::to_cell`] of this interpreter.
     pub(super) unsafe fn from_cell(bits: u64, ty: &Type) -> Val {
+        note_conversion();
         match ty {
             Type::I64 => Val::I(bits as i64),
             Type::F64 => Val::F(f64::from_bits(bits)),
@@ -140,12 +238,16 @@ impl Val {
                 });
                 Val::V(Rc::new(items))
             }
+            Type::Fn { .. } if bits == 0 => Val::Unit,
+            // SAFETY: the caller's contract.
+            Type::Fn { .. } => Val::C(Rc::new(unsafe { Closure::from_cell(bits) })),
             _ => unreachable!("checked program: a cell of type `{ty}`"),
         }
     }
 
     /// The value as an owned runtime cell of type `ty` (see [`Val::from_cell`]).
     pub(super) fn into_cell(self, ty: &Type) -> u64 {
+        note_conversion();
         match (self, ty) {
             (Val::I(x), _) => x as u64,
             (Val::F(x), _) => x.to_bits(),
@@ -157,6 +259,9 @@ impl Val {
                 let items = Rc::unwrap_or_clone(items);
                 values::vec_from_cells(kind, items.into_iter().map(|v| v.into_cell(elem)).collect())
             }
+            (Val::C(c), Type::Fn { .. }) => c.to_cell(),
+            // A fn value not initialized.
+            (Val::Unit, Type::Fn { .. }) => 0,
             (_, ty) => unreachable!("checked program: a cell of type `{ty}`"),
         }
     }
@@ -190,6 +295,19 @@ impl Val {
             Val::C(c) => Value::Fn(c.shown.to_string()),
         }
     }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Values converted to or from runtime cells on this thread (each element of a vec counts).
+    pub(super) static CONVERSIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count one value converted to or from a cell (tests only: they check field operations
+/// convert only what they touch).
+fn note_conversion() {
+    #[cfg(test)]
+    CONVERSIONS.with(|c| c.set(c.get() + 1));
 }
 
 /// Whether a host value has a script type (for checking what the host passes in).

@@ -273,6 +273,9 @@ impl Checker {
             );
             return None;
         }
+        if let Some(info) = self.fn_field_null(f) {
+            return info;
+        }
         let (ty, init) = self.var_init(f)?;
         let mut text = None;
         let bits = match &init.kind {
@@ -299,19 +302,6 @@ impl Checker {
                 return None;
             }
         };
-        if holds_closure(&ty) {
-            // The interpreter's closures are its own values, not runtime cells, and fields are
-            // runtime cells: refused on every backend so that all of them run the same programs.
-            self.error(
-                Diagnostic::new(
-                    DiagKind::Unsupported,
-                    f.name.span,
-                    format!("fields holding closures (`{ty}`) are not supported yet by this build"),
-                )
-                .with_note("keep the closure in a local, a parameter or a module variable"),
-            );
-            return None;
-        }
         if !(ty.is_scalar() || ty.is_managed()) {
             self.error(Diagnostic::new(
                 DiagKind::BadClass,
@@ -332,6 +322,28 @@ impl Checker {
             },
             mutable: f.mutable,
         })
+    }
+
+    /// A field of a fn type declared `= null`: it starts not initialized (cell 0: a call of it
+    /// raises `NullClosure`, `"${o.f}"` shows `<fn: not initialized>`), as a closure is no
+    /// constant a reload could give an added field. `None` for any other declaration;
+    /// `Some(None)` when the type is in error (reported).
+    fn fn_field_null(&mut self, f: &ast::VarDecl) -> Option<Option<FieldInfo>> {
+        let t = f.ty.as_ref()?;
+        if !matches!(t.kind, ast::TypeKind::Fn(..)) || !matches!(f.init.kind, ast::ExprKind::Null) {
+            return None;
+        }
+        let ty = self.resolve_type(t);
+        Some(ty.map(|ty| FieldInfo {
+            field: hir::Field {
+                name: f.name.name.clone(),
+                ty,
+                init: 0,
+                text: None,
+                span: f.name.span,
+            },
+            mutable: f.mutable,
+        }))
     }
 
     /// `self` where it belongs: every method has it first, a static function has none.
@@ -564,14 +576,5 @@ impl ClassInfo {
             methods: self.methods.clone(),
             name_span: self.name_span,
         }
-    }
-}
-
-/// Whether a value of type `ty` can hold a closure (`fn(..)`, or a vec of them at any depth).
-fn holds_closure(ty: &Type) -> bool {
-    match ty {
-        Type::Fn { .. } => true,
-        Type::Vec(elem) | Type::Array(elem, _) => holds_closure(elem),
-        _ => false,
     }
 }
