@@ -210,7 +210,7 @@ fn unsupported_parts_are_errors_not_panics() {
     // Arrays of any element type are supported; fields of array type are not.
     case(
         DiagKind::BadClass,
-        "class C { var «a»: [str; 2] = [\"x\", \"y\"] }",
+        "class C { var a: [str; 2] = «[\"x\", \"y\"]» }",
     );
     // Fields are runtime cells; the interpreter's closures are not: refused everywhere.
     case(
