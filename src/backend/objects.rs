@@ -24,16 +24,48 @@ use crate::runtime::values::ElemKind;
 /// What one cell of type `ty` holds and owns ([`ElemKind`]): the one place a script type is
 /// mapped to a cell kind (fields, vec elements, arrays of counted values). A new counted kind
 /// adds an arm here and in `runtime::values`.
+///
+/// An array in one cell (a vec's element) is *boxed*: a vec block of its elements (each boxed
+/// in turn when it is an array), so it is retained, released, copied on write and shown as a
+/// vec (`docs/runtime.md`). In a flat run of cells (a local, a module variable, a closure's
+/// captures) an array is its elements' cells instead: see [`cell_kinds`].
 pub fn elem_kind(ty: &Type) -> ElemKind {
     match ty {
         Type::F64 => ElemKind::F64,
         Type::Bool => ElemKind::Bool,
         Type::Handle { .. } | Type::Null => ElemKind::Handle,
-        Type::Vec(_) => ElemKind::Vec,
+        Type::Vec(_) | Type::Array(..) => ElemKind::Vec,
         Type::Str => ElemKind::Str,
         Type::Fn { .. } => ElemKind::Fn,
         _ => ElemKind::I64,
     }
+}
+
+/// The kind of every cell of a value of type `ty` laid out flat (an array's leaf kind per
+/// cell), appended to `out`.
+pub fn cell_kinds(ty: &Type, out: &mut Vec<ElemKind>) {
+    match ty {
+        Type::Array(elem, n) => {
+            for _ in 0..*n {
+                cell_kinds(elem, out);
+            }
+        }
+        Type::Unit => {}
+        ty => out.push(elem_kind(ty)),
+    }
+}
+
+/// The cells of a flat value of type `ty` that own a reference: `(cell index, kind)`.
+pub fn owned_cells(ty: &Type) -> Vec<(u64, ElemKind)> {
+    if !ty.owns_cells() {
+        return Vec::new();
+    }
+    let mut kinds = Vec::new();
+    cell_kinds(ty, &mut kinds);
+    (0..)
+        .zip(kinds)
+        .filter(|(_, k)| !matches!(k, ElemKind::I64 | ElemKind::F64 | ElemKind::Bool))
+        .collect()
 }
 
 /// The runtime's type of a field.

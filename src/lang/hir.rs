@@ -158,6 +158,15 @@ impl Type {
         )
     }
 
+    /// A managed value, or an array with managed cells somewhere inside: copying it retains
+    /// those cells, dropping it releases them.
+    pub fn owns_cells(&self) -> bool {
+        match self {
+            Type::Array(elem, _) => elem.owns_cells(),
+            ty => ty.is_managed(),
+        }
+    }
+
     /// Number of scalar cells (8 bytes each in memory) a value of this type occupies.
     pub fn cells(&self) -> u64 {
         match self {

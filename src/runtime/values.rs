@@ -464,7 +464,7 @@ pub extern "C-unwind" fn hot_str_of_vec(cell: u64) -> u64 {
     str_of_cell(ElemKind::Vec, cell)
 }
 
-/// `"${a}"` of a fixed array: `cells` scalars of kind `kind` at `ptr`, shaped by the `ndims`
+/// `"${a}"` of a fixed array: the cells of leaf kind `kind` at `ptr`, shaped by the `ndims`
 /// lengths at `dims` (outermost first).
 ///
 /// # Safety
@@ -478,13 +478,111 @@ pub unsafe extern "C-unwind" fn hot_str_of_array(
 ) -> u64 {
     let kind = ElemKind::code_or_abort(kind);
     // SAFETY: the caller's contract.
-    let dims = unsafe { std::slice::from_raw_parts(dims, ndims as usize) };
-    let total = dims.iter().map(|&d| d as usize).product::<usize>();
-    // SAFETY: the caller's contract.
-    let cells = unsafe { std::slice::from_raw_parts(ptr, total) };
+    let (cells, dims) = unsafe { array_parts(ptr, dims, ndims) };
     let mut s = String::new();
     format_array(kind, cells, dims, &mut s);
     str_from(s)
+}
+
+/// An array's flat cells as one owned cell (a vec element): a vec block of its elements,
+/// each row boxed the same way when `dims` has more than one length (outermost first). The
+/// references of `cells` move in.
+pub fn box_array(kind: ElemKind, cells: &[u64], dims: &[u32]) -> u64 {
+    let Some((&n, inner)) = dims.split_first() else {
+        return cells.first().copied().unwrap_or(0);
+    };
+    if inner.is_empty() {
+        return vec_from_cells(kind, cells.to_vec());
+    }
+    let step = inner.iter().map(|&d| d as usize).product::<usize>();
+    let rows = (0..n as usize)
+        .map(|i| box_array(kind, &cells[i * step..(i + 1) * step], inner))
+        .collect();
+    vec_from_cells(ElemKind::Vec, rows)
+}
+
+/// Write the flat cells of the boxed array in `cell` (see [`box_array`]) to `out`, each taking
+/// its own reference.
+///
+/// # Safety
+/// `cell` must be a boxed array of shape `dims` whose owner keeps it alive during the call.
+pub unsafe fn unbox_array(kind: ElemKind, cell: u64, dims: &[u32], out: &mut [u64]) {
+    let Some((_, inner)) = dims.split_first() else {
+        if let Some(o) = out.first_mut() {
+            *o = retain_cell(kind, cell);
+        }
+        return;
+    };
+    let step = inner.iter().map(|&d| d as usize).product::<usize>();
+    // SAFETY: the caller's contract.
+    let Some(block) = (unsafe { vec_block(cell) }) else {
+        return;
+    };
+    for (i, c) in block.cells().enumerate() {
+        let Some(row) = out.get_mut(i * step..(i + 1) * step) else {
+            return;
+        };
+        if inner.is_empty() {
+            row[0] = retain_cell(kind, c);
+        } else {
+            // SAFETY: a row of a boxed array is a boxed array of shape `inner`.
+            unsafe { unbox_array(kind, c, inner, row) };
+        }
+    }
+}
+
+/// `v.push(a)` / `v[i] = a` of an array: the array's cells at `ptr` (of leaf kind `kind`,
+/// shaped by the `ndims` lengths at `dims`) boxed into one new cell; their references move in.
+///
+/// # Safety
+/// As [`hot_str_of_array`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hot_array_box(
+    ptr: *const u64,
+    kind: u64,
+    dims: *const u32,
+    ndims: u64,
+) -> u64 {
+    let kind = ElemKind::code_or_abort(kind);
+    // SAFETY: the caller's contract.
+    let (cells, dims) = unsafe { array_parts(ptr, dims, ndims) };
+    box_array(kind, cells, dims)
+}
+
+/// `v[i]` of a vec of arrays: the boxed array in `cell` (borrowed) unboxed into the cells at
+/// `out`, each retained.
+///
+/// # Safety
+/// As [`hot_str_of_array`] for `out`; `cell` a boxed array of that shape, kept alive by the
+/// caller.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hot_array_unbox(
+    cell: u64,
+    out: *mut u64,
+    kind: u64,
+    dims: *const u32,
+    ndims: u64,
+) {
+    let kind = ElemKind::code_or_abort(kind);
+    // SAFETY: the caller's contract.
+    let dims = unsafe { std::slice::from_raw_parts(dims, ndims as usize) };
+    let total = dims.iter().map(|&d| d as usize).product::<usize>();
+    // SAFETY: the caller's contract: `out` has room for `total` cells.
+    let out = unsafe { std::slice::from_raw_parts_mut(out, total) };
+    // SAFETY: the caller's contract.
+    unsafe { unbox_array(kind, cell, dims, out) };
+}
+
+/// The cells and dims of an array passed by generated code.
+///
+/// # Safety
+/// As [`hot_str_of_array`].
+unsafe fn array_parts<'a>(ptr: *const u64, dims: *const u32, ndims: u64) -> (&'a [u64], &'a [u32]) {
+    // SAFETY: the caller's contract.
+    let dims = unsafe { std::slice::from_raw_parts(dims, ndims as usize) };
+    let total = dims.iter().map(|&d| d as usize).product::<usize>();
+    // SAFETY: the caller's contract.
+    (unsafe { std::slice::from_raw_parts(ptr, total) }, dims)
 }
 
 /// Rust's `{:?}` of an `f64` (`1.0`, `NaN`, `inf`, `1e300`): how every backend shows one.
@@ -530,7 +628,7 @@ pub fn format_cell(kind: ElemKind, cell: u64, out: &mut String) {
     }
 }
 
-/// Append an array of scalars shaped by `dims`.
+/// Append an array's flat cells shaped by `dims`.
 pub fn format_array(kind: ElemKind, cells: &[u64], dims: &[u32], out: &mut String) {
     let Some((&n, inner)) = dims.split_first() else {
         if let Some(&c) = cells.first() {
@@ -550,7 +648,7 @@ pub fn format_array(kind: ElemKind, cells: &[u64], dims: &[u32], out: &mut Strin
 }
 
 /// The helpers generated code imports for vecs and strings: `(symbol, address)`.
-pub fn helper_symbols() -> [(&'static str, *const u8); 19] {
+pub fn helper_symbols() -> [(&'static str, *const u8); 21] {
     [
         ("hot_vec_retain", hot_vec_retain as *const u8),
         ("hot_vec_release", hot_vec_release as *const u8),
@@ -571,6 +669,8 @@ pub fn helper_symbols() -> [(&'static str, *const u8); 19] {
         ("hot_str_of_handle", hot_str_of_handle as *const u8),
         ("hot_str_of_vec", hot_str_of_vec as *const u8),
         ("hot_str_of_array", hot_str_of_array as *const u8),
+        ("hot_array_box", hot_array_box as *const u8),
+        ("hot_array_unbox", hot_array_unbox as *const u8),
     ]
 }
 

@@ -54,6 +54,8 @@ enum Shape {
     Vec,
     /// A `str`.
     Str,
+    /// A `[str; n]` (an array whose cells own references).
+    StrArray(u32),
     /// A closure `fn(i64, ..) -> i64` taking this many parameters.
     Fn(usize),
 }
@@ -340,6 +342,11 @@ impl Gen {
     fn value_stmt(&mut self) {
         let vecs = self.vars_of(|s| matches!(s, Shape::Vec), true);
         let strs = self.vars_of(|s| matches!(s, Shape::Str), true);
+        let str_arrays = self.vars_of(|s| matches!(s, Shape::StrArray(_)), true);
+        if self.rng.chance(25) {
+            self.str_array_stmt(&str_arrays, &strs);
+            return;
+        }
         match self.rng.below(8) {
             0 => {
                 let name = self.fresh("w");
@@ -395,6 +402,57 @@ impl Gen {
                 self.line(&format!("{v}.pop()"));
             }
             _ => self.assign(),
+        }
+    }
+
+    /// A statement on arrays of strings: declare one (new, or a copy that must not alias), or
+    /// change an element.
+    fn str_array_stmt(&mut self, arrays: &[Var], strs: &[Var]) {
+        match (self.rng.below(4), arrays.first()) {
+            (0, _) | (_, None) => {
+                let name = self.fresh("sa");
+                let n = 1 + self.rng.below(3) as u32;
+                let init = match arrays.first() {
+                    Some(Var {
+                        name: other,
+                        shape: Shape::StrArray(m),
+                        ..
+                    }) if self.rng.chance(40) => {
+                        let m = *m;
+                        self.vars.push(Var {
+                            name: name.clone(),
+                            shape: Shape::StrArray(m),
+                            writable: true,
+                        });
+                        self.line(&format!("var {name} = {other}"));
+                        return;
+                    }
+                    _ => {
+                        let e = self.int_expr(1);
+                        format!("[\"<${{{e}}}>\"; {n}]")
+                    }
+                };
+                self.line(&format!("var {name} = {init}"));
+                self.vars.push(Var {
+                    name,
+                    shape: Shape::StrArray(n),
+                    writable: true,
+                });
+            }
+            (k, Some(_)) => {
+                let a = self.rng.pick(arrays).clone();
+                let Shape::StrArray(n) = a.shape else {
+                    return;
+                };
+                let i = self.index(n);
+                match (k, strs.first()) {
+                    (1, Some(s)) => self.line(&format!("{}[{i}] = {}", a.name, s.name)),
+                    _ => {
+                        let e = self.int_expr(1);
+                        self.line(&format!("{}[{i}] += \"${{{e}}},\"", a.name));
+                    }
+                }
+            }
         }
     }
 
@@ -593,7 +651,7 @@ impl Gen {
                 }
                 format!("{}[{}][{}]", t.name, self.index(n), self.index(inner))
             }
-            Shape::Obj | Shape::Vec | Shape::Str | Shape::Fn(_) => {
+            Shape::Obj | Shape::Vec | Shape::Str | Shape::StrArray(_) | Shape::Fn(_) => {
                 unreachable!("objects, vecs, strings and closures are not assignment targets here")
             }
         };
@@ -672,7 +730,10 @@ impl Gen {
             return self.object_read(&o, 1);
         }
         if self.rng.chance(25) {
-            let values = self.vars_of(|s| matches!(s, Shape::Vec | Shape::Str), false);
+            let values = self.vars_of(
+                |s| matches!(s, Shape::Vec | Shape::Str | Shape::StrArray(_)),
+                false,
+            );
             if !values.is_empty() {
                 let v = self.rng.pick(&values).clone();
                 return self.value_read(&v);
@@ -690,6 +751,11 @@ impl Gen {
             (Shape::Vec, _) => {
                 let i = self.vec_index(name);
                 format!("{name}[{i}]")
+            }
+            (Shape::StrArray(_), 0) => format!("\"${{{name}}}\".len()"),
+            (Shape::StrArray(n), _) => {
+                let i = self.index(*n);
+                format!("{name}[{i}].len()")
             }
             (_, 0) => format!("{name}.len()"),
             (_, 1) => format!("(({name} == \"<0>\") as i64)"),
@@ -731,7 +797,12 @@ impl Gen {
                     format!("{}[{}][{}]", a.name, self.index(n), self.index(inner))
                 }
             }
-            Shape::Int | Shape::Obj | Shape::Vec | Shape::Str | Shape::Fn(_) => unreachable!(),
+            Shape::Int
+            | Shape::Obj
+            | Shape::Vec
+            | Shape::Str
+            | Shape::StrArray(_)
+            | Shape::Fn(_) => unreachable!(),
         }
     }
 

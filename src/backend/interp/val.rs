@@ -228,7 +228,8 @@ impl Val {
             }
             // SAFETY: the caller's contract.
             Type::Str => Val::S(Rc::new(unsafe { values::str_text(bits) }.to_string())),
-            Type::Vec(elem) => {
+            // An array in a cell is boxed as a vec block (`backend::objects::elem_kind`).
+            Type::Vec(elem) | Type::Array(elem, _) => {
                 // SAFETY: the caller's contract; the elements are kept by the block.
                 let items = unsafe { values::vec_block(bits) }.map_or_else(Vec::new, |b| {
                     b.cells()
@@ -236,7 +237,10 @@ impl Val {
                         .map(|c| unsafe { Val::from_cell(c, elem) })
                         .collect()
                 });
-                Val::V(Rc::new(items))
+                match ty {
+                    Type::Vec(_) => Val::V(Rc::new(items)),
+                    _ => Val::A(Rc::new(items)),
+                }
             }
             Type::Fn { .. } if bits == 0 => Val::Unit,
             // SAFETY: the caller's contract.
@@ -254,7 +258,7 @@ impl Val {
             (Val::B(x), _) => u64::from(x),
             (Val::H(h), _) => h.into_cell(),
             (Val::S(s), _) => values::str_from(s.as_str().to_string()),
-            (Val::V(items), Type::Vec(elem)) => {
+            (Val::V(items), Type::Vec(elem)) | (Val::A(items), Type::Array(elem, _)) => {
                 let kind = crate::backend::objects::elem_kind(elem);
                 let items = Rc::unwrap_or_clone(items);
                 values::vec_from_cells(kind, items.into_iter().map(|v| v.into_cell(elem)).collect())

@@ -306,11 +306,9 @@ impl JitProgram {
         drop(made);
         let mut at = 0;
         let value = unpack(&sig.ret, &out, &mut at);
-        if sig.ret.is_managed() {
-            // The returned reference is the host's; a `Value` names an object without owning
-            // it, and holds a copy of a vec or string, so the reference goes now.
-            release_cell(&sig.ret, out[0]);
-        }
+        // The returned references are the host's; a `Value` names an object without owning
+        // it, and holds a copy of a vec or string, so the references go now.
+        release_cells(&sig.ret, &mut out);
         Ok(value)
     }
 
@@ -376,10 +374,8 @@ impl Drop for JitProgram {
     fn drop(&mut self) {
         // Globals own their handles; the objects (and the runtime) go after them.
         for (_, ty, cell) in &self.global_layout {
-            if ty.is_managed() {
-                let cell = std::mem::take(&mut self.globals.cells_mut()[*cell as usize]);
-                release_cell(ty, cell);
-            }
+            let at = *cell as usize;
+            release_cells(ty, &mut self.globals.cells_mut()[at..]);
         }
     }
 }
@@ -412,9 +408,24 @@ pub(crate) fn release_cell(ty: &Type, cell: u64) {
     values::release_cell(elem_kind(ty), cell);
 }
 
-/// Take another reference through a cell of a managed type; returns the cell.
-pub(crate) fn retain_cell(ty: &Type, cell: u64) -> u64 {
-    values::retain_cell(elem_kind(ty), cell)
+/// Release the references the managed cells of a flat value of type `ty` at the start of
+/// `cells` own (an array's managed elements, or the one cell of a managed value), zeroing them.
+pub(crate) fn release_cells(ty: &Type, cells: &mut [u64]) {
+    for (i, kind) in crate::backend::objects::owned_cells(ty) {
+        if let Some(c) = cells.get_mut(i as usize) {
+            values::release_cell(kind, std::mem::take(c));
+        }
+    }
+}
+
+/// Take another reference through each managed cell of a flat value of type `ty` at the start
+/// of `cells`.
+pub(crate) fn retain_cells(ty: &Type, cells: &[u64]) {
+    for (i, kind) in crate::backend::objects::owned_cells(ty) {
+        if let Some(&c) = cells.get(i as usize) {
+            values::retain_cell(kind, c);
+        }
+    }
 }
 
 /// A new owned cell for a host value of a one-cell type `ty` (`None` on a mismatch): a vec or
@@ -426,7 +437,13 @@ fn make_cell(v: &Value, ty: &Type) -> Option<u64> {
         (Value::Bool(b), Type::Bool) => Some(u64::from(*b)),
         (Value::Handle(0), Type::Handle { nullable: true, .. }) => Some(0),
         (Value::Str(s), Type::Str) => Some(values::str_from(s.clone())),
-        (Value::Vec(items), Type::Vec(elem)) => {
+        // A vec, or an array boxed in a vec's cell.
+        (Value::Vec(items), Type::Vec(elem)) | (Value::Array(items), Type::Array(elem, _)) => {
+            if let Type::Array(_, n) = ty
+                && items.len() != *n as usize
+            {
+                return None;
+            }
             let mut cells = Vec::with_capacity(items.len());
             for item in items {
                 match make_cell(item, elem) {
@@ -513,11 +530,15 @@ fn unpack_cell(ty: &Type, cell: u64) -> Value {
     match ty {
         // SAFETY: the cell comes from a program value that holds its count while it is read.
         Type::Str => Value::Str(unsafe { values::str_text(cell) }.to_string()),
-        Type::Vec(elem) => {
-            // SAFETY: as above.
+        Type::Vec(elem) | Type::Array(elem, _) => {
+            // SAFETY: as above (an array in a vec's cell is boxed as a vec block).
             let block = unsafe { values::vec_block(cell) };
             let items = block.into_iter().flat_map(|b| b.cells());
-            Value::Vec(items.map(|c| unpack_cell(elem, c)).collect())
+            let items = items.map(|c| unpack_cell(elem, c)).collect();
+            match ty {
+                Type::Vec(_) => Value::Vec(items),
+                _ => Value::Array(items),
+            }
         }
         ty => unpack(ty, &[cell], &mut 0),
     }

@@ -73,6 +73,8 @@ pub(crate) struct Helpers {
     pub str_of_handle: FuncId,
     pub str_of_vec: FuncId,
     pub str_of_array: FuncId,
+    pub array_box: FuncId,
+    pub array_unbox: FuncId,
     pub closure_new: FuncId,
     pub closure_retain: FuncId,
     pub closure_release: FuncId,
@@ -238,6 +240,9 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// Variables of managed types (`let`/`var`/loop variables and hidden loop snapshots, not
     /// parameters) the function owns a reference through: released when it returns.
     pub(crate) owned: Vec<(Variable, Type)>,
+    /// Array slots whose managed cells the function owns (`lower_array.rs`): zeroed after the
+    /// stack check, released when it returns.
+    pub(crate) owned_arrays: Vec<(StackSlot, Type)>,
     /// Module variables cached by the loops being lowered (`jit-opt`).
     pub(crate) global_cache: super::opt_globals::GlobalCache,
 }
@@ -267,6 +272,7 @@ pub(crate) fn lower_function(
         refs: HashMap::new(),
         slot_bytes: 0,
         owned: Vec::new(),
+        owned_arrays: Vec::new(),
         global_cache: Default::default(),
     };
     match t.translate_function() {
@@ -304,10 +310,24 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             next += 1;
         }
         self.translate_stack_check();
+        // The owned array slots are zeroed in a block of their own, filled once the whole body
+        // is lowered (a `for` loop's snapshot slot is only known then), which runs right after
+        // the stack check.
+        let init_block = self.builder.create_block();
+        let start_block = self.builder.create_block();
+        self.builder.ins().jump(init_block, &[]);
+        self.builder.switch_to_block(start_block);
 
-        for local in &self.func.locals {
+        let func: &'a hir::Function = self.func;
+        let captures: &'a [LocalId] = func.captures.as_deref().unwrap_or(&[]);
+        for (i, local) in self.func.locals.iter().enumerate() {
+            let borrowed =
+                i < self.func.param_count as usize || captures.iter().any(|c| c.index() == i);
             let slot = match &local.ty {
                 Type::Unit => LocalSlot::Unit,
+                ty @ Type::Array(..) if ty.owns_cells() && !borrowed => {
+                    LocalSlot::Array(self.new_owned_slot(ty))
+                }
                 Type::Array(..) => LocalSlot::Array(self.new_slot(local.ty.cells())),
                 ty => {
                     let ty = scalar_type(ty).unwrap_or(types::I64);
@@ -316,8 +336,6 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             };
             self.locals.push(slot);
         }
-        let func: &'a hir::Function = self.func;
-        let captures: &'a [LocalId] = func.captures.as_deref().unwrap_or(&[]);
         for (i, local) in self.func.locals.iter().enumerate() {
             if let (true, LocalSlot::Scalar(var)) = (local.ty.is_managed(), self.locals[i])
                 && i >= self.func.param_count as usize
@@ -361,6 +379,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             // unreachable.
             self.builder.ins().trap(TrapCode::unwrap_user(1));
         }
+        self.builder.switch_to_block(init_block);
+        self.builder.seal_block(init_block);
+        self.zero_owned_arrays();
+        self.builder.ins().jump(start_block, &[]);
+        self.builder.seal_block(start_block);
         Ok(())
     }
 
@@ -465,6 +488,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 self.release_value(&init.ty, old);
             }
             LocalSlot::Scalar(var) => self.builder.def_var(var, value),
+            LocalSlot::Array(slot) if init.ty.owns_cells() => {
+                // Zeroed at entry; a `let` in a loop runs again: the previous cells go.
+                let dst = self.slot_addr(slot);
+                self.replace_cells(dst, &init.ty, value);
+            }
             LocalSlot::Array(slot) => {
                 let dst = self.slot_addr(slot);
                 self.copy_cells(dst, value, init.ty.cells());
@@ -489,9 +517,15 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         }
         if place_has_vec_index(place) {
             let path = self.translate_vec_path(place)?;
-            let value = self.translate_expr(value)?;
+            let mut value = self.translate_expr(value)?;
+            let mut ty = place.ty.clone();
+            if let Type::Array(..) = ty {
+                // An array in a vec's cell is boxed (`lower_array.rs`).
+                value = self.box_array(value, &ty)?;
+                ty = Type::Vec(Box::new(ty));
+            }
             let target = self.walk_vec_path(&path)?;
-            self.store_to(target, &place.ty, op, op_span, value)?;
+            self.store_to(target, &ty, op, op_span, value)?;
             self.finish_vec_path(&path);
             return Ok(());
         }
@@ -510,6 +544,10 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         op_span: Span,
         value: Value,
     ) -> LResult<()> {
+        if let (Type::Array(..), true, PlaceRef::Mem(addr)) = (ty, ty.owns_cells(), target) {
+            self.replace_cells(addr, ty, value);
+            return Ok(());
+        }
         let old = if op.is_some() || ty.is_managed() {
             Some(self.read_place(target, ty)?)
         } else {
@@ -632,7 +670,9 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 let v = self.translate_expr(e)?;
                 match (&e.ty, self.out_ptr) {
                     (Type::Array(..), Some(out)) => {
+                        // The cells (owned) move to the caller.
                         self.copy_cells(out, v, e.ty.cells());
+                        self.release_owned();
                         self.builder.ins().return_(&[]);
                     }
                     (Type::Unit, _) => {

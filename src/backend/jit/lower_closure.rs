@@ -19,23 +19,9 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use crate::lang::hir::{Expr, FuncId, LocalId, Type};
 use crate::runtime::closure::{ClosureBlock, descriptor};
-use crate::runtime::values::ElemKind;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, bad, closure_signature, mem};
-use super::lower_value::elem_kind;
-
-/// The kind of every cell of a value of type `ty` (an array's leaf kind per cell).
-fn cell_kinds(ty: &Type, out: &mut Vec<ElemKind>) {
-    match ty {
-        Type::Array(elem, n) => {
-            for _ in 0..*n {
-                cell_kinds(elem, out);
-            }
-        }
-        Type::Unit => {}
-        ty => out.push(elem_kind(ty)),
-    }
-}
+use crate::backend::objects::cell_kinds;
 
 impl FunctionTranslator<'_, '_> {
     /// A lambda expression: a new closure of `func` holding `captures` (evaluated now, left to

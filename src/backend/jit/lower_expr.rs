@@ -23,6 +23,10 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::Bool(v) => Ok(self.builder.ins().iconst(types::I8, i64::from(*v))),
             ExprKind::Local(id) => {
                 let v = self.translate_local(*id)?;
+                if let (Type::Array(..), true) = (&e.ty, e.ty.owns_cells()) {
+                    // An owned copy (`lower_array.rs`).
+                    return Ok(self.copy_retained(v, &e.ty));
+                }
                 Ok(self.retain_value(&e.ty, v))
             }
             ExprKind::Global(id) => {
@@ -335,6 +339,10 @@ impl FunctionTranslator<'_, '_> {
         let slot = self.new_slot(item.ty.cells() * u64::from(n));
         let base = self.slot_addr(slot);
         let step = (item.ty.cells() * 8) as i64;
+        if item.ty.owns_cells() {
+            self.fill_retained(base, &item.ty, v, n)?;
+            return Ok(base);
+        }
         if step == 0 {
             return Ok(base);
         }
@@ -357,10 +365,25 @@ impl FunctionTranslator<'_, '_> {
         let Type::Array(elem, len) = &array.ty else {
             return bad("indexing a value that is not an array");
         };
-        let base = self.translate_expr(array)?;
+        if !array.ty.owns_cells() {
+            let base = self.translate_expr(array)?;
+            let idx = self.translate_expr(index)?;
+            let addr = self.element_addr(base, idx, elem, *len, whole.span);
+            return self.load_value(addr, &whole.ty);
+        }
+        // The element is copied out (retained) before an owned array goes.
+        let (base, owned) = self.array_operand(array)?;
         let idx = self.translate_expr(index)?;
         let addr = self.element_addr(base, idx, elem, *len, whole.span);
-        self.load_value(addr, &whole.ty)
+        let v = match &whole.ty {
+            Type::Array(..) => self.copy_retained(addr, &whole.ty),
+            ty => {
+                let v = self.load_value(addr, ty)?;
+                self.retain_value(ty, v)
+            }
+        };
+        self.done_with_array(base, &array.ty, owned);
+        Ok(v)
     }
 
     fn translate_len(&mut self, array: &Expr) -> LResult<Value> {
@@ -372,7 +395,8 @@ impl FunctionTranslator<'_, '_> {
         };
         // Reading a local or global has no effect worth a copy; anything else runs.
         if !matches!(array.kind, ExprKind::Local(_) | ExprKind::Global(_)) {
-            self.translate_expr(array)?;
+            let v = self.translate_expr(array)?;
+            self.release_value(&array.ty, v);
         }
         Ok(self.builder.ins().iconst(types::I64, i64::from(*len)))
     }

@@ -68,6 +68,9 @@ impl FunctionTranslator<'_, '_> {
         let Type::Array(elem, len) = &array.ty else {
             return bad("for-each over a value that is not an array");
         };
+        if array.ty.owns_cells() {
+            return self.translate_for_each_owning(var, array, elem, *len, body);
+        }
         let src = self.translate_expr(array)?;
         // Iterate over a copy taken now: the body may assign to the array it came from.
         let copy = self.new_slot(array.ty.cells());
@@ -98,6 +101,62 @@ impl FunctionTranslator<'_, '_> {
         })
     }
 
+    /// `for x in a` over an array whose cells own references: the loop iterates over an owned
+    /// snapshot (an owned slot, so a `return` inside releases it), and `x` takes its own
+    /// reference to each element (releasing the previous one).
+    fn translate_for_each_owning(
+        &mut self,
+        var: LocalId,
+        array: &hir::Expr,
+        elem: &Type,
+        len: u32,
+        body: &HirBlock,
+    ) -> LResult<()> {
+        let src = self.translate_expr(array)?;
+        let snapshot = self.new_owned_slot(&array.ty);
+        let copy = self.slot_addr(snapshot);
+        // Zero (from entry or the last run of this loop): the owned cells move in.
+        self.copy_cells(copy, src, array.ty.cells());
+        let slot = self.local(var)?;
+        let counter = self.builder.declare_var(types::I64);
+        let zero = self.builder.ins().iconst(types::I64, 0);
+        self.builder.def_var(counter, zero);
+        let end = self.builder.ins().iconst(types::I64, i64::from(len));
+        let elem_bytes = elem.cells() as i64 * 8;
+        self.counted_loop(counter, end, |t| {
+            let i = t.builder.use_var(counter);
+            let offset = t.builder.ins().imul_imm_s(i, elem_bytes);
+            let addr = t.builder.ins().iadd(copy, offset);
+            t.assign_loop_var(slot, elem, addr)?;
+            t.translate_block(body)
+        })?;
+        let copy = self.slot_addr(snapshot);
+        self.release_cells(copy, &array.ty);
+        self.zero_cells(copy, &array.ty);
+        Ok(())
+    }
+
+    /// Give the loop variable (owned) its own copy of the element at `addr`, releasing what it
+    /// held.
+    fn assign_loop_var(&mut self, slot: LocalSlot, elem: &Type, addr: Value) -> LResult<()> {
+        match slot {
+            LocalSlot::Scalar(x) => {
+                let v = self.load_value(addr, elem)?;
+                let v = self.retain_value(elem, v);
+                let old = self.builder.use_var(x);
+                self.builder.def_var(x, v);
+                self.release_value(elem, old);
+            }
+            LocalSlot::Array(s) => {
+                let dst = self.slot_addr(s);
+                let v = self.copy_retained(addr, elem);
+                self.replace_cells(dst, elem, v);
+            }
+            LocalSlot::Unit => {}
+        }
+        Ok(())
+    }
+
     /// `for x in v` over a vec: the loop holds a reference to the vec as it was (a mutation of
     /// the variable in the body copies the block, copy-on-write), kept in a hidden owned
     /// variable so a `return` inside the loop releases it; `x` takes a reference to each element.
@@ -112,9 +171,7 @@ impl FunctionTranslator<'_, '_> {
         let hidden = self.builder.declare_var(types::I64);
         self.builder.def_var(hidden, snapshot);
         self.owned.push((hidden, array.ty.clone()));
-        let LocalSlot::Scalar(x) = self.local(var)? else {
-            return bad("a vec loop variable that is not one cell");
-        };
+        let x = self.local(var)?;
         let len_helper = self.env.helpers.vec_len;
         let end = self.call_helper(len_helper, &[snapshot])[0];
         let counter = self.builder.declare_var(types::I64);
@@ -131,11 +188,17 @@ impl FunctionTranslator<'_, '_> {
                 .load(types::I64, mem(), snapshot, VecBlock::DATA as i32);
             let offset = t.builder.ins().ishl_imm_u(i, 3);
             let addr = t.builder.ins().iadd(data, offset);
-            let v = t.load_value(addr, &elem)?;
-            let v = t.retain_value(&elem, v);
-            let old = t.builder.use_var(x);
-            t.builder.def_var(x, v);
-            t.release_value(&elem, old);
+            match (x, &elem) {
+                (LocalSlot::Array(s), Type::Array(..)) => {
+                    // A boxed array: unboxed (retaining) into the variable's owned cells.
+                    let dst = t.slot_addr(s);
+                    let boxed = t.builder.ins().load(types::I64, mem(), addr, 0);
+                    let v = t.unbox_array(boxed, &elem)?;
+                    t.replace_cells(dst, &elem, v);
+                }
+                (LocalSlot::Scalar(_), _) => t.assign_loop_var(x, &elem, addr)?,
+                _ => return bad("a vec loop variable of the wrong shape"),
+            }
             t.translate_block(body)
         })?;
         self.release_value(&array.ty, snapshot);

@@ -43,6 +43,9 @@ impl FunctionTranslator<'_, '_> {
 
     /// Give up an owned value of type `ty` (nothing for a type that owns nothing).
     pub(crate) fn release_value(&mut self, ty: &Type, v: Value) {
+        if let Type::Array(..) = ty {
+            return self.release_cells(v, ty);
+        }
         let h = &self.env.helpers;
         let helper = match ty {
             Type::Handle { .. } | Type::Null => h.release,
@@ -56,6 +59,10 @@ impl FunctionTranslator<'_, '_> {
 
     /// Take another reference through a value of type `ty`; returns it, now owned.
     pub(crate) fn retain_value(&mut self, ty: &Type, v: Value) -> Value {
+        if let Type::Array(..) = ty {
+            self.retain_cells(v, ty);
+            return v;
+        }
         let h = &self.env.helpers;
         let helper = match ty {
             Type::Handle { .. } | Type::Null => h.retain,
@@ -73,6 +80,7 @@ impl FunctionTranslator<'_, '_> {
             let v = self.builder.use_var(var);
             self.release_value(&ty, v);
         }
+        self.release_owned_arrays();
     }
 
     /// The handle cell of a live shell: its address and its generation's low 16 bits.
@@ -209,7 +217,7 @@ impl FunctionTranslator<'_, '_> {
         let mut owned_args = Vec::new();
         for arg in args {
             let v = self.translate_expr(arg)?;
-            if arg.ty.is_managed() {
+            if arg.ty.owns_cells() {
                 owned_args.push((arg.ty.clone(), v));
             }
             values.push(v);
@@ -317,7 +325,8 @@ impl FunctionTranslator<'_, '_> {
         Ok(v)
     }
 
-    /// Release the managed arguments (handles, vecs, strings) of a finished call.
+    /// Release the managed arguments (handles, vecs, strings, arrays of them) of a finished
+    /// call.
     pub(crate) fn release_args(&mut self, args: &[Expr], values: &[Value]) {
         for (arg, v) in args.iter().zip(values) {
             self.release_value(&arg.ty, *v);

@@ -22,7 +22,9 @@ use crate::lang::span::Span;
 
 use crate::runtime::values::VecBlock;
 
-use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem};
+use super::lower::{
+    FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem, place_has_vec_index,
+};
 
 pub(crate) use crate::backend::objects::elem_kind;
 
@@ -64,10 +66,17 @@ impl FunctionTranslator<'_, '_> {
                 root: VecRoot::Place(PlaceRef::Mem(self.global_addr(*id)?)),
                 steps: Vec::new(),
             }),
+            PlaceKind::Index { base, .. }
+                if matches!(base.ty, Type::Array(..)) && !place_has_vec_index(base) =>
+            {
+                // An element of a local's or a global's array, in its flat cells: the root.
+                Ok(VecPath {
+                    root: VecRoot::Place(self.translate_place(place)?),
+                    steps: Vec::new(),
+                })
+            }
             PlaceKind::Index { base, index } => {
-                if !matches!(base.ty, Type::Vec(_)) {
-                    return bad("a vec place indexing an array");
-                }
+                // A vec, or an array boxed in a vec's cell (walked like a vec of its length).
                 let mut path = self.translate_vec_path(base)?;
                 let idx = self.translate_expr(index)?;
                 path.steps.push((idx, index.span, base.ty.clone()));
@@ -146,10 +155,12 @@ impl FunctionTranslator<'_, '_> {
     /// thread, so the count cannot change under us); else a cold call of `hot_vec_unique`,
     /// which copies a shared block (or makes one for the empty vec), and a store back.
     fn unique_vec_at(&mut self, target: PlaceRef, vec_ty: &Type) -> LResult<Value> {
-        let Type::Vec(elem) = vec_ty else {
+        let (Type::Vec(elem) | Type::Array(elem, _)) = vec_ty else {
             return bad("a vec step on a value that is not a vec");
         };
-        let cell = self.read_place(target, vec_ty)?;
+        // A boxed array's cell is read and written as a vec's.
+        let cell_ty = Type::Vec(elem.clone());
+        let cell = self.read_place(target, &cell_ty)?;
         let check = self.builder.create_block();
         let slow = self.builder.create_block();
         let done = self.builder.create_block();
@@ -177,7 +188,7 @@ impl FunctionTranslator<'_, '_> {
             .iconst(types::I64, elem_kind(elem) as i64);
         let helper = self.env.helpers.vec_unique;
         let unique = self.call_helper(helper, &[cell, kind])[0];
-        self.write_place(target, vec_ty, unique)?;
+        self.write_place(target, &cell_ty, unique)?;
         self.builder.ins().jump(done, &[unique.into()]);
 
         self.builder.switch_to_block(done);
@@ -188,7 +199,10 @@ impl FunctionTranslator<'_, '_> {
     /// `place.push(value)`.
     pub(crate) fn translate_vec_push(&mut self, place: &Place, value: &Expr) -> LResult<Value> {
         let path = self.translate_vec_path(place)?;
-        let v = self.translate_expr(value)?;
+        let mut v = self.translate_expr(value)?;
+        if let Type::Array(..) = value.ty {
+            v = self.box_array(v, &value.ty)?;
+        }
         let target = self.walk_vec_path(&path)?;
         let cell = self.unique_vec_at(target, &place.ty)?;
         let v = self.cell_of(v, &value.ty);
@@ -207,6 +221,13 @@ impl FunctionTranslator<'_, '_> {
         let helper = self.env.helpers.vec_pop;
         let bits = self.call_helper(helper, &[cell, start, end])[0];
         self.finish_vec_path(&path);
+        if let Type::Array(..) = e.ty {
+            // The box moves out: unboxed (retaining), then given up.
+            let v = self.unbox_array(bits, &e.ty)?;
+            let boxed = Type::Vec(Box::new(e.ty.clone()));
+            self.release_value(&boxed, bits);
+            return Ok(v);
+        }
         Ok(self.value_of_cell(bits, &e.ty))
     }
 
@@ -244,8 +265,17 @@ impl FunctionTranslator<'_, '_> {
         let (cell, owned) = self.handle_operand(vec)?;
         let idx = self.translate_expr(index)?;
         let addr = self.vec_elem_addr(cell, idx, whole.span);
-        let v = self.load_value(addr, &whole.ty)?;
-        let v = self.retain_value(&whole.ty, v);
+        let v = match &whole.ty {
+            // A boxed array, unboxed into an owned temporary.
+            Type::Array(..) => {
+                let boxed = self.builder.ins().load(types::I64, mem(), addr, 0);
+                self.unbox_array(boxed, &whole.ty)?
+            }
+            ty => {
+                let v = self.load_value(addr, ty)?;
+                self.retain_value(ty, v)
+            }
+        };
         self.done_with_value(&vec.ty, cell, owned);
         Ok(v)
     }
@@ -334,21 +364,11 @@ impl FunctionTranslator<'_, '_> {
                 Ok(s)
             }
             Type::Array(..) => {
-                let ptr = self.translate_expr(inner)?;
-                let mut dims = Vec::new();
-                let mut leaf = &inner.ty;
-                while let Type::Array(elem, n) = leaf {
-                    dims.extend_from_slice(&n.to_le_bytes());
-                    leaf = elem;
-                }
-                let ndims = (dims.len() / 4) as i64;
-                let dims = self.data_addr(dims)?;
-                let kind = self
-                    .builder
-                    .ins()
-                    .iconst(types::I64, elem_kind(leaf) as i64);
-                let ndims = self.builder.ins().iconst(types::I64, ndims);
-                Ok(self.call_helper(h.str_of_array, &[ptr, kind, dims, ndims])[0])
+                let (ptr, owned) = self.array_operand(inner)?;
+                let [kind, dims, ndims] = self.array_shape(&inner.ty)?;
+                let s = self.call_helper(h.str_of_array, &[ptr, kind, dims, ndims])[0];
+                self.done_with_array(ptr, &inner.ty, owned);
+                Ok(s)
             }
             Type::Unit => bad("a unit value shown as a string"),
         }

@@ -17,6 +17,7 @@ pub mod clif;
 pub(crate) mod compile;
 pub(crate) mod entry;
 pub(crate) mod lower;
+mod lower_array;
 mod lower_closure;
 mod lower_expr;
 mod lower_loop;
@@ -452,6 +453,8 @@ pub(crate) fn declare_imports(
         str_of_handle: declare("hot_str_of_handle", &[i64t], Some(i64t))?,
         str_of_vec: declare("hot_str_of_vec", &[i64t], Some(i64t))?,
         str_of_array: declare("hot_str_of_array", &[i64t, i64t, i64t, i64t], Some(i64t))?,
+        array_box: declare("hot_array_box", &[i64t, i64t, i64t, i64t], Some(i64t))?,
+        array_unbox: declare("hot_array_unbox", &[i64t, i64t, i64t, i64t, i64t], None)?,
         closure_new: declare("hot_closure_new", &[i64t, i64t], Some(i64t))?,
         closure_retain: declare("hot_closure_retain", &[i64t], Some(i64t))?,
         closure_release: declare("hot_closure_release", &[i64t], None)?,

@@ -241,14 +241,10 @@ fn carry_globals(old: &mut JitProgram, next: &mut JitProgram) -> Vec<String> {
             continue;
         };
         let (at, from, n) = (*at as usize, *from as usize, ty.cells() as usize);
-        if ty.is_managed() {
-            // Both versions own a reference: take one for the new, drop the new's own value.
-            let cell = super::call::retain_cell(ty, old_cells[from]);
-            let replaced = std::mem::replace(&mut cells[at], cell);
-            super::call::release_cell(ty, replaced);
-        } else {
-            cells[at..at + n].copy_from_slice(&old_cells[from..from + n]);
-        }
+        // Both versions own their references: take ones for the new, drop the new's own value.
+        super::call::release_cells(ty, &mut cells[at..at + n]);
+        cells[at..at + n].copy_from_slice(&old_cells[from..from + n]);
+        super::call::retain_cells(ty, &cells[at..at + n]);
         kept.push(name.clone());
     }
     kept

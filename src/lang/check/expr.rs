@@ -57,7 +57,7 @@ impl Checker {
             ast::ExprKind::Str(parts) => return self.string(parts, span),
             ast::ExprKind::VecNew(elem) => {
                 let elem = self.resolve_type(elem)?;
-                (ExprKind::VecNew, self.vec_type(elem, span)?)
+                (ExprKind::VecNew, Type::Vec(Box::new(elem)))
             }
             ast::ExprKind::Closure { params, ret, body } => {
                 return self.lambda(params, ret.as_ref(), body, span);
@@ -527,13 +527,32 @@ impl Checker {
         for item in checked {
             out.push(item?);
         }
-        let elem = out[0].ty.clone();
-        if let Some(bad) = out.iter().find(|e| e.ty != elem) {
-            let d = mismatch(bad.span, &elem, &bad.ty)
-                .with_label(out[0].span, "the first element sets the element type");
-            self.error(d);
-            return None;
+        let mut elem = out[0].ty.clone();
+        // Handles and `null` mix: `[h, null]` is an array of `C?` (`C` the first handle's class).
+        let nullable = |t: &Type| matches!(t, Type::Null | Type::Handle { nullable: true, .. });
+        if out.iter().any(|e| nullable(&e.ty))
+            && let Some(Type::Handle { class, .. }) = out
+                .iter()
+                .map(|e| &e.ty)
+                .find(|t| t.is_handle() && **t != Type::Null)
+        {
+            elem = self.handle_type(*class, true);
         }
+        let first = out[0].span;
+        let mut items = Vec::with_capacity(out.len());
+        for item in out {
+            match self.coerce(item, &elem) {
+                Coerced::Ok(e) => items.push(e),
+                Coerced::Mismatch(bad) => {
+                    let d = mismatch(bad.span, &elem, &bad.ty)
+                        .with_label(first, "the first element sets the element type");
+                    self.error(d);
+                    return None;
+                }
+                Coerced::Reported => return None,
+            }
+        }
+        let out = items;
         if elem == Type::Unit {
             self.error(Diagnostic::new(
                 DiagKind::TypeMismatch,

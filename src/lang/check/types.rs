@@ -42,8 +42,8 @@ impl Checker {
                 self.array_type(elem, *len, t.span)
             }
             TypeKind::Vec(elem) => {
-                let elem = self.resolve_type(elem)?;
-                self.vec_type(elem, t.span)
+                // Any element type: an array element is boxed in one cell (docs/runtime.md).
+                Some(Type::Vec(Box::new(self.resolve_type(elem)?)))
             }
             TypeKind::Fn(params, ret) => {
                 let params: Vec<Option<Type>> =
@@ -71,22 +71,6 @@ impl Checker {
         }
     }
 
-    /// `vec<elem>`, if `elem` can be an element.
-    pub(super) fn vec_type(&mut self, elem: Type, span: crate::lang::span::Span) -> Option<Type> {
-        if let Type::Array(..) = elem {
-            self.error(
-                Diagnostic::new(
-                    DiagKind::Unsupported,
-                    span,
-                    format!("vecs of arrays (`vec<{elem}>`) are not supported yet by this build"),
-                )
-                .with_note("use a vec of vecs, `vec<vec<T>>`"),
-            );
-            return None;
-        }
-        Some(Type::Vec(Box::new(elem)))
-    }
-
     /// `[elem; len]`, if it is not too large.
     pub(super) fn array_type(
         &mut self,
@@ -94,17 +78,6 @@ impl Checker {
         len: u64,
         span: crate::lang::span::Span,
     ) -> Option<Type> {
-        if elem.is_managed() {
-            self.error(
-                Diagnostic::new(
-                    DiagKind::Unsupported,
-                    span,
-                    format!("arrays of `{elem}` are not supported yet by this build"),
-                )
-                .with_note(format!("use a vec, `vec<{elem}>`")),
-            );
-            return None;
-        }
         let cells = elem.cells().saturating_mul(len);
         if len > u64::from(u32::MAX) || cells > MAX_ARRAY_CELLS {
             self.error(Diagnostic::new(
