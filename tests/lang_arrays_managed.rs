@@ -172,3 +172,30 @@ fn managed_arrays_cross_the_border() {
     drop(compiled);
     assert_eq!(hotlab::runtime::values::live_blocks(), before);
 }
+
+/// A field holding a vec of arrays: an element of a boxed array is changed in place through
+/// the field (the interpreter walks the field's cells; the JIT its vec path), pushed, popped
+/// and shown alike everywhere, and freed with its object.
+#[test]
+fn a_field_vec_of_arrays() {
+    let text = r#"
+class Grid {
+    var rows: vec<[i64; 2]> = vec<[i64; 2]>()
+    var names: vec<[str; 2]> = vec<[str; 2]>()
+}
+fn main() -> str {
+    let g = new Grid()
+    g.rows.push([1, 2])
+    g.rows.push([3, 4])
+    g.rows[1][0] = 30
+    g.rows[0][1] += 5
+    g.names.push(["a", "b"])
+    g.names[0][1] += "c"
+    let copy = g.rows
+    g.rows[0][0] = 9
+    let p = g.rows.pop()
+    return "${g.rows} ${copy} ${p} ${g.names} ${g.rows[0][1] + p[0]}"
+}
+"#;
+    same_everywhere(text, r#"[[9, 7]] [[1, 7], [30, 4]] [30, 4] [["a", "bc"]] 37"#);
+}

@@ -129,12 +129,17 @@ pub(super) unsafe fn cell_place<'t>(
     let mut cell = unsafe { obj.state_ptr().add(i) };
     let mut ty = ty;
     for step in path {
-        let (Step::Vec(index, span), Type::Vec(elem)) = (*step, ty) else {
-            unreachable!("checked program: a field's place indexes only vecs")
+        let (index, elem) = match (*step, ty) {
+            (Step::Vec(index, span), Type::Vec(elem)) => {
+                // SAFETY: `cell` holds a vec owned by the field (or by a vec the field owns).
+                let len = unsafe { values::vec_block(*cell) }.map_or(0, |b| b.len());
+                (check_index(index, len as i64, span)?, &**elem)
+            }
+            // An array inside a vec is boxed in a block of its elements (`values::box_array`),
+            // changed like a vec's; its index was checked against the type's length already.
+            (Step::Array(index), Type::Array(elem, _)) => (index, &**elem),
+            _ => unreachable!("checked program: a field's place indexes vecs and boxed arrays"),
         };
-        // SAFETY: `cell` holds a vec owned by the field (or by a vec the field owns).
-        let len = unsafe { values::vec_block(*cell) }.map_or(0, |b| b.len());
-        let index = check_index(index, len as i64, span)?;
         // SAFETY: the cell's count moves through `hot_vec_unique` and back into the cell.
         let unique = values::hot_vec_unique(unsafe { *cell }, elem_kind(elem) as u64);
         // SAFETY: as above.
