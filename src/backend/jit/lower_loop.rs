@@ -52,7 +52,7 @@ impl FunctionTranslator<'_, '_> {
         let end = self.translate_expr(end)?;
         // The loop variable is immutable, so it doubles as the counter. `i + 1` cannot
         // overflow: it only runs after `i < end <= i64::MAX`.
-        self.builder.def_var(var, first);
+        self.def_var(var, first);
         self.counted_loop(var, end, |t| t.translate_block(body))
     }
 
@@ -76,7 +76,7 @@ impl FunctionTranslator<'_, '_> {
         let slot = self.local(var)?;
         let counter = self.builder.declare_var(types::I64);
         let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder.def_var(counter, zero);
+        self.def_var(counter, zero);
         let end = self.builder.ins().iconst(types::I64, i64::from(*len));
         let elem_bytes = elem.cells() as i64 * 8;
         self.counted_loop(counter, end, |t| {
@@ -86,7 +86,7 @@ impl FunctionTranslator<'_, '_> {
             match slot {
                 LocalSlot::Scalar(v) => {
                     let x = t.load_value(addr, elem)?;
-                    t.builder.def_var(v, x);
+                    t.def_var(v, x);
                 }
                 LocalSlot::Array(s) => {
                     let dst = t.slot_addr(s);
@@ -110,8 +110,8 @@ impl FunctionTranslator<'_, '_> {
     ) -> LResult<()> {
         let snapshot = self.translate_expr(array)?;
         let hidden = self.builder.declare_var(types::I64);
-        self.builder.def_var(hidden, snapshot);
-        self.owned.push((hidden, array.ty.clone()));
+        self.own_var(hidden, &array.ty);
+        self.def_var(hidden, snapshot);
         let LocalSlot::Scalar(x) = self.local(var)? else {
             return bad("a vec loop variable that is not one cell");
         };
@@ -119,7 +119,7 @@ impl FunctionTranslator<'_, '_> {
         let end = self.call_helper(len_helper, &[snapshot])[0];
         let counter = self.builder.declare_var(types::I64);
         let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder.def_var(counter, zero);
+        self.def_var(counter, zero);
         let elem = elem.clone();
         self.counted_loop(counter, end, |t| {
             let i = t.builder.use_var(counter);
@@ -134,13 +134,13 @@ impl FunctionTranslator<'_, '_> {
             let v = t.load_value(addr, &elem)?;
             let v = t.retain_value(&elem, v);
             let old = t.builder.use_var(x);
-            t.builder.def_var(x, v);
+            t.def_var(x, v);
             t.release_value(&elem, old);
             t.translate_block(body)
         })?;
         self.release_value(&array.ty, snapshot);
         let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder.def_var(hidden, zero);
+        self.def_var(hidden, zero);
         Ok(())
     }
 
@@ -177,7 +177,7 @@ impl FunctionTranslator<'_, '_> {
         self.builder.seal_block(step_block);
         let i = self.builder.use_var(counter);
         let next = self.builder.ins().iadd_imm_s(i, 1);
-        self.builder.def_var(counter, next);
+        self.def_var(counter, next);
         let more = self.builder.ins().icmp(IntCC::SignedLessThan, next, end);
         self.builder
             .ins()

@@ -155,10 +155,13 @@ impl FunctionTranslator<'_, '_> {
         e: &Expr,
     ) -> LResult<Value> {
         let (cell, owned) = self.handle_operand(object)?;
+        // `o().f`: the handle is held across its check.
+        let held = self.hold_if(owned, &object.ty, cell);
         let shell = self.check_object(cell, e.span);
         let addr = self.field_addr(shell, field);
         let v = self.load_value(addr, &e.ty)?;
         let v = self.retain_value(&e.ty, v);
+        self.unhold(held);
         self.done_with(cell, owned);
         Ok(v)
     }
@@ -178,8 +181,10 @@ impl FunctionTranslator<'_, '_> {
         span: Span,
     ) -> LResult<()> {
         let (cell, owned) = self.handle_operand(object)?;
+        let cell_held = self.hold_if(owned, &object.ty, cell);
         let first = self.check_object(cell, span);
         let v = self.translate_expr(value)?;
+        let value_held = self.hold(&value.ty, v);
         // jit-opt: a value that runs no code cannot have destroyed or detached the object.
         let shell = if self.env.fixed && super::opt_globals::runs_no_code(self.env.program, value) {
             first
@@ -187,7 +192,9 @@ impl FunctionTranslator<'_, '_> {
             self.check_object(cell, span)
         };
         let addr = self.field_addr(shell, field);
+        self.unhold(value_held);
         self.store_to(PlaceRef::Mem(addr), ty, op, op_span, v)?;
+        self.unhold(cell_held);
         self.done_with(cell, owned);
         Ok(())
     }
@@ -204,11 +211,15 @@ impl FunctionTranslator<'_, '_> {
         e: &Expr,
     ) -> LResult<Value> {
         let (cell, owned) = self.handle_operand(object)?;
+        // The receiver and the arguments are held through the call (borrowed by the callee).
+        let receiver_held = self.hold_if(owned, &object.ty, cell);
         let shell = self.check_object(cell, e.span);
         let mut values = vec![self.vmctx, shell];
         let mut owned_args = Vec::new();
+        let mut held = Vec::new();
         for arg in args {
             let v = self.translate_expr(arg)?;
+            held.push(self.hold(&arg.ty, v));
             if arg.ty.is_managed() {
                 owned_args.push((arg.ty.clone(), v));
             }
@@ -227,9 +238,12 @@ impl FunctionTranslator<'_, '_> {
                 let sig = super::lower::script_signature(sig, self.env.call_conv);
                 let sig_ref = self.builder.import_signature(sig);
                 let call = self.builder.ins().call_indirect(sig_ref, code, &values);
+                self.attach_owned_cells(call);
                 self.builder.inst_results(call).to_vec()
             }
         };
+        self.unhold_all(held);
+        self.unhold(receiver_held);
         for (ty, v) in owned_args {
             self.release_value(&ty, v);
         }
@@ -305,6 +319,7 @@ impl FunctionTranslator<'_, '_> {
         rhs: &Expr,
     ) -> LResult<Value> {
         let (l, l_owned) = self.handle_operand(lhs)?;
+        let l_held = self.hold_if(l_owned, &lhs.ty, l);
         let (r, r_owned) = self.handle_operand(rhs)?;
         let cc = match op {
             BinOp::Eq => IntCC::Equal,
@@ -312,6 +327,7 @@ impl FunctionTranslator<'_, '_> {
             _ => return bad("an ordering operator on handles"),
         };
         let v = self.builder.ins().icmp(cc, l, r);
+        self.unhold(l_held);
         self.done_with(l, l_owned);
         self.done_with(r, r_owned);
         Ok(v)

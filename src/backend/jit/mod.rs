@@ -21,6 +21,7 @@ mod lower_closure;
 mod lower_expr;
 mod lower_loop;
 mod lower_object;
+mod lower_unwind;
 mod lower_util;
 mod lower_value;
 pub mod module;
