@@ -13,8 +13,9 @@
 //! unwinds. The sweep walks the stack with libgcc's `_Unwind_Backtrace`, from the raise outward:
 //! frames that are not script code (the raising helper and its callees) are skipped; for each
 //! script frame of the run that follows, the stack pointer at its call is the CFA of the frame
-//! just inside it (on x86_64 and aarch64 the CFA is the caller's stack pointer at the call),
-//! and each cell of the map at that return address is read and released. The walk stops at the
+//! just inside it (on x86_64 and aarch64 the CFA is the caller's stack pointer at the call;
+//! libgcc's `_Unwind_GetCFA` on the script frame's context gives exactly that, see `visit`),
+//! and each cell of the map at that return address is read, then all are released. The walk stops at the
 //! first frame after that run that is not script code.
 //!
 //! Why that bound is right: script code is entered only through a Rust border (an entry
@@ -154,8 +155,6 @@ unsafe extern "C" {
 /// The walk's state between frames.
 struct Walk<'a> {
     registry: &'a [Region],
-    /// The CFA of the frame just visited (the one inside the next).
-    inner_cfa: usize,
     /// Whether the run of script frames has started.
     in_script: bool,
     /// Cells to release, collected first: nothing is freed while the stack is being read.
@@ -171,11 +170,14 @@ extern "C" fn visit(ctx: *mut UnwindContext, arg: *mut c_void) -> UnwindReasonCo
         Some(region) => {
             walk.in_script = true;
             let ret = (pc - region.start) as u32;
-            let sp = walk.inner_cfa;
+            // libgcc's context for a frame holds the CFA of the frame it called (the context is
+            // stepped out of the callee, whose CFA it computed, to the caller's return
+            // address): that is this frame's stack pointer at the call.
+            let sp = cfa;
             for &(offset, kind) in region.map.at(ret) {
-                // SAFETY: `sp` is the frame's stack pointer at this call (the CFA of the frame
-                // it called), and the map says an owned 8-byte cell is `offset` bytes above it;
-                // the frame is live (below us on the stack, not yet unwound).
+                // SAFETY: `sp` is the frame's stack pointer at this call, and the map says an
+                // owned 8-byte cell is `offset` bytes above it; the frame is live (outside ours
+                // on the stack, not yet unwound).
                 let cell = unsafe { std::ptr::read((sp + offset as usize) as *const u64) };
                 walk.found.push((kind, cell));
             }
@@ -183,7 +185,6 @@ extern "C" fn visit(ctx: *mut UnwindContext, arg: *mut c_void) -> UnwindReasonCo
         None if walk.in_script => return URC_NORMAL_STOP,
         None => {}
     }
-    walk.inner_cfa = cfa;
     URC_NO_REASON
 }
 
@@ -200,7 +201,6 @@ pub(crate) fn sweep() {
         }
         let mut walk = Walk {
             registry: &registry,
-            inner_cfa: 0,
             in_script: false,
             found: Vec::new(),
         };
