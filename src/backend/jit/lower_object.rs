@@ -14,8 +14,10 @@
 //! Vecs and strings (`lower_value.rs`) follow the same rules with their own retain and release
 //! helpers ([`FunctionTranslator::retain_value`], [`FunctionTranslator::release_value`]).
 //!
-//! A `ScriptError` unwinding through a frame does not release that frame's handles, vecs and
-//! strings: what they hold stays allocated (a leak, never a dangling reference).
+//! A `ScriptError` unwinding through a frame runs no code there: the cells its variables own are
+//! in home slots and the temporaries it holds in held slots, named by stack map entries at every
+//! call that can raise, and `ScriptError::raise` releases them before it unwinds
+//! (`lower_unwind.rs`, `runtime::sweep`).
 //!
 //! # Uses of an object
 //! `hot_object_check(cell, span)` returns the shell or raises `NullHandle`, `StaleHandle` or
@@ -298,7 +300,8 @@ impl FunctionTranslator<'_, '_> {
         Ok(code)
     }
 
-    /// A `C?` where a `C` is needed: `NullHandle` at the span when null.
+    /// A `C?` where a `C` is needed: `NullHandle` at the span when null. The value is not held:
+    /// it raises only when the value is null, which owns nothing.
     pub(crate) fn translate_non_null(&mut self, inner: &Expr, span: Span) -> LResult<Value> {
         let v = self.translate_expr(inner)?;
         let null = self.builder.ins().icmp_imm_s(IntCC::Equal, v, 0);
