@@ -178,11 +178,19 @@ fn handle_checks_and_vec_paths_release_what_they_hold() {
         "fn main() -> i64 {\n var v = vec<str>()\n v.push(\"a${1}\")\n v[5] = \"b${2}\"\n \
          return v.len()\n}\n",
     );
-    check("store.hot", &text, "error: index 5 out of range for length 1 at");
+    check(
+        "store.hot",
+        &text,
+        "error: index 5 out of range for length 1 at",
+    );
     let text = with_node(
         "fn main() -> i64 {\n let s = \"s${1}\"\n mk().items[3] = \"b${2}\" + s\n return 0\n}\n",
     );
-    check("field_store.hot", &text, "error: index 3 out of range for length 1 at");
+    check(
+        "field_store.hot",
+        &text,
+        "error: index 3 out of range for length 1 at",
+    );
     let text = with_node(
         "fn main() -> i64 {\n let n = mk()\n n.name = \"v${1}\" + boom()\n return 0\n}\n",
     );
@@ -195,7 +203,11 @@ fn handle_checks_and_vec_paths_release_what_they_hold() {
     let text = with_node(
         "fn main() -> i64 {\n let m = mk()\n return m.items[m.count + 4].len() + m.count\n}\n",
     );
-    check("index.hot", &text, "error: index 4 out of range for length 1 at");
+    check(
+        "index.hot",
+        &text,
+        "error: index 4 out of range for length 1 at",
+    );
     let text = with_node(
         "fn main() -> i64 {\n let e = mk() == mk()\n let d = mk() == base()\n return 0\n}\n\
          fn base() -> Node { let t = \"t${1}\"; let x = 1 / zero(); return mk() }\n",

@@ -140,11 +140,7 @@ impl FunctionTranslator<'_, '_> {
     /// [`Self::hold`] when `owned`, else nothing (a borrowed operand: its variable's home slot
     /// names it).
     pub(crate) fn hold_if(&mut self, owned: bool, ty: &Type, v: Value) -> Held {
-        if owned {
-            self.hold(ty, v)
-        } else {
-            Held(None)
-        }
+        if owned { self.hold(ty, v) } else { Held(None) }
     }
 
     /// The held value is consumed from here on: calls no longer name it.
@@ -168,7 +164,11 @@ impl FunctionTranslator<'_, '_> {
     /// The owned cells in explicit slots at this point: every home slot and every held
     /// temporary, as stack map entries. (The one place to extend with other owned cells.)
     pub(crate) fn owned_cells(&self) -> Vec<UserStackMapEntry> {
-        let homes = self.cells.homes.iter().map(|(_, slot, kind)| (*slot, *kind));
+        let homes = self
+            .cells
+            .homes
+            .iter()
+            .map(|(_, slot, kind)| (*slot, *kind));
         homes
             .chain(self.cells.held.iter().copied())
             .filter_map(|(slot, kind)| {

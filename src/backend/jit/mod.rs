@@ -45,8 +45,8 @@ use cranelift_module::{FuncId, Linkage, Module};
 
 use crate::backend::Checks;
 use crate::runtime::ScriptError;
-use crate::runtime::sweep::{self, FrameMap, Registration};
 use crate::runtime::host::{HostType, host_table};
+use crate::runtime::sweep::{self, FrameMap, Registration};
 
 pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
@@ -175,6 +175,9 @@ struct Defined {
     info: CompiledFunction,
     unwind: Option<UnwindInfo>,
 }
+
+/// What compiling one function gives: code size, Cranelift's listing, unwind info, frame map.
+type DefinedParts = (usize, Option<String>, Option<UnwindInfo>, Arc<FrameMap>);
 
 /// What must live as long as any code from the module can run.
 struct Parked {
@@ -314,7 +317,7 @@ impl Jit {
         id: FuncId,
         name: &str,
         verify: bool,
-    ) -> Result<(usize, Option<String>, Option<UnwindInfo>, Arc<FrameMap>), JitError> {
+    ) -> Result<DefinedParts, JitError> {
         if verify && let Err(errors) = verifier::verify_function(&self.ctx.func, self.module.isa())
         {
             return Err(JitError::Verifier {

@@ -11,11 +11,11 @@ use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module, ModuleE
 use cranelift_object::{ObjectBuilder, ObjectModule};
 
 use crate::backend::jit::compile::entry_args;
-use crate::backend::jit::lower_unwind;
 use crate::backend::jit::entry::{build_entry, entry_signature};
 use crate::backend::jit::lower::{
     GlobalsBase, LowerEnv, ObjectsData, lower_function, script_signature,
 };
+use crate::backend::jit::lower_unwind;
 use crate::backend::jit::{CompiledFunction, JitError, JitOptions, build_isa, declare_imports};
 use crate::backend::objects::virtual_methods;
 use crate::lang::hir::Program;
