@@ -197,5 +197,8 @@ fn main() -> str {
     return "${g.rows} ${copy} ${p} ${g.names} ${g.rows[0][1] + p[0]}"
 }
 "#;
-    same_everywhere(text, r#"[[9, 7]] [[1, 7], [30, 4]] [30, 4] [["a", "bc"]] 37"#);
+    same_everywhere(
+        text,
+        r#"[[9, 7]] [[1, 7], [30, 4]] [30, 4] [["a", "bc"]] 37"#,
+    );
 }

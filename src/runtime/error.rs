@@ -131,8 +131,11 @@ impl ScriptError {
     }
 
     /// Unwind to the nearest [`catch_script`] with this error. Used by host helpers that JIT
-    /// code calls; every frame between must be `extern "C-unwind"` with unwind info.
+    /// code calls; every frame between must be `extern "C-unwind"` with unwind info. First the
+    /// cells that the script frames being unwound own are released (`runtime::sweep`): those
+    /// frames have no landing pads.
     pub fn raise(self) -> ! {
+        super::sweep::sweep();
         panic::resume_unwind(Box::new(self))
     }
 }

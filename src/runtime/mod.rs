@@ -12,6 +12,7 @@ pub mod object;
 pub mod reload;
 pub mod rt;
 pub mod spin;
+pub mod sweep;
 pub mod values;
 
 pub use error::{ScriptError, ScriptErrorKind, catch_script};

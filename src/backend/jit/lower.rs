@@ -238,13 +238,16 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// Bytes of explicit stack slots (the frame size the stack check must leave room for).
     pub(super) slot_bytes: u64,
     /// Variables of managed types (`let`/`var`/loop variables and hidden loop snapshots, not
-    /// parameters) the function owns a reference through: released when it returns.
+    /// parameters) the function owns a reference through: released when it returns. Added by
+    /// `own_var`, which gives each a home slot (`lower_unwind.rs`).
     pub(crate) owned: Vec<(Variable, Type)>,
     /// Array slots whose managed cells the function owns (`lower_array.rs`): zeroed after the
     /// stack check, released when it returns.
     pub(crate) owned_arrays: Vec<(StackSlot, Type)>,
     /// Module variables cached by the loops being lowered (`jit-opt`).
     pub(crate) global_cache: super::opt_globals::GlobalCache,
+    /// Home slots and held temporaries (`lower_unwind.rs`).
+    pub(crate) cells: super::lower_unwind::OwnedCells,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -274,6 +277,7 @@ pub(crate) fn lower_function(
         owned: Vec::new(),
         owned_arrays: Vec::new(),
         global_cache: Default::default(),
+        cells: Default::default(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -310,6 +314,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             next += 1;
         }
         self.translate_stack_check();
+        self.start_owned_cells();
         // The owned array slots are zeroed in a block of their own, filled once the whole body
         // is lowered (a `for` loop's snapshot slot is only known then), which runs right after
         // the stack check.
@@ -342,9 +347,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 && !captures.iter().any(|c| c.index() == i)
             {
                 // Starts as null (empty) so the first store has nothing to release.
-                let zero = self.builder.ins().iconst(types::I64, 0);
-                self.builder.def_var(var, zero);
-                self.owned.push((var, local.ty.clone()));
+                self.own_var(var, &local.ty);
             }
         }
         for i in 0..self.func.param_count as usize {
@@ -356,7 +359,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 arg = self.cell_of_shell(arg);
             }
             match self.locals[i] {
-                LocalSlot::Scalar(var) => self.builder.def_var(var, arg),
+                LocalSlot::Scalar(var) => self.def_var(var, arg),
                 LocalSlot::Array(slot) => {
                     let dst = self.slot_addr(slot);
                     let cells = self.func.locals[i].ty.cells();
@@ -484,10 +487,10 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             LocalSlot::Scalar(var) if init.ty.is_managed() => {
                 // A `let` in a loop runs again: the previous value goes.
                 let old = self.builder.use_var(var);
-                self.builder.def_var(var, value);
+                self.def_var(var, value);
                 self.release_value(&init.ty, old);
             }
-            LocalSlot::Scalar(var) => self.builder.def_var(var, value),
+            LocalSlot::Scalar(var) => self.def_var(var, value),
             LocalSlot::Array(slot) if init.ty.owns_cells() => {
                 // Zeroed at entry; a `let` in a loop runs again: the previous cells go.
                 let dst = self.slot_addr(slot);
@@ -517,16 +520,19 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         }
         if place_has_vec_index(place) {
             let path = self.translate_vec_path(place)?;
-            let mut value = self.translate_expr(value)?;
+            let mut value_v = self.translate_expr(value)?;
             let mut ty = place.ty.clone();
             if let Type::Array(..) = ty {
                 // An array in a vec's cell is boxed (`lower_array.rs`).
-                value = self.box_array(value, &ty)?;
+                value_v = self.box_array(value_v, &ty)?;
                 ty = Type::Vec(Box::new(ty));
             }
+            // Held while the path is walked (`v[i] = s` with `i` out of range).
+            let held = self.hold(&ty, value_v);
             let target = self.walk_vec_path(&path)?;
-            self.store_to(target, &ty, op, op_span, value)?;
-            self.finish_vec_path(&path);
+            self.unhold(held);
+            self.store_to(target, &ty, op, op_span, value_v)?;
+            self.finish_vec_path(path);
             return Ok(());
         }
         let target = self.translate_place(place)?;
@@ -610,12 +616,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     pub(crate) fn write_place(&mut self, place: PlaceRef, ty: &Type, value: Value) -> LResult<()> {
         match place {
             PlaceRef::Var(var) => {
-                self.builder.def_var(var, value);
+                self.def_var(var, value);
                 Ok(())
             }
             PlaceRef::Mem(addr) => self.store_value(addr, ty, value),
             PlaceRef::Global { addr, var } => {
-                self.builder.def_var(var, value);
+                self.def_var(var, value);
                 self.store_value(addr, ty, value)
             }
         }

@@ -141,7 +141,6 @@ impl FunctionTranslator<'_, '_> {
     /// managed cell of its owned array slots (array locals, `for` snapshots). They are zero
     /// from the block after the stack check on and always hold owned cells, so whoever unwinds
     /// the frame may release them.
-    #[allow(dead_code)] // For the unwinding cleanup (branch `unwind`).
     pub(crate) fn owned_array_cells(&self) -> Vec<(StackSlot, u32, ElemKind)> {
         let mut out = Vec::new();
         for (slot, ty) in &self.owned_arrays {

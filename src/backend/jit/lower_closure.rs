@@ -37,8 +37,11 @@ impl FunctionTranslator<'_, '_> {
         };
         let mut values = Vec::with_capacity(captures.len());
         let mut kinds = Vec::new();
+        let mut held = Vec::new();
         for c in captures {
-            values.push(self.translate_expr(c)?);
+            let v = self.translate_expr(c)?;
+            held.push(self.hold(&c.ty, v));
+            values.push(v);
             cell_kinds(&c.ty, &mut kinds);
         }
         let desc = descriptor(&kinds, &format!("<{}>", e.ty));
@@ -47,6 +50,8 @@ impl FunctionTranslator<'_, '_> {
         let code = self.builder.ins().func_addr(types::I64, code_ref);
         let helper = self.env.helpers.closure_new;
         let block = self.call_helper(helper, &[code, desc])[0];
+        // The captured values move into the closure.
+        self.unhold_all(held);
         let mut offset = i64::from(ClosureBlock::CELLS);
         for (c, v) in captures.iter().zip(values) {
             let addr = self.builder.ins().iadd_imm_s(block, offset);
@@ -67,6 +72,9 @@ impl FunctionTranslator<'_, '_> {
             return bad("a closure call of a value that is not a closure");
         };
         let (cell, owned) = self.handle_operand(callee)?;
+        // A callee made by an expression (`make(3)(4)`) is held through its arguments and the
+        // call.
+        let callee_held = self.hold_if(owned, &callee.ty, cell);
         let is_null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
         let span = callee.span;
         self.cold_raise(is_null, |t| {
@@ -75,7 +83,7 @@ impl FunctionTranslator<'_, '_> {
             t.call_helper(helper, &[start, end]);
         });
         let mut values = vec![self.vmctx, cell];
-        let out = self.call_operands(&mut values, &e.ty, args)?;
+        let (out, held) = self.call_operands(&mut values, &e.ty, args)?;
         let code = self
             .builder
             .ins()
@@ -83,7 +91,10 @@ impl FunctionTranslator<'_, '_> {
         let sig = closure_signature(params, ret, self.env.call_conv);
         let sig = self.builder.import_signature(sig);
         let call = self.builder.ins().call_indirect(sig, code, &values);
+        self.attach_owned_cells(call);
         let result = self.builder.inst_results(call).first().copied();
+        self.unhold_all(held);
+        self.unhold(callee_held);
         let first_arg = values.len() - args.len();
         self.release_args(args, &values[first_arg..]);
         self.done_with_value(&callee.ty, cell, owned);
@@ -99,7 +110,7 @@ impl FunctionTranslator<'_, '_> {
             match self.local(id)? {
                 LocalSlot::Scalar(var) => {
                     let v = self.load_value(addr, &ty)?;
-                    self.builder.def_var(var, v);
+                    self.def_var(var, v);
                 }
                 LocalSlot::Array(slot) => {
                     let dst = self.slot_addr(slot);

@@ -13,6 +13,7 @@ use crate::lang::hir::{BinOp, Expr, ExprKind, FuncId, LocalId, LogicOp, NativeId
 use crate::lang::span::Span;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, bad};
+use super::lower_unwind::Held;
 
 impl FunctionTranslator<'_, '_> {
     /// Evaluate `e`: a scalar, an array's address, or a placeholder for unit.
@@ -266,21 +267,25 @@ impl FunctionTranslator<'_, '_> {
             return bad(format!("call of unknown function #{}", f.0));
         };
         let mut values = vec![self.vmctx];
-        let out = self.call_operands(&mut values, ret, args)?;
+        let (out, held) = self.call_operands(&mut values, ret, args)?;
+        // The arguments stay held through the call: the callee borrows them, so if it raises
+        // this frame still owns them.
         let results = self.call_helper(callee, &values);
+        self.unhold_all(held);
         let first_arg = values.len() - args.len();
         self.release_args(args, &values[first_arg..]);
         Ok(self.call_result(out, results.first().copied()))
     }
 
     /// A script call's operands after `values` (the context, a closure's env): the out slot of
-    /// an array result (returned), then the arguments.
+    /// an array result (returned), then the arguments, each owned one held (returned; unhold
+    /// them after the call, before they are released).
     pub(crate) fn call_operands(
         &mut self,
         values: &mut Vec<Value>,
         ret: &Type,
         args: &[Expr],
-    ) -> LResult<Option<Value>> {
+    ) -> LResult<(Option<Value>, Vec<Held>)> {
         let out = if let Type::Array(..) = ret {
             let slot = self.new_slot(ret.cells());
             let out = self.slot_addr(slot);
@@ -289,10 +294,13 @@ impl FunctionTranslator<'_, '_> {
         } else {
             None
         };
+        let mut held = Vec::new();
         for arg in args {
-            values.push(self.translate_expr(arg)?);
+            let v = self.translate_expr(arg)?;
+            held.push(self.hold(&arg.ty, v));
+            values.push(v);
         }
-        Ok(out)
+        Ok((out, held))
     }
 
     /// A call's value: the out slot of an array, the register result, or unit.

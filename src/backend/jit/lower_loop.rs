@@ -52,7 +52,7 @@ impl FunctionTranslator<'_, '_> {
         let end = self.translate_expr(end)?;
         // The loop variable is immutable, so it doubles as the counter. `i + 1` cannot
         // overflow: it only runs after `i < end <= i64::MAX`.
-        self.builder.def_var(var, first);
+        self.def_var(var, first);
         self.counted_loop(var, end, |t| t.translate_block(body))
     }
 
@@ -79,7 +79,7 @@ impl FunctionTranslator<'_, '_> {
         let slot = self.local(var)?;
         let counter = self.builder.declare_var(types::I64);
         let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder.def_var(counter, zero);
+        self.def_var(counter, zero);
         let end = self.builder.ins().iconst(types::I64, i64::from(*len));
         let elem_bytes = elem.cells() as i64 * 8;
         self.counted_loop(counter, end, |t| {
@@ -89,7 +89,7 @@ impl FunctionTranslator<'_, '_> {
             match slot {
                 LocalSlot::Scalar(v) => {
                     let x = t.load_value(addr, elem)?;
-                    t.builder.def_var(v, x);
+                    t.def_var(v, x);
                 }
                 LocalSlot::Array(s) => {
                     let dst = t.slot_addr(s);
@@ -120,7 +120,7 @@ impl FunctionTranslator<'_, '_> {
         let slot = self.local(var)?;
         let counter = self.builder.declare_var(types::I64);
         let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder.def_var(counter, zero);
+        self.def_var(counter, zero);
         let end = self.builder.ins().iconst(types::I64, i64::from(len));
         let elem_bytes = elem.cells() as i64 * 8;
         self.counted_loop(counter, end, |t| {
@@ -144,7 +144,7 @@ impl FunctionTranslator<'_, '_> {
                 let v = self.load_value(addr, elem)?;
                 let v = self.retain_value(elem, v);
                 let old = self.builder.use_var(x);
-                self.builder.def_var(x, v);
+                self.def_var(x, v);
                 self.release_value(elem, old);
             }
             LocalSlot::Array(s) => {
@@ -169,14 +169,14 @@ impl FunctionTranslator<'_, '_> {
     ) -> LResult<()> {
         let snapshot = self.translate_expr(array)?;
         let hidden = self.builder.declare_var(types::I64);
-        self.builder.def_var(hidden, snapshot);
-        self.owned.push((hidden, array.ty.clone()));
+        self.own_var(hidden, &array.ty);
+        self.def_var(hidden, snapshot);
         let x = self.local(var)?;
         let len_helper = self.env.helpers.vec_len;
         let end = self.call_helper(len_helper, &[snapshot])[0];
         let counter = self.builder.declare_var(types::I64);
         let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder.def_var(counter, zero);
+        self.def_var(counter, zero);
         let elem = elem.clone();
         self.counted_loop(counter, end, |t| {
             let i = t.builder.use_var(counter);
@@ -203,7 +203,7 @@ impl FunctionTranslator<'_, '_> {
         })?;
         self.release_value(&array.ty, snapshot);
         let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder.def_var(hidden, zero);
+        self.def_var(hidden, zero);
         Ok(())
     }
 
@@ -240,7 +240,7 @@ impl FunctionTranslator<'_, '_> {
         self.builder.seal_block(step_block);
         let i = self.builder.use_var(counter);
         let next = self.builder.ins().iadd_imm_s(i, 1);
-        self.builder.def_var(counter, next);
+        self.def_var(counter, next);
         let more = self.builder.ins().icmp(IntCC::SignedLessThan, next, end);
         self.builder
             .ins()

@@ -14,8 +14,10 @@
 //! Vecs and strings (`lower_value.rs`) follow the same rules with their own retain and release
 //! helpers ([`FunctionTranslator::retain_value`], [`FunctionTranslator::release_value`]).
 //!
-//! A `ScriptError` unwinding through a frame does not release that frame's handles, vecs and
-//! strings: what they hold stays allocated (a leak, never a dangling reference).
+//! A `ScriptError` unwinding through a frame runs no code there: the cells its variables own are
+//! in home slots and the temporaries it holds in held slots, named by stack map entries at every
+//! call that can raise, and `ScriptError::raise` releases them before it unwinds
+//! (`lower_unwind.rs`, `runtime::sweep`).
 //!
 //! # Uses of an object
 //! `hot_object_check(cell, span)` returns the shell or raises `NullHandle`, `StaleHandle` or
@@ -163,10 +165,13 @@ impl FunctionTranslator<'_, '_> {
         e: &Expr,
     ) -> LResult<Value> {
         let (cell, owned) = self.handle_operand(object)?;
+        // `o().f`: the handle is held across its check.
+        let held = self.hold_if(owned, &object.ty, cell);
         let shell = self.check_object(cell, e.span);
         let addr = self.field_addr(shell, field);
         let v = self.load_value(addr, &e.ty)?;
         let v = self.retain_value(&e.ty, v);
+        self.unhold(held);
         self.done_with(cell, owned);
         Ok(v)
     }
@@ -186,8 +191,10 @@ impl FunctionTranslator<'_, '_> {
         span: Span,
     ) -> LResult<()> {
         let (cell, owned) = self.handle_operand(object)?;
+        let cell_held = self.hold_if(owned, &object.ty, cell);
         let first = self.check_object(cell, span);
         let v = self.translate_expr(value)?;
+        let value_held = self.hold(&value.ty, v);
         // jit-opt: a value that runs no code cannot have destroyed or detached the object.
         let shell = if self.env.fixed && super::opt_globals::runs_no_code(self.env.program, value) {
             first
@@ -195,7 +202,9 @@ impl FunctionTranslator<'_, '_> {
             self.check_object(cell, span)
         };
         let addr = self.field_addr(shell, field);
+        self.unhold(value_held);
         self.store_to(PlaceRef::Mem(addr), ty, op, op_span, v)?;
+        self.unhold(cell_held);
         self.done_with(cell, owned);
         Ok(())
     }
@@ -212,11 +221,15 @@ impl FunctionTranslator<'_, '_> {
         e: &Expr,
     ) -> LResult<Value> {
         let (cell, owned) = self.handle_operand(object)?;
+        // The receiver and the arguments are held through the call (borrowed by the callee).
+        let receiver_held = self.hold_if(owned, &object.ty, cell);
         let shell = self.check_object(cell, e.span);
         let mut values = vec![self.vmctx, shell];
         let mut owned_args = Vec::new();
+        let mut held = Vec::new();
         for arg in args {
             let v = self.translate_expr(arg)?;
+            held.push(self.hold(&arg.ty, v));
             if arg.ty.owns_cells() {
                 owned_args.push((arg.ty.clone(), v));
             }
@@ -235,9 +248,12 @@ impl FunctionTranslator<'_, '_> {
                 let sig = super::lower::script_signature(sig, self.env.call_conv);
                 let sig_ref = self.builder.import_signature(sig);
                 let call = self.builder.ins().call_indirect(sig_ref, code, &values);
+                self.attach_owned_cells(call);
                 self.builder.inst_results(call).to_vec()
             }
         };
+        self.unhold_all(held);
+        self.unhold(receiver_held);
         for (ty, v) in owned_args {
             self.release_value(&ty, v);
         }
@@ -292,7 +308,8 @@ impl FunctionTranslator<'_, '_> {
         Ok(code)
     }
 
-    /// A `C?` where a `C` is needed: `NullHandle` at the span when null.
+    /// A `C?` where a `C` is needed: `NullHandle` at the span when null. The value is not held:
+    /// it raises only when the value is null, which owns nothing.
     pub(crate) fn translate_non_null(&mut self, inner: &Expr, span: Span) -> LResult<Value> {
         let v = self.translate_expr(inner)?;
         let null = self.builder.ins().icmp_imm_s(IntCC::Equal, v, 0);
@@ -313,6 +330,7 @@ impl FunctionTranslator<'_, '_> {
         rhs: &Expr,
     ) -> LResult<Value> {
         let (l, l_owned) = self.handle_operand(lhs)?;
+        let l_held = self.hold_if(l_owned, &lhs.ty, l);
         let (r, r_owned) = self.handle_operand(rhs)?;
         let cc = match op {
             BinOp::Eq => IntCC::Equal,
@@ -320,6 +338,7 @@ impl FunctionTranslator<'_, '_> {
             _ => return bad("an ordering operator on handles"),
         };
         let v = self.builder.ins().icmp(cc, l, r);
+        self.unhold(l_held);
         self.done_with(l, l_owned);
         self.done_with(r, r_owned);
         Ok(v)

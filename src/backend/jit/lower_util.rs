@@ -190,10 +190,14 @@ impl FunctionTranslator<'_, '_> {
         r
     }
 
-    /// Call a helper (or any module function) and return its results.
+    /// Call a helper (or any module function) and return its results. Unless it is a retain
+    /// or release helper, the call may raise and carries the owned cells (`lower_unwind.rs`).
     pub(crate) fn call_helper(&mut self, id: FuncId, args: &[Value]) -> Vec<Value> {
         let r = self.func_ref(id);
         let call = self.builder.ins().call(r, args);
+        if !self.never_raises(id) {
+            self.attach_owned_cells(call);
+        }
         self.builder.inst_results(call).to_vec()
     }
 

@@ -25,6 +25,7 @@ use crate::runtime::values::VecBlock;
 use super::lower::{
     FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem, place_has_vec_index,
 };
+use super::lower_unwind::Held;
 
 pub(crate) use crate::backend::objects::elem_kind;
 
@@ -47,6 +48,8 @@ enum VecRoot {
 /// level.
 pub(crate) struct VecPath {
     root: VecRoot,
+    /// An owned field-root handle, held until [`FunctionTranslator::finish_vec_path`].
+    root_held: Option<Held>,
     /// `(index, its span, the indexed vec's type)`, outermost first.
     steps: Vec<(Value, Span, Type)>,
 }
@@ -58,12 +61,14 @@ impl FunctionTranslator<'_, '_> {
             PlaceKind::Local(id) => match self.local(*id)? {
                 LocalSlot::Scalar(var) => Ok(VecPath {
                     root: VecRoot::Place(PlaceRef::Var(var)),
+                    root_held: None,
                     steps: Vec::new(),
                 }),
                 _ => bad("a vec place rooted in a local that is not one cell"),
             },
             PlaceKind::Global(id) => Ok(VecPath {
                 root: VecRoot::Place(PlaceRef::Mem(self.global_addr(*id)?)),
+                root_held: None,
                 steps: Vec::new(),
             }),
             PlaceKind::Index { base, .. }
@@ -72,6 +77,7 @@ impl FunctionTranslator<'_, '_> {
                 // An element of a local's or a global's array, in its flat cells: the root.
                 Ok(VecPath {
                     root: VecRoot::Place(self.translate_place(place)?),
+                    root_held: None,
                     steps: Vec::new(),
                 })
             }
@@ -84,6 +90,8 @@ impl FunctionTranslator<'_, '_> {
             }
             PlaceKind::Field { object, field } => {
                 let (cell, owned) = self.handle_operand(object)?;
+                // Held while the indexes and the value run and the path is walked.
+                let held = self.hold_if(owned, &object.ty, cell);
                 self.check_object(cell, place.span);
                 Ok(VecPath {
                     root: VecRoot::Field {
@@ -92,6 +100,7 @@ impl FunctionTranslator<'_, '_> {
                         field: *field,
                         span: place.span,
                     },
+                    root_held: Some(held),
                     steps: Vec::new(),
                 })
             }
@@ -99,7 +108,10 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Give up what evaluating the path took (the handle of a field root).
-    pub(crate) fn finish_vec_path(&mut self, path: &VecPath) {
+    pub(crate) fn finish_vec_path(&mut self, path: VecPath) {
+        if let Some(held) = path.root_held {
+            self.unhold(held);
+        }
         if let VecRoot::Field { cell, owned, .. } = path.root {
             self.done_with(cell, owned);
         }
@@ -200,15 +212,20 @@ impl FunctionTranslator<'_, '_> {
     pub(crate) fn translate_vec_push(&mut self, place: &Place, value: &Expr) -> LResult<Value> {
         let path = self.translate_vec_path(place)?;
         let mut v = self.translate_expr(value)?;
+        let mut held_ty = value.ty.clone();
         if let Type::Array(..) = value.ty {
             v = self.box_array(v, &value.ty)?;
+            held_ty = Type::Vec(Box::new(held_ty));
         }
+        // Held while the path is walked (its indexes are checked); `vec_push` takes it.
+        let held = self.hold(&held_ty, v);
         let target = self.walk_vec_path(&path)?;
         let cell = self.unique_vec_at(target, &place.ty)?;
         let v = self.cell_of(v, &value.ty);
+        self.unhold(held);
         let helper = self.env.helpers.vec_push;
         self.call_helper(helper, &[cell, v]);
-        self.finish_vec_path(&path);
+        self.finish_vec_path(path);
         Ok(self.unit())
     }
 
@@ -220,7 +237,7 @@ impl FunctionTranslator<'_, '_> {
         let (start, end) = self.span_args(e.span);
         let helper = self.env.helpers.vec_pop;
         let bits = self.call_helper(helper, &[cell, start, end])[0];
-        self.finish_vec_path(&path);
+        self.finish_vec_path(path);
         if let Type::Array(..) = e.ty {
             // The box moves out: unboxed (retaining), then given up.
             let v = self.unbox_array(bits, &e.ty)?;
@@ -263,6 +280,7 @@ impl FunctionTranslator<'_, '_> {
         whole: &Expr,
     ) -> LResult<Value> {
         let (cell, owned) = self.handle_operand(vec)?;
+        let held = self.hold_if(owned, &vec.ty, cell);
         let idx = self.translate_expr(index)?;
         let addr = self.vec_elem_addr(cell, idx, whole.span);
         let v = match &whole.ty {
@@ -276,6 +294,7 @@ impl FunctionTranslator<'_, '_> {
                 self.retain_value(ty, v)
             }
         };
+        self.unhold(held);
         self.done_with_value(&vec.ty, cell, owned);
         Ok(v)
     }
@@ -331,8 +350,12 @@ impl FunctionTranslator<'_, '_> {
             return bad("a string operator that is not binary");
         };
         let (l, l_owned) = self.handle_operand(lhs)?;
+        // Held while the right operand runs (`a + f()`). Concatenation and comparison do not
+        // raise, so the right operand needs no hold.
+        let l_held = self.hold_if(l_owned, &lhs.ty, l);
         let (r, r_owned) = self.handle_operand(rhs)?;
         let v = self.binary_values(*op, *op_span, &Type::Str, l, r)?;
+        self.unhold(l_held);
         self.done_with_value(&Type::Str, l, l_owned);
         self.done_with_value(&Type::Str, r, r_owned);
         Ok(v)

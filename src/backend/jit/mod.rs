@@ -22,6 +22,7 @@ mod lower_closure;
 mod lower_expr;
 mod lower_loop;
 mod lower_object;
+pub(crate) mod lower_unwind;
 mod lower_util;
 mod lower_value;
 pub mod module;
@@ -46,6 +47,7 @@ use cranelift_module::{FuncId, Linkage, Module};
 use crate::backend::Checks;
 use crate::runtime::ScriptError;
 use crate::runtime::host::{HostType, host_table};
+use crate::runtime::sweep::{self, FrameMap, Registration};
 
 pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
@@ -163,6 +165,9 @@ pub struct CompiledFunction {
     pub lower_time: Duration,
     /// Time to verify (when on), compile and emit it.
     pub compile_time: Duration,
+    /// The cells its frame owns at each call that can raise (released by the sweep when a
+    /// `ScriptError` unwinds through it: `runtime::sweep`).
+    pub frame_map: Arc<FrameMap>,
 }
 
 /// A function defined in the module but not yet finalized.
@@ -172,10 +177,15 @@ struct Defined {
     unwind: Option<UnwindInfo>,
 }
 
+/// What compiling one function gives: code size, Cranelift's listing, unwind info, frame map.
+type DefinedParts = (usize, Option<String>, Option<UnwindInfo>, Arc<FrameMap>);
+
 /// What must live as long as any code from the module can run.
 struct Parked {
     module: Option<JITModule>,
     frames: Vec<RegisteredFrames>,
+    /// The functions' frame maps, registered for the sweep.
+    maps: Vec<Registration>,
 }
 
 /// Shared owner of code memory and unwind registrations (see the module docs).
@@ -189,6 +199,7 @@ impl Drop for CodeKeeper {
         };
         // Deregister before the code goes away.
         parked.frames.clear();
+        parked.maps.clear();
         if let Some(module) = parked.module.take() {
             // SAFETY: this is the last owner: the `Jit` and every `JitProgram` (the only ways
             // to reach the code) are gone, so no pointer into the module is used again.
@@ -239,6 +250,7 @@ impl Jit {
             keeper: Arc::new(CodeKeeper(Mutex::new(Parked {
                 module: None,
                 frames: Vec::new(),
+                maps: Vec::new(),
             }))),
             options,
             call_conv,
@@ -281,7 +293,7 @@ impl Jit {
         let start = Instant::now();
         let result = self.define_current(id, &name, verify);
         let compile_time = start.elapsed();
-        let defined = result.map(|(size, vcode, unwind)| Defined {
+        let defined = result.map(|(size, vcode, unwind, frame_map)| Defined {
             id,
             info: CompiledFunction {
                 name,
@@ -293,6 +305,7 @@ impl Jit {
                 vcode,
                 lower_time,
                 compile_time,
+                frame_map,
             },
             unwind,
         });
@@ -305,7 +318,7 @@ impl Jit {
         id: FuncId,
         name: &str,
         verify: bool,
-    ) -> Result<(usize, Option<String>, Option<UnwindInfo>), JitError> {
+    ) -> Result<DefinedParts, JitError> {
         if verify && let Err(errors) = verifier::verify_function(&self.ctx.func, self.module.isa())
         {
             return Err(JitError::Verifier {
@@ -336,7 +349,8 @@ impl Jit {
                 function: name.to_string(),
                 message: format!("unwind info: {e}"),
             })?;
-        Ok((size, vcode, unwind))
+        let frame_map = Arc::new(lower_unwind::frame_map(compiled.buffer.user_stack_maps()));
+        Ok((size, vcode, unwind, frame_map))
     }
 
     /// Finalize everything defined, register its unwind info, and fill in addresses and bytes.
@@ -345,6 +359,7 @@ impl Jit {
             .finalize_definitions()
             .map_err(|e| JitError::Setup(format!("cannot finalize code: {e}")))?;
         let mut frames = Vec::new();
+        let mut maps = Vec::with_capacity(defined.len());
         let mut out = Vec::with_capacity(defined.len());
         for mut d in defined {
             let ptr = self.module.get_finalized_function(d.id);
@@ -355,8 +370,12 @@ impl Jit {
             if let Some(info) = d.unwind.take() {
                 frames.push((ptr, info));
             }
+            maps.push((ptr as usize, d.info.size, Arc::clone(&d.info.frame_map)));
             out.push(d.info);
         }
+        // Into the keeper, which drops it before freeing the code.
+        let maps = sweep::register(maps);
+        self.lock_keeper().maps.push(maps);
         // SAFETY: every address is the start of the finalized function its info describes; the
         // registration goes into the keeper, which drops it before freeing the code.
         let registered = unsafe { RegisteredFrames::register(self.module.isa(), &frames) }

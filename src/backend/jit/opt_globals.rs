@@ -181,7 +181,7 @@ impl FunctionTranslator<'_, '_> {
             let addr = self.global_addr(id)?;
             let v = self.load_value(addr, &ty)?;
             let var = self.builder.declare_var(ir_ty);
-            self.builder.def_var(var, v);
+            self.def_var(var, v);
             self.global_cache.vars.insert(id, var);
             added.push(id);
         }

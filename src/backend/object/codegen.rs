@@ -15,6 +15,7 @@ use crate::backend::jit::entry::{build_entry, entry_signature};
 use crate::backend::jit::lower::{
     GlobalsBase, LowerEnv, ObjectsData, lower_function, script_signature,
 };
+use crate::backend::jit::lower_unwind;
 use crate::backend::jit::{CompiledFunction, JitError, JitOptions, build_isa, declare_imports};
 use crate::backend::objects::virtual_methods;
 use crate::lang::hir::Program;
@@ -248,6 +249,10 @@ fn define(
         other => compile_err(other.to_string()),
     });
     let size = ctx.compiled_code().map(|c| c.code_buffer().len());
+    let frame_map = ctx
+        .compiled_code()
+        .map(|c| lower_unwind::frame_map(c.buffer.user_stack_maps()))
+        .unwrap_or_default();
     module.clear_context(ctx);
     result?;
     let size = size.ok_or_else(|| compile_err("no compiled code after define".into()))?;
@@ -261,5 +266,6 @@ fn define(
         vcode: None,
         lower_time: l.lower_time,
         compile_time: start.elapsed(),
+        frame_map: std::sync::Arc::new(frame_map),
     })
 }

@@ -174,6 +174,14 @@ impl StageTimings {
     }
 }
 
+/// What keeps a loaded program's code alive: the library, and its functions' registration for
+/// the sweep (`runtime::sweep`), which drops first (fields drop in order), before the library is
+/// unloaded.
+struct LoadedLibrary {
+    _maps: crate::runtime::sweep::Registration,
+    _library: link::Library,
+}
+
 /// A program loaded from a shared library. It offers the same calls as a [`JitProgram`] (the
 /// calls go through the very same wrapper, trampolines and [`VmCtx`]).
 pub struct ObjectProgram {
@@ -268,6 +276,14 @@ impl ObjectBackend {
             f.bytes = unsafe { std::slice::from_raw_parts(f.addr as *const u8, f.size) }.to_vec();
         }
 
+        // The frame maps at the addresses the loader chose (deregistered before the library
+        // is unloaded: see `LoadedLibrary`).
+        let maps = functions
+            .iter()
+            .chain(entries.iter())
+            .map(|f| (f.addr as usize, f.size, Arc::clone(&f.frame_map)))
+            .collect();
+        let maps = crate::runtime::sweep::register(maps);
         let parts = ProgramParts {
             program,
             functions,
@@ -278,7 +294,10 @@ impl ObjectBackend {
             },
             global_cells: built.global_cells,
             largest_frame: built.largest_frame,
-            keeper: Arc::new(library),
+            keeper: Arc::new(LoadedLibrary {
+                _maps: maps,
+                _library: library,
+            }),
         };
         let start = Instant::now();
         let mut loaded = JitProgram::new(parts);
