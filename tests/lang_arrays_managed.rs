@@ -202,3 +202,45 @@ fn main() -> str {
         r#"[[9, 7]] [[1, 7], [30, 4]] [30, 4] [["a", "bc"]] 37"#,
     );
 }
+
+/// Fields of array type, boxed in their one cell: initializers (literals and repeats), reads
+/// (copies), whole stores, element stores and `+=`, nested rows, `for`, `len`, interpolation,
+/// arrays of strings and handles; freed with their object.
+#[test]
+fn fields_of_array_type() {
+    let text = r#"
+class Node { var v: i64 = 1 }
+class C {
+    var a: [i64; 3] = [0, 0, 0]
+    var z: [i64; 8] = [7; 8]
+    var s: [str; 2] = ["a", "b"]
+    var m: [[f64; 2]; 2] = [[1.0, 2.0], [3.0, 4.0]]
+    var h: [Node?; 2] = [null, null]
+}
+fn main() -> str {
+    let o = new C()
+    let p = new C()
+    o.a[1] = 5
+    o.a[2] += 3
+    let copy = o.a
+    o.a[0] = 9
+    o.s[1] += "c"
+    o.m[1][0] = 0.5
+    o.h[0] = new Node()
+    o.h[1] = o.h[0]
+    var total = 0
+    for x in o.a { total += x }
+    let row = o.m[1]
+    p.a = [4, 5, 6]
+    p.s = o.s
+    p.s[0] = "q"
+    var n = 0
+    if o.h[1] != null { n = 1 }
+    return "${o.a} ${copy} ${p.a} ${o.z} ${o.s} ${p.s} ${o.m} ${row} ${total} ${o.a.len()} ${o.a[1] + p.a[2]} ${n}"
+}
+"#;
+    same_everywhere(
+        text,
+        r#"[9, 5, 3] [0, 5, 3] [4, 5, 6] [7, 7, 7, 7, 7, 7, 7, 7] ["a", "bc"] ["q", "bc"] [[1.0, 2.0], [0.5, 4.0]] [0.5, 4.0] 17 3 11 1"#,
+    );
+}
