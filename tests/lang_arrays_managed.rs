@@ -244,3 +244,39 @@ fn main() -> str {
         r#"[9, 5, 3] [0, 5, 3] [4, 5, 6] [7, 7, 7, 7, 7, 7, 7, 7] ["a", "bc"] ["q", "bc"] [[1.0, 2.0], [0.5, 4.0]] [0.5, 4.0] 17 3 11 1"#,
     );
 }
+
+/// Array fields through `self` in methods and in a derived class; an index out of range through
+/// a field is the same error everywhere and leaks nothing.
+#[test]
+fn array_fields_in_methods_and_faults() {
+    let text = r#"
+class Base {
+    var a: [str; 2] = ["b", "c"]
+    fn join(self) -> str { return self.a[0] + self.a[1] }
+}
+class Derived : Base {
+    var grid: [[i64; 2]; 2] = [[1, 2], [3, 4]]
+    fn bump(self, i: i64) { self.grid[i][i] += 10; self.a[i] += "!" }
+}
+fn main() -> str {
+    let d = new Derived()
+    d.bump(1)
+    let b: Base = d
+    return "${b.join()} ${d.grid}"
+}
+"#;
+    same_everywhere(text, r#"bc! [[1, 2], [3, 14]]"#);
+
+    let text = "class C { var a: [i64; 2] = [0; 2] }\n\
+                fn main() -> i64 {\n let o = new C()\n var i = 2\n o.a[i] = 1\n return 0\n}\n";
+    let program = common::compile_text("fault.hot", text).unwrap();
+    let mut seen = Vec::new();
+    for (backend, run) in common::backends_for(&program) {
+        let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
+        assert!(got.starts_with("error: "), "{backend}: {got}");
+        assert_eq!(leaked, 0, "{backend} leaked {leaked} blocks");
+        seen.push(got);
+    }
+    seen.dedup();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+}
