@@ -104,7 +104,10 @@ fn field_init(f: &hir::Field) -> Init {
     Init::Array {
         kind: elem_kind(ty),
         dims: dims.into(),
-        leaves: leaves.iter().map(|(bits, text)| leaf(*bits, text)).collect(),
+        leaves: leaves
+            .iter()
+            .map(|(bits, text)| leaf(*bits, text))
+            .collect(),
     }
 }
 

@@ -122,7 +122,10 @@ impl Init {
             Init::Text(text) => Some(crate::runtime::values::str_from(text.to_string())),
             Init::Code(_) => None,
             Init::Array { kind, dims, leaves } => {
-                let cells: Vec<u64> = leaves.iter().map(|l| l.constant_cell().unwrap_or(0)).collect();
+                let cells: Vec<u64> = leaves
+                    .iter()
+                    .map(|l| l.constant_cell().unwrap_or(0))
+                    .collect();
                 Some(crate::runtime::values::box_array(*kind, &cells, dims))
             }
         }

@@ -565,8 +565,8 @@ impl Checker {
                     match self.coerce(item, elem) {
                         Coerced::Ok(item) => out.push(item),
                         Coerced::Reported => return Coerced::Reported,
-                        Coerced::Mismatch(item) => {
-                            let _ = item;
+                        // Reported by the caller with the whole literal's type.
+                        Coerced::Mismatch(_) => {
                             return Coerced::Mismatch(Expr {
                                 kind: ExprKind::ArrayLit(Vec::new()),
                                 ty,
