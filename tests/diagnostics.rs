@@ -207,10 +207,14 @@ fn unsupported_parts_are_errors_not_panics() {
     );
     case(DiagKind::TypeMismatch, "let n = «null»");
     case(DiagKind::UnknownName, "fn f() { let o = new «C»() }");
-    // Arrays of any element type are supported; fields of array type are not.
+    // A field of array type starts at constants only: an array literal or repeat of literals.
     case(
         DiagKind::BadClass,
-        "class C { var a: [str; 2] = «[\"x\", \"y\"]» }",
+        "fn f() -> str { return \"x\" }\nclass C { var a: [str; 2] = «[f(), \"y\"]» }",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "class C { var a: [i64; 3] = «[1, 2]» }",
     );
     // A fn field starts `= null`: a lambda is no literal a reload could give an added field.
     case(

@@ -202,3 +202,81 @@ fn main() -> str {
         r#"[[9, 7]] [[1, 7], [30, 4]] [30, 4] [["a", "bc"]] 37"#,
     );
 }
+
+/// Fields of array type, boxed in their one cell: initializers (literals and repeats), reads
+/// (copies), whole stores, element stores and `+=`, nested rows, `for`, `len`, interpolation,
+/// arrays of strings and handles; freed with their object.
+#[test]
+fn fields_of_array_type() {
+    let text = r#"
+class Node { var v: i64 = 1 }
+class C {
+    var a: [i64; 3] = [0, 0, 0]
+    var z: [i64; 8] = [7; 8]
+    var s: [str; 2] = ["a", "b"]
+    var m: [[f64; 2]; 2] = [[1.0, 2.0], [3.0, 4.0]]
+    var h: [Node?; 2] = [null, null]
+}
+fn main() -> str {
+    let o = new C()
+    let p = new C()
+    o.a[1] = 5
+    o.a[2] += 3
+    let copy = o.a
+    o.a[0] = 9
+    o.s[1] += "c"
+    o.m[1][0] = 0.5
+    o.h[0] = new Node()
+    o.h[1] = o.h[0]
+    var total = 0
+    for x in o.a { total += x }
+    let row = o.m[1]
+    p.a = [4, 5, 6]
+    p.s = o.s
+    p.s[0] = "q"
+    var n = 0
+    if o.h[1] != null { n = 1 }
+    return "${o.a} ${copy} ${p.a} ${o.z} ${o.s} ${p.s} ${o.m} ${row} ${total} ${o.a.len()} ${o.a[1] + p.a[2]} ${n}"
+}
+"#;
+    same_everywhere(
+        text,
+        r#"[9, 5, 3] [0, 5, 3] [4, 5, 6] [7, 7, 7, 7, 7, 7, 7, 7] ["a", "bc"] ["q", "bc"] [[1.0, 2.0], [0.5, 4.0]] [0.5, 4.0] 17 3 11 1"#,
+    );
+}
+
+/// Array fields through `self` in methods and in a derived class; an index out of range through
+/// a field is the same error everywhere and leaks nothing.
+#[test]
+fn array_fields_in_methods_and_faults() {
+    let text = r#"
+class Base {
+    var a: [str; 2] = ["b", "c"]
+    fn join(self) -> str { return self.a[0] + self.a[1] }
+}
+class Derived : Base {
+    var grid: [[i64; 2]; 2] = [[1, 2], [3, 4]]
+    fn bump(self, i: i64) { self.grid[i][i] += 10; self.a[i] += "!" }
+}
+fn main() -> str {
+    let d = new Derived()
+    d.bump(1)
+    let b: Base = d
+    return "${b.join()} ${d.grid}"
+}
+"#;
+    same_everywhere(text, r#"bc! [[1, 2], [3, 14]]"#);
+
+    let text = "class C { var a: [i64; 2] = [0; 2] }\n\
+                fn main() -> i64 {\n let o = new C()\n var i = 2\n o.a[i] = 1\n return 0\n}\n";
+    let program = common::compile_text("fault.hot", text).unwrap();
+    let mut seen = Vec::new();
+    for (backend, run) in common::backends_for(&program) {
+        let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
+        assert!(got.starts_with("error: "), "{backend}: {got}");
+        assert_eq!(leaked, 0, "{backend} leaked {leaked} blocks");
+        seen.push(got);
+    }
+    seen.dedup();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+}

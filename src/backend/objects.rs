@@ -85,11 +85,29 @@ pub fn field_type(ty: &Type) -> FieldType {
     }
 }
 
-/// A field's initializer for the runtime: its bits, or its text for a non-empty `str`.
+/// A field's initializer for the runtime: its bits, its text for a non-empty `str`, or an
+/// array's leaves.
 fn field_init(f: &hir::Field) -> Init {
-    match &f.text {
+    let leaf = |bits: u64, text: &Option<String>| match text {
         Some(text) => Init::Text(Arc::from(text.as_str())),
-        None => Init::Bits(f.init),
+        None => Init::Bits(bits),
+    };
+    let Some(leaves) = &f.array else {
+        return leaf(f.init, &f.text);
+    };
+    let mut dims = Vec::new();
+    let mut ty = &f.ty;
+    while let Type::Array(elem, n) = ty {
+        dims.push(*n);
+        ty = elem;
+    }
+    Init::Array {
+        kind: elem_kind(ty),
+        dims: dims.into(),
+        leaves: leaves
+            .iter()
+            .map(|(bits, text)| leaf(*bits, text))
+            .collect(),
     }
 }
 

@@ -102,6 +102,34 @@ pub enum Init {
     /// Generated initializer code: `extern "C-unwind" fn(vmctx) -> u64`; for a handle field it
     /// returns an owned handle cell (one reference, or 0 for `null`). It may raise a ScriptError.
     Code(extern "C-unwind" fn(*mut c_void) -> u64),
+    /// An array field's value: every state block gets a new boxed array of it, as an array in
+    /// a vec's cell is boxed (`values::box_array`).
+    Array {
+        /// The kind of its leaf cells.
+        kind: ElemKind,
+        /// Its lengths, outermost first.
+        dims: Arc<[u32]>,
+        /// Its leaves flat, each `Bits` or `Text`.
+        leaves: Arc<[Init]>,
+    },
+}
+
+impl Init {
+    /// The owned cell of a constant initializer (`None` for `Code`, which runs at a border).
+    pub fn constant_cell(&self) -> Option<u64> {
+        match self {
+            Init::Bits(bits) => Some(*bits),
+            Init::Text(text) => Some(crate::runtime::values::str_from(text.to_string())),
+            Init::Code(_) => None,
+            Init::Array { kind, dims, leaves } => {
+                let cells: Vec<u64> = leaves
+                    .iter()
+                    .map(|l| l.constant_cell().unwrap_or(0))
+                    .collect();
+                Some(crate::runtime::values::box_array(*kind, &cells, dims))
+            }
+        }
+    }
 }
 
 /// One field of a layout.
@@ -544,7 +572,7 @@ pub(crate) fn build_version(
             FieldType::Handle {
                 nullable: false, ..
             },
-            Init::Bits(_) | Init::Text(_),
+            Init::Bits(_) | Init::Text(_) | Init::Array { .. },
         ) = (&f.ty, &f.init)
         {
             return Err(DefineError::NullInitializer(f.name.to_string()));

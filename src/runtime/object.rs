@@ -356,13 +356,11 @@ fn fill_state(
     for (i, f) in version.fields.iter().enumerate() {
         let bits = match (keep.get(i).copied().flatten(), &f.init) {
             (Some(bits), _) => bits,
-            (None, Init::Bits(bits)) => *bits,
-            (None, Init::Text(text)) => values::str_from(text.to_string()),
-            (None, Init::Code(_)) => {
+            (None, init) => init.constant_cell().unwrap_or_else(|| {
                 // Zero (a null handle) until the initializer runs: safe to drop on error.
                 code_inits = true;
                 0
-            }
+            }),
         };
         // SAFETY: `i < n`, inside the block.
         unsafe { *cells.add(i) = bits };

@@ -145,11 +145,14 @@ pub(crate) fn scalar_type(ty: &Type) -> Option<ir::Type> {
     }
 }
 
-/// Whether a place indexes a vec somewhere (its stores follow the vec order: see `hir`).
+/// Whether a place indexes a vec, or a field's array, somewhere (its stores follow the vec
+/// order: see `hir`). A field's array is boxed in its cell, walked like an array in a vec's.
 pub(crate) fn place_has_vec_index(place: &Place) -> bool {
     match &place.kind {
         PlaceKind::Index { base, .. } => {
-            matches!(base.ty, Type::Vec(_)) || place_has_vec_index(base)
+            matches!(base.ty, Type::Vec(_))
+                || matches!(base.kind, PlaceKind::Field { .. })
+                || place_has_vec_index(base)
         }
         _ => false,
     }

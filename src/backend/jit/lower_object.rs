@@ -169,8 +169,14 @@ impl FunctionTranslator<'_, '_> {
         let held = self.hold_if(owned, &object.ty, cell);
         let shell = self.check_object(cell, e.span);
         let addr = self.field_addr(shell, field);
-        let v = self.load_value(addr, &e.ty)?;
-        let v = self.retain_value(&e.ty, v);
+        let v = if let Type::Array(..) = e.ty {
+            // A field's array is boxed in its cell: read as an unboxed copy.
+            let boxed = self.builder.ins().load(types::I64, mem(), addr, 0);
+            self.unbox_array(boxed, &e.ty)?
+        } else {
+            let v = self.load_value(addr, &e.ty)?;
+            self.retain_value(&e.ty, v)
+        };
         self.unhold(held);
         self.done_with(cell, owned);
         Ok(v)
@@ -201,9 +207,17 @@ impl FunctionTranslator<'_, '_> {
         } else {
             self.check_object(cell, span)
         };
-        let addr = self.field_addr(shell, field);
         self.unhold(value_held);
-        self.store_to(PlaceRef::Mem(addr), ty, op, op_span, v)?;
+        if let Type::Array(..) = ty {
+            // A field's array is boxed in its cell, as in a vec's (`lower_array.rs`).
+            let boxed = self.box_array(v, ty)?;
+            let addr = self.field_addr(shell, field);
+            let cell_ty = Type::Vec(Box::new(ty.clone()));
+            self.store_to(PlaceRef::Mem(addr), &cell_ty, None, op_span, boxed)?;
+        } else {
+            let addr = self.field_addr(shell, field);
+            self.store_to(PlaceRef::Mem(addr), ty, op, op_span, v)?;
+        }
         self.unhold(cell_held);
         self.done_with(cell, owned);
         Ok(())

@@ -72,7 +72,9 @@ impl FunctionTranslator<'_, '_> {
                 steps: Vec::new(),
             }),
             PlaceKind::Index { base, .. }
-                if matches!(base.ty, Type::Array(..)) && !place_has_vec_index(base) =>
+                if matches!(base.ty, Type::Array(..))
+                    && !place_has_vec_index(base)
+                    && !matches!(base.kind, PlaceKind::Field { .. }) =>
             {
                 // An element of a local's or a global's array, in its flat cells: the root.
                 Ok(VecPath {

@@ -277,47 +277,47 @@ impl Checker {
             return info;
         }
         let (ty, init) = self.var_init(f)?;
-        let mut text = None;
-        let bits = match &init.kind {
-            ExprKind::Int(v) => *v as u64,
-            ExprKind::Float(v) => v.to_bits(),
-            ExprKind::Bool(b) => u64::from(*b),
-            ExprKind::Null | ExprKind::VecNew => 0,
-            ExprKind::StrLit(s) => {
-                text = (!s.is_empty()).then(|| s.clone());
-                0
-            }
-            _ => {
-                self.error(
-                    Diagnostic::new(
-                        DiagKind::BadClass,
-                        init.span,
-                        "a field initializer must be a literal, `null`, `vec<T>()` or a string \
-                         literal without `${}`",
-                    )
-                    .with_note(
-                        "a reload gives added fields their initializer without running code",
-                    ),
-                );
-                return None;
-            }
-        };
-        if !(ty.is_scalar() || ty.is_managed()) {
+        let mut leaves = Vec::new();
+        if !field_constant(&init, &mut leaves) {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    init.span,
+                    "a field initializer must be a literal, `null`, `vec<T>()`, a string \
+                     literal without `${}`, or an array literal or repeat of those",
+                )
+                .with_note("a reload gives added fields their initializer without running code"),
+            );
+            return None;
+        }
+        let leaf_ok = |t: &Type| t.is_scalar() || t.is_managed();
+        let mut leaf = &ty;
+        while let Type::Array(elem, _) = leaf {
+            leaf = elem;
+        }
+        if !leaf_ok(leaf) {
             self.error(Diagnostic::new(
                 DiagKind::BadClass,
                 f.name.span,
                 format!(
-                    "a field must be `i64`, `f64`, `bool`, a handle, a vec or a string, not `{ty}`"
+                    "a field must be `i64`, `f64`, `bool`, a handle, a vec, a string or an \
+                     array of those, not `{ty}`"
                 ),
             ));
             return None;
         }
+        let (array, (bits, text)) = if matches!(ty, Type::Array(..)) {
+            (Some(leaves), (0, None))
+        } else {
+            (None, leaves.pop().unwrap_or((0, None)))
+        };
         Some(FieldInfo {
             field: hir::Field {
                 name: f.name.name.clone(),
                 ty,
                 init: bits,
                 text,
+                array,
                 span: f.name.span,
             },
             mutable: f.mutable,
@@ -340,6 +340,7 @@ impl Checker {
                 ty,
                 init: 0,
                 text: None,
+                array: None,
                 span: f.name.span,
             },
             mutable: f.mutable,
@@ -502,6 +503,9 @@ impl Checker {
         if e.ty == *want {
             return Coerced::Ok(e);
         }
+        if let Type::Array(elem, n) = want {
+            return self.coerce_array_literal(e, elem, *n, want);
+        }
         let Type::Handle {
             class: to,
             nullable: to_null,
@@ -549,6 +553,51 @@ impl Checker {
     }
 }
 
+impl Checker {
+    /// An array literal or repeat converted item by item to `[elem; n]` (`[null, null]` to
+    /// `[C?; 2]`, `[d, d]` to `[Base; 2]`); any other array is a mismatch.
+    fn coerce_array_literal(&mut self, e: Expr, elem: &Type, n: u32, want: &Type) -> Coerced {
+        let Expr { kind, ty, span } = e;
+        let kind = match kind {
+            ExprKind::ArrayLit(items) if items.len() == n as usize => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    match self.coerce(item, elem) {
+                        Coerced::Ok(item) => out.push(item),
+                        Coerced::Reported => return Coerced::Reported,
+                        // Reported by the caller with the whole literal's type.
+                        Coerced::Mismatch(_) => {
+                            return Coerced::Mismatch(Expr {
+                                kind: ExprKind::ArrayLit(Vec::new()),
+                                ty,
+                                span,
+                            });
+                        }
+                    }
+                }
+                ExprKind::ArrayLit(out)
+            }
+            ExprKind::ArrayRepeat(item, count) if count == n => match self.coerce(*item, elem) {
+                Coerced::Ok(item) => ExprKind::ArrayRepeat(Box::new(item), count),
+                Coerced::Reported => return Coerced::Reported,
+                Coerced::Mismatch(_) => {
+                    return Coerced::Mismatch(Expr {
+                        kind: ExprKind::ArrayLit(Vec::new()),
+                        ty,
+                        span,
+                    });
+                }
+            },
+            kind => return Coerced::Mismatch(Expr { kind, ty, span }),
+        };
+        Coerced::Ok(Expr {
+            kind,
+            ty: want.clone(),
+            span,
+        })
+    }
+}
+
 /// `fn name(self, a: T) -> R` for messages.
 fn sig_text(name: &str, sig: &Sig) -> String {
     let params: String = sig
@@ -577,4 +626,35 @@ impl ClassInfo {
             name_span: self.name_span,
         }
     }
+}
+
+/// Append the constant leaves of a field initializer to `out` (an array literal or repeat
+/// flat, outermost first): each leaf's bits and, for a non-empty string literal, its text.
+/// False when some part is not a constant.
+fn field_constant(init: &Expr, out: &mut Vec<(u64, Option<String>)>) -> bool {
+    let leaf = match &init.kind {
+        ExprKind::Int(v) => (*v as u64, None),
+        ExprKind::Float(v) => (v.to_bits(), None),
+        ExprKind::Bool(b) => (u64::from(*b), None),
+        ExprKind::Null | ExprKind::VecNew => (0, None),
+        ExprKind::StrLit(s) => (0, (!s.is_empty()).then(|| s.clone())),
+        ExprKind::ArrayLit(items) => return items.iter().all(|x| field_constant(x, out)),
+        ExprKind::ArrayRepeat(item, n) => {
+            let start = out.len();
+            if !field_constant(item, out) {
+                return false;
+            }
+            let one = out[start..].to_vec();
+            for _ in 1..*n {
+                out.extend_from_slice(&one);
+            }
+            if *n == 0 {
+                out.truncate(start);
+            }
+            return true;
+        }
+        _ => return false,
+    };
+    out.push(leaf);
+    true
 }

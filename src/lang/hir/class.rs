@@ -79,7 +79,7 @@ impl Class {
 pub struct Field {
     /// Its name.
     pub name: String,
-    /// Its type (a scalar, a handle, a vec or a string).
+    /// Its type (a scalar, a handle, a vec, a string or an array of those).
     pub ty: Type,
     /// The initializer's bits (an `i64`, `f64::to_bits`, 0/1, 0 for `null`, for the empty vec
     /// `vec<T>()` and for `""`): field initializers are constants, so a reload can give an added
@@ -87,6 +87,10 @@ pub struct Field {
     pub init: u64,
     /// A `str` field's non-empty literal (each object gets its own string of it); `init` is 0.
     pub text: Option<String>,
+    /// An array field's initial value: its leaf constants flat, outermost first, each as `init`
+    /// and `text` are for a scalar field (`None` for a field not of array type). Each object
+    /// gets it boxed in its cell, as an array in a vec's cell is.
+    pub array: Option<Vec<(u64, Option<String>)>>,
     /// The declaration.
     pub span: Span,
 }
