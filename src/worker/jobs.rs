@@ -75,9 +75,7 @@ fn compile_native(
     };
     match compile_object(program, &options) {
         Ok(p) => Ok(p.into_program()),
-        Err(ObjectError::Compile(JitError::Init(err))) => {
-            Err(fail(FailureKind::Script, err.render(&program.source)))
-        }
+        Err(ObjectError::Init(err)) => Err(fail(FailureKind::Script, err.render(&program.source))),
         Err(other) => Err(input(format!("error: {name}: {other}"))),
     }
 }
