@@ -87,12 +87,7 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
         (None, true) => RunBackend::JitOpt,
         (None, false) => RunBackend::Jit,
     };
-    let backend = match backend {
-        RunBackend::Jit => Backend::Jit,
-        RunBackend::JitOpt => Backend::JitOpt,
-        RunBackend::Object => Backend::Object,
-        RunBackend::Interp => Backend::Interp,
-    };
+    let backend = Backend::from(backend);
     let snippet = load_snippet(path)?;
     let file = path.display().to_string();
     let input = match &snippet {

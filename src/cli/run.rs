@@ -35,6 +35,17 @@ pub enum RunBackend {
     Interp,
 }
 
+impl From<RunBackend> for crate::worker::protocol::Backend {
+    fn from(b: RunBackend) -> Self {
+        match b {
+            RunBackend::Jit => Self::Jit,
+            RunBackend::JitOpt => Self::JitOpt,
+            RunBackend::Object => Self::Object,
+            RunBackend::Interp => Self::Interp,
+        }
+    }
+}
+
 /// `on` / `off` for `--checks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OnOff {

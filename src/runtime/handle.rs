@@ -14,9 +14,8 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 
 use crate::runtime::border::{Fault, call_iface, call_slot, direct_enter, fused_enter};
-use crate::runtime::class::IfaceMethod;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
-use crate::runtime::iface::{Bench, BenchRun, Hook, HookCall};
+use crate::runtime::iface::{Bench, BenchRun, Hook, HookCall, IfaceSig};
 use crate::runtime::object::{self, Object};
 
 /// Bits of a handle cell that hold the shell address; the generation tag is above them.
@@ -175,43 +174,36 @@ impl Bench for Handle {
 }
 
 impl Hook for Object {
-    /// `Hook.call`: the method named `call` of the object's class, through the direct path in a
-    /// fixed runtime (its interface entry, no slot table, no entry word), else the fused path.
+    /// `Hook.call`: the method named `call` of the object's class (see [`host_call`]).
     #[inline]
     fn call(&self) -> Result<i64, ScriptError> {
-        if self.class().is_inline() {
-            // SAFETY: the interface entry was resolved for `HookCall`'s signature, and a fixed
-            // runtime's class refuses reload and unload, which is all the direct border needs.
-            return unbox(direct_enter(self, || unsafe {
-                call_iface::<HookCall>(self, ())
-            }));
-        }
-        let slot = self.class().iface_slot(IfaceMethod::HookCall)?;
-        // SAFETY: the interface slot was checked to have `HookCall`'s signature, and the fused
-        // border checks attachment and keeps reloads out.
-        unbox(fused_enter(self, || unsafe {
-            call_slot::<HookCall>(self, slot, ())
-        }))
+        host_call::<HookCall>(self, ())
     }
 }
 
 impl Bench for Object {
-    /// `Bench.run`: the method named `run` of the object's class, through the direct path in a
-    /// fixed runtime, else the fused path (as `Hook::call`).
+    /// `Bench.run`: the method named `run` of the object's class (see [`host_call`]).
     #[inline]
     fn run(&self, n: i64) -> Result<i64, ScriptError> {
-        if self.class().is_inline() {
-            // SAFETY: as in `Hook::call`, for `BenchRun`.
-            return unbox(direct_enter(self, || unsafe {
-                call_iface::<BenchRun>(self, (n,))
-            }));
-        }
-        let slot = self.class().iface_slot(IfaceMethod::BenchRun)?;
-        // SAFETY: as in `Hook::call`, for `BenchRun`.
-        unbox(fused_enter(self, || unsafe {
-            call_slot::<BenchRun>(self, slot, (n,))
-        }))
+        host_call::<BenchRun>(self, (n,))
     }
+}
+
+/// A host interface call on an object: through the direct path in a fixed runtime (its
+/// interface entry, no slot table, no entry word), else through the fused path.
+#[inline(always)]
+fn host_call<S: IfaceSig>(obj: &Object, args: S::Args) -> Result<S::Ret, ScriptError> {
+    if obj.class().is_inline() {
+        // SAFETY: the interface entry was resolved for `S`'s signature, and a fixed runtime's
+        // class refuses reload and unload, which is all the direct border needs.
+        return unbox(direct_enter(obj, || unsafe { call_iface::<S>(obj, args) }));
+    }
+    let slot = obj.class().iface_slot(S::METHOD)?;
+    // SAFETY: the interface slot was checked to have `S`'s signature, and the fused border
+    // checks attachment and keeps reloads out.
+    unbox(fused_enter(obj, || unsafe {
+        call_slot::<S>(obj, slot, args)
+    }))
 }
 
 /// The host interfaces' `Result`: the call path's boxed error, unboxed once at the very end.

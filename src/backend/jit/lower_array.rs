@@ -16,8 +16,8 @@
 //! stack check (before anything that can raise), always holding owned cells, and released when
 //! the function returns ([`FunctionTranslator::release_owned`]); so are the snapshots of
 //! `for x in a` loops. Parameters and captures are borrowed (the caller, the closure, keeps the
-//! references) and never released. [`FunctionTranslator::owned_array_cells`] lists the owned
-//! cells of the slots.
+//! references) and never released. [`FunctionTranslator::own_array_cells`] names the owned
+//! cells of the slots in the stack maps (`lower_unwind.rs`).
 //!
 //! # Boxed arrays
 //! In a vec's cell an array is boxed: a vec block of its elements, rows boxed in turn
@@ -28,7 +28,6 @@
 use cranelift_codegen::ir::{InstBuilder, StackSlot, Value, types};
 
 use crate::lang::hir::{Expr, ExprKind, Type};
-use crate::runtime::values::ElemKind;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, mem};
 use super::lower_value::elem_kind;
@@ -118,6 +117,7 @@ impl FunctionTranslator<'_, '_> {
     pub(crate) fn new_owned_slot(&mut self, ty: &Type) -> StackSlot {
         let slot = self.new_slot(ty.cells());
         self.owned_arrays.push((slot, ty.clone()));
+        self.own_array_cells(slot, ty);
         slot
     }
 
@@ -135,20 +135,6 @@ impl FunctionTranslator<'_, '_> {
             let addr = self.slot_addr(slot);
             self.release_cells(addr, &ty);
         }
-    }
-
-    /// The explicit-slot cells this function owns: `(slot, byte offset, kind)` of every
-    /// managed cell of its owned array slots (array locals, `for` snapshots). They are zero
-    /// from the block after the stack check on and always hold owned cells, so whoever unwinds
-    /// the frame may release them.
-    pub(crate) fn owned_array_cells(&self) -> Vec<(StackSlot, u32, ElemKind)> {
-        let mut out = Vec::new();
-        for (slot, ty) in &self.owned_arrays {
-            for (cell, kind) in crate::backend::objects::owned_cells(ty) {
-                out.push((*slot, (cell * 8) as u32, kind));
-            }
-        }
-        out
     }
 
     /// Move the owned array at `value` into the owned cells at `dst`, releasing what they held.

@@ -86,6 +86,9 @@ pub(crate) struct OwnedCells {
     homes: Vec<(Variable, StackSlot, ElemKind)>,
     /// The cells of the temporaries held now, innermost last: `(slot, byte offset, kind)`.
     held: Vec<(StackSlot, u32, ElemKind)>,
+    /// `(slot, byte offset, kind)` of every managed cell of the owned array slots (array
+    /// locals, `for` snapshots: zero from entry on, always owning their cells).
+    arrays: Vec<(StackSlot, u32, ElemKind)>,
     /// Temporary slots not holding anything.
     free: Vec<StackSlot>,
 }
@@ -113,6 +116,13 @@ impl FunctionTranslator<'_, '_> {
             self.cells.homes.push((var, slot, elem_kind(ty)));
         }
         self.owned.push((var, ty.clone()));
+    }
+
+    /// Name the managed cells of owned array slot `slot` (of type `ty`) from here on.
+    pub(crate) fn own_array_cells(&mut self, slot: StackSlot, ty: &Type) {
+        for (cell, kind) in crate::backend::objects::owned_cells(ty) {
+            self.cells.arrays.push((slot, (cell * 8) as u32, kind));
+        }
     }
 
     /// Define `var` as `v`; an owned variable's home slot follows.
@@ -203,7 +213,7 @@ impl FunctionTranslator<'_, '_> {
             .iter()
             .map(|(_, slot, kind)| (*slot, 0, *kind));
         homes
-            .chain(self.owned_array_cells())
+            .chain(self.cells.arrays.iter().copied())
             .chain(self.cells.held.iter().copied())
             .filter_map(|(slot, offset, kind)| {
                 Some(UserStackMapEntry {

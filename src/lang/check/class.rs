@@ -558,6 +558,14 @@ impl Checker {
     /// `[C?; 2]`, `[d, d]` to `[Base; 2]`); any other array is a mismatch.
     fn coerce_array_literal(&mut self, e: Expr, elem: &Type, n: u32, want: &Type) -> Coerced {
         let Expr { kind, ty, span } = e;
+        // An item that does not convert: reported by the caller with the whole literal's type.
+        let item_mismatch = |ty| {
+            Coerced::Mismatch(Expr {
+                kind: ExprKind::ArrayLit(Vec::new()),
+                ty,
+                span,
+            })
+        };
         let kind = match kind {
             ExprKind::ArrayLit(items) if items.len() == n as usize => {
                 let mut out = Vec::with_capacity(items.len());
@@ -565,14 +573,7 @@ impl Checker {
                     match self.coerce(item, elem) {
                         Coerced::Ok(item) => out.push(item),
                         Coerced::Reported => return Coerced::Reported,
-                        // Reported by the caller with the whole literal's type.
-                        Coerced::Mismatch(_) => {
-                            return Coerced::Mismatch(Expr {
-                                kind: ExprKind::ArrayLit(Vec::new()),
-                                ty,
-                                span,
-                            });
-                        }
+                        Coerced::Mismatch(_) => return item_mismatch(ty),
                     }
                 }
                 ExprKind::ArrayLit(out)
@@ -580,13 +581,7 @@ impl Checker {
             ExprKind::ArrayRepeat(item, count) if count == n => match self.coerce(*item, elem) {
                 Coerced::Ok(item) => ExprKind::ArrayRepeat(Box::new(item), count),
                 Coerced::Reported => return Coerced::Reported,
-                Coerced::Mismatch(_) => {
-                    return Coerced::Mismatch(Expr {
-                        kind: ExprKind::ArrayLit(Vec::new()),
-                        ty,
-                        span,
-                    });
-                }
+                Coerced::Mismatch(_) => return item_mismatch(ty),
             },
             kind => return Coerced::Mismatch(Expr { kind, ty, span }),
         };
