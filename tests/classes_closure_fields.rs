@@ -1,16 +1,17 @@
 //! Fields holding closures (`fn(..)`, `vec<fn(..)>`) on every backend: calling a closure read
 //! from a field, replacing it, interpolating it, a field not initialized (`= null`), the blocks
-//! freed with the object, and reload migration of such fields on the JIT and the interpreter.
+//! freed with the object, and what a reload does with such fields (resets them) on every
+//! backend that reloads.
 
 mod common;
 
 use std::sync::Arc;
 
 use hotlab::backend::interp::Interp;
-use hotlab::backend::jit::{JitOptions, ReloadFailure, ScriptModule};
+use hotlab::backend::jit::{JitOptions, ReloadOutcome, ScriptModule};
+use hotlab::backend::object::ObjectOptions;
 use hotlab::backend::{Checks, Value};
 use hotlab::lang::{SourceFile, compile};
-use hotlab::runtime::ScriptErrorKind;
 use hotlab::runtime::values::live_blocks;
 
 /// Run `text`'s `main` on every backend; each must give `want` and leave no block behind.
@@ -108,30 +109,37 @@ class Holder {
     var f: fn(i64) -> i64 = null
     var fs = vec<fn(i64) -> i64>()
     var g: fn(i64) -> i64 = null
+    var n: i64 = 0
 }
 var a: Holder? = null
+var keep: fn(i64) -> i64 = |x: i64| -> i64 { return x }
 fn main() -> i64 {
     let h = new Holder()
     let k = 100
     h.f = |x: i64| -> i64 { return x + k }
     h.fs.push(h.f)
     h.g = |x: i64| -> i64 { return x }
+    h.n = 7
     a = h
+    keep = h.f
     return (h.f)(1)
 }
 "#;
 
-/// Keeps `f` and `fs` (same full type), retypes `g` (`fn(i64) -> bool`).
+/// `f` and `fs` keep their full types but hold closures of the first version: reset. `g` is
+/// retyped (`fn(i64) -> bool`), `n` kept; `keep` holds a closure: the new initializer's.
 const V2: &str = r#"
 class Holder {
     var f: fn(i64) -> i64 = null
     var fs = vec<fn(i64) -> i64>()
     var g: fn(i64) -> bool = null
+    var n: i64 = 0
 }
 var a: Holder? = null
+var keep: fn(i64) -> i64 = |x: i64| -> i64 { return x + 1000 }
 fn shown() -> str {
     let h: Holder = a
-    return "${h.f} ${h.fs} ${h.g}"
+    return "${h.f} ${h.fs} ${h.g} ${h.n}"
 }
 fn refresh() -> i64 {
     let h: Holder = a
@@ -141,7 +149,7 @@ fn refresh() -> i64 {
 }
 fn after_reload() -> i64 {
     let h: Holder = a
-    return (h.f)(1) + (h.fs[0])(2)
+    return h.fs.len() * 10 + keep(1)
 }
 "#;
 
@@ -149,69 +157,84 @@ fn source(name: &str, text: &str) -> Arc<SourceFile> {
     Arc::new(SourceFile::new(name, text.to_string()))
 }
 
-const SHOWN: &str = "<fn(i64) -> i64> [<fn(i64) -> i64>] <fn: not initialized>";
-
-#[test]
-fn the_jit_keeps_closure_fields_by_full_type_over_a_reload() {
-    let before = live_blocks();
-    {
-        let program = compile(source("v1.hot", V1)).unwrap();
-        let mut module = ScriptModule::new(program, JitOptions::default()).unwrap();
-        assert_eq!(module.run_main().unwrap(), Value::I64(101));
-        let outcome = module.reload(source("v2.hot", V2)).unwrap();
-        let report = &outcome.classes[0];
-        assert_eq!(report.kept, ["f", "fs"]);
-        assert_eq!(report.retyped, ["g"]);
-        // The kept closures run the first version's code.
-        assert_eq!(outcome.after_reload, Some(Value::I64(101 + 102)));
-        let call = |name: &str| {
-            let f = module.program().function_named(name).unwrap();
-            module.current().call(f, &[]).unwrap()
-        };
-        assert_eq!(call("shown"), Value::Str(SHOWN.into()));
-        assert_eq!(call("refresh"), Value::I64(42));
-    }
-    assert_eq!(live_blocks(), before, "closure blocks leaked");
+/// What the reload of V1 to V2 did on one backend, and `shown()` and `refresh()` after it.
+#[derive(Debug, PartialEq)]
+struct Reloaded {
+    kept: Vec<String>,
+    reset: Vec<String>,
+    retyped: Vec<String>,
+    globals_kept: Vec<String>,
+    after_reload: Option<Value>,
+    shown: Value,
+    refresh: Value,
 }
 
-#[test]
-fn the_interpreter_keeps_closure_fields_by_full_type_over_a_reload() {
-    let before = live_blocks();
+impl Reloaded {
+    fn new(outcome: ReloadOutcome, shown: Value, refresh: Value) -> Reloaded {
+        let class = &outcome.classes[0];
+        Reloaded {
+            kept: class.kept.clone(),
+            reset: class.reset.clone(),
+            retyped: class.retyped.clone(),
+            globals_kept: outcome.globals_kept,
+            after_reload: outcome.after_reload,
+            shown,
+            refresh,
+        }
+    }
+}
+
+fn reload_compiled(object: bool) -> Reloaded {
+    let program = compile(source("v1.hot", V1)).unwrap();
+    let mut module = if object {
+        ScriptModule::new_object(program, ObjectOptions::default()).unwrap()
+    } else {
+        ScriptModule::new(program, JitOptions::default()).unwrap()
+    };
+    assert_eq!(module.run_main().unwrap(), Value::I64(101));
+    let outcome = module.reload(source("v2.hot", V2)).unwrap();
+    let call = |name: &str| {
+        let f = module.program().function_named(name).unwrap();
+        module.current().call(f, &[]).unwrap()
+    };
+    let (shown, refresh) = (call("shown"), call("refresh"));
+    Reloaded::new(outcome, shown, refresh)
+}
+
+fn reload_interp() -> Reloaded {
     let v1 = compile(source("v1.hot", V1)).unwrap();
     let v2 = compile(source("v2.hot", V2)).unwrap();
-    {
-        let mut interp = Interp::new(&v1, Checks::On).unwrap();
-        assert_eq!(interp.call(v1.main.unwrap(), &[]).unwrap(), Value::I64(101));
-        // The classes reload (reported as on the JIT); `after_reload` calls a closure of the
-        // first version, which the interpreter cannot run: a clear error, not a wrong call.
-        match interp.reload(&v2) {
-            Err(ReloadFailure::AfterReload(e)) => match &e.kind {
-                ScriptErrorKind::BadCall(why) => {
-                    assert!(why.contains("earlier version"), "{why}");
-                    assert!(why.contains("<closure 1 in main>"), "{why}");
-                }
-                other => panic!("expected a BadCall, got {other:?}"),
-            },
-            other => panic!("expected after_reload to fail, got {other:?}"),
-        }
-        let shown = v2.function_named("shown").unwrap();
-        assert_eq!(interp.call(shown, &[]).unwrap(), Value::Str(SHOWN.into()));
-        let refresh = v2.function_named("refresh").unwrap();
-        assert_eq!(interp.call(refresh, &[]).unwrap(), Value::I64(42));
-    }
-    assert_eq!(live_blocks(), before, "closure blocks leaked");
+    let mut interp = Interp::new(&v1, Checks::On).unwrap();
+    assert_eq!(interp.call(v1.main.unwrap(), &[]).unwrap(), Value::I64(101));
+    let outcome = interp.reload(&v2).unwrap();
+    let mut call = |name: &str| {
+        let f = v2.function_named(name).unwrap();
+        interp.call(f, &[]).unwrap()
+    };
+    let (shown, refresh) = (call("shown"), call("refresh"));
+    Reloaded::new(outcome, shown, refresh)
 }
 
 #[test]
-fn the_interpreter_reports_closure_fields_kept_and_retyped() {
-    // Without an `after_reload` that calls an old closure, the reload succeeds with the
-    // same report as the JIT's.
-    let v1 = compile(source("v1.hot", V1)).unwrap();
-    let v2_text = V2.replace("fn after_reload()", "fn unused()");
-    let v2 = compile(source("v2.hot", &v2_text)).unwrap();
-    let mut interp = Interp::new(&v1, Checks::On).unwrap();
-    interp.call(v1.main.unwrap(), &[]).unwrap();
-    let outcome = interp.reload(&v2).unwrap();
-    assert_eq!(outcome.classes[0].kept, ["f", "fs"]);
-    assert_eq!(outcome.classes[0].retyped, ["g"]);
+fn a_reload_resets_what_holds_closures_on_every_backend() {
+    // No code of a replaced version runs again: a field or module variable holding closures
+    // takes the new version's initializer, even when its type is the same.
+    let want = Reloaded {
+        kept: vec!["n".into()],
+        reset: vec!["f".into(), "fs".into()],
+        retyped: vec!["g".into()],
+        globals_kept: vec!["a".into()],
+        after_reload: Some(Value::I64(1001)),
+        shown: Value::Str("<fn: not initialized> [] <fn: not initialized> 7".into()),
+        refresh: Value::I64(42),
+    };
+    for (backend, run) in [
+        ("jit", (|| reload_compiled(false)) as fn() -> Reloaded),
+        ("object", || reload_compiled(true)),
+        ("interp", reload_interp),
+    ] {
+        let before = live_blocks();
+        assert_eq!(run(), want, "{backend}");
+        assert_eq!(live_blocks(), before, "{backend} leaked blocks");
+    }
 }

@@ -475,9 +475,25 @@ fn counted(
         FieldType::Counted {
             kind,
             ty: ty.into(),
+            code: false,
         },
         init,
     )
+}
+
+/// `name: ty` of a counted kind, empty at first; `code` when the type holds closures.
+fn empty_counted(
+    name: &str,
+    kind: hotlab::runtime::values::ElemKind,
+    ty: &str,
+    code: bool,
+) -> hotlab::runtime::class::Field {
+    let ty = FieldType::Counted {
+        kind,
+        ty: ty.into(),
+        code,
+    };
+    field(name, ty, Init::Bits(0))
 }
 
 /// Vec and string fields: a field kept by name and whole type keeps its block (no double
@@ -539,5 +555,121 @@ fn counted_fields_migrate_by_their_whole_type() {
         live_blocks(),
         before,
         "the kept strings are freed once, with their objects"
+    );
+}
+
+#[test]
+fn a_reload_of_several_classes_is_one_step_that_a_late_failure_undoes() {
+    let rt = Runtime::new();
+    let leaf = rt.define(class("Leaf", vec![], vec![])).unwrap();
+    let a = rt
+        .define(class("A", vec![int("n", 1)], vec![hook(seven)]))
+        .unwrap();
+    let b = rt
+        .define(class("B", vec![int("m", 2)], vec![hook(seven)]))
+        .unwrap();
+    let (ha, hb) = (rt.new_object(&a).unwrap(), rt.new_object(&b).unwrap());
+    let strong = FieldType::Handle {
+        class: "Leaf".into(),
+        nullable: false,
+    };
+    // A migrates first (a new field made by code: one Leaf per object), then B's initializer
+    // raises: A is back at version 1 with its old code, and the Leaf it made is gone.
+    let a2 = with_vmctx(
+        class(
+            "A",
+            vec![int("n", 1), field("l", strong, Init::Code(make_leaf))],
+            vec![hook(eight)],
+        ),
+        &rt,
+    );
+    let b2 = with_vmctx(
+        class(
+            "B",
+            vec![
+                int("m", 2),
+                field("x", FieldType::I64, Init::Code(raising_init)),
+            ],
+            vec![hook(eight)],
+        ),
+        &rt,
+    );
+    let failed = rt.reload_all(vec![(a.clone(), a2.clone()), (b.clone(), b2)], &[]);
+    assert!(
+        matches!(failed, Err(ReloadError::Initializer(_))),
+        "{failed:?}"
+    );
+    assert_eq!((a.version().number, b.version().number), (1, 1));
+    assert_eq!((ha.call().unwrap(), hb.call().unwrap()), (7, 7));
+    assert_eq!(
+        leaf.shell_count(),
+        0,
+        "the Leaf the failed reload made leaked"
+    );
+
+    // Both at once: one report per class, in order, both on the new code.
+    let b3 = class("B", vec![int("m", 2), int("x", 3)], vec![hook(eight)]);
+    let reports = rt
+        .reload_all(vec![(a.clone(), a2), (b.clone(), b3)], &[])
+        .unwrap();
+    let added: Vec<_> = reports
+        .iter()
+        .map(|r| (r.class.as_str(), r.added.clone()))
+        .collect();
+    assert_eq!(
+        added,
+        [("A", vec!["l".to_string()]), ("B", vec!["x".to_string()])]
+    );
+    assert_eq!((ha.call().unwrap(), hb.call().unwrap()), (8, 8));
+    drop((ha, hb));
+    assert_eq!(
+        (a.shell_count(), b.shell_count(), leaf.shell_count()),
+        (0, 0, 0)
+    );
+}
+
+#[test]
+fn a_reload_that_drops_a_class_with_live_objects_is_refused() {
+    let rt = Runtime::new();
+    let a = rt
+        .define(class("A", vec![int("n", 1)], vec![hook(seven)]))
+        .unwrap();
+    let gone = rt.define(class("Gone", vec![], vec![hook(seven)])).unwrap();
+    let held = rt.new_object(&gone).unwrap();
+    let a2 = || class("A", vec![int("n", 1)], vec![hook(eight)]);
+    let refused = rt.reload_all(vec![(a.clone(), a2())], std::slice::from_ref(&gone));
+    match refused {
+        Err(e @ ReloadError::Dropped { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("class `Gone`") && text.contains("1 live object"),
+                "{text}"
+            );
+        }
+        other => panic!("expected Dropped, got {other:?}"),
+    }
+    assert_eq!(a.version().number, 1, "a refused reload changed a class");
+    // Once its objects are gone the class may be dropped.
+    drop(held);
+    rt.reload_all(vec![(a.clone(), a2())], &[gone]).unwrap();
+    assert_eq!(a.version().number, 2);
+}
+
+#[test]
+fn a_field_holding_closures_is_reset_even_with_the_same_type() {
+    use hotlab::runtime::values::ElemKind;
+    let rt = Runtime::new();
+    let fields = || {
+        vec![
+            empty_counted("f", ElemKind::Fn, "fn(i64) -> i64", true),
+            empty_counted("v", ElemKind::Vec, "vec<i64>", false),
+        ]
+    };
+    let c = rt.define(class("C", fields(), vec![])).unwrap();
+    let _obj = rt.new_object(&c).unwrap();
+    let report = rt.reload(&c, class("C", fields(), vec![])).unwrap();
+    assert_eq!(
+        (report.kept, report.reset),
+        (vec!["v".to_string()], vec!["f".to_string()])
     );
 }

@@ -235,6 +235,7 @@ fn every_response_round_trips() {
                 added: vec![],
                 removed: vec!["y".into()],
                 retyped: vec![],
+                reset: vec!["f".into()],
             }],
             defined: vec!["Q".into()],
             globals_kept: vec!["p".into()],

@@ -81,6 +81,7 @@ pub fn field_type(ty: &Type) -> FieldType {
         (_, kind) => FieldType::Counted {
             kind,
             ty: Arc::from(ty.to_string()),
+            code: ty.holds_closures(),
         },
     }
 }
@@ -377,32 +378,57 @@ pub fn new_class_names(runtime: &Runtime, program: &Program) -> Vec<String> {
 }
 
 /// Define or reload every class of `program` in `runtime` (parents first, in `ClassId`
-/// order): a class the runtime already has (by name) is reloaded with this definition (its
-/// live objects migrate, and the report says how), the others are defined. Returns the
-/// runtime classes by `ClassId` and the reports. Every backend installs a program's classes
-/// through this.
+/// order): the classes the runtime already has (by name) are reloaded with these definitions,
+/// all in one step ([`Runtime::reload_all`]: their live objects migrate, and the reports say
+/// how), then the others are defined. A class the runtime has and `program` does not define
+/// must have no live objects, or nothing changes: after a reload no code of the version it
+/// replaced runs again. Returns the runtime classes by `ClassId` and the reports. Every
+/// backend installs a program's classes through this.
 pub fn install_classes(
     runtime: &Runtime,
     program: &Program,
     vmctx: *mut c_void,
     mut code: impl FnMut(&hir::Method) -> *const c_void,
 ) -> Result<(Vec<ClassRef>, Vec<ReloadReport>), String> {
-    let mut classes: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
-    let mut reports = Vec::new();
+    let existing: Vec<Option<ClassRef>> = program
+        .classes
+        .iter()
+        .map(|c| runtime.class(&c.name))
+        .collect();
+    // The classes the runtime has reload as one step (no call runs between two of them); a
+    // class the version drops must have no live objects, which would run the old code.
+    let mut changes = Vec::new();
     for (i, class) in program.classes.iter().enumerate() {
-        let parent = class.parent.map(|p| classes[p.index()].clone());
-        let def = class_def(program, ClassId(i as u32), parent, vmctx, &mut code);
-        let made = match runtime.class(&class.name) {
-            Some(existing) => {
-                let report = runtime
-                    .reload(&existing, def)
-                    .map_err(|e| format!("cannot reload class `{}`: {e}", class.name))?;
-                reports.push(report);
-                existing
+        if let Some(made) = &existing[i] {
+            // A parent the runtime does not have yet is another parent: the runtime refuses.
+            let parent = class.parent.and_then(|p| existing[p.index()].clone());
+            let def = class_def(program, ClassId(i as u32), parent, vmctx, &mut code);
+            changes.push((made.clone(), def));
+        }
+    }
+    let dropped: Vec<ClassRef> = runtime
+        .classes()
+        .into_iter()
+        .filter(|c| !c.is_unloaded() && !program.classes.iter().any(|p| *p.name == *c.name()))
+        .collect();
+    let reports = if changes.is_empty() && dropped.is_empty() {
+        Vec::new()
+    } else {
+        runtime
+            .reload_all(changes, &dropped)
+            .map_err(|e| format!("cannot reload: {e}"))?
+    };
+    let mut classes: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
+    for (i, class) in program.classes.iter().enumerate() {
+        let made = match &existing[i] {
+            Some(made) => made.clone(),
+            None => {
+                let parent = class.parent.map(|p| classes[p.index()].clone());
+                let def = class_def(program, ClassId(i as u32), parent, vmctx, &mut code);
+                runtime
+                    .define(def)
+                    .map_err(|e| format!("cannot define class `{}`: {e}", class.name))?
             }
-            None => runtime
-                .define(def)
-                .map_err(|e| format!("cannot define class `{}`: {e}", class.name))?,
         };
         classes.push(made);
     }

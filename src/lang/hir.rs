@@ -167,6 +167,16 @@ impl Type {
         }
     }
 
+    /// A closure, or a vec or array with closures somewhere inside: a value that holds code
+    /// of the program version that made it (a reload does not keep it).
+    pub fn holds_closures(&self) -> bool {
+        match self {
+            Type::Fn { .. } => true,
+            Type::Array(elem, _) | Type::Vec(elem) => elem.holds_closures(),
+            _ => false,
+        }
+    }
+
     /// Number of scalar cells (8 bytes each in memory) a value of this type occupies.
     pub fn cells(&self) -> u64 {
         match self {

@@ -65,6 +65,10 @@ pub enum FieldType {
         /// The whole type as the script writes it (`vec<vec<str>>`): one cell and one kind stand
         /// for many types, so migration keeps a field only when this is the same too.
         ty: Arc<str>,
+        /// The type holds closures (`fn(..)`, `vec<fn(..)>`, `[fn(..); 2]`): code of the
+        /// program version that made them, so a reload re-initializes the field even when its
+        /// type stays the same (see [`ReloadReport::reset`](crate::runtime::reload::ReloadReport)).
+        code: bool,
     },
 }
 
@@ -88,6 +92,11 @@ impl FieldType {
             FieldType::Handle { .. } => CellKind::Handle,
             FieldType::Counted { kind, .. } => CellKind::Counted(*kind),
         }
+    }
+
+    /// The field holds closures: a reload never keeps its value.
+    pub fn holds_code(&self) -> bool {
+        matches!(self, FieldType::Counted { code: true, .. })
     }
 }
 

@@ -43,6 +43,10 @@ pub struct ReloadReport {
     pub removed: Vec<String>,
     /// Fields whose type changed: the old value was dropped and the initializer run.
     pub retyped: Vec<String>,
+    /// Fields of the same name and type that hold closures (`fn(..)`, `vec<fn(..)>`, ...): the
+    /// closures' code belongs to the version being replaced, which never runs again, so the old
+    /// value was dropped and the initializer run, as for a retyped field.
+    pub reset: Vec<String>,
     /// Time spent waiting for threads to leave calls.
     pub waited: Duration,
     /// Time of the whole reload (not the compile, which happened before).
@@ -87,6 +91,19 @@ pub enum ReloadError {
          jit backend to unload"
     )]
     UnloadFixed(String),
+    /// A class the new version no longer defines still has live objects: they would go on
+    /// running the old version's code.
+    #[error(
+        "class `{class}` is missing from the new version but has {live} live object(s), which \
+         would keep running the old version's code: keep the class in the new version, or let \
+         its objects go first"
+    )]
+    Dropped {
+        /// The class.
+        class: String,
+        /// Its live objects.
+        live: usize,
+    },
     /// A field initializer raised while migrating; nothing changed.
     #[error("a field initializer raised during migration: {0}")]
     Initializer(ScriptError),
@@ -135,130 +152,123 @@ impl Runtime {
         })
     }
 
-    /// Reload `class` with a new version (layout, initializers, methods; compiled before). Waits
-    /// until no thread is inside a call, migrates every live object (same name and type: kept;
-    /// new: initialized; removed: dropped; retyped: dropped and initialized, and reported), swaps
-    /// the slots, and lets calls in again. Host handles stay valid; the next call runs the new
-    /// code. On error nothing changed.
+    /// Reload `class` with a new version (layout, initializers, methods; compiled before): a
+    /// [`Runtime::reload_all`] of one class that drops none.
     pub fn reload(&self, class: &ClassRef, def: ClassDef) -> Result<ReloadReport, ReloadError> {
+        let mut reports = self.reload_all(vec![(class.clone(), def)], &[])?;
+        Ok(reports.pop().expect("one report per class reloaded"))
+    }
+
+    /// Reload several classes as one step: the classes of a new program version. Waits until no
+    /// thread is inside a call, installs every new version (in order: a parent before its
+    /// children, whose layouts start with its fields), migrates every live object of each (same
+    /// name and type: kept; new: initialized; removed: dropped; retyped: dropped and
+    /// initialized; a field holding closures: dropped and initialized, see
+    /// [`ReloadReport::reset`]), swaps the slots, and only then lets calls in again. So no call
+    /// ever sees one class of the version reloaded and another not: script code of one class
+    /// reads the fields of another's objects at the offsets its own version knows.
+    ///
+    /// `dropped` are the classes the new version no longer defines: the reload is refused
+    /// ([`ReloadError::Dropped`]) when one of them has live objects, because those would go on
+    /// running the old version's code against objects of the new one.
+    ///
+    /// Host handles stay valid; the next call runs the new code. On error nothing changed.
+    pub fn reload_all(
+        &self,
+        changes: Vec<(ClassRef, ClassDef)>,
+        dropped: &[ClassRef],
+    ) -> Result<Vec<ReloadReport>, ReloadError> {
         let t0 = Instant::now();
-        if *def.name != *class.name() {
-            return Err(ReloadError::WrongClass {
-                expected: class.name().to_string(),
-                found: def.name.to_string(),
-            });
-        }
-        if class.is_unloaded() {
-            return Err(ReloadError::Unloaded(class.name().to_string()));
-        }
-        if class.is_inline() {
-            return Err(ReloadError::Fixed(class.name().to_string()));
-        }
-        let same_parent = match (&def.parent, class.parent()) {
-            (None, None) => true,
-            (Some(a), Some(b)) => ClassRef::ptr_eq(a, b),
-            _ => false,
-        };
-        if !same_parent {
-            return Err(ReloadError::ParentChanged(class.name().to_string()));
+        for (class, def) in &changes {
+            precheck(class, def)?;
         }
         let q = self.quiesce()?;
         let waited = t0.elapsed();
-        let old_ptr = class.version_ptr();
-        // SAFETY: versions live as long as their class.
-        let old = unsafe { &*old_ptr };
-        let version = build_version(&def, &class.family, old.number + 1)?;
-        let (plan, mut report) = plan_migration(old, &version);
-        report.class = class.name().to_string();
-        report.version = version.number;
-
-        let old_slots: Vec<*mut c_void> = class
-            .slots
-            .iter()
-            .map(|s| s.load(Ordering::Relaxed))
-            .collect();
-        let old_vmctx = class.vmctx();
-        let old_entry = class.entry.load(Ordering::Relaxed);
-        let new_key = class.next_key.fetch_add(2, Ordering::Relaxed);
-        let snapshot: Vec<*const Object> = {
-            let live = class.live.lock();
-            class.install(version, &def);
-            class
-                .entry
-                .store(new_key | ENTRY_PENDING, Ordering::Release);
-            // SAFETY: listed shells are allocated; a count already at zero is being freed (its
-            // owner drops the state), so it is skipped.
-            live.objects
+        for class in dropped {
+            let live = class.live_count();
+            if live > 0 && !class.is_unloaded() {
+                return Err(ReloadError::Dropped {
+                    class: class.name().to_string(),
+                    live,
+                });
+            }
+        }
+        // Install every version first (a child's layout is built on its parent's new one), so
+        // an initializer that makes an object of another class of the version makes it new.
+        let mut staged: Vec<Staged> = Vec::with_capacity(changes.len());
+        for (class, def) in changes {
+            let old_ptr = class.version_ptr();
+            // SAFETY: versions live as long as their class.
+            let old = unsafe { &*old_ptr };
+            let version = match build_version(&def, &class.family, old.number + 1) {
+                Ok(v) => v,
+                Err(e) => {
+                    restore_all(&staged);
+                    return Err(e.into());
+                }
+            };
+            let (plan, mut report) = plan_migration(old, &version);
+            report.class = class.name().to_string();
+            report.version = version.number;
+            let old_slots = class
+                .slots
                 .iter()
-                .copied()
-                .filter(|&o| unsafe { &*o }.try_retain())
-                .collect()
-        };
-        // SAFETY: just installed; kept with the class.
-        let new_version = unsafe { &*class.version_ptr() };
+                .map(|s| s.load(Ordering::Relaxed))
+                .collect();
+            let old_vmctx = class.vmctx();
+            let old_entry = class.entry.load(Ordering::Relaxed);
+            let new_key = class.next_key.fetch_add(2, Ordering::Relaxed);
+            let snapshot = {
+                let live = class.live.lock();
+                class.install(version, &def);
+                class
+                    .entry
+                    .store(new_key | ENTRY_PENDING, Ordering::Release);
+                // SAFETY: listed shells are allocated; a count already at zero is being freed
+                // (its owner drops the state), so it is skipped.
+                live.objects
+                    .iter()
+                    .copied()
+                    .filter(|&o| unsafe { &*o }.try_retain())
+                    .collect()
+            };
+            staged.push(Staged {
+                class,
+                old_ptr,
+                old_slots,
+                old_vmctx,
+                old_entry,
+                new_key,
+                plan,
+                report,
+                snapshot,
+                built: Vec::new(),
+                unused: Vec::new(),
+            });
+        }
 
         // Phase A: every new state, nothing changed yet.
-        let mut built = Vec::with_capacity(snapshot.len());
-        let mut keep = Vec::with_capacity(plan.len());
-        for &obj in &snapshot {
-            // SAFETY: retained above.
-            let cells = unsafe { &*obj }.state_ptr();
-            keep.clear();
-            // SAFETY: a listed object has a state built with `old` (the version current since
-            // its creation or last migration), and `plan` indexes `old`'s cells.
-            keep.extend(plan.iter().map(|p| p.map(|j| unsafe { *cells.add(j) })));
-            match object::build_state(new_version, class.vmctx(), &keep) {
-                Ok(state) => built.push(state),
-                Err(e) => {
-                    for state in built {
-                        // SAFETY: built above, never shared; its kept cells still belong to the
-                        // old blocks, so they are cleared first.
-                        unsafe { forget_kept_and_drop(state, &plan) };
-                    }
-                    class.restore(old_ptr, &old_slots, old_vmctx);
-                    class
-                        .entry
-                        .store(old_entry | ENTRY_PENDING, Ordering::Release);
-                    release_all(&snapshot);
-                    drop(q);
-                    return Err(ReloadError::Initializer(*e));
-                }
+        for k in 0..staged.len() {
+            if let Err(e) = build_states(&mut staged[k]) {
+                restore_all(&staged);
+                return Err(ReloadError::Initializer(*e));
             }
         }
 
-        // Phase B: swap, under the lock that orders it with a concurrent destroy or detach.
-        let mut old_states = Vec::with_capacity(built.len());
-        let mut unused = Vec::new();
-        {
-            let _live = class.live.lock();
-            for (&obj, state) in snapshot.iter().zip(built) {
-                // SAFETY: retained.
-                let obj = unsafe { &*obj };
-                if obj.live_index.load(Ordering::Relaxed) == NOT_LISTED {
-                    unused.push(state);
-                    continue;
-                }
-                old_states.push(obj.state.swap(state, Ordering::AcqRel));
-                obj.key.store(new_key, Ordering::Release);
-                object::bind(obj, class);
-            }
+        // Phase B: swap every class's states, then drop the old ones (whose handles may free
+        // objects of any class of the version).
+        for s in &mut staged {
+            swap_states(s);
         }
-        report.migrated = old_states.len();
-        for state in old_states {
-            // SAFETY: swapped out above, no longer reachable; kept cells moved to the new block.
-            unsafe { forget_kept_and_drop_old(state, &plan) };
-        }
-        for state in unused {
-            // SAFETY: built above and never installed.
-            unsafe { forget_kept_and_drop(state, &plan) };
-        }
-        class.reloads.fetch_add(1, Ordering::Relaxed);
-        release_all(&snapshot);
+        let mut reports = staged.into_iter().map(finish).collect::<Vec<_>>();
         self.collect_quiesced();
         drop(q);
-        report.waited = waited;
-        report.total = t0.elapsed();
-        Ok(report)
+        let total = t0.elapsed();
+        for r in &mut reports {
+            r.waited = waited;
+            r.total = total;
+        }
+        Ok(reports)
     }
 
     /// Unload a class: every live object is destroyed (handles to it become stale, its state is
@@ -339,6 +349,122 @@ impl Runtime {
     }
 }
 
+/// The checks a reload of `class` to `def` passes before it stops any call.
+fn precheck(class: &ClassRef, def: &ClassDef) -> Result<(), ReloadError> {
+    if *def.name != *class.name() {
+        return Err(ReloadError::WrongClass {
+            expected: class.name().to_string(),
+            found: def.name.to_string(),
+        });
+    }
+    if class.is_unloaded() {
+        return Err(ReloadError::Unloaded(class.name().to_string()));
+    }
+    if class.is_inline() {
+        return Err(ReloadError::Fixed(class.name().to_string()));
+    }
+    let same_parent = match (&def.parent, class.parent()) {
+        (None, None) => true,
+        (Some(a), Some(b)) => ClassRef::ptr_eq(a, b),
+        _ => false,
+    };
+    if !same_parent {
+        return Err(ReloadError::ParentChanged(class.name().to_string()));
+    }
+    Ok(())
+}
+
+/// One class of a [`Runtime::reload_all`]: its new version installed, what it replaced, and its
+/// objects on the way to their new states.
+struct Staged {
+    class: ClassRef,
+    old_ptr: *const Version,
+    old_slots: Vec<*mut c_void>,
+    old_vmctx: *mut c_void,
+    old_entry: u64,
+    new_key: u64,
+    plan: Vec<Option<usize>>,
+    report: ReloadReport,
+    /// The live objects when the version was installed, each retained.
+    snapshot: Vec<*const Object>,
+    /// Phase A: a new state per snapshot object. Phase B: the old states swapped out.
+    built: Vec<*mut u64>,
+    /// Phase B: new states of objects destroyed meanwhile, never installed.
+    unused: Vec<*mut u64>,
+}
+
+/// Phase A of one class: a new state for every object of the snapshot, none installed.
+fn build_states(s: &mut Staged) -> Result<(), Box<ScriptError>> {
+    // SAFETY: installed by `reload_all`; kept with the class.
+    let new_version = unsafe { &*s.class.version_ptr() };
+    let mut keep = Vec::with_capacity(s.plan.len());
+    s.built.reserve(s.snapshot.len());
+    for &obj in &s.snapshot {
+        // SAFETY: retained when the snapshot was taken.
+        let cells = unsafe { &*obj }.state_ptr();
+        keep.clear();
+        // SAFETY: a listed object has a state built with the old version (the one current since
+        // its creation or last migration), and `plan` indexes its cells.
+        keep.extend(s.plan.iter().map(|p| p.map(|j| unsafe { *cells.add(j) })));
+        s.built
+            .push(object::build_state(new_version, s.class.vmctx(), &keep)?);
+    }
+    Ok(())
+}
+
+/// Undo a [`Runtime::reload_all`] before phase B: every class back to its old version, slots,
+/// context and entry key, the states built so far dropped, the snapshots released.
+fn restore_all(staged: &[Staged]) {
+    for s in staged.iter().rev() {
+        for &state in &s.built {
+            // SAFETY: built by `build_states`, never installed; its kept cells still belong to
+            // the old blocks, so they are cleared first.
+            unsafe { forget_kept_and_drop(state, &s.plan) };
+        }
+        s.class.restore(s.old_ptr, &s.old_slots, s.old_vmctx);
+        s.class
+            .entry
+            .store(s.old_entry | ENTRY_PENDING, Ordering::Release);
+        release_all(&s.snapshot);
+    }
+}
+
+/// Phase B of one class: each snapshot object still listed takes its new state and key; the
+/// old states (and the new ones of objects destroyed meanwhile) are kept for [`finish`].
+fn swap_states(s: &mut Staged) {
+    let built = std::mem::take(&mut s.built);
+    let _live = s.class.live.lock();
+    for (&obj, state) in s.snapshot.iter().zip(built) {
+        // SAFETY: retained.
+        let obj = unsafe { &*obj };
+        if obj.live_index.load(Ordering::Relaxed) == NOT_LISTED {
+            s.unused.push(state);
+            continue;
+        }
+        s.built.push(obj.state.swap(state, Ordering::AcqRel));
+        obj.key.store(s.new_key, Ordering::Release);
+        object::bind(obj, &s.class);
+    }
+}
+
+/// After every class's phase B: drop the old states, release the snapshot, count the reload.
+fn finish(s: Staged) -> ReloadReport {
+    let mut report = s.report;
+    report.migrated = s.built.len();
+    for &state in &s.built {
+        // SAFETY: swapped out by `swap_states`, no longer reachable; kept cells moved to the
+        // new block.
+        unsafe { forget_kept_and_drop_old(state, &s.plan) };
+    }
+    for &state in &s.unused {
+        // SAFETY: built and never installed.
+        unsafe { forget_kept_and_drop(state, &s.plan) };
+    }
+    s.class.reloads.fetch_add(1, Ordering::Relaxed);
+    release_all(&s.snapshot);
+    report
+}
+
 /// Match the new layout's fields with the old one's: `plan[i]` is the old cell that new cell `i`
 /// keeps.
 fn plan_migration(old: &Version, new: &Version) -> (Vec<Option<usize>>, ReloadReport) {
@@ -350,6 +476,7 @@ fn plan_migration(old: &Version, new: &Version) -> (Vec<Option<usize>>, ReloadRe
         added: Vec::new(),
         removed: Vec::new(),
         retyped: Vec::new(),
+        reset: Vec::new(),
         waited: Duration::ZERO,
         total: Duration::ZERO,
     };
@@ -357,6 +484,10 @@ fn plan_migration(old: &Version, new: &Version) -> (Vec<Option<usize>>, ReloadRe
         .fields
         .iter()
         .map(|f| match old.field(&f.name) {
+            Some(j) if old.fields[j].ty == f.ty && f.ty.holds_code() => {
+                report.reset.push(f.name.to_string());
+                None
+            }
             Some(j) if old.fields[j].ty == f.ty => {
                 report.kept.push(f.name.to_string());
                 Some(j)

@@ -81,6 +81,12 @@ impl Runtime {
         Ok(class)
     }
 
+    /// Every class defined so far, in definition order (unloaded ones included; a name defined
+    /// again after an unload appears twice, the newest last).
+    pub fn classes(&self) -> Vec<ClassRef> {
+        lock(&self.classes).clone()
+    }
+
     /// A defined class by name (the latest definition of that name).
     pub fn class(&self, name: &str) -> Option<ClassRef> {
         lock(&self.classes)

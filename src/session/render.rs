@@ -209,6 +209,7 @@ pub fn record_table(r: &JobRecord) -> Table {
                     "added",
                     "removed",
                     "retyped",
+                    "reset",
                 ],
             );
             for c in &x.classes {
@@ -220,6 +221,7 @@ pub fn record_table(r: &JobRecord) -> Table {
                     c.added.join(" "),
                     c.removed.join(" "),
                     c.retyped.join(" "),
+                    c.reset.join(" "),
                 ]);
             }
             if let Some(v) = &x.after_reload {

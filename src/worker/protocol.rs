@@ -511,6 +511,9 @@ pub struct ClassReload {
     pub removed: Vec<String>,
     /// Fields whose type changed (re-initialized).
     pub retyped: Vec<String>,
+    /// Fields that held closures of the replaced version (re-initialized).
+    #[serde(default)]
+    pub reset: Vec<String>,
 }
 
 impl From<&crate::runtime::reload::ReloadReport> for ClassReload {
@@ -523,14 +526,16 @@ impl From<&crate::runtime::reload::ReloadReport> for ClassReload {
             added: r.added.clone(),
             removed: r.removed.clone(),
             retyped: r.retyped.clone(),
+            reset: r.reset.clone(),
         }
     }
 }
 
 impl ClassReload {
     /// One line: `reload NAME: class C v2: 1 object(s) migrated; kept [..] added [..] ...`.
+    /// ` reset [..]` follows only when a field held closures.
     pub fn describe(&self, name: &str) -> String {
-        format!(
+        let mut line = format!(
             "reload {name}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed \
              [{}] retyped [{}]",
             self.class,
@@ -540,7 +545,11 @@ impl ClassReload {
             self.added.join(", "),
             self.removed.join(", "),
             self.retyped.join(", ")
-        )
+        );
+        if !self.reset.is_empty() {
+            line.push_str(&format!(" reset [{}]", self.reset.join(", ")));
+        }
+        line
     }
 }
 

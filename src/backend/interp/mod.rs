@@ -728,9 +728,10 @@ fn in_field_vec(e: &Expr) -> bool {
 }
 
 impl Interp<'_> {
-    /// The function a closure calls in the running program version. A closure made by an
-    /// earlier version (kept in a module variable or a field over a reload) cannot run: the
-    /// interpreter runs one version at a time, and its body belongs to the old one.
+    /// The function a closure calls in the running program version. A closure made by a version
+    /// a reload replaced cannot be reached (the reload resets every field and module variable
+    /// holding closures, as on the compiled backends); should one be, it is refused rather than
+    /// run against the new version's state.
     fn closure_func(&self, closure: &Closure, span: Span) -> R<FuncId> {
         let funcs = &self.program.functions;
         let size = std::mem::size_of::<Function>();
@@ -742,9 +743,9 @@ impl Interp<'_> {
         let name = unsafe { &(*closure.code).name };
         Err(ScriptError::new(
             ScriptErrorKind::BadCall(format!(
-                "this closure (`{name}`) was made by an earlier version of the program; the \
-                 interpreter runs one version at a time, so it cannot run an old version's code \
-                 (--backend jit keeps every version's code): store a new closure after a reload"
+                "this closure (`{name}`) was made by a version of the program that a reload \
+                 replaced, whose code does not run again (a hotlab bug: the reload should have \
+                 reset it)"
             )),
             span,
         ))

@@ -1,21 +1,19 @@
 //! Hot reload in the interpreter: [`Interp::reload`] replaces the running program with a new
 //! version, with the semantics of the JIT's [`ScriptModule::reload`]:
 //!
-//! - every class of the new version that the runtime already has is reloaded through the same
-//!   runtime path as the JIT's ([`install_classes`]): its live objects migrate (fields with the
-//!   same name and type keep their values, new ones take their initializers, removed ones go,
-//!   retyped ones are re-initialized and reported), handles stay valid, and the host's calls
-//!   through `Hook`/`Bench` and every call from script code reach the new version's methods;
-//!   new classes are defined;
+//! - the classes of the new version that the runtime already has are reloaded through the same
+//!   runtime path as the JIT's ([`install_classes`], in one step): their live objects migrate
+//!   (fields with the same name and type keep their values, new ones take their initializers,
+//!   removed ones go, retyped ones and ones holding closures are re-initialized and reported),
+//!   handles stay valid, and the host's calls through `Hook`/`Bench` and every call from script
+//!   code reach the new version's methods; new classes are defined;
 //! - the new version's `<init>` runs, then module variables with the same name and type in both
-//!   versions take their old values (handles included);
+//!   versions take their old values (handles included; not closures);
 //! - `fn after_reload()`, if the new version has one, runs and its result is reported.
 //!
-//! A version the runtime would refuse (a class changing its parent, a method its signature)
-//! changes nothing. One difference from the JIT, which keeps the code of every version: the
-//! interpreter runs one version at a time, so the new version must define every class the
-//! running one has (otherwise objects of a dropped class would have no code): such a version
-//! is refused too, and changes nothing.
+//! A version the runtime would refuse (a class changing its parent, a method its signature, a
+//! class with live objects missing) changes nothing. As on the JIT, no code of the replaced
+//! version runs again: no object keeps an old class and no value keeps an old closure.
 //!
 //! [`ScriptModule::reload`]: crate::backend::jit::ScriptModule::reload
 
@@ -35,16 +33,6 @@ impl<'p> Interp<'p> {
     /// already reloaded (as on the JIT) and the error is returned.
     pub fn reload(&mut self, next: &'p Program) -> Result<ReloadOutcome, ReloadFailure> {
         reload_precheck(&self.runtime, next).map_err(ReloadFailure::Refused)?;
-        for class in &self.classes {
-            if !next.classes.iter().any(|c| *c.name == *class.name()) {
-                return Err(ReloadFailure::Refused(format!(
-                    "class `{}` is missing from the new version: the interpreter runs one \
-                     version at a time, so a reload must keep every class (use --backend jit \
-                     to keep old classes running their old code)",
-                    class.name()
-                )));
-            }
-        }
         let defined = new_class_names(&self.runtime, next);
         let link: *const objects::HostLink = &**self
             .host
@@ -74,7 +62,8 @@ impl<'p> Interp<'p> {
             let kept = old
                 .globals
                 .iter()
-                .position(|o| o.name == g.name && o.ty.to_string() == g.ty.to_string());
+                .position(|o| o.name == g.name && o.ty.to_string() == g.ty.to_string())
+                .filter(|_| !g.ty.holds_closures());
             if let Some(k) = kept {
                 self.globals[i] = old_globals[k].clone();
                 globals_kept.push(g.name.clone());

@@ -39,8 +39,8 @@ pub(super) enum Val {
 pub(super) struct Closure {
     /// The lambda's function in the program version that made the closure. Every version the
     /// interpreter runs is borrowed for its whole life, so this stays valid while any of its
-    /// values does; a closure of an earlier version is refused when called
-    /// (`Interp::closure_func`).
+    /// values does; a reload resets every value holding closures, and a closure of a replaced
+    /// version would be refused when called (`Interp::closure_func`).
     pub(super) code: *const Function,
     /// How interpolation shows it (`<fn(i64) -> i64>`).
     pub(super) shown: Rc<str>,

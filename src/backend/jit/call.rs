@@ -370,13 +370,21 @@ struct MethodCtx(Box<VmCtx>);
 // the program; generated code only reads it. Sending the program sends both together.
 unsafe impl Send for MethodCtx {}
 
-impl Drop for JitProgram {
-    fn drop(&mut self) {
-        // Globals own their handles; the objects (and the runtime) go after them.
+impl JitProgram {
+    /// Release what the module variables hold (each left zero). A program whose code never
+    /// runs again (a version a reload replaced) lets its objects and blocks go this way.
+    pub(crate) fn release_globals(&mut self) {
         for (_, ty, cell) in &self.global_layout {
             let at = *cell as usize;
             release_cells(ty, &mut self.globals.cells_mut()[at..]);
         }
+    }
+}
+
+impl Drop for JitProgram {
+    fn drop(&mut self) {
+        // Globals own their handles; the objects (and the runtime) go after them.
+        self.release_globals();
     }
 }
 

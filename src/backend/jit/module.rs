@@ -1,17 +1,22 @@
 //! [`ScriptModule`]: a program on the JIT that new versions of its source can reload, with its
 //! objects living on in one runtime.
 //!
-//! A reload compiles the new source as a whole program in the same runtime: every class it
-//! defines that the runtime already has is reloaded (the runtime migrates its live objects:
-//! fields with the same name and type keep their values, new ones take their initializers,
-//! removed ones go, and the class's slots point at the new code), new classes are defined, and
-//! classes it does not mention keep their old code. Module variables carry over the same way as
-//! fields: one with the same name and type in both versions keeps its value (handles included),
-//! the others take their initializers. Then `fn after_reload()`, if the new source has one, runs
+//! A reload compiles the new source as a whole program in the same runtime. The classes it
+//! defines that the runtime already has are reloaded in one step (the runtime stops every call,
+//! migrates their live objects — fields with the same name and type keep their values, new ones
+//! take their initializers, removed ones go, retyped ones and ones holding closures are
+//! re-initialized — points their slots at the new code, then lets calls in again); new classes
+//! are defined. Module variables carry over the same way as fields: one with the same name and
+//! type in both versions keeps its value (handles included), the others, and those holding
+//! closures, take their initializers. Then `fn after_reload()`, if the new source has one, runs
 //! and its result is reported.
 //!
-//! Old versions of the code are kept for the module's life: an object of a class the new
-//! source does not mention still runs its old methods.
+//! **No code of a replaced version runs again.** Old code knows the old layouts of every class
+//! (a field is a constant offset), so running it against migrated objects would read the wrong
+//! cells. Hence a version must define every class that has live objects (the runtime refuses it
+//! otherwise, and nothing changes), closures (which hold old code) are not kept, and the old
+//! version's module variables are released at the reload. Its code and data stay mapped for the
+//! module's life, though nothing calls them.
 //!
 //! The same module runs on the `object` backend ([`ScriptModule::new_object`]): each version is
 //! then a shared library of its own (built, linked and `dlopen`ed), installed into the runtime
@@ -46,7 +51,7 @@ pub struct ScriptModule {
     runtime: Arc<Runtime>,
     program: Program,
     current: JitProgram,
-    /// Earlier versions, kept while objects may still run their code.
+    /// Earlier versions: never run again, kept mapped for the module's life.
     old: Vec<(Program, JitProgram)>,
 }
 
@@ -174,7 +179,9 @@ impl ScriptModule {
             .compile_in(&program, Arc::clone(&self.runtime))?;
         let globals_kept = carry_globals(&mut self.current, &mut next);
         let old_program = std::mem::replace(&mut self.program, program);
-        let old = std::mem::replace(&mut self.current, next);
+        let mut old = std::mem::replace(&mut self.current, next);
+        // No code of the old version runs again: what its module variables still hold goes now.
+        old.release_globals();
         self.old.push((old_program, old));
         let after_reload = match self.current.function_named(AFTER_RELOAD) {
             Some(f) => Some(
@@ -225,7 +232,8 @@ impl Compiler {
 }
 
 /// Give `next`'s module variables the values of `old`'s with the same name and type; returns
-/// their names.
+/// their names. One that holds closures keeps the new version's value: a closure's code is of
+/// the version that made it, and no code of the old version runs after a reload.
 fn carry_globals(old: &mut JitProgram, next: &mut JitProgram) -> Vec<String> {
     let (old_cells, old_layout) = old.globals_mut();
     let old_layout = old_layout.to_vec();
@@ -236,7 +244,7 @@ fn carry_globals(old: &mut JitProgram, next: &mut JitProgram) -> Vec<String> {
     for (name, ty, at) in &layout {
         let Some((_, _, from)) = old_layout
             .iter()
-            .find(|(n, t, _)| n == name && same_type(t, ty))
+            .find(|(n, t, _)| n == name && same_type(t, ty) && !ty.holds_closures())
         else {
             continue;
         };
