@@ -233,3 +233,42 @@ fn jit_opt_runs_and_refuses_reloads() {
             "a jit-opt module cannot be reloaded",
         ));
 }
+
+/// A closure kept in a module variable captured a handle and read a field at the first
+/// version's offset; after a reload that swaps the fields' places and types, running it read a
+/// string from an integer cell (a crash on jit and object). The reload now gives the variable
+/// the new version's initializer, on every backend.
+#[test]
+fn a_closure_of_a_replaced_version_never_runs_against_migrated_objects() {
+    let dir = std::env::temp_dir().join(format!("hotlab-reload-closure-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (v1, v2) = (dir.join("v1.hot"), dir.join("v2.hot"));
+    let keep = "var keep: fn() -> str = || -> str { return \"\" }\n";
+    std::fs::write(
+        &v1,
+        format!(
+            "class C {{\n var n: i64 = 5\n var s: str = \"hi\"\n}}\n{keep}\
+             fn main() -> i64 {{\n let c = new C()\n keep = || -> str {{ return c.s }}\n \
+             return keep().len()\n}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        &v2,
+        format!(
+            "class C {{\n var s: i64 = 7\n var n: str = \"x\"\n}}\n{keep}\
+             fn after_reload() -> i64 {{ return keep().len() }}\n"
+        ),
+    )
+    .unwrap();
+    for backend in ["jit", "object", "interp"] {
+        hotlab()
+            .args(["run", v1.to_str().unwrap(), "--backend", backend])
+            .args(["--reload", v2.to_str().unwrap()])
+            .assert()
+            .success()
+            .stdout("2\n0\n")
+            .stderr(predicate::str::contains("retyped [s, n]"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
