@@ -184,6 +184,10 @@ impl Runtime {
         }
         let q = self.quiesce()?;
         let waited = t0.elapsed();
+        // Again with every call stopped: an unload may have come in between.
+        if let Some((class, _)) = changes.iter().find(|(c, _)| c.is_unloaded()) {
+            return Err(ReloadError::Unloaded(class.name().to_string()));
+        }
         for class in dropped {
             let live = class.live_count();
             if live > 0 && !class.is_unloaded() {
