@@ -396,17 +396,6 @@ impl<'p> Interp<'p> {
         op_span: Span,
         value: &'p Expr,
     ) -> R<()> {
-        if let PlaceKind::Field { object, field } = &place.kind {
-            return self.assign_field(
-                object,
-                *field as usize,
-                &place.ty,
-                op,
-                op_span,
-                value,
-                place.span,
-            );
-        }
         self.place_op(place, Some(value), PlaceOp::Assign(op, op_span))?;
         Ok(())
     }
