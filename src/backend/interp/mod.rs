@@ -35,7 +35,7 @@ mod val;
 
 use self::objects::{HeldVec, at, read_cell};
 use self::ops::{binary, check_index};
-use self::val::{Closure, Val, fits};
+use self::val::{Closure, Lambda, Val, fits};
 use super::objects::check_cell;
 use super::{Checks, Value};
 use crate::backend::objects as shared;
@@ -132,8 +132,9 @@ pub struct Interp<'p> {
     runtime: Arc<Runtime>,
     /// The `vmctx` of the classes (see `objects::HostLink`); `None` only once dropped.
     host: Option<Box<objects::HostLink>>,
-    /// How closures of each lambda are shown, by `FuncId` (made on first use).
-    closure_names: Vec<Option<Rc<str>>>,
+    /// What the closures of each lambda share (how they are shown, their blocks' descriptor),
+    /// by `FuncId` (made on first use).
+    closure_names: Vec<Option<Rc<Lambda>>>,
 }
 
 impl Drop for Interp<'_> {
@@ -655,9 +656,9 @@ impl<'p> Interp<'p> {
                 for c in captures {
                     cells.push(self.eval(c)?);
                 }
-                let shown = self.closure_shown(*func, &e.ty);
+                let lambda = self.lambda(*func, &e.ty);
                 let code: *const Function = self.program.function(*func);
-                Val::C(Rc::new(Closure::new(code, shown, cells)))
+                Val::C(Rc::new(Closure::new(code, lambda, cells)))
             }
             ExprKind::CallClosure(callee, args) => {
                 let Val::C(closure) = self.eval(callee)? else {
@@ -739,10 +740,11 @@ impl Interp<'_> {
         ))
     }
 
-    /// How a closure of lambda `func` (of type `ty`) is shown, made once per lambda.
-    fn closure_shown(&mut self, func: FuncId, ty: &Type) -> Rc<str> {
+    /// What the closures of lambda `func` (of type `ty`) share, made once per lambda.
+    fn lambda(&mut self, func: FuncId, ty: &Type) -> Rc<Lambda> {
         let slot = &mut self.closure_names[func.index()];
-        slot.get_or_insert_with(|| format!("<{ty}>").into()).clone()
+        slot.get_or_insert_with(|| Rc::new(Lambda::new(format!("<{ty}>").into())))
+            .clone()
     }
 }
 
@@ -812,7 +814,7 @@ pub fn run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError>
 #[cfg(test)]
 mod tests {
     use super::objects::UNIQUE_BLOCKS;
-    use super::val::CONVERSIONS;
+    use super::val::{CONVERSIONS, DESCRIPTORS};
     use super::*;
     use crate::lang::{SourceFile, compile};
 
@@ -868,5 +870,21 @@ mod tests {
             4,
             "outer and inner, before and after the copy: {blocks:?}"
         );
+    }
+
+    #[test]
+    fn closures_stored_in_fields_intern_one_descriptor_per_lambda() {
+        DESCRIPTORS.with(|d| d.set(0));
+        let (v, _, _) = run_counted(&format!(
+            "class Holder {{ var f: fn(i64) -> i64 = null\n var fs = vec<fn(i64) -> i64>() }}\n\
+             fn main() -> i64 {{\n let h = new Holder()\n var s = 0\n for i in 0..{N} {{\n \
+             h.f = |x: i64| -> i64 {{ return x + i }}\n h.fs.push(h.f)\n s += (h.f)(1)\n }}\n \
+             h.f = |x: i64| -> i64 {{ return x * 2 }}\n \
+             return s + (h.fs[{N} - 1])(0) + (h.f)(5)\n}}\n"
+        ));
+        assert_eq!(v, Value::I64(N + N * (N - 1) / 2 + (N - 1) + 10));
+        // {N} stores of one lambda's closures, {N} stores of closures read back from the
+        // field (their blocks' descriptor), one of another lambda's: two descriptors.
+        assert_eq!(DESCRIPTORS.with(|d| d.get()), 2);
     }
 }

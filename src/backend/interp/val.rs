@@ -1,5 +1,6 @@
 //! Values inside the interpreter.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
 use crate::backend::Value;
@@ -33,8 +34,9 @@ pub(super) enum Val {
 /// In a runtime cell (an object's field, a vec in one) it is a `runtime::closure` block, one
 /// layout with the compiled backends': its code word is `code` (never called as machine code:
 /// only the interpreter reads the cells of its own objects), its descriptor an interned one
-/// (`closure::interned_descriptor`, so the block can be released after the program is gone),
-/// its cells the captured values as cells (an array's elements one cell each).
+/// (`closure::interned_descriptor`, so the block can be released after the program is gone,
+/// made once per lambda: see [`Lambda`]), its cells the captured values as cells (an array's
+/// elements one cell each).
 #[derive(Debug)]
 pub(super) struct Closure {
     /// The lambda's function in the program version that made the closure. Every version the
@@ -42,17 +44,56 @@ pub(super) struct Closure {
     /// values does; a closure of an earlier version is refused when called
     /// (`Interp::closure_func`).
     pub(super) code: *const Function,
-    /// How interpolation shows it (`<fn(i64) -> i64>`).
-    pub(super) shown: Rc<str>,
+    /// What the closures of its lambda share.
+    pub(super) lambda: Rc<Lambda>,
     /// The captured values, in the order of the lambda's `captures` locals.
     pub(super) cells: Vec<Val>,
 }
 
+/// What every closure of one lambda shares (the interpreter makes one per lambda, see
+/// `Interp::lambda`; a closure read from a cell takes its block's).
+#[derive(Debug)]
+pub(super) struct Lambda {
+    /// How interpolation shows it (`<fn(i64) -> i64>`).
+    pub(super) shown: Rc<str>,
+    /// The interned descriptor of its closure blocks: made on the first store into a cell,
+    /// then reused (null until then).
+    desc: Cell<*const u8>,
+}
+
+impl Lambda {
+    pub(super) fn new(shown: Rc<str>) -> Lambda {
+        Lambda {
+            shown,
+            desc: Cell::new(std::ptr::null()),
+        }
+    }
+
+    /// The descriptor of its closure blocks, interned from the capture types `types` the first
+    /// time.
+    fn descriptor<'t>(&self, types: impl Iterator<Item = &'t Type>) -> *const u8 {
+        if self.desc.get().is_null() {
+            let mut kinds = Vec::new();
+            for ty in types {
+                push_kinds(ty, &mut kinds);
+            }
+            note_descriptor();
+            self.desc
+                .set(closure::interned_descriptor(&kinds, &self.shown));
+        }
+        self.desc.get()
+    }
+}
+
 impl Closure {
-    pub(super) fn new(code: *const Function, shown: Rc<str>, cells: Vec<Val>) -> Closure {
+    pub(super) fn new(code: *const Function, lambda: Rc<Lambda>, cells: Vec<Val>) -> Closure {
         // Counted like the compiled backends' closure blocks, for the leak tests.
         values::count_blocks(1);
-        Closure { code, shown, cells }
+        Closure {
+            code,
+            lambda,
+            cells,
+        }
     }
 
     /// The lambda's function.
@@ -73,11 +114,11 @@ impl Closure {
 
     /// A new closure block with copies of the captured values (see the type's docs).
     fn to_cell(&self) -> u64 {
-        let (mut kinds, mut bits) = (Vec::new(), Vec::new());
+        let mut bits = Vec::new();
         for (ty, v) in self.capture_types().zip(&self.cells) {
-            push_cells(v.clone(), ty, &mut kinds, &mut bits);
+            push_cells(v.clone(), ty, &mut bits);
         }
-        let desc = closure::interned_descriptor(&kinds, &self.shown);
+        let desc = self.lambda.descriptor(self.capture_types());
         // SAFETY: the descriptor lives as long as the process and describes `bits`.
         unsafe { closure::closure_from_cells(self.code.cast(), desc, &bits) }
     }
@@ -89,10 +130,16 @@ impl Closure {
     /// As [`Val::from_cell`].
     unsafe fn from_cell(bits: u64) -> Closure {
         // SAFETY: the caller's contract.
-        let (code, cells) = unsafe { closure::closure_parts(bits) };
+        let (code, cells, desc) = unsafe {
+            let (code, cells) = closure::closure_parts(bits);
+            (code, cells, closure::closure_descriptor(bits))
+        };
         let mut shown = String::new();
         closure::format_closure(bits, &mut shown);
-        let mut closure = Closure::new(code.cast(), shown.into(), Vec::new());
+        // The block's descriptor is an interned one (made by `to_cell`): kept for the next store.
+        let lambda = Lambda::new(shown.into());
+        lambda.desc.set(desc);
+        let mut closure = Closure::new(code.cast(), Rc::new(lambda), Vec::new());
         let mut cells = cells.iter().copied();
         let values = closure
             .capture_types()
@@ -104,20 +151,29 @@ impl Closure {
     }
 }
 
-/// Append the cells of a value of type `ty` (an array's elements one cell each, unit none) and
-/// their kinds.
-fn push_cells(v: Val, ty: &Type, kinds: &mut Vec<ElemKind>, bits: &mut Vec<u64>) {
+/// Append the cells of a value of type `ty` (an array's elements one cell each, unit none).
+fn push_cells(v: Val, ty: &Type, bits: &mut Vec<u64>) {
     match (v, ty) {
         (_, Type::Unit) => {}
         (Val::A(items), Type::Array(elem, _)) => {
             for item in items.iter() {
-                push_cells(item.clone(), elem, kinds, bits);
+                push_cells(item.clone(), elem, bits);
             }
         }
-        (v, ty) => {
-            kinds.push(elem_kind(ty));
-            bits.push(v.into_cell(ty));
+        (v, ty) => bits.push(v.into_cell(ty)),
+    }
+}
+
+/// Append the kinds of the cells [`push_cells`] makes of a value of type `ty`.
+fn push_kinds(ty: &Type, kinds: &mut Vec<ElemKind>) {
+    match ty {
+        Type::Unit => {}
+        Type::Array(elem, n) => {
+            for _ in 0..*n {
+                push_kinds(elem, kinds);
+            }
         }
+        ty => kinds.push(elem_kind(ty)),
     }
 }
 
@@ -193,7 +249,7 @@ impl Val {
             Val::S(s) if nested => out.push_str(&format!("{:?}", s.as_str())),
             Val::S(s) => out.push_str(s),
             Val::H(h) => values::format_cell(values::ElemKind::Handle, h.cell(), out),
-            Val::C(c) => out.push_str(&c.shown),
+            Val::C(c) => out.push_str(&c.lambda.shown),
             Val::A(items) | Val::V(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {
@@ -296,7 +352,7 @@ impl Val {
             Val::H(h) => Value::Handle(h.cell()),
             Val::V(items) => Value::Vec(items.iter().map(Val::to_value).collect()),
             Val::S(s) => Value::Str(s.as_str().to_string()),
-            Val::C(c) => Value::Fn(c.shown.to_string()),
+            Val::C(c) => Value::Fn(c.lambda.shown.to_string()),
         }
     }
 }
@@ -305,6 +361,18 @@ impl Val {
 thread_local! {
     /// Values converted to or from runtime cells on this thread (each element of a vec counts).
     pub(super) static CONVERSIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Closure descriptors interned on this thread (tests check it is one per lambda).
+    pub(super) static DESCRIPTORS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count one closure descriptor interned (tests only).
+fn note_descriptor() {
+    #[cfg(test)]
+    DESCRIPTORS.with(|c| c.set(c.get() + 1));
 }
 
 /// Count one value converted to or from a cell (tests only: they check field operations
