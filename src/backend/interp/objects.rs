@@ -66,12 +66,6 @@ pub(super) fn read_cell(obj: &Object, i: usize, ty: &Type) -> Val {
     unsafe { Val::from_cell(bits, ty) }
 }
 
-/// Cell `i` of a checked object's state as it is (borrowed from the object).
-pub(super) fn field_bits(obj: &Object, i: usize) -> u64 {
-    // SAFETY: as in `read_cell`.
-    unsafe { *obj.state_ptr().add(i) }
-}
-
 /// The cell a place in field `i` (of type `ty`) of a checked object leads to, and its type:
 /// each vec on the path is made unique in its cell first (`values::hot_vec_unique`: a copy
 /// only when another owner shares it) and the index checked against its length now. Only the
@@ -170,10 +164,11 @@ unsafe fn make_unique(cell: *mut u64, elem: &Type) -> u64 {
     unique
 }
 
-/// A vec cell retained from a field (or from a vec a field holds): a read of `o.items[i]`,
-/// `o.items.len()` or `for x in o.items` works on the field's block through it, converting
-/// only the elements it reads. It shares the block like any copy (a later store into the
-/// field copies it first), so what it reads is the vec as it was when it was taken.
+/// A vec cell retained from a runtime cell (a field, or a vec a field holds): the interpreter's
+/// vec read out of a cell (`val::CellVec`) works on the block through it, converting only the
+/// elements it reads. It shares the block like any copy (a later store into the field copies it
+/// first), so what it reads is the vec as it was when it was taken.
+#[derive(Debug)]
 pub(super) struct HeldVec(u64);
 
 impl HeldVec {
@@ -195,6 +190,25 @@ impl HeldVec {
         Ok(unsafe { values::vec_block(self.0) }
             .and_then(|b| b.cell(i))
             .unwrap_or(0))
+    }
+
+    /// The elements, borrowed from the block.
+    pub(super) fn cells(&self) -> impl Iterator<Item = u64> + '_ {
+        // SAFETY: this holds a count of the block while the iterator borrows it.
+        unsafe { values::vec_block(self.0) }
+            .into_iter()
+            .flat_map(|b| b.cells())
+    }
+
+    /// The vec as an owned cell: this count moves into it.
+    pub(super) fn into_cell(self) -> u64 {
+        std::mem::ManuallyDrop::new(self).0
+    }
+}
+
+impl Clone for HeldVec {
+    fn clone(&self) -> HeldVec {
+        HeldVec::retain(self.0)
     }
 }
 
