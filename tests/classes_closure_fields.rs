@@ -4,27 +4,13 @@
 
 mod common;
 
-use std::sync::Arc;
-
+use common::{same_everywhere, source};
 use hotlab::backend::interp::Interp;
 use hotlab::backend::jit::{JitOptions, ReloadFailure, ScriptModule};
 use hotlab::backend::{Checks, Value};
-use hotlab::lang::{SourceFile, compile};
+use hotlab::lang::compile;
 use hotlab::runtime::ScriptErrorKind;
 use hotlab::runtime::values::live_blocks;
-
-/// Run `text`'s `main` on every backend; each must give `want` and leave no block behind.
-#[track_caller]
-fn same_everywhere(text: &str, want: &str) {
-    let program = common::compile_text("fields.hot", text).unwrap_or_else(|d| panic!("{d}"));
-    for (backend, run) in common::backends_for(&program) {
-        let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
-        assert_eq!(got, want, "{backend} on:\n{text}");
-        if !(got.starts_with("error") && backend != "interp") {
-            assert_eq!(leaked, 0, "{backend} leaked {leaked} blocks on:\n{text}");
-        }
-    }
-}
 
 const HOLDER: &str = "class Holder {\n var f: fn(i64) -> i64 = null\n \
                       var fs = vec<fn(i64) -> i64>()\n var name = \"h\"\n}\n";
@@ -144,10 +130,6 @@ fn after_reload() -> i64 {
     return (h.f)(1) + (h.fs[0])(2)
 }
 "#;
-
-fn source(name: &str, text: &str) -> Arc<SourceFile> {
-    Arc::new(SourceFile::new(name, text.to_string()))
-}
 
 const SHOWN: &str = "<fn(i64) -> i64> [<fn(i64) -> i64>] <fn: not initialized>";
 

@@ -4,17 +4,8 @@
 
 mod common;
 
+use common::same_everywhere;
 use hotlab::backend::{Checks, Value};
-
-/// Run `text`'s `main` on every backend: each must give `want` and leave no block behind.
-fn same_everywhere(text: &str, want: &str) {
-    let program = common::compile_text("arrays.hot", text).unwrap_or_else(|d| panic!("{d}"));
-    for (backend, run) in common::backends_for(&program) {
-        let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
-        assert_eq!(got, want, "{backend}");
-        assert_eq!(leaked, 0, "{backend} leaked {leaked} blocks");
-    }
-}
 
 /// Locals, `let`/`var`, parameters, returns, literals, repeats, reads, stores, `+=`, nested
 /// arrays, `for`, `len`, interpolation, arrays of handles, vecs and closures, captures.
