@@ -3,21 +3,17 @@
 //! `[i64; 3]`) is re-initialized and reported, an added one gets its initializer; the same on
 //! every backend, and nothing leaks.
 
+mod common;
+
 use std::sync::Arc;
 
 use assert_cmd::Command;
+use common::fixture;
 use hotlab::backend::Value;
 use hotlab::backend::jit::{JitOptions, ScriptModule};
 use hotlab::lang::{SourceFile, compile};
 use hotlab::runtime::values::live_blocks;
 use predicates::prelude::*;
-
-fn fixture(name: &str) -> String {
-    format!(
-        "{}/tests/fixtures/reload/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
 
 const REPORT: &str =
     "class Grid v2: 1 object(s) migrated; kept [a, s] added [extra] removed [gone] retyped [r]";

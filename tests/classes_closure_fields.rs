@@ -5,27 +5,13 @@
 
 mod common;
 
-use std::sync::Arc;
-
+use common::{same_everywhere, source};
 use hotlab::backend::interp::Interp;
 use hotlab::backend::jit::{JitOptions, ReloadOutcome, ScriptModule};
 use hotlab::backend::object::ObjectOptions;
 use hotlab::backend::{Checks, Value};
-use hotlab::lang::{SourceFile, compile};
+use hotlab::lang::compile;
 use hotlab::runtime::values::live_blocks;
-
-/// Run `text`'s `main` on every backend; each must give `want` and leave no block behind.
-#[track_caller]
-fn same_everywhere(text: &str, want: &str) {
-    let program = common::compile_text("fields.hot", text).unwrap_or_else(|d| panic!("{d}"));
-    for (backend, run) in common::backends_for(&program) {
-        let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
-        assert_eq!(got, want, "{backend} on:\n{text}");
-        if !(got.starts_with("error") && backend != "interp") {
-            assert_eq!(leaked, 0, "{backend} leaked {leaked} blocks on:\n{text}");
-        }
-    }
-}
 
 const HOLDER: &str = "class Holder {\n var f: fn(i64) -> i64 = null\n \
                       var fs = vec<fn(i64) -> i64>()\n var name = \"h\"\n}\n";
@@ -152,10 +138,6 @@ fn after_reload() -> i64 {
     return h.fs.len() * 10 + keep(1)
 }
 "#;
-
-fn source(name: &str, text: &str) -> Arc<SourceFile> {
-    Arc::new(SourceFile::new(name, text.to_string()))
-}
 
 /// What the reload of V1 to V2 did on one backend, and `shown()` and `refresh()` after it.
 #[derive(Debug, PartialEq)]

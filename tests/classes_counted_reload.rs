@@ -3,11 +3,12 @@
 //! between counted types (`vec<i64>` → `str`, `vec<i64>` → `vec<f64>`) is re-initialized and
 //! reported, and a method whose parameter changes between cell types is refused.
 
-use std::sync::Arc;
+mod common;
 
+use common::source;
 use hotlab::backend::Value;
 use hotlab::backend::jit::{JitOptions, ReloadFailure, ScriptModule};
-use hotlab::lang::{SourceFile, compile};
+use hotlab::lang::compile;
 use hotlab::runtime::values::live_blocks;
 
 const V1: &str = r#"
@@ -63,10 +64,6 @@ class Bag {
 }
 var a: Bag? = null
 "#;
-
-fn source(name: &str, text: &str) -> Arc<SourceFile> {
-    Arc::new(SourceFile::new(name, text.to_string()))
-}
 
 #[test]
 fn counted_fields_migrate_without_leaks() {

@@ -2,20 +2,16 @@
 //! module variables keep their objects, `after_reload` sees the migrated state, and a version
 //! that does not compile (or cannot replace the old one) changes nothing.
 
+mod common;
+
 use std::sync::Arc;
 
 use assert_cmd::Command;
+use common::fixture;
 use hotlab::backend::Value;
 use hotlab::backend::jit::{JitOptions, ReloadFailure, ScriptModule};
 use hotlab::lang::{SourceFile, compile};
 use predicates::prelude::*;
-
-fn fixture(name: &str) -> String {
-    format!(
-        "{}/tests/fixtures/reload/{name}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
 
 fn hotlab() -> Command {
     Command::cargo_bin("hotlab").unwrap()

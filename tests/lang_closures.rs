@@ -4,23 +4,10 @@
 
 mod common;
 
+use common::same_everywhere;
 use hotlab::backend::{Checks, Value};
 use hotlab::lang::{DiagKind, Span};
 use hotlab::runtime::values::live_blocks;
-
-/// Run `text`'s `main` on every backend; each must give `want` and leave no block behind.
-#[track_caller]
-fn same_everywhere(text: &str, want: &str) {
-    let program = common::compile_text("closures.hot", text).unwrap_or_else(|d| panic!("{d}"));
-    for (backend, run) in common::backends_for(&program) {
-        let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
-        assert_eq!(got, want, "{backend} on:\n{text}");
-        // The JIT does not release what frames held when an error unwinds them.
-        if !(got.starts_with("error") && backend != "interp") {
-            assert_eq!(leaked, 0, "{backend} leaked {leaked} blocks on:\n{text}");
-        }
-    }
-}
 
 #[test]
 fn later_assignments_to_a_captured_variable_are_not_seen() {

@@ -156,6 +156,16 @@ pub unsafe fn closure_parts<'a>(cell: u64) -> (*const u8, &'a [u64]) {
     }
 }
 
+/// The descriptor a closure cell (not 0) was made with: it lives as long as the block's code
+/// (an interned one as long as the process), so a new block may be made with it.
+///
+/// # Safety
+/// As [`closure_parts`].
+pub unsafe fn closure_descriptor(cell: u64) -> *const u8 {
+    // SAFETY: the caller's contract.
+    unsafe { (*(cell as *const ClosureBlock)).desc }
+}
+
 /// Another count of a closure cell (0 is fine); returns the cell.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_closure_retain(cell: u64) -> u64 {

@@ -26,10 +26,10 @@ pub fn previous_path(path: &Path) -> PathBuf {
 }
 
 /// Move a saved session out of the way of a fresh one (to [`previous_path`]), so starting
-/// without `--resume` loses nothing; `Ok(None)` when there was no file.
-pub fn keep_previous(path: &Path) -> Result<Option<PathBuf>, String> {
+/// without `--resume` loses nothing; nothing to do when there is no file.
+pub fn keep_previous(path: &Path) -> Result<(), String> {
     if !path.exists() {
-        return Ok(None);
+        return Ok(());
     }
     let prev = previous_path(path);
     std::fs::rename(path, &prev).map_err(|e| {
@@ -37,8 +37,7 @@ pub fn keep_previous(path: &Path) -> Result<Option<PathBuf>, String> {
             "cannot keep the saved session as {}: {e}; nothing was overwritten",
             prev.display()
         )
-    })?;
-    Ok(Some(prev))
+    })
 }
 
 /// Write the state whole, creating the directory if needed.

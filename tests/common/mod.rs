@@ -91,6 +91,19 @@ pub fn compile_text(name: &str, text: &str) -> Result<Program, Diagnostics> {
     compile(Arc::new(SourceFile::new(name, text)))
 }
 
+/// A source file of `text` named `name`.
+pub fn source(name: &str, text: &str) -> Arc<SourceFile> {
+    Arc::new(SourceFile::new(name, text.to_string()))
+}
+
+/// The path of a hot-reload fixture (`tests/fixtures/reload/NAME`).
+pub fn fixture(name: &str) -> String {
+    format!(
+        "{}/tests/fixtures/reload/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
 /// A run's outcome as one line: the value, or `error: <what> at LINE:COL`.
 pub fn outcome(program: &Program, result: &Result<Value, ScriptError>) -> String {
     match result {
@@ -100,6 +113,18 @@ pub fn outcome(program: &Program, result: &Result<Value, ScriptError>) -> String
             e.kind,
             program.source.line_col(e.span.start)
         ),
+    }
+}
+
+/// Run `text`'s `main` on every backend; each must give `want` and leave no block behind
+/// (error runs too: an error unwinding through compiled frames releases what they own).
+#[track_caller]
+pub fn same_everywhere(text: &str, want: &str) {
+    let program = compile_text("same_everywhere.hot", text).unwrap_or_else(|d| panic!("{d}"));
+    for (backend, run) in backends_for(&program) {
+        let (got, leaked) = outcome_and_leaked_blocks(&program, run);
+        assert_eq!(got, want, "{backend} on:\n{text}");
+        assert_eq!(leaked, 0, "{backend} leaked {leaked} blocks on:\n{text}");
     }
 }
 

@@ -33,9 +33,9 @@ mod ops;
 mod reload;
 mod val;
 
-use self::objects::{HeldVec, at, read_cell};
+use self::objects::{at, read_cell};
 use self::ops::{binary, check_index};
-use self::val::{Closure, Val, fits};
+use self::val::{Closure, Lambda, Val, fits};
 use super::objects::check_cell;
 use super::{Checks, Value};
 use crate::backend::objects as shared;
@@ -105,12 +105,12 @@ fn walk<'v>(mut slot: &'v mut Val, path: &[Step]) -> R<&'v mut Val> {
     for step in path {
         slot = match (slot, *step) {
             (Val::A(items), Step::Array(i)) => &mut Rc::make_mut(items)[i],
-            (Val::V(items), Step::Vec(i, span)) => {
-                let items = Rc::make_mut(items);
+            (vec, Step::Vec(i, span)) => {
+                let items = vec.vec_mut();
                 let i = check_index(i, items.len() as i64, span)?;
                 &mut items[i]
             }
-            _ => unreachable!("checked program: indexing a place that is not an array or a vec"),
+            (_, Step::Array(_)) => unreachable!("checked program: an array index on a non-array"),
         };
     }
     Ok(slot)
@@ -132,8 +132,9 @@ pub struct Interp<'p> {
     runtime: Arc<Runtime>,
     /// The `vmctx` of the classes (see `objects::HostLink`); `None` only once dropped.
     host: Option<Box<objects::HostLink>>,
-    /// How closures of each lambda are shown, by `FuncId` (made on first use).
-    closure_names: Vec<Option<Rc<str>>>,
+    /// What the closures of each lambda share (how they are shown, their blocks' descriptor),
+    /// by `FuncId` (made on first use).
+    closure_names: Vec<Option<Rc<Lambda>>>,
 }
 
 impl Drop for Interp<'_> {
@@ -344,29 +345,15 @@ impl<'p> Interp<'p> {
                     i += 1;
                 }
             }
-            StmtKind::ForEach { var, array, body } if in_field_vec(array) => {
-                let held = self.held_vec(array)?;
-                let Type::Vec(elem) = &array.ty else {
-                    unreachable!("checked program: a field's vec")
-                };
-                let slot = self.base + var.index();
-                for i in 0..held.len() {
-                    // SAFETY: `held` keeps the element alive while it is converted; `i` is in
-                    // range (the held block does not change: a store copies it first).
-                    self.stack[slot] =
-                        unsafe { Val::from_cell(held.at(i as i64, array.span)?, elem) };
-                    match self.block(body)? {
-                        Flow::Break => break,
-                        Flow::Next | Flow::Continue => {}
-                        ret @ Flow::Return(_) => return Ok(ret),
-                    }
-                }
-            }
             StmtKind::ForEach { var, array, body } => {
-                let items = self.eval(array)?.items().clone();
+                // Held (a count of its elements) while the body runs: what the body does to the
+                // variable or the field it came from copies first, so the loop sees the array or
+                // vec as it was. A vec from a field stays in its block, each element converted
+                // as it is reached.
+                let items = self.eval(array)?;
                 let slot = self.base + var.index();
-                for item in items.iter() {
-                    self.stack[slot] = item.clone();
+                for i in 0..items.len() {
+                    self.stack[slot] = items.item(i as i64, array.span)?;
                     match self.block(body)? {
                         Flow::Break => break,
                         Flow::Next | Flow::Continue => {}
@@ -396,17 +383,6 @@ impl<'p> Interp<'p> {
         op_span: Span,
         value: &'p Expr,
     ) -> R<()> {
-        if let PlaceKind::Field { object, field } = &place.kind {
-            return self.assign_field(
-                object,
-                *field as usize,
-                &place.ty,
-                op,
-                op_span,
-                value,
-                place.span,
-            );
-        }
         self.place_op(place, Some(value), PlaceOp::Assign(op, op_span))?;
         Ok(())
     }
@@ -571,13 +547,10 @@ impl<'p> Interp<'p> {
                 let v = self.eval(item)?;
                 Val::A(Rc::new(vec![v; *n as usize]))
             }
-            ExprKind::Index(base, _) if in_field_vec(base) => self.eval_value_op(e)?,
             ExprKind::Index(base, index) => {
                 let arr = self.eval(base)?;
                 let i = self.eval(index)?.int();
-                let items = arr.items();
-                let i = check_index(i, items.len() as i64, e.span)?;
-                items[i].clone()
+                arr.item(i, e.span)?
             }
             ExprKind::Len(_)
             | ExprKind::VecNew
@@ -633,24 +606,14 @@ impl<'p> Interp<'p> {
 }
 
 impl<'p> Interp<'p> {
-    /// Vecs (a field's too), strings and `len()`: out of `eval`, whose stack frame every level of script
+    /// Vecs, strings and `len()`: out of `eval`, whose stack frame every level of script
     /// recursion pays for.
     #[inline(never)]
     fn eval_value_op(&mut self, e: &'p Expr) -> R<Val> {
         Ok(match &e.kind {
-            // `eval` sends only an index into a field's vec here (`in_field_vec`).
-            ExprKind::Index(base, index) => {
-                let held = self.held_vec(base)?;
-                let i = self.eval(index)?.int();
-                // SAFETY: `held` keeps the element alive while it is converted.
-                unsafe { Val::from_cell(held.at(i, e.span)?, &e.ty) }
-            }
-            ExprKind::Len(array) if in_field_vec(array) => {
-                Val::I(self.held_vec(array)?.len() as i64)
-            }
             ExprKind::Len(array) => Val::I(match self.eval(array)? {
                 Val::S(s) => s.len(),
-                v => v.items().len(),
+                v => v.len(),
             } as i64),
             ExprKind::VecNew => Val::V(Rc::new(Vec::new())),
             ExprKind::VecPush(place, value) => self.place_op(place, Some(value), PlaceOp::Push)?,
@@ -666,9 +629,9 @@ impl<'p> Interp<'p> {
                 for c in captures {
                     cells.push(self.eval(c)?);
                 }
-                let shown = self.closure_shown(*func, &e.ty);
+                let lambda = self.lambda(*func, &e.ty);
                 let code: *const Function = self.program.function(*func);
-                Val::C(Rc::new(Closure::new(code, shown, cells)))
+                Val::C(Rc::new(Closure::new(code, lambda, cells)))
             }
             ExprKind::CallClosure(callee, args) => {
                 let Val::C(closure) = self.eval(callee)? else {
@@ -692,39 +655,6 @@ impl<'p> Interp<'p> {
             _ => unreachable!("eval_value_op: not a vec, string or closure operation"),
         })
     }
-}
-
-impl<'p> Interp<'p> {
-    /// The vec `e` reads out of a field (see [`in_field_vec`]), held without converting it:
-    /// the object, then each index (checked against the vec it indexes), in source order.
-    fn held_vec(&mut self, e: &'p Expr) -> R<HeldVec> {
-        match &e.kind {
-            ExprKind::Field(object, field) => {
-                let v = self.eval(object)?;
-                // SAFETY: `v` owns the handle's reference while the cell is read.
-                let obj = unsafe { check_cell(v.handle().cell(), e.span) }?;
-                Ok(HeldVec::retain(objects::field_bits(obj, *field as usize)))
-            }
-            // `eval` sends only an index into a field's vec here (`in_field_vec`).
-            ExprKind::Index(base, index) => {
-                let held = self.held_vec(base)?;
-                let i = self.eval(index)?.int();
-                Ok(HeldVec::retain(held.at(i, e.span)?))
-            }
-            _ => unreachable!("held_vec: not a field's vec (see `in_field_vec`)"),
-        }
-    }
-}
-
-/// Whether `e` reads a vec held in a field (`o.items`, `o.vv[i]`): such reads index, measure
-/// and iterate the field's runtime block in place instead of converting the whole vec.
-fn in_field_vec(e: &Expr) -> bool {
-    matches!(e.ty, Type::Vec(_))
-        && match &e.kind {
-            ExprKind::Field(..) => true,
-            ExprKind::Index(base, _) => in_field_vec(base),
-            _ => false,
-        }
 }
 
 impl Interp<'_> {
@@ -751,10 +681,11 @@ impl Interp<'_> {
         ))
     }
 
-    /// How a closure of lambda `func` (of type `ty`) is shown, made once per lambda.
-    fn closure_shown(&mut self, func: FuncId, ty: &Type) -> Rc<str> {
+    /// What the closures of lambda `func` (of type `ty`) share, made once per lambda.
+    fn lambda(&mut self, func: FuncId, ty: &Type) -> Rc<Lambda> {
         let slot = &mut self.closure_names[func.index()];
-        slot.get_or_insert_with(|| format!("<{ty}>").into()).clone()
+        slot.get_or_insert_with(|| Rc::new(Lambda::new(format!("<{ty}>").into())))
+            .clone()
     }
 }
 
@@ -824,7 +755,7 @@ pub fn run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError>
 #[cfg(test)]
 mod tests {
     use super::objects::UNIQUE_BLOCKS;
-    use super::val::CONVERSIONS;
+    use super::val::{CONVERSIONS, DESCRIPTORS};
     use super::*;
     use crate::lang::{SourceFile, compile};
 
@@ -879,6 +810,73 @@ mod tests {
             distinct.len(),
             4,
             "outer and inner, before and after the copy: {blocks:?}"
+        );
+    }
+
+    #[test]
+    fn closures_stored_in_fields_intern_one_descriptor_per_lambda() {
+        DESCRIPTORS.with(|d| d.set(0));
+        let (v, _, _) = run_counted(&format!(
+            "class Holder {{ var f: fn(i64) -> i64 = null\n var fs = vec<fn(i64) -> i64>() }}\n\
+             fn main() -> i64 {{\n let h = new Holder()\n var s = 0\n for i in 0..{N} {{\n \
+             h.f = |x: i64| -> i64 {{ return x + i }}\n h.fs.push(h.f)\n s += (h.f)(1)\n }}\n \
+             h.f = |x: i64| -> i64 {{ return x * 2 }}\n \
+             return s + (h.fs[{N} - 1])(0) + (h.f)(5)\n}}\n"
+        ));
+        assert_eq!(v, Value::I64(N + N * (N - 1) / 2 + (N - 1) + 10));
+        // {N} stores of one lambda's closures, {N} stores of closures read back from the
+        // field (their blocks' descriptor), one of another lambda's: two descriptors.
+        assert_eq!(DESCRIPTORS.with(|d| d.get()), 2);
+    }
+
+    #[test]
+    fn reading_a_field_vec_as_a_value_converts_no_element_and_stays_a_copy() {
+        let (v, conversions, blocks) = run_counted(&format!(
+            "class Bag {{ var items = vec<i64>() }}\n\
+             fn size(v: vec<i64>) -> i64 {{ return v.len() }}\n\
+             fn main() -> str {{\n let b = new Bag()\n for i in 0..{N} {{ b.items.push(i) }}\n \
+             var s = 0\n for i in 0..{N} {{\n let v = b.items\n s += v.len() + size(b.items)\n }}\n \
+             let before = b.items\n b.items.push({N})\n b.items[0] = -1\n \
+             var w = before\n w.push(7)\n b.items = w\n w[1] = 5\n \
+             return \"${{s}} ${{before.len()}} ${{before[0]}} ${{b.items.len()}} ${{b.items[0]}} \
+             ${{b.items[1]}} ${{w[1]}}\"\n}}\n"
+        ));
+        assert_eq!(
+            v,
+            Value::Str(format!("{} {N} 0 {} 0 1 5", 2 * N * N, N + 1))
+        );
+        // The pushes, `w.push` converting `before` once, `b.items = w` storing a local vec
+        // (converted: it is not a block), a few single elements. Converting the field's vec at
+        // each of the 2 * N reads would be 2 * N * N more.
+        assert!(
+            conversions <= 3 * N as u64 + 20,
+            "{conversions} conversions for {N} pushes and {} reads",
+            2 * N
+        );
+        // The push after `let before = b.items` copied the block `before` shares.
+        assert_eq!(blocks.len(), N as usize + 2);
+        assert_ne!(
+            blocks[N as usize], blocks[0],
+            "`before` was changed in place"
+        );
+    }
+
+    #[test]
+    fn a_field_vec_read_as_a_value_is_returned_and_shown_whole() {
+        let text = "class Bag { var vv = vec<vec<str>>() }\n\
+                    fn rows() -> vec<vec<str>> {\n let b = new Bag()\n b.vv.push(vec<str>())\n \
+                    b.vv[0].push(\"a\")\n let row = b.vv[0]\n b.vv[0][0] = \"${b.vv} ${row}\"\n \
+                    return b.vv\n}\n";
+        let program = compile(Arc::new(SourceFile::new("t.hot", text.to_string())))
+            .unwrap_or_else(|d| panic!("{d}"));
+        let mut interp = Interp::new(&program, Checks::On).unwrap_or_else(|e| panic!("{e}"));
+        let rows = program.function_named("rows").expect("declared");
+        let v = interp.call(rows, &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            v,
+            Value::Vec(vec![Value::Vec(vec![Value::Str(
+                r#"[["a"]] ["a"]"#.into()
+            )])])
         );
     }
 }

@@ -8,7 +8,7 @@ use super::ops::{binary, check_index};
 use super::{Interp, PlaceOp, R, Step, Val};
 use crate::backend::objects::check_cell;
 use crate::backend::objects::elem_kind;
-use crate::lang::hir::{self, BinOp, Expr, FuncId, Program, Type};
+use crate::lang::hir::{self, Expr, FuncId, Program, Type};
 use crate::lang::span::Span;
 use crate::runtime::handle::Handle;
 use crate::runtime::iface::{BenchRun, HookCall, Signature};
@@ -17,35 +17,6 @@ use crate::runtime::values;
 use crate::runtime::{ScriptError, ScriptErrorKind};
 
 impl<'p> Interp<'p> {
-    /// `o.f = value` / `o.f op= value`: the object is evaluated and checked, then the value,
-    /// then the cell is read (for `op=`) and written.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn assign_field(
-        &mut self,
-        object: &'p Expr,
-        field: usize,
-        ty: &Type,
-        op: Option<BinOp>,
-        op_span: Span,
-        value: &'p Expr,
-        span: Span,
-    ) -> R<()> {
-        let obj = self.eval(object)?;
-        let h = obj.handle();
-        // SAFETY: `h` owns a reference while the cells are used.
-        unsafe { check_cell(h.cell(), span) }?;
-        let v = self.eval(value)?;
-        // Checked again: the value's calls may have changed the object.
-        // SAFETY: as above.
-        let target = unsafe { check_cell(h.cell(), span) }?;
-        let v = match op {
-            None => v,
-            Some(op) => binary(op, op_span, &read_cell(target, field, ty), &v)?,
-        };
-        write_cell(target, field, ty, v);
-        Ok(())
-    }
-
     /// Evaluate a receiver and check it (null, stale, detached) at `span`.
     pub(super) fn receiver(&mut self, object: &'p Expr, span: Span) -> R<Val> {
         let v = self.eval(object)?;
@@ -95,21 +66,6 @@ pub(super) fn read_cell(obj: &Object, i: usize, ty: &Type) -> Val {
     unsafe { Val::from_cell(bits, ty) }
 }
 
-/// Cell `i` of a checked object's state as it is (borrowed from the object).
-pub(super) fn field_bits(obj: &Object, i: usize) -> u64 {
-    // SAFETY: as in `read_cell`.
-    unsafe { *obj.state_ptr().add(i) }
-}
-
-/// Write cell `i` of a checked object's state; a handle, vec or string cell releases what it
-/// held.
-pub(super) fn write_cell(obj: &Object, i: usize, ty: &Type, v: Val) {
-    let bits = v.into_cell(ty);
-    // SAFETY: as in `read_cell`.
-    let old = unsafe { std::ptr::replace(obj.state_ptr().add(i), bits) };
-    values::release_cell(elem_kind(ty), old);
-}
-
 /// The cell a place in field `i` (of type `ty`) of a checked object leads to, and its type:
 /// each vec on the path is made unique in its cell first (`values::hot_vec_unique`: a copy
 /// only when another owner shares it) and the index checked against its length now. Only the
@@ -140,11 +96,8 @@ pub(super) unsafe fn cell_place<'t>(
             (Step::Array(index), Type::Array(elem, _)) => (index, &**elem),
             _ => unreachable!("checked program: a field's place indexes vecs and boxed arrays"),
         };
-        // SAFETY: the cell's count moves through `hot_vec_unique` and back into the cell.
-        let unique = values::hot_vec_unique(unsafe { *cell }, elem_kind(elem) as u64);
-        // SAFETY: as above.
-        unsafe { *cell = unique };
-        note_unique(unique);
+        // SAFETY: `cell` holds a vec of `elem` (the caller's contract, then each step's).
+        let unique = unsafe { make_unique(cell, elem) };
         cell = values::hot_vec_at(unique, index as i64, 0, 0);
         ty = elem;
     }
@@ -172,11 +125,8 @@ pub(super) unsafe fn cell_op(cell: *mut u64, ty: &Type, op: PlaceOp, v: Val) -> 
             values::release_cell(kind, unsafe { std::ptr::replace(cell, bits) });
         }
         (PlaceOp::Push, Type::Vec(elem)) => {
-            // SAFETY: as above; the count moves through `hot_vec_unique` back into the cell.
-            let unique = values::hot_vec_unique(unsafe { *cell }, elem_kind(elem) as u64);
-            // SAFETY: as above.
-            unsafe { *cell = unique };
-            note_unique(unique);
+            // SAFETY: as above: a live vec cell of `elem`.
+            let unique = unsafe { make_unique(cell, elem) };
             // SAFETY: `unique` is the only owner of its block; the item is a cell of `elem`.
             unsafe { values::hot_vec_push(unique, v.into_cell(elem)) };
         }
@@ -186,10 +136,7 @@ pub(super) unsafe fn cell_op(cell: *mut u64, ty: &Type, op: PlaceOp, v: Val) -> 
                 return Err(ScriptError::new(ScriptErrorKind::PopEmpty, span));
             }
             // SAFETY: as above.
-            let unique = values::hot_vec_unique(unsafe { *cell }, elem_kind(elem) as u64);
-            // SAFETY: as above.
-            unsafe { *cell = unique };
-            note_unique(unique);
+            let unique = unsafe { make_unique(cell, elem) };
             // SAFETY: unique and not empty (checked): `hot_vec_pop` does not raise.
             let item = unsafe { values::hot_vec_pop(unique, 0, 0) };
             // SAFETY: the popped element's count is ours; released once converted.
@@ -202,10 +149,26 @@ pub(super) unsafe fn cell_op(cell: *mut u64, ty: &Type, op: PlaceOp, v: Val) -> 
     Ok(Val::Unit)
 }
 
-/// A vec cell retained from a field (or from a vec a field holds): a read of `o.items[i]`,
-/// `o.items.len()` or `for x in o.items` works on the field's block through it, converting
-/// only the elements it reads. It shares the block like any copy (a later store into the
-/// field copies it first), so what it reads is the vec as it was when it was taken.
+/// Make the vec in `cell` (elements of type `elem`) the only owner of its block
+/// (`values::hot_vec_unique`: a copy only when another owner shares it), store it back into the
+/// cell and return it.
+///
+/// # Safety
+/// `cell` must be a live cell holding a vec of `elem` that owns its count.
+unsafe fn make_unique(cell: *mut u64, elem: &Type) -> u64 {
+    // SAFETY: the caller's contract; the count moves through `hot_vec_unique` back into the cell.
+    let unique = values::hot_vec_unique(unsafe { *cell }, elem_kind(elem) as u64);
+    // SAFETY: as above.
+    unsafe { *cell = unique };
+    note_unique(unique);
+    unique
+}
+
+/// A vec cell retained from a runtime cell (a field, or a vec a field holds): the interpreter's
+/// vec read out of a cell (`val::CellVec`) works on the block through it, converting only the
+/// elements it reads. It shares the block like any copy (a later store into the field copies it
+/// first), so what it reads is the vec as it was when it was taken.
+#[derive(Debug)]
 pub(super) struct HeldVec(u64);
 
 impl HeldVec {
@@ -227,6 +190,25 @@ impl HeldVec {
         Ok(unsafe { values::vec_block(self.0) }
             .and_then(|b| b.cell(i))
             .unwrap_or(0))
+    }
+
+    /// The elements, borrowed from the block.
+    pub(super) fn cells(&self) -> impl Iterator<Item = u64> + '_ {
+        // SAFETY: this holds a count of the block while the iterator borrows it.
+        unsafe { values::vec_block(self.0) }
+            .into_iter()
+            .flat_map(|b| b.cells())
+    }
+
+    /// The vec as an owned cell: this count moves into it.
+    pub(super) fn into_cell(self) -> u64 {
+        std::mem::ManuallyDrop::new(self).0
+    }
+}
+
+impl Clone for HeldVec {
+    fn clone(&self) -> HeldVec {
+        HeldVec::retain(self.0)
     }
 }
 

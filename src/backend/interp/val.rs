@@ -1,10 +1,15 @@
 //! Values inside the interpreter.
 
+use std::cell::Cell;
 use std::rc::Rc;
 
+use super::R;
+use super::objects::HeldVec;
+use super::ops::check_index;
 use crate::backend::Value;
 use crate::backend::objects::elem_kind;
 use crate::lang::hir::{Function, Type};
+use crate::lang::span::Span;
 use crate::runtime::closure;
 use crate::runtime::handle::Handle;
 use crate::runtime::values::{self, ElemKind};
@@ -21,6 +26,10 @@ pub(super) enum Val {
     H(Handle),
     /// A vec: shared on copy, copied on the first write to a shared one, like arrays.
     V(Rc<Vec<Val>>),
+    /// A vec read out of a runtime cell (a field, or a vec in one), still in its block: reading
+    /// it as a value is O(1); its elements are converted when read, the whole vec on the first
+    /// write (or `to_value`). Stored back into a cell it is the block again, O(1).
+    CV(CellVec),
     /// A string.
     S(Rc<String>),
     /// A closure (shared: closures are immutable). A module variable of a fn type not
@@ -28,13 +37,51 @@ pub(super) enum Val {
     C(Rc<Closure>),
 }
 
+/// A vec in its runtime block (see [`Val::CV`]): a count of the block (so the vec is the one
+/// that was read: a later store into the cell it came from copies the block first, as for any
+/// shared vec) and the element type.
+#[derive(Debug, Clone)]
+pub(super) struct CellVec {
+    held: HeldVec,
+    /// In a program version the interpreter runs: each is borrowed for the interpreter's whole
+    /// life, as [`Closure::code`]'s function.
+    elem: *const Type,
+}
+
+impl CellVec {
+    /// The element type.
+    fn elem(&self) -> &Type {
+        // SAFETY: see `elem`: the program version outlives the interpreter's values.
+        unsafe { &*self.elem }
+    }
+
+    /// Element `i`, checked at `span`, converted.
+    fn item(&self, i: i64, span: Span) -> R<Val> {
+        let bits = self.held.at(i, span)?;
+        // SAFETY: the block (held) keeps the element alive while it is converted; it was made
+        // from values of the element type.
+        Ok(unsafe { Val::from_cell(bits, self.elem()) })
+    }
+
+    /// Every element, converted.
+    fn to_vals(&self) -> Vec<Val> {
+        let elem = self.elem();
+        self.held
+            .cells()
+            // SAFETY: as in `item`.
+            .map(|c| unsafe { Val::from_cell(c, elem) })
+            .collect()
+    }
+}
+
 /// A closure: the lambda's function and copies of what it captured.
 ///
 /// In a runtime cell (an object's field, a vec in one) it is a `runtime::closure` block, one
 /// layout with the compiled backends': its code word is `code` (never called as machine code:
 /// only the interpreter reads the cells of its own objects), its descriptor an interned one
-/// (`closure::interned_descriptor`, so the block can be released after the program is gone),
-/// its cells the captured values as cells (an array's elements one cell each).
+/// (`closure::interned_descriptor`, so the block can be released after the program is gone,
+/// made once per lambda: see [`Lambda`]), its cells the captured values as cells (an array's
+/// elements one cell each).
 #[derive(Debug)]
 pub(super) struct Closure {
     /// The lambda's function in the program version that made the closure. Every version the
@@ -42,17 +89,56 @@ pub(super) struct Closure {
     /// values does; a reload resets every value holding closures, and a closure of a replaced
     /// version would be refused when called (`Interp::closure_func`).
     pub(super) code: *const Function,
-    /// How interpolation shows it (`<fn(i64) -> i64>`).
-    pub(super) shown: Rc<str>,
+    /// What the closures of its lambda share.
+    pub(super) lambda: Rc<Lambda>,
     /// The captured values, in the order of the lambda's `captures` locals.
     pub(super) cells: Vec<Val>,
 }
 
+/// What every closure of one lambda shares (the interpreter makes one per lambda, see
+/// `Interp::lambda`; a closure read from a cell takes its block's).
+#[derive(Debug)]
+pub(super) struct Lambda {
+    /// How interpolation shows it (`<fn(i64) -> i64>`).
+    pub(super) shown: Rc<str>,
+    /// The interned descriptor of its closure blocks: made on the first store into a cell,
+    /// then reused (null until then).
+    desc: Cell<*const u8>,
+}
+
+impl Lambda {
+    pub(super) fn new(shown: Rc<str>) -> Lambda {
+        Lambda {
+            shown,
+            desc: Cell::new(std::ptr::null()),
+        }
+    }
+
+    /// The descriptor of its closure blocks, interned from the capture types `types` the first
+    /// time.
+    fn descriptor<'t>(&self, types: impl Iterator<Item = &'t Type>) -> *const u8 {
+        if self.desc.get().is_null() {
+            let mut kinds = Vec::new();
+            for ty in types {
+                push_kinds(ty, &mut kinds);
+            }
+            note_descriptor();
+            self.desc
+                .set(closure::interned_descriptor(&kinds, &self.shown));
+        }
+        self.desc.get()
+    }
+}
+
 impl Closure {
-    pub(super) fn new(code: *const Function, shown: Rc<str>, cells: Vec<Val>) -> Closure {
+    pub(super) fn new(code: *const Function, lambda: Rc<Lambda>, cells: Vec<Val>) -> Closure {
         // Counted like the compiled backends' closure blocks, for the leak tests.
         values::count_blocks(1);
-        Closure { code, shown, cells }
+        Closure {
+            code,
+            lambda,
+            cells,
+        }
     }
 
     /// The lambda's function.
@@ -73,11 +159,11 @@ impl Closure {
 
     /// A new closure block with copies of the captured values (see the type's docs).
     fn to_cell(&self) -> u64 {
-        let (mut kinds, mut bits) = (Vec::new(), Vec::new());
+        let mut bits = Vec::new();
         for (ty, v) in self.capture_types().zip(&self.cells) {
-            push_cells(v.clone(), ty, &mut kinds, &mut bits);
+            push_cells(v.clone(), ty, &mut bits);
         }
-        let desc = closure::interned_descriptor(&kinds, &self.shown);
+        let desc = self.lambda.descriptor(self.capture_types());
         // SAFETY: the descriptor lives as long as the process and describes `bits`.
         unsafe { closure::closure_from_cells(self.code.cast(), desc, &bits) }
     }
@@ -89,10 +175,16 @@ impl Closure {
     /// As [`Val::from_cell`].
     unsafe fn from_cell(bits: u64) -> Closure {
         // SAFETY: the caller's contract.
-        let (code, cells) = unsafe { closure::closure_parts(bits) };
+        let (code, cells, desc) = unsafe {
+            let (code, cells) = closure::closure_parts(bits);
+            (code, cells, closure::closure_descriptor(bits))
+        };
         let mut shown = String::new();
         closure::format_closure(bits, &mut shown);
-        let mut closure = Closure::new(code.cast(), shown.into(), Vec::new());
+        // The block's descriptor is an interned one (made by `to_cell`): kept for the next store.
+        let lambda = Lambda::new(shown.into());
+        lambda.desc.set(desc);
+        let mut closure = Closure::new(code.cast(), Rc::new(lambda), Vec::new());
         let mut cells = cells.iter().copied();
         let values = closure
             .capture_types()
@@ -104,20 +196,29 @@ impl Closure {
     }
 }
 
-/// Append the cells of a value of type `ty` (an array's elements one cell each, unit none) and
-/// their kinds.
-fn push_cells(v: Val, ty: &Type, kinds: &mut Vec<ElemKind>, bits: &mut Vec<u64>) {
+/// Append the cells of a value of type `ty` (an array's elements one cell each, unit none).
+fn push_cells(v: Val, ty: &Type, bits: &mut Vec<u64>) {
     match (v, ty) {
         (_, Type::Unit) => {}
         (Val::A(items), Type::Array(elem, _)) => {
             for item in items.iter() {
-                push_cells(item.clone(), elem, kinds, bits);
+                push_cells(item.clone(), elem, bits);
             }
         }
-        (v, ty) => {
-            kinds.push(elem_kind(ty));
-            bits.push(v.into_cell(ty));
+        (v, ty) => bits.push(v.into_cell(ty)),
+    }
+}
+
+/// Append the kinds of the cells [`push_cells`] makes of a value of type `ty`.
+fn push_kinds(ty: &Type, kinds: &mut Vec<ElemKind>) {
+    match ty {
+        Type::Unit => {}
+        Type::Array(elem, n) => {
+            for _ in 0..*n {
+                push_kinds(elem, kinds);
+            }
         }
+        ty => kinds.push(elem_kind(ty)),
     }
 }
 
@@ -165,17 +266,32 @@ impl Val {
         }
     }
 
+    /// The elements of a vec to change: a shared one copied first, one still in its runtime
+    /// block converted first (it stays converted).
     pub(super) fn vec_mut(&mut self) -> &mut Vec<Val> {
+        if let Val::CV(c) = self {
+            *self = Val::V(Rc::new(c.to_vals()));
+        }
         match self {
             Val::V(v) => Rc::make_mut(v),
             _ => unreachable!("checked program: expected a vec"),
         }
     }
 
-    /// The elements of an array or a vec.
-    pub(super) fn items(&self) -> &Rc<Vec<Val>> {
+    /// The number of elements of an array or a vec.
+    pub(super) fn len(&self) -> usize {
         match self {
-            Val::A(v) | Val::V(v) => v,
+            Val::A(v) | Val::V(v) => v.len(),
+            Val::CV(c) => c.held.len(),
+            _ => unreachable!("checked program: expected an array or a vec"),
+        }
+    }
+
+    /// Element `i` of an array or a vec (a copy), checked against its length at `span`.
+    pub(super) fn item(&self, i: i64, span: Span) -> R<Val> {
+        match self {
+            Val::A(v) | Val::V(v) => Ok(v[check_index(i, v.len() as i64, span)?].clone()),
+            Val::CV(c) => c.item(i, span),
             _ => unreachable!("checked program: expected an array or a vec"),
         }
     }
@@ -193,17 +309,9 @@ impl Val {
             Val::S(s) if nested => out.push_str(&format!("{:?}", s.as_str())),
             Val::S(s) => out.push_str(s),
             Val::H(h) => values::format_cell(values::ElemKind::Handle, h.cell(), out),
-            Val::C(c) => out.push_str(&c.shown),
-            Val::A(items) | Val::V(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push_str(", ");
-                    }
-                    item.show(out, true);
-                }
-                out.push(']');
-            }
+            Val::C(c) => out.push_str(&c.lambda.shown),
+            Val::A(items) | Val::V(items) => show_items(items.iter(), out),
+            Val::CV(c) => show_items(c.to_vals().iter(), out),
         }
     }
 
@@ -214,7 +322,16 @@ impl Val {
     /// # Safety
     /// `bits` must be a cell of type `ty` whose owner keeps it alive during the call; a closure
     /// in it (at any depth) made by [`Closure::to_cell`] of this interpreter.
+    ///
+    /// A vec is not converted: it stays in its block ([`Val::CV`], O(1)), which needs `ty` to
+    /// live in a program version the interpreter runs (as every type it converts with does).
     pub(super) unsafe fn from_cell(bits: u64, ty: &Type) -> Val {
+        if let Type::Vec(elem) = ty {
+            return Val::CV(CellVec {
+                held: HeldVec::retain(bits),
+                elem: &**elem,
+            });
+        }
         note_conversion();
         match ty {
             Type::I64 => Val::I(bits as i64),
@@ -229,7 +346,7 @@ impl Val {
             // SAFETY: the caller's contract.
             Type::Str => Val::S(Rc::new(unsafe { values::str_text(bits) }.to_string())),
             // An array in a cell is boxed as a vec block (`backend::objects::elem_kind`).
-            Type::Vec(elem) | Type::Array(elem, _) => {
+            Type::Array(elem, _) => {
                 // SAFETY: the caller's contract; the elements are kept by the block.
                 let items = unsafe { values::vec_block(bits) }.map_or_else(Vec::new, |b| {
                     b.cells()
@@ -237,10 +354,7 @@ impl Val {
                         .map(|c| unsafe { Val::from_cell(c, elem) })
                         .collect()
                 });
-                match ty {
-                    Type::Vec(_) => Val::V(Rc::new(items)),
-                    _ => Val::A(Rc::new(items)),
-                }
+                Val::A(Rc::new(items))
             }
             Type::Fn { .. } if bits == 0 => Val::Unit,
             // SAFETY: the caller's contract.
@@ -251,6 +365,10 @@ impl Val {
 
     /// The value as an owned runtime cell of type `ty` (see [`Val::from_cell`]).
     pub(super) fn into_cell(self, ty: &Type) -> u64 {
+        if let Val::CV(c) = self {
+            // Not converted: the block's count moves into the cell.
+            return c.held.into_cell();
+        }
         note_conversion();
         match (self, ty) {
             (Val::I(x), _) => x as u64,
@@ -295,16 +413,42 @@ impl Val {
             Val::A(items) => Value::Array(items.iter().map(Val::to_value).collect()),
             Val::H(h) => Value::Handle(h.cell()),
             Val::V(items) => Value::Vec(items.iter().map(Val::to_value).collect()),
+            Val::CV(c) => Value::Vec(c.to_vals().iter().map(Val::to_value).collect()),
             Val::S(s) => Value::Str(s.as_str().to_string()),
-            Val::C(c) => Value::Fn(c.shown.to_string()),
+            Val::C(c) => Value::Fn(c.lambda.shown.to_string()),
         }
     }
 }
 
+/// Append `[a, b]` of elements (strings in it quoted).
+fn show_items<'v>(items: impl Iterator<Item = &'v Val>, out: &mut String) {
+    out.push('[');
+    for (i, item) in items.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        item.show(out, true);
+    }
+    out.push(']');
+}
+
 #[cfg(test)]
 thread_local! {
-    /// Values converted to or from runtime cells on this thread (each element of a vec counts).
+    /// Values converted to or from runtime cells on this thread (each element of a vec counts;
+    /// a vec kept in its block, `Val::CV`, is not converted).
     pub(super) static CONVERSIONS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Closure descriptors interned on this thread (tests check it is one per lambda).
+    pub(super) static DESCRIPTORS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count one closure descriptor interned (tests only).
+fn note_descriptor() {
+    #[cfg(test)]
+    DESCRIPTORS.with(|c| c.set(c.get() + 1));
 }
 
 /// Count one value converted to or from a cell (tests only: they check field operations
