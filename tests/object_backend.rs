@@ -324,7 +324,7 @@ fn the_compiler_driver_links_too() {
 
 #[test]
 fn one_backend_builds_several_programs_that_live_side_by_side() {
-    // Same symbol names (`hot.main`, `hot.globals`) in both libraries: each is loaded
+    // Same symbol names (`hot.main`, `hot:globals`) in both libraries: each is loaded
     // `RTLD_LOCAL` and bound to itself, so neither sees the other's.
     let backend = ObjectBackend::new(options()).unwrap();
     let a = backend

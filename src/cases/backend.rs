@@ -66,6 +66,15 @@ impl Backend {
         }
     }
 
+    /// The Cranelift optimization level this backend compiles at (`jit-opt`: speed; the
+    /// others: none, the interpreter compiling nothing).
+    pub fn opt_level(self) -> OptLevel {
+        match self {
+            Backend::JitOpt => OptLevel::Speed,
+            _ => OptLevel::None,
+        }
+    }
+
     /// Why this backend cannot run scripts of `mode`, or `None` when it can.
     pub fn unavailable(self, mode: Mode) -> Option<&'static str> {
         match (self, mode) {
@@ -264,16 +273,16 @@ pub struct Jits {
 
 impl Jits {
     fn get(&mut self, backend: Backend) -> Result<&mut Jit, String> {
-        let (slot, opt) = match backend {
-            Backend::JitOpt => (&mut self.jit_opt, OptLevel::Speed),
-            _ => (&mut self.jit, OptLevel::None),
+        let slot = match backend {
+            Backend::JitOpt => &mut self.jit_opt,
+            _ => &mut self.jit,
         };
         if slot.is_none() {
             let options = JitOptions {
                 checks: Checks::On,
                 // Off, as in a release build: load times then show compile work only.
                 verify: false,
-                opt,
+                opt: backend.opt_level(),
             };
             *slot = Some(Jit::new(options).map_err(|e| e.to_string())?);
         }

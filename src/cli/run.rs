@@ -203,10 +203,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
 
 /// The Cranelift optimization level a JIT backend asks for.
 fn opt_level(backend: RunBackend) -> OptLevel {
-    match backend {
-        RunBackend::JitOpt => OptLevel::Speed,
-        _ => OptLevel::None,
-    }
+    crate::worker::protocol::Backend::from(backend).opt_level()
 }
 
 /// `main`, then each reload in order. Returns the exit code: the first failure's, or OK.

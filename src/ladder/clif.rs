@@ -40,6 +40,26 @@ struct Env {
     rec: String,
 }
 
+/// The blocks of the depth test around a `fused` or `direct` call, and the room it read.
+struct DepthBlocks {
+    /// Reads the room.
+    hdr: String,
+    /// Takes one unit of room.
+    try_: String,
+    /// The caller's first cold block (`fused`: a pending reload; `direct`: detached).
+    cold: String,
+    /// No room left: the slow helper.
+    slow: String,
+    /// The caller's second cold block (`fused`: proceed after the slow helper; `direct`: fail).
+    cold2: String,
+    /// The terminal.
+    go: String,
+    /// The terminal's answer, `(value, fault)`: the room given back.
+    after: String,
+    /// The room read in `hdr`.
+    room: String,
+}
+
 /// A text emitter with fresh value and block numbers.
 struct Gen {
     body: String,
@@ -239,26 +259,54 @@ impl Gen {
         }
     }
 
-    fn fused(&mut self, terminal: Terminal, env: &Env, done: &str) {
-        let a = helper_addrs();
-        let (hdr, try_, pend, slow, proceed, go, after) = (
-            self.b(),
-            self.b(),
-            self.b(),
-            self.b(),
-            self.b(),
-            self.b(),
-            self.b(),
-        );
-        self.line(&format!("jump {hdr}"));
-        self.start(&hdr, "");
+    /// The depth test that `fused` and `direct` open with: seven blocks numbered in one go,
+    /// then `hdr`: the thread's room, to the slow block when none is left; `try_`: one unit of
+    /// room taken (the marker store stays before what follows: a collect's membarrier is the
+    /// fence). The caller continues in `try_`.
+    fn depth_enter(&mut self, env: &Env) -> DepthBlocks {
+        let d = DepthBlocks {
+            hdr: self.b(),
+            try_: self.b(),
+            cold: self.b(),
+            slow: self.b(),
+            cold2: self.b(),
+            go: self.b(),
+            after: self.b(),
+            room: String::new(),
+        };
+        self.line(&format!("jump {}", d.hdr));
+        self.start(&d.hdr, "");
         let room = self.load("i32", &env.rec, ThreadRecord::ROOM);
-        self.line(&format!("brif {room}, {try_}, {slow}"));
-        self.start(&try_, "");
+        self.line(&format!("brif {room}, {}, {}", d.try_, d.slow));
+        self.start(&d.try_, "");
+        self.take_room(&room, env);
+        DepthBlocks { room, ..d }
+    }
+
+    /// Store `room` less one as the thread's room.
+    fn take_room(&mut self, room: &str, env: &Env) {
         let one = self.konst("i32", 1);
         let less = self.v();
         self.line(&format!("{less} = isub {room}, {one}"));
         self.store(&less, &env.rec, ThreadRecord::ROOM);
+    }
+
+    /// How `fused` and `direct` close: `go` runs the terminal, whose answer comes to `after`,
+    /// which gives the room back and jumps to `done(value, fault)`.
+    fn depth_exit(&mut self, d: &DepthBlocks, terminal: Terminal, env: &Env, done: &str) {
+        self.start(&d.go, "");
+        self.terminal(terminal, env, &d.after);
+        let (v, f) = (self.v(), self.v());
+        self.start(&d.after, &format!("({v}: i64, {f}: i64)"));
+        self.store(&d.room, &env.rec, ThreadRecord::ROOM);
+        self.line(&format!("jump {done}({v}, {f})"));
+    }
+
+    fn fused(&mut self, terminal: Terminal, env: &Env, done: &str) {
+        let a = helper_addrs();
+        let d = self.depth_enter(env);
+        let (hdr, room, pend, slow, proceed, go) =
+            (&d.hdr, &d.room, &d.cold, &d.slow, &d.cold2, &d.go);
         // One compare covers a pending reload and a detached object: both make the words differ.
         let class = self.load("i64", &env.this, Object::CLASS);
         let key = self.load("i64", &env.this, Object::KEY);
@@ -266,72 +314,44 @@ impl Gen {
         let same = self.v();
         self.line(&format!("{same} = icmp eq {key}, {word}"));
         self.line(&format!("brif {same}, {go}, {pend}"));
-        self.start_cold(&pend);
-        self.store(&room, &env.rec, ThreadRecord::ROOM);
+        self.start_cold(pend);
+        self.store(room, &env.rec, ThreadRecord::ROOM);
         self.line(&format!("jump {slow}"));
-        self.start_cold(&slow);
+        self.start_cold(slow);
         let room64 = self.v();
         self.line(&format!("{room64} = uextend.i64 {room}"));
         let r = self.helper("sig0", a.fused_slow, &[&env.ctx, &room64]);
-        self.slow_answer(&r, &hdr, &proceed, done);
-        self.start_cold(&proceed);
-        let one = self.konst("i32", 1);
-        let less = self.v();
-        self.line(&format!("{less} = isub {room}, {one}"));
-        self.store(&less, &env.rec, ThreadRecord::ROOM);
+        self.slow_answer(&r, hdr, proceed, done);
+        self.start_cold(proceed);
+        self.take_room(room, env);
         self.line(&format!("jump {go}"));
-        self.start(&go, "");
-        self.terminal(terminal, env, &after);
-        let (v, f) = (self.v(), self.v());
-        self.start(&after, &format!("({v}: i64, {f}: i64)"));
-        self.store(&room, &env.rec, ThreadRecord::ROOM);
-        self.line(&format!("jump {done}({v}, {f})"));
+        self.depth_exit(&d, terminal, env, done);
     }
 
     /// The direct path (a fixed runtime's host entry): the depth test, then the key against the
     /// detached key alone (no entry word); the catch is the loop's border, as for `fused`.
     fn direct(&mut self, terminal: Terminal, env: &Env, done: &str) {
         let a = helper_addrs();
-        let (hdr, try_, detached, slow, fail, go, after) = (
-            self.b(),
-            self.b(),
-            self.b(),
-            self.b(),
-            self.b(),
-            self.b(),
-            self.b(),
-        );
-        self.line(&format!("jump {hdr}"));
-        self.start(&hdr, "");
-        let room = self.load("i32", &env.rec, ThreadRecord::ROOM);
-        self.line(&format!("brif {room}, {try_}, {slow}"));
-        self.start(&try_, "");
-        let one = self.konst("i32", 1);
-        let less = self.v();
-        self.line(&format!("{less} = isub {room}, {one}"));
-        // The marker store stays before the key load (a collect's membarrier is the fence).
-        self.store(&less, &env.rec, ThreadRecord::ROOM);
+        let d = self.depth_enter(env);
+        let (hdr, room, detached, slow, fail, go) =
+            (&d.hdr, &d.room, &d.cold, &d.slow, &d.cold2, &d.go);
+        // The marker store (in `depth_enter`) stays before the key load.
         let key = self.load("i64", &env.this, Object::KEY);
         let none = self.konst("i64", DETACHED_KEY.into());
         let live = self.v();
         self.line(&format!("{live} = icmp ne {key}, {none}"));
         self.line(&format!("brif {live}, {go}, {detached}"));
-        self.start_cold(&detached);
-        self.store(&room, &env.rec, ThreadRecord::ROOM);
+        self.start_cold(detached);
+        self.store(room, &env.rec, ThreadRecord::ROOM);
         let kind = self.konst("i64", FAULT_DETACHED.into());
         let r = self.helper("sig0", a.fault, &[&env.ctx, &kind]);
         self.fail_to(done, &r);
-        self.start_cold(&slow);
+        self.start_cold(slow);
         let r = self.helper("sig1", a.depth_slow, &[&env.ctx]);
         self.line(&format!("brif {r}, {fail}, {hdr}"));
-        self.start_cold(&fail);
+        self.start_cold(fail);
         self.fail_to(done, &r);
-        self.start(&go, "");
-        self.terminal(terminal, env, &after);
-        let (v, f) = (self.v(), self.v());
-        self.start(&after, &format!("({v}: i64, {f}: i64)"));
-        self.store(&room, &env.rec, ThreadRecord::ROOM);
-        self.line(&format!("jump {done}({v}, {f})"));
+        self.depth_exit(&d, terminal, env, done);
     }
 
     fn terminal(&mut self, terminal: Terminal, env: &Env, done: &str) {

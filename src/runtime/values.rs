@@ -565,12 +565,21 @@ pub unsafe extern "C-unwind" fn hot_array_unbox(
 ) {
     let kind = ElemKind::code_or_abort(kind);
     // SAFETY: the caller's contract.
-    let dims = unsafe { std::slice::from_raw_parts(dims, ndims as usize) };
-    let total = dims.iter().map(|&d| d as usize).product::<usize>();
+    let (dims, total) = unsafe { array_dims(dims, ndims) };
     // SAFETY: the caller's contract: `out` has room for `total` cells.
     let out = unsafe { std::slice::from_raw_parts_mut(out, total) };
     // SAFETY: the caller's contract.
     unsafe { unbox_array(kind, cell, dims, out) };
+}
+
+/// The dims of an array passed by generated code, and its cell count (their product).
+///
+/// # Safety
+/// `dims` points to `ndims` lengths that outlive `'a`.
+unsafe fn array_dims<'a>(dims: *const u32, ndims: u64) -> (&'a [u32], usize) {
+    // SAFETY: the caller's contract.
+    let dims = unsafe { std::slice::from_raw_parts(dims, ndims as usize) };
+    (dims, dims.iter().map(|&d| d as usize).product())
 }
 
 /// The cells and dims of an array passed by generated code.
@@ -579,8 +588,7 @@ pub unsafe extern "C-unwind" fn hot_array_unbox(
 /// As [`hot_str_of_array`].
 unsafe fn array_parts<'a>(ptr: *const u64, dims: *const u32, ndims: u64) -> (&'a [u64], &'a [u32]) {
     // SAFETY: the caller's contract.
-    let dims = unsafe { std::slice::from_raw_parts(dims, ndims as usize) };
-    let total = dims.iter().map(|&d| d as usize).product::<usize>();
+    let (dims, total) = unsafe { array_dims(dims, ndims) };
     // SAFETY: the caller's contract.
     (unsafe { std::slice::from_raw_parts(ptr, total) }, dims)
 }

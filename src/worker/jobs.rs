@@ -12,7 +12,7 @@ use super::protocol::{
     SnippetSource,
 };
 use crate::backend::disasm::{self, Syntax};
-use crate::backend::jit::{Jit, JitError, JitOptions, JitProgram, OptLevel, VmCtx};
+use crate::backend::jit::{Jit, JitError, JitOptions, JitProgram, VmCtx};
 use crate::backend::object::{ObjectError, ObjectOptions, compile_object};
 use crate::backend::{Checks, Value, interp};
 use crate::lang::{self, Program, SourceFile};
@@ -42,13 +42,9 @@ fn checks(on: bool) -> Checks {
 }
 
 fn jit_for(backend: Backend, checks_on: bool) -> Result<Jit, JobFailure> {
-    let opt = match backend {
-        Backend::JitOpt => OptLevel::Speed,
-        _ => OptLevel::None,
-    };
     Jit::new(JitOptions {
         checks: checks(checks_on),
-        opt,
+        opt: backend.opt_level(),
         ..JitOptions::default()
     })
     .map_err(|e| input(format!("error: {e}")))
@@ -184,18 +180,12 @@ fn compile(
         lower_us: micros(f.lower_time),
         compile_us: micros(f.compile_time),
     };
-    if snippet.is_clif() {
-        refuse_clif(backend, &snippet.name)?;
-        let mut jit = jit_for(backend, checks_on)?;
-        let program = jit
-            .load_clif(&snippet.text)
-            .map_err(|e| input(format!("error: {}: {e}", snippet.name)))?;
-        let functions = program.functions().iter().map(|f| info(&f.code)).collect();
-        return Ok(JobOutput::Compiled { functions });
-    }
-    let program = front(snippet)?;
-    let functions = match backend {
-        Backend::Interp => program
+    if backend == Backend::Interp {
+        // The interpreter makes no code: its functions, with nothing in them.
+        if snippet.is_clif() {
+            refuse_clif(backend, &snippet.name)?;
+        }
+        let functions = front(snippet)?
             .functions
             .iter()
             .map(|f| FunctionInfo {
@@ -205,12 +195,13 @@ fn compile(
                 lower_us: 0.0,
                 compile_us: 0.0,
             })
-            .collect(),
-        _ => {
-            let compiled = compile_native(backend, checks_on, &program, &snippet.name)?;
-            compiled.functions().iter().map(info).collect()
-        }
-    };
+            .collect();
+        return Ok(JobOutput::Compiled { functions });
+    }
+    let mut program = None;
+    let what = asm_input(snippet, &mut program)?;
+    let code = machine_code(what, backend, checks_on, &snippet.name)?;
+    let functions = code.iter().map(info).collect();
     Ok(JobOutput::Compiled { functions })
 }
 
@@ -272,14 +263,9 @@ fn asm(
     backend: Backend,
     function: Option<&str>,
 ) -> Result<JobOutput, JobFailure> {
-    let program;
-    let input = if snippet.is_clif() {
-        AsmInput::Clif(&snippet.text)
-    } else {
-        program = front(snippet)?;
-        AsmInput::Hot(&program)
-    };
-    let code = machine_code(input, backend, true, &snippet.name)?;
+    let mut program = None;
+    let what = asm_input(snippet, &mut program)?;
+    let code = machine_code(what, backend, true, &snippet.name)?;
     let listings = listings(&code, function, Syntax::Intel, &snippet.name)?;
     Ok(JobOutput::Asm { listings })
 }
@@ -288,6 +274,17 @@ fn asm(
 pub(crate) enum AsmInput<'a> {
     Hot(&'a Program),
     Clif(&'a str),
+}
+
+/// `snippet` as [`machine_code`] takes it: a `.hot` one is checked into `program` first.
+fn asm_input<'a>(
+    snippet: &'a SnippetSource,
+    program: &'a mut Option<Program>,
+) -> Result<AsmInput<'a>, JobFailure> {
+    if snippet.is_clif() {
+        return Ok(AsmInput::Clif(&snippet.text));
+    }
+    Ok(AsmInput::Hot(program.insert(front(snippet)?)))
 }
 
 /// The machine code of a snippet's functions as `backend` makes it (`:asm` in the sessions and

@@ -138,14 +138,8 @@ pub fn check(
         })?),
         Against::Snippet { snippet } => check::Against::Script(script(snippet)),
     };
-    let backend = match backend {
-        super::Backend::Jit => crate::cases::Backend::Jit,
-        super::Backend::JitOpt => crate::cases::Backend::JitOpt,
-        super::Backend::Interp => crate::cases::Backend::Interp,
-        super::Backend::Object => crate::cases::Backend::Object,
-    };
     let options = CheckOptions {
-        backend,
+        backend: backend.into(),
         band: settings.band,
         time: settings.time_s,
         iters,

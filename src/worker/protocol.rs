@@ -45,6 +45,22 @@ impl Backend {
     pub fn from_name(name: &str) -> Option<Backend> {
         Backend::ALL.into_iter().find(|b| b.name() == name)
     }
+
+    /// The Cranelift optimization level it compiles at.
+    pub fn opt_level(self) -> crate::backend::jit::OptLevel {
+        crate::cases::Backend::from(self).opt_level()
+    }
+}
+
+impl From<Backend> for crate::cases::Backend {
+    fn from(b: Backend) -> Self {
+        match b {
+            Backend::Jit => Self::Jit,
+            Backend::JitOpt => Self::JitOpt,
+            Backend::Interp => Self::Interp,
+            Backend::Object => Self::Object,
+        }
+    }
 }
 
 /// Script source sent to the worker: `.hot` unless the name ends in `.clif`.

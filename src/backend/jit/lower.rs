@@ -251,6 +251,8 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     pub(crate) global_cache: super::opt_globals::GlobalCache,
     /// Home slots and held temporaries (`lower_unwind.rs`).
     pub(crate) cells: super::lower_unwind::OwnedCells,
+    /// The data object of each array shape's lengths (`array_shape`), by their bytes.
+    pub(crate) shapes: HashMap<Vec<u8>, ir::GlobalValue>,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -281,6 +283,7 @@ pub(crate) fn lower_function(
         owned_arrays: Vec::new(),
         global_cache: Default::default(),
         cells: Default::default(),
+        shapes: HashMap::new(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -523,13 +526,9 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         }
         if place_has_vec_index(place) {
             let path = self.translate_vec_path(place)?;
-            let mut value_v = self.translate_expr(value)?;
-            let mut ty = place.ty.clone();
-            if let Type::Array(..) = ty {
-                // An array in a vec's cell is boxed (`lower_array.rs`).
-                value_v = self.box_array(value_v, &ty)?;
-                ty = Type::Vec(Box::new(ty));
-            }
+            let value_v = self.translate_expr(value)?;
+            // An array in a vec's cell is boxed (`lower_array.rs`).
+            let (value_v, ty) = self.box_if_array(value_v, &place.ty)?;
             // Held while the path is walked (`v[i] = s` with `i` out of range).
             let held = self.hold(&ty, value_v);
             let target = self.walk_vec_path(&path)?;

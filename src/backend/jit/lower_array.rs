@@ -143,21 +143,21 @@ impl FunctionTranslator<'_, '_> {
         self.copy_cells(dst, value, ty.cells());
     }
 
-    /// `[item; n]` of an owning type: `n` copies, each retained, then the item released.
-    pub(crate) fn fill_retained(
-        &mut self,
-        base: Value,
-        item: &Type,
-        v: Value,
-        n: u32,
-    ) -> LResult<()> {
+    /// `[item; n]`: `n` copies of the owned item `v` at `base`. An item of an owning type has
+    /// each copy retained, then is released itself; one of no cells stores nothing.
+    pub(crate) fn fill_array(&mut self, base: Value, item: &Type, v: Value, n: u32) -> LResult<()> {
+        let owns = item.owns_cells();
         let step = (item.cells() * 8) as i64;
+        if step == 0 && !owns {
+            return Ok(());
+        }
         let end = self.builder.ins().iconst(types::I64, step * i64::from(n));
         let mut result = Ok(());
         self.byte_loop(end, step, |t, offset| {
             let addr = t.builder.ins().iadd(base, offset);
             result = t.store_value(addr, item, v);
             match item {
+                _ if !owns => {}
                 Type::Array(..) => t.retain_cells(addr, item),
                 _ => {
                     t.retain_value(item, v);
@@ -165,7 +165,9 @@ impl FunctionTranslator<'_, '_> {
             }
         });
         result?;
-        self.release_value(item, v);
+        if owns {
+            self.release_value(item, v);
+        }
         Ok(())
     }
 
@@ -179,7 +181,16 @@ impl FunctionTranslator<'_, '_> {
             leaf = elem;
         }
         let ndims = (dims.len() / 4) as i64;
-        let dims = self.data_addr(dims)?;
+        // One data object per shape in a function, however many times it boxes or shows one.
+        let gv = match self.shapes.get(&dims) {
+            Some(&gv) => gv,
+            None => {
+                let gv = self.data_global(dims.clone())?;
+                self.shapes.insert(dims, gv);
+                gv
+            }
+        };
+        let dims = self.builder.ins().symbol_value(types::I64, gv);
         let kind = self
             .builder
             .ins()
@@ -209,5 +220,22 @@ impl FunctionTranslator<'_, '_> {
         let dst = self.slot_addr(slot);
         self.unbox_into(cell, dst, ty)?;
         Ok(dst)
+    }
+
+    /// Unbox the boxed array in the cell at `addr` (a vec element or a field, borrowed) into a
+    /// fresh owned temporary.
+    pub(crate) fn unbox_array_at(&mut self, addr: Value, ty: &Type) -> LResult<Value> {
+        let boxed = self.builder.ins().load(types::I64, mem(), addr, 0);
+        self.unbox_array(boxed, ty)
+    }
+
+    /// An owned value of type `ty` as the cell a vec element or a field holds, with that
+    /// cell's type: an array is boxed (its references move in) and its cell owns a vec block;
+    /// anything else is its own cell.
+    pub(crate) fn box_if_array(&mut self, v: Value, ty: &Type) -> LResult<(Value, Type)> {
+        match ty {
+            Type::Array(..) => Ok((self.box_array(v, ty)?, Type::Vec(Box::new(ty.clone())))),
+            _ => Ok((v, ty.clone())),
+        }
     }
 }

@@ -346,22 +346,8 @@ impl FunctionTranslator<'_, '_> {
         let v = self.translate_expr(item)?;
         let slot = self.new_slot(item.ty.cells() * u64::from(n));
         let base = self.slot_addr(slot);
-        let step = (item.ty.cells() * 8) as i64;
-        if item.ty.owns_cells() {
-            self.fill_retained(base, &item.ty, v, n)?;
-            return Ok(base);
-        }
-        if step == 0 {
-            return Ok(base);
-        }
-        let end = self.builder.ins().iconst(types::I64, step * i64::from(n));
-        let ty = item.ty.clone();
-        let mut result = Ok(());
-        self.byte_loop(end, step, |t, offset| {
-            let addr = t.builder.ins().iadd(base, offset);
-            result = t.store_value(addr, &ty, v);
-        });
-        result.map(|()| base)
+        self.fill_array(base, &item.ty, v, n)?;
+        Ok(base)
     }
 
     /// `a[i]` as a value: bounds-checked at the whole expression's span (as the interpreter

@@ -68,13 +68,20 @@ impl FunctionTranslator<'_, '_> {
         let Type::Array(elem, len) = &array.ty else {
             return bad("for-each over a value that is not an array");
         };
-        if array.ty.owns_cells() {
-            return self.translate_for_each_owning(var, array, elem, *len, body);
-        }
+        // Iterate over a snapshot taken now: the body may assign to the array it came from.
+        // When the cells own references, the snapshot is an owned slot (so a `return` inside
+        // releases it), and `x` takes its own reference to each element (releasing the
+        // previous one).
+        let owning = array.ty.owns_cells();
         let src = self.translate_expr(array)?;
-        // Iterate over a copy taken now: the body may assign to the array it came from.
-        let copy = self.new_slot(array.ty.cells());
-        let copy = self.slot_addr(copy);
+        let snapshot = if owning {
+            self.new_owned_slot(&array.ty)
+        } else {
+            self.new_slot(array.ty.cells())
+        };
+        let copy = self.slot_addr(snapshot);
+        // An owned snapshot is zero (from entry or the last run of this loop): the owned cells
+        // move in.
         self.copy_cells(copy, src, array.ty.cells());
         let slot = self.local(var)?;
         let counter = self.builder.declare_var(types::I64);
@@ -86,71 +93,47 @@ impl FunctionTranslator<'_, '_> {
             let i = t.builder.use_var(counter);
             let offset = t.builder.ins().imul_imm_s(i, elem_bytes);
             let addr = t.builder.ins().iadd(copy, offset);
-            match slot {
-                LocalSlot::Scalar(v) => {
-                    let x = t.load_value(addr, elem)?;
-                    t.def_var(v, x);
-                }
-                LocalSlot::Array(s) => {
-                    let dst = t.slot_addr(s);
-                    t.copy_cells(dst, addr, elem.cells());
-                }
-                LocalSlot::Unit => {}
-            }
-            t.translate_block(body)
-        })
-    }
-
-    /// `for x in a` over an array whose cells own references: the loop iterates over an owned
-    /// snapshot (an owned slot, so a `return` inside releases it), and `x` takes its own
-    /// reference to each element (releasing the previous one).
-    fn translate_for_each_owning(
-        &mut self,
-        var: LocalId,
-        array: &hir::Expr,
-        elem: &Type,
-        len: u32,
-        body: &HirBlock,
-    ) -> LResult<()> {
-        let src = self.translate_expr(array)?;
-        let snapshot = self.new_owned_slot(&array.ty);
-        let copy = self.slot_addr(snapshot);
-        // Zero (from entry or the last run of this loop): the owned cells move in.
-        self.copy_cells(copy, src, array.ty.cells());
-        let slot = self.local(var)?;
-        let counter = self.builder.declare_var(types::I64);
-        let zero = self.builder.ins().iconst(types::I64, 0);
-        self.def_var(counter, zero);
-        let end = self.builder.ins().iconst(types::I64, i64::from(len));
-        let elem_bytes = elem.cells() as i64 * 8;
-        self.counted_loop(counter, end, |t| {
-            let i = t.builder.use_var(counter);
-            let offset = t.builder.ins().imul_imm_s(i, elem_bytes);
-            let addr = t.builder.ins().iadd(copy, offset);
-            t.assign_loop_var(slot, elem, addr)?;
+            t.assign_loop_var(slot, elem, addr, owning)?;
             t.translate_block(body)
         })?;
-        let copy = self.slot_addr(snapshot);
-        self.release_cells(copy, &array.ty);
-        self.zero_cells(copy, &array.ty);
+        if owning {
+            let copy = self.slot_addr(snapshot);
+            self.release_cells(copy, &array.ty);
+            self.zero_cells(copy, &array.ty);
+        }
         Ok(())
     }
 
-    /// Give the loop variable (owned) its own copy of the element at `addr`, releasing what it
-    /// held.
-    fn assign_loop_var(&mut self, slot: LocalSlot, elem: &Type, addr: Value) -> LResult<()> {
+    /// Give the loop variable the element at `addr`. When `owning` (an element that may own
+    /// references), the variable is owned: it takes its own copy, releasing what it held;
+    /// otherwise the element is copied as is.
+    fn assign_loop_var(
+        &mut self,
+        slot: LocalSlot,
+        elem: &Type,
+        addr: Value,
+        owning: bool,
+    ) -> LResult<()> {
         match slot {
-            LocalSlot::Scalar(x) => {
+            LocalSlot::Scalar(x) if owning => {
                 let v = self.load_value(addr, elem)?;
                 let v = self.retain_value(elem, v);
                 let old = self.builder.use_var(x);
                 self.def_var(x, v);
                 self.release_value(elem, old);
             }
-            LocalSlot::Array(s) => {
+            LocalSlot::Scalar(x) => {
+                let v = self.load_value(addr, elem)?;
+                self.def_var(x, v);
+            }
+            LocalSlot::Array(s) if owning => {
                 let dst = self.slot_addr(s);
                 let v = self.copy_retained(addr, elem);
                 self.replace_cells(dst, elem, v);
+            }
+            LocalSlot::Array(s) => {
+                let dst = self.slot_addr(s);
+                self.copy_cells(dst, addr, elem.cells());
             }
             LocalSlot::Unit => {}
         }
@@ -192,11 +175,10 @@ impl FunctionTranslator<'_, '_> {
                 (LocalSlot::Array(s), Type::Array(..)) => {
                     // A boxed array: unboxed (retaining) into the variable's owned cells.
                     let dst = t.slot_addr(s);
-                    let boxed = t.builder.ins().load(types::I64, mem(), addr, 0);
-                    let v = t.unbox_array(boxed, &elem)?;
+                    let v = t.unbox_array_at(addr, &elem)?;
                     t.replace_cells(dst, &elem, v);
                 }
-                (LocalSlot::Scalar(_), _) => t.assign_loop_var(x, &elem, addr)?,
+                (LocalSlot::Scalar(_), _) => t.assign_loop_var(x, &elem, addr, true)?,
                 _ => return bad("a vec loop variable of the wrong shape"),
             }
             t.translate_block(body)

@@ -171,8 +171,7 @@ impl FunctionTranslator<'_, '_> {
         let addr = self.field_addr(shell, field);
         let v = if let Type::Array(..) = e.ty {
             // A field's array is boxed in its cell: read as an unboxed copy.
-            let boxed = self.builder.ins().load(types::I64, mem(), addr, 0);
-            self.unbox_array(boxed, &e.ty)?
+            self.unbox_array_at(addr, &e.ty)?
         } else {
             let v = self.load_value(addr, &e.ty)?;
             self.retain_value(&e.ty, v)
@@ -208,16 +207,11 @@ impl FunctionTranslator<'_, '_> {
             self.check_object(cell, span)
         };
         self.unhold(value_held);
-        if let Type::Array(..) = ty {
-            // A field's array is boxed in its cell, as in a vec's (`lower_array.rs`).
-            let boxed = self.box_array(v, ty)?;
-            let addr = self.field_addr(shell, field);
-            let cell_ty = Type::Vec(Box::new(ty.clone()));
-            self.store_to(PlaceRef::Mem(addr), &cell_ty, None, op_span, boxed)?;
-        } else {
-            let addr = self.field_addr(shell, field);
-            self.store_to(PlaceRef::Mem(addr), ty, op, op_span, v)?;
-        }
+        // A field's array is boxed in its cell, as in a vec's (`lower_array.rs`); arrays take
+        // no compound operator, so `op` is `None` for one.
+        let (v, cell_ty) = self.box_if_array(v, ty)?;
+        let addr = self.field_addr(shell, field);
+        self.store_to(PlaceRef::Mem(addr), &cell_ty, op, op_span, v)?;
         self.unhold(cell_held);
         self.done_with(cell, owned);
         Ok(())

@@ -23,6 +23,8 @@
 //!   function's maps into a `runtime::sweep::FrameMap`.
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::entity::SecondaryMap;
+use cranelift_codegen::entity::packed_option::PackedOption;
 use cranelift_codegen::ir::{
     self, InstBuilder, StackSlot, UserStackMap, UserStackMapEntry, Value, types,
 };
@@ -82,8 +84,11 @@ pub(crate) struct Held(Option<(StackSlot, bool)>);
 pub(crate) struct OwnedCells {
     /// The instruction after which home slots are zeroed (at entry, after the stack check).
     anchor: Option<ir::Inst>,
-    /// `(variable, home slot, kind)` of every owned variable.
+    /// `(variable, home slot, kind)` of every owned variable, in the order they were owned
+    /// (the order of their stack map entries).
     homes: Vec<(Variable, StackSlot, ElemKind)>,
+    /// The home slot of each variable that has one, for [`FunctionTranslator::def_var`].
+    home_of: SecondaryMap<Variable, PackedOption<StackSlot>>,
     /// The cells of the temporaries held now, innermost last: `(slot, byte offset, kind)`.
     held: Vec<(StackSlot, u32, ElemKind)>,
     /// `(slot, byte offset, kind)` of every managed cell of the owned array slots (array
@@ -114,6 +119,7 @@ impl FunctionTranslator<'_, '_> {
         self.builder.def_var(var, zero);
         if map_type(elem_kind(ty)).is_some() {
             self.cells.homes.push((var, slot, elem_kind(ty)));
+            self.cells.home_of[var] = slot.into();
         }
         self.owned.push((var, ty.clone()));
     }
@@ -128,7 +134,7 @@ impl FunctionTranslator<'_, '_> {
     /// Define `var` as `v`; an owned variable's home slot follows.
     pub(crate) fn def_var(&mut self, var: Variable, v: Value) {
         self.builder.def_var(var, v);
-        if let Some(&(_, slot, _)) = self.cells.homes.iter().find(|(h, _, _)| *h == var) {
+        if let Some(slot) = self.cells.home_of[var].expand() {
             self.builder.ins().stack_store(types::I64, v, slot, 0);
         }
     }

@@ -14,7 +14,7 @@
 //! is not 1) or the vec is empty.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{GlobalValue, InstBuilder, MemFlagsData, Value, types};
 use cranelift_module::DataDescription;
 
 use crate::lang::hir::{Expr, ExprKind, Place, PlaceKind, Type};
@@ -213,12 +213,8 @@ impl FunctionTranslator<'_, '_> {
     /// `place.push(value)`.
     pub(crate) fn translate_vec_push(&mut self, place: &Place, value: &Expr) -> LResult<Value> {
         let path = self.translate_vec_path(place)?;
-        let mut v = self.translate_expr(value)?;
-        let mut held_ty = value.ty.clone();
-        if let Type::Array(..) = value.ty {
-            v = self.box_array(v, &value.ty)?;
-            held_ty = Type::Vec(Box::new(held_ty));
-        }
+        let v = self.translate_expr(value)?;
+        let (v, held_ty) = self.box_if_array(v, &value.ty)?;
         // Held while the path is walked (its indexes are checked); `vec_push` takes it.
         let held = self.hold(&held_ty, v);
         let target = self.walk_vec_path(&path)?;
@@ -287,10 +283,7 @@ impl FunctionTranslator<'_, '_> {
         let addr = self.vec_elem_addr(cell, idx, whole.span);
         let v = match &whole.ty {
             // A boxed array, unboxed into an owned temporary.
-            Type::Array(..) => {
-                let boxed = self.builder.ins().load(types::I64, mem(), addr, 0);
-                self.unbox_array(boxed, &whole.ty)?
-            }
+            Type::Array(..) => self.unbox_array_at(addr, &whole.ty)?,
             ty => {
                 let v = self.load_value(addr, ty)?;
                 self.retain_value(ty, v)
@@ -315,6 +308,12 @@ impl FunctionTranslator<'_, '_> {
 
     /// The address of read-only bytes in the module's data.
     pub(crate) fn data_addr(&mut self, bytes: Vec<u8>) -> LResult<Value> {
+        let gv = self.data_global(bytes)?;
+        Ok(self.builder.ins().symbol_value(types::I64, gv))
+    }
+
+    /// Read-only bytes as a new data object of the module, declared in this function.
+    pub(crate) fn data_global(&mut self, bytes: Vec<u8>) -> LResult<GlobalValue> {
         let id = self
             .module
             .declare_anonymous_data(false, false)
@@ -325,8 +324,7 @@ impl FunctionTranslator<'_, '_> {
         self.module
             .define_data(id, &data)
             .map_err(|e| super::lower::LowerError(format!("data: {e}")))?;
-        let gv = self.module.declare_data_in_func(id, self.builder.func);
-        Ok(self.builder.ins().symbol_value(types::I64, gv))
+        Ok(self.module.declare_data_in_func(id, self.builder.func))
     }
 
     /// A string literal: a new string from the text in the module's data (0 for `""`).

@@ -22,8 +22,13 @@ use crate::lang::hir::Program;
 
 use super::{ObjectError, StageTimings};
 
+// Symbol namespaces of a library (see "Symbols" in `mod.rs`): script functions are
+// `hot.<name>` and `hot.<name>.entry`; hotlab's own data objects are `hot:<what>`. A script
+// name never contains `:` (identifiers, `Class.method`, `<closure N in f>`, `<init>`), so no
+// script function can take one of these names; imports are the executable's `hot_*` symbols.
+
 /// The exported data object that holds the program's globals.
-pub(super) const GLOBALS_SYMBOL: &str = "hot.globals";
+pub(super) const GLOBALS_SYMBOL: &str = "hot:globals";
 /// The exported cell that holds the address of the program's objects (bound at load).
 pub(super) const OBJECTS_SYMBOL: &str = "hot:objects";
 /// The exported slot-offset table of the virtual methods (filled at load).
@@ -60,8 +65,13 @@ fn setup(what: &str) -> impl Fn(ModuleError) -> JitError + '_ {
     move |e| JitError::Setup(format!("{what}: {e}"))
 }
 
-/// Symbol of script function `name` in the library.
+/// Symbol of script function `name` in the library: `hot.` then the name, a namespace of its
+/// own (hotlab's data objects are `hot:`, imports `hot_`).
 fn symbol(name: &str) -> String {
+    debug_assert!(
+        !name.contains(':'),
+        "script name `{name}` in the internal namespace"
+    );
     format!("hot.{name}")
 }
 

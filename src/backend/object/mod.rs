@@ -13,7 +13,9 @@
 //!
 //! # Symbols
 //! Functions are exported as `hot.<name>` and `hot.<name>.entry` (the trampoline), so the host
-//! finds them with `dlsym`. `-Bsymbolic` binds the library's references to its own definitions
+//! finds them with `dlsym`. hotlab's own data objects (below) are `hot:<what>`: a script name
+//! never contains `:`, so a function may be called `globals`, `objects` or `hot_sink` without
+//! meeting one of them. `-Bsymbolic` binds the library's references to its own definitions
 //! at link time: a script-to-script call stays a direct `call rel32`, as in the JIT, with no
 //! PLT stub. Host functions and `hot_raise_*` helpers are imports that the dynamic loader
 //! resolves against the executable, which exports exactly the `hot_*` symbols (`build.rs`);
@@ -21,7 +23,7 @@
 //!
 //! # The globals block
 //! PIC code cannot carry the absolute address of a host allocation, so the block is a
-//! writable, zero-filled data object in the library, `hot.globals`. Code addresses a global
+//! writable, zero-filled data object in the library, `hot:globals`. Code addresses a global
 //! with one `lea` relative to the instruction pointer (offset folded into the relocation);
 //! the host finds the block with `dlsym` and reads module variables straight from it.
 //!
