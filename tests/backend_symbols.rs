@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::same_everywhere;
 use hotlab::runtime::host::host_table;
 
 /// hotlab's own names: the library's data objects, pieces of the mangled names, the runtime
@@ -78,16 +79,6 @@ fn names() -> Vec<String> {
     names.sort();
     names.dedup();
     names
-}
-
-/// Run `text`'s `main` on every backend: each must give `want` and leave no block behind.
-fn same_everywhere(text: &str, want: &str) {
-    let program = common::compile_text("symbols.hot", text).unwrap_or_else(|d| panic!("{d}"));
-    for (backend, run) in common::backends_for(&program) {
-        let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
-        assert_eq!(got, want, "{backend}");
-        assert_eq!(leaked, 0, "{backend} leaked {leaked} blocks");
-    }
 }
 
 #[test]
