@@ -55,6 +55,29 @@ fn calling_a_field_not_initialized_raises_null_closure() {
     );
 }
 
+const ARRAYS: &str = "class Table {\n var ops: [fn(i64) -> i64; 3] = [null; 3]\n \
+                      var grid: [[fn(i64) -> i64; 2]; 2] = [[null, null], [null; 2]]\n}\n";
+
+#[test]
+fn an_array_of_closures_in_a_field_starts_not_initialized_and_holds_closures() {
+    same_everywhere(
+        &format!(
+            "{ARRAYS}fn main() -> str {{\n let t = new Table()\n var out = \"${{t.ops}} \"\n \
+             let k = 5\n t.ops[0] = |x: i64| -> i64 {{ return x + k }}\n \
+             t.ops[2] = |x: i64| -> i64 {{ return x * k }}\n \
+             t.grid[1][0] = t.ops[2]\n \
+             out += \"${{t.ops[0](1)}} ${{t.grid[1][0](2)}} ${{t.grid}}\"\n return out\n}}\n"
+        ),
+        "[<fn: not initialized>, <fn: not initialized>, <fn: not initialized>] 6 10 \
+         [[<fn: not initialized>, <fn: not initialized>], [<fn(i64) -> i64>, <fn: not initialized>]]",
+    );
+    same_everywhere(
+        &format!("{ARRAYS}fn main() -> i64 {{\n let t = new Table()\n return t.ops[1](1)\n}}\n"),
+        "error: call of a closure that is not initialized yet (a module variable read before its \
+         initializer ran, or a fn-typed field still `null`) at 7:9",
+    );
+}
+
 const CHURN: &str = "class Holder {\n var f: fn(i64) -> i64 = null\n \
                      var fs = vec<fn(i64) -> i64>()\n}\n\
                      fn main() -> i64 {\n var total = 0\n for i in 0..20 {\n \

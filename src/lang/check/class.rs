@@ -324,26 +324,31 @@ impl Checker {
         })
     }
 
-    /// A field of a fn type declared `= null`: it starts not initialized (cell 0: a call of it
+    /// A field of a fn type declared `= null`, or an array of them declared with nulls
+    /// (`[null, null]`, `[null; 2]`, nested): it starts not initialized (cells 0: a call of one
     /// raises `NullClosure`, `"${o.f}"` shows `<fn: not initialized>`), as a closure is no
     /// constant a reload could give an added field. `None` for any other declaration;
     /// `Some(None)` when the type is in error (reported).
     fn fn_field_null(&mut self, f: &ast::VarDecl) -> Option<Option<FieldInfo>> {
         let t = f.ty.as_ref()?;
-        if !matches!(t.kind, ast::TypeKind::Fn(..)) || !matches!(f.init.kind, ast::ExprKind::Null) {
+        if !null_closures(t, &f.init) {
             return None;
         }
         let ty = self.resolve_type(t);
-        Some(ty.map(|ty| FieldInfo {
-            field: hir::Field {
-                name: f.name.name.clone(),
-                ty,
-                init: 0,
-                text: None,
-                array: None,
-                span: f.name.span,
-            },
-            mutable: f.mutable,
+        Some(ty.map(|ty| {
+            // An array's leaves: one 0 per closure cell (the type's size is checked).
+            let array = matches!(ty, Type::Array(..)).then(|| vec![(0, None); ty.cells() as usize]);
+            FieldInfo {
+                field: hir::Field {
+                    name: f.name.name.clone(),
+                    ty,
+                    init: 0,
+                    text: None,
+                    array,
+                    span: f.name.span,
+                },
+                mutable: f.mutable,
+            }
         }))
     }
 
@@ -620,6 +625,21 @@ impl ClassInfo {
             methods: self.methods.clone(),
             name_span: self.name_span,
         }
+    }
+}
+
+/// `init` is the nulls a field of type `t` of closures starts with: `null` for `fn(..)`, and
+/// for `[T; n]` an array literal of `n` such items or a repeat `[item; n]` of one.
+fn null_closures(t: &ast::TypeExpr, init: &ast::Expr) -> bool {
+    match (&t.kind, &init.kind) {
+        (ast::TypeKind::Fn(..), ast::ExprKind::Null) => true,
+        (ast::TypeKind::Array(elem, n), ast::ExprKind::ArrayLit(items)) => {
+            items.len() as u64 == *n && items.iter().all(|item| null_closures(elem, item))
+        }
+        (ast::TypeKind::Array(elem, n), ast::ExprKind::ArrayRepeat(item, count)) => {
+            matches!(count.kind, ast::ExprKind::Int(c) if c == *n) && null_closures(elem, item)
+        }
+        _ => false,
     }
 }
 

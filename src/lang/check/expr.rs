@@ -518,7 +518,10 @@ impl Checker {
                     span,
                     "an empty array literal has no element type",
                 )
-                .with_note("write `[0; 0]` for an empty array of `i64`"),
+                .with_note(
+                    "write a repeat of zero items of the element type: `[0; 0]` for `[i64; 0]`, \
+                     `[\"\"; 0]` for `[str; 0]`",
+                ),
             );
             return None;
         }
