@@ -236,6 +236,7 @@ fn every_response_round_trips() {
                 removed: vec!["y".into()],
                 retyped: vec![],
                 reset: vec!["f".into()],
+                unloaded: false,
             }],
             defined: vec!["Q".into()],
             globals_kept: vec!["p".into()],

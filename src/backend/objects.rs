@@ -378,12 +378,12 @@ pub fn new_class_names(runtime: &Runtime, program: &Program) -> Vec<String> {
 }
 
 /// Define or reload every class of `program` in `runtime` (parents first, in `ClassId`
-/// order): the classes the runtime already has (by name) are reloaded with these definitions,
-/// all in one step ([`Runtime::reload_all`]: their live objects migrate, and the reports say
-/// how), then the others are defined. A class the runtime has and `program` does not define
-/// must have no live objects, or nothing changes: after a reload no code of the version it
-/// replaced runs again. Returns the runtime classes by `ClassId` and the reports. Every
-/// backend installs a program's classes through this.
+/// order): the classes the runtime already has (by name) are reloaded with these definitions
+/// and the others defined, all in one step ([`Runtime::begin_reload`]: their live objects
+/// migrate, and the reports say how); a class the runtime has and `program` does not define is
+/// unloaded (its objects destroyed), because after a reload no code of the version it replaced
+/// runs again. On error nothing changed. Returns the runtime classes by `ClassId` and the
+/// reports. Every backend installs a program's classes through this.
 pub fn install_classes(
     runtime: &Runtime,
     program: &Program,
@@ -395,42 +395,39 @@ pub fn install_classes(
         .iter()
         .map(|c| runtime.class(&c.name))
         .collect();
-    // The classes the runtime has reload as one step (no call runs between two of them); a
-    // class the version drops must have no live objects, which would run the old code.
-    let mut changes = Vec::new();
-    for (i, class) in program.classes.iter().enumerate() {
-        if let Some(made) = &existing[i] {
-            // A parent the runtime does not have yet is another parent: the runtime refuses.
-            let parent = class.parent.and_then(|p| existing[p.index()].clone());
-            let def = class_def(program, ClassId(i as u32), parent, vmctx, &mut code);
-            changes.push((made.clone(), def));
-        }
-    }
     let dropped: Vec<ClassRef> = runtime
         .classes()
         .into_iter()
         .filter(|c| !c.is_unloaded() && !program.classes.iter().any(|p| *p.name == *c.name()))
         .collect();
-    let reports = if changes.is_empty() && dropped.is_empty() {
-        Vec::new()
-    } else {
-        runtime
-            .reload_all(changes, &dropped)
-            .map_err(|e| format!("cannot reload: {e}"))?
-    };
+    if existing.iter().all(Option::is_none) && dropped.is_empty() {
+        // A first definition: nothing runs that could see it half done.
+        let classes = define_classes(runtime, program, vmctx, code).map_err(|e| e.to_string())?;
+        return Ok((classes, Vec::new()));
+    }
+    // A new version: one transaction, with every call stopped until it is done or undone.
+    let mut tx = runtime
+        .begin_reload()
+        .map_err(|e| format!("cannot reload: {e}"))?;
     let mut classes: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
     for (i, class) in program.classes.iter().enumerate() {
+        let parent = class.parent.map(|p| classes[p.index()].clone());
+        let def = class_def(program, ClassId(i as u32), parent, vmctx, &mut code);
         let made = match &existing[i] {
-            Some(made) => made.clone(),
-            None => {
-                let parent = class.parent.map(|p| classes[p.index()].clone());
-                let def = class_def(program, ClassId(i as u32), parent, vmctx, &mut code);
-                runtime
-                    .define(def)
-                    .map_err(|e| format!("cannot define class `{}`: {e}", class.name))?
-            }
+            Some(made) => tx
+                .reload(made, def)
+                .map(|()| made.clone())
+                .map_err(|e| format!("cannot reload class `{}`: {e}", class.name))?,
+            None => tx
+                .define(def)
+                .map_err(|e| format!("cannot define class `{}`: {e}", class.name))?,
         };
         classes.push(made);
     }
+    for class in &dropped {
+        tx.unload(class)
+            .map_err(|e| format!("cannot unload class `{}`: {e}", class.name()))?;
+    }
+    let reports = tx.commit().map_err(|e| format!("cannot reload: {e}"))?;
     Ok((classes, reports))
 }

@@ -298,11 +298,16 @@ fn report_reload(
             eprintln!("reload {}: not applied (nothing changed)", version.name);
             exit::BAD_INPUT
         }
+        Err(ReloadFailure::AfterReload(e, applied) | ReloadFailure::Init(e, applied)) => {
+            let classes: Vec<ClassReload> = applied.classes.iter().map(ClassReload::from).collect();
+            for line in class_lines(&version.name, &classes, &applied.defined) {
+                eprintln!("{line}");
+            }
+            eprintln!("{}", e.render(version));
+            exit::SCRIPT_ERROR
+        }
         Err(
-            ReloadFailure::AfterReload(e)
-            | ReloadFailure::Init(e)
-            | ReloadFailure::Jit(JitError::Init(e))
-            | ReloadFailure::Object(ObjectError::Init(e)),
+            ReloadFailure::Jit(JitError::Init(e)) | ReloadFailure::Object(ObjectError::Init(e)),
         ) => {
             eprintln!("{}", e.render(version));
             exit::SCRIPT_ERROR

@@ -15,8 +15,10 @@ use std::sync::MutexGuard;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use crate::runtime::class::{
-    ClassDef, ClassRef, DETACHED_KEY, DefineError, ENTRY_PENDING, Version, build_version,
+    ClassDef, ClassRef, DETACHED_KEY, DefineError, ENTRY_PENDING, Family, Version, build_version,
 };
 use crate::runtime::depth::{
     current_thread_in_call, ensure_registered, heavy_fence, wait_for_quiescence, with_record,
@@ -47,10 +49,33 @@ pub struct ReloadReport {
     /// closures' code belongs to the version being replaced, which never runs again, so the old
     /// value was dropped and the initializer run, as for a retyped field.
     pub reset: Vec<String>,
+    /// The new version does not define the class: it was unloaded, and its `migrated` objects
+    /// were destroyed instead (handles to them are stale), because its code is the replaced
+    /// version's.
+    pub unloaded: bool,
     /// Time spent waiting for threads to leave calls.
     pub waited: Duration,
     /// Time of the whole reload (not the compile, which happened before).
     pub total: Duration,
+}
+
+impl ReloadReport {
+    /// A report of nothing yet.
+    fn empty() -> ReloadReport {
+        ReloadReport {
+            class: String::new(),
+            version: 0,
+            migrated: 0,
+            kept: Vec::new(),
+            added: Vec::new(),
+            removed: Vec::new(),
+            retyped: Vec::new(),
+            reset: Vec::new(),
+            unloaded: false,
+            waited: Duration::ZERO,
+            total: Duration::ZERO,
+        }
+    }
 }
 
 /// Why a reload (or unload, or collect) did nothing.
@@ -91,19 +116,6 @@ pub enum ReloadError {
          jit backend to unload"
     )]
     UnloadFixed(String),
-    /// A class the new version no longer defines still has live objects: they would go on
-    /// running the old version's code.
-    #[error(
-        "class `{class}` is missing from the new version but has {live} live object(s), which \
-         would keep running the old version's code: keep the class in the new version, or let \
-         its objects go first"
-    )]
-    Dropped {
-        /// The class.
-        class: String,
-        /// Its live objects.
-        live: usize,
-    },
     /// A field initializer raised while migrating; nothing changed.
     #[error("a field initializer raised during migration: {0}")]
     Initializer(ScriptError),
@@ -159,120 +171,42 @@ impl Runtime {
         Ok(reports.pop().expect("one report per class reloaded"))
     }
 
-    /// Reload several classes as one step: the classes of a new program version. Waits until no
-    /// thread is inside a call, installs every new version (in order: a parent before its
-    /// children, whose layouts start with its fields), migrates every live object of each (same
-    /// name and type: kept; new: initialized; removed: dropped; retyped: dropped and
-    /// initialized; a field holding closures: dropped and initialized, see
-    /// [`ReloadReport::reset`]), swaps the slots, and only then lets calls in again. So no call
-    /// ever sees one class of the version reloaded and another not: script code of one class
-    /// reads the fields of another's objects at the offsets its own version knows.
-    ///
-    /// `dropped` are the classes the new version no longer defines: the reload is refused
-    /// ([`ReloadError::Dropped`]) when one of them has live objects, because those would go on
-    /// running the old version's code against objects of the new one.
-    ///
-    /// Host handles stay valid; the next call runs the new code. On error nothing changed.
+    /// Reload several classes as one step (a [`ReloadTx`] of `changes`, in order, that unloads
+    /// `dropped`). On error nothing changed.
     pub fn reload_all(
         &self,
         changes: Vec<(ClassRef, ClassDef)>,
         dropped: &[ClassRef],
     ) -> Result<Vec<ReloadReport>, ReloadError> {
-        let t0 = Instant::now();
         for (class, def) in &changes {
             precheck(class, def)?;
         }
-        let q = self.quiesce()?;
-        let waited = t0.elapsed();
-        // Again with every call stopped: an unload may have come in between.
-        if let Some((class, _)) = changes.iter().find(|(c, _)| c.is_unloaded()) {
-            return Err(ReloadError::Unloaded(class.name().to_string()));
+        let mut tx = self.begin_reload()?;
+        for (class, def) in changes {
+            tx.reload(&class, def)?;
         }
         for class in dropped {
-            let live = class.live_count();
-            if live > 0 && !class.is_unloaded() {
-                return Err(ReloadError::Dropped {
-                    class: class.name().to_string(),
-                    live,
-                });
-            }
+            tx.unload(class)?;
         }
-        // Install every version first (a child's layout is built on its parent's new one), so
-        // an initializer that makes an object of another class of the version makes it new.
-        let mut staged: Vec<Staged> = Vec::with_capacity(changes.len());
-        for (class, def) in changes {
-            let old_ptr = class.version_ptr();
-            // SAFETY: versions live as long as their class.
-            let old = unsafe { &*old_ptr };
-            let version = match build_version(&def, &class.family, old.number + 1) {
-                Ok(v) => v,
-                Err(e) => {
-                    restore_all(&staged);
-                    return Err(e.into());
-                }
-            };
-            let (plan, mut report) = plan_migration(old, &version);
-            report.class = class.name().to_string();
-            report.version = version.number;
-            let old_slots = class
-                .slots
-                .iter()
-                .map(|s| s.load(Ordering::Relaxed))
-                .collect();
-            let old_vmctx = class.vmctx();
-            let old_entry = class.entry.load(Ordering::Relaxed);
-            let new_key = class.next_key.fetch_add(2, Ordering::Relaxed);
-            let snapshot = {
-                let live = class.live.lock();
-                class.install(version, &def);
-                class
-                    .entry
-                    .store(new_key | ENTRY_PENDING, Ordering::Release);
-                // SAFETY: listed shells are allocated; a count already at zero is being freed
-                // (its owner drops the state), so it is skipped.
-                live.objects
-                    .iter()
-                    .copied()
-                    .filter(|&o| unsafe { &*o }.try_retain())
-                    .collect()
-            };
-            staged.push(Staged {
-                class,
-                old_ptr,
-                old_slots,
-                old_vmctx,
-                old_entry,
-                new_key,
-                plan,
-                report,
-                snapshot,
-                built: Vec::new(),
-                unused: Vec::new(),
-            });
-        }
+        tx.commit()
+    }
 
-        // Phase A: every new state, nothing changed yet.
-        for k in 0..staged.len() {
-            if let Err(e) = build_states(&mut staged[k]) {
-                restore_all(&staged);
-                return Err(ReloadError::Initializer(*e));
-            }
-        }
-
-        // Phase B: swap every class's states, then drop the old ones (whose handles may free
-        // objects of any class of the version).
-        for s in &mut staged {
-            swap_states(s);
-        }
-        let mut reports = staged.into_iter().map(finish).collect::<Vec<_>>();
-        self.collect_quiesced();
-        drop(q);
-        let total = t0.elapsed();
-        for r in &mut reports {
-            r.waited = waited;
-            r.total = total;
-        }
-        Ok(reports)
+    /// Start reloading the classes of a new program version as one step: waits until no thread
+    /// is inside a call, and keeps calls stopped until the transaction is committed or dropped
+    /// (see [`ReloadTx`]).
+    pub fn begin_reload(&self) -> Result<ReloadTx<'_>, ReloadError> {
+        let t0 = Instant::now();
+        let quiesced = self.quiesce()?;
+        Ok(ReloadTx {
+            runtime: self,
+            quiesced: Some(quiesced),
+            t0,
+            waited: t0.elapsed(),
+            staged: Vec::new(),
+            defined: Vec::new(),
+            unloads: Vec::new(),
+            families: Vec::new(),
+        })
     }
 
     /// Unload a class: every live object is destroyed (handles to it become stale, its state is
@@ -284,6 +218,14 @@ impl Runtime {
             return Err(ReloadError::UnloadFixed(class.name().to_string()));
         }
         let q = self.quiesce()?;
+        let n = Self::unload_quiesced(class);
+        self.collect_quiesced();
+        drop(q);
+        Ok(n)
+    }
+
+    /// The body of [`Runtime::unload`], with calls stopped.
+    fn unload_quiesced(class: &ClassRef) -> usize {
         let snapshot: Vec<*const Object> = {
             let mut live = class.live.lock();
             class.unloaded.store(true, Ordering::Release);
@@ -319,9 +261,7 @@ impl Runtime {
         // The last references that went while dropping states: free as a release would.
         object::free_all(dying);
         release_all(&snapshot);
-        self.collect_quiesced();
-        drop(q);
-        Ok(snapshot.len())
+        snapshot.len()
     }
 
     /// Release the state of every destroyed object (and the handles in its fields), at a point
@@ -350,6 +290,178 @@ impl Runtime {
         }
         object::free_all(dying);
         retired.len()
+    }
+}
+
+/// A reload of the classes of a new program version in progress ([`Runtime::begin_reload`]):
+/// no call runs while it lives. In order:
+///
+/// 1. [`reload`](ReloadTx::reload) each class the version redefines (parents before children:
+///    a child's layout is built on its parent's new one): its new version is installed and its
+///    live objects are listed;
+/// 2. [`define`](ReloadTx::define) the classes it defines for the first time, and
+///    [`unload`](ReloadTx::unload) the ones it no longer defines (their objects are destroyed:
+///    they would run the old version's code);
+/// 3. [`commit`](ReloadTx::commit): build every new state block (an initializer that raises
+///    undoes everything), swap them all, unload, and let calls in again.
+///
+/// So no call ever sees one class of the version migrated and another not: script code of one
+/// class reads the fields of another's objects at the offsets its own version knows. Dropped
+/// before `commit` (an error on the way), it undoes everything: versions, slots and keys back,
+/// the new classes and the method names the version added to its families gone.
+pub struct ReloadTx<'r> {
+    runtime: &'r Runtime,
+    /// `None` once committed.
+    quiesced: Option<Quiesced<'r>>,
+    t0: Instant,
+    waited: Duration,
+    staged: Vec<Staged>,
+    defined: Vec<ClassRef>,
+    unloads: Vec<ClassRef>,
+    /// Each family the transaction touched, with its method names' count before.
+    families: Vec<(Family, usize)>,
+}
+
+impl ReloadTx<'_> {
+    /// Note `family`'s method names before the transaction adds to them.
+    fn touch(&mut self, family: &Family) {
+        if !self.families.iter().any(|(f, _)| Arc::ptr_eq(f, family)) {
+            let len = family.lock().unwrap_or_else(|e| e.into_inner()).len();
+            self.families.push((family.clone(), len));
+        }
+    }
+
+    /// Reload `class` with a new version (layout, initializers, methods; compiled before): its
+    /// version is installed now, its objects migrate at [`commit`](ReloadTx::commit).
+    pub fn reload(&mut self, class: &ClassRef, def: ClassDef) -> Result<(), ReloadError> {
+        precheck(class, &def)?;
+        self.touch(&class.family);
+        let old_ptr = class.version_ptr();
+        // SAFETY: versions live as long as their class.
+        let old = unsafe { &*old_ptr };
+        let version = build_version(&def, &class.family, old.number + 1)?;
+        let (plan, mut report) = plan_migration(old, &version);
+        report.class = class.name().to_string();
+        report.version = version.number;
+        let old_slots = class
+            .slots
+            .iter()
+            .map(|s| s.load(Ordering::Relaxed))
+            .collect();
+        let old_vmctx = class.vmctx();
+        let old_entry = class.entry.load(Ordering::Relaxed);
+        let new_key = class.next_key.fetch_add(2, Ordering::Relaxed);
+        let snapshot = {
+            let live = class.live.lock();
+            class.install(version, &def);
+            class
+                .entry
+                .store(new_key | ENTRY_PENDING, Ordering::Release);
+            // SAFETY: listed shells are allocated; a count already at zero is being freed (its
+            // owner drops the state), so it is skipped.
+            live.objects
+                .iter()
+                .copied()
+                .filter(|&o| unsafe { &*o }.try_retain())
+                .collect()
+        };
+        self.staged.push(Staged {
+            class: class.clone(),
+            old_ptr,
+            old_slots,
+            old_vmctx,
+            old_entry,
+            new_key,
+            plan,
+            report,
+            snapshot,
+            built: Vec::new(),
+            unused: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// Define a class the version adds (its parent may be one this transaction reloaded or
+    /// defined). A rollback takes it out of the runtime again.
+    pub fn define(&mut self, def: ClassDef) -> Result<ClassRef, ReloadError> {
+        if let Some(parent) = &def.parent {
+            self.touch(&parent.family);
+        }
+        let class = self.runtime.define(def)?;
+        self.defined.push(class.clone());
+        Ok(class)
+    }
+
+    /// Unload `class` at the commit (a class the version no longer defines): its objects are
+    /// destroyed (handles to them are stale) and `new` of it fails, because its code is the
+    /// replaced version's. Reported with [`ReloadReport::unloaded`].
+    pub fn unload(&mut self, class: &ClassRef) -> Result<(), ReloadError> {
+        if class.is_inline() {
+            return Err(ReloadError::UnloadFixed(class.name().to_string()));
+        }
+        if !class.is_unloaded() {
+            self.unloads.push(class.clone());
+        }
+        Ok(())
+    }
+
+    /// Migrate every object of every reloaded class, unload the dropped classes, and let calls
+    /// in again. An initializer that raises undoes the whole transaction.
+    pub fn commit(mut self) -> Result<Vec<ReloadReport>, ReloadError> {
+        // Phase A: every new state, nothing changed yet.
+        for k in 0..self.staged.len() {
+            if let Err(e) = build_states(&mut self.staged[k]) {
+                return Err(ReloadError::Initializer(*e));
+            }
+        }
+        // Phase B: swap every class's states, then drop the old ones (whose handles may free
+        // objects of any class of the version).
+        for s in &mut self.staged {
+            swap_states(s);
+        }
+        let mut reports: Vec<ReloadReport> = std::mem::take(&mut self.staged)
+            .into_iter()
+            .map(finish)
+            .collect();
+        for class in std::mem::take(&mut self.unloads) {
+            let detached = Runtime::unload_quiesced(&class);
+            reports.push(ReloadReport {
+                class: class.name().to_string(),
+                version: class.version().number,
+                migrated: detached,
+                unloaded: true,
+                ..ReloadReport::empty()
+            });
+        }
+        self.runtime.collect_quiesced();
+        self.defined.clear();
+        self.families.clear();
+        drop(self.quiesced.take());
+        let total = self.t0.elapsed();
+        for r in &mut reports {
+            r.waited = self.waited;
+            r.total = total;
+        }
+        Ok(reports)
+    }
+}
+
+impl Drop for ReloadTx<'_> {
+    fn drop(&mut self) {
+        if self.quiesced.is_none() {
+            return;
+        }
+        restore_all(&self.staged);
+        if !self.defined.is_empty() {
+            lock(&self.runtime.classes)
+                .retain(|c| !self.defined.iter().any(|d| ClassRef::ptr_eq(c, d)));
+        }
+        for (family, len) in &self.families {
+            family
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .truncate(*len);
+        }
     }
 }
 
@@ -472,18 +584,7 @@ fn finish(s: Staged) -> ReloadReport {
 /// Match the new layout's fields with the old one's: `plan[i]` is the old cell that new cell `i`
 /// keeps.
 fn plan_migration(old: &Version, new: &Version) -> (Vec<Option<usize>>, ReloadReport) {
-    let mut report = ReloadReport {
-        class: String::new(),
-        version: 0,
-        migrated: 0,
-        kept: Vec::new(),
-        added: Vec::new(),
-        removed: Vec::new(),
-        retyped: Vec::new(),
-        reset: Vec::new(),
-        waited: Duration::ZERO,
-        total: Duration::ZERO,
-    };
+    let mut report = ReloadReport::empty();
     let plan = new
         .fields
         .iter()

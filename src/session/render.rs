@@ -212,7 +212,13 @@ pub fn record_table(r: &JobRecord) -> Table {
                     "reset",
                 ],
             );
-            for c in &x.classes {
+            for c in x.classes.iter().filter(|c| c.unloaded) {
+                t.notes.push(format!(
+                    "class {} unloaded (not in the new version): {} object(s) destroyed",
+                    c.class, c.migrated
+                ));
+            }
+            for c in x.classes.iter().filter(|c| !c.unloaded) {
                 t.push(vec![
                     c.class.clone(),
                     c.version.to_string(),

@@ -265,18 +265,42 @@ pub fn reload(
             d.render(&source, false),
             snippet.name
         ))),
-        Err(ReloadFailure::AfterReload(e)) => Err(fail(
-            FailureKind::Script,
-            format!(
-                "{}\n(the reload was applied; after_reload raised)",
-                e.render(&source)
-            ),
+        Err(ReloadFailure::Init(e, applied)) => Err(applied_then(
+            &snippet.name,
+            &applied,
+            &e.render(&source),
+            "the new version's initializer raised",
+        )),
+        Err(ReloadFailure::AfterReload(e, applied)) => Err(applied_then(
+            &snippet.name,
+            &applied,
+            &e.render(&source),
+            "after_reload raised",
         )),
         Err(ReloadFailure::Jit(JitError::Init(e))) => {
             Err(fail(FailureKind::Script, e.render(&source)))
         }
         Err(e) => Err(input(format!("error: reload of {}: {e}", snippet.name))),
     }
+}
+
+/// A script failure after a reload was applied: what it did to the classes, the error, and
+/// what raised.
+fn applied_then(
+    name: &str,
+    applied: &crate::backend::jit::ReloadOutcome,
+    error: &str,
+    what: &str,
+) -> JobFailure {
+    let classes: Vec<ClassReload> = applied.classes.iter().map(ClassReload::from).collect();
+    let mut text = super::protocol::class_lines(name, &classes, &applied.defined).join("\n");
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    fail(
+        FailureKind::Script,
+        format!("{text}{error}\n(the reload was applied; {what})"),
+    )
 }
 
 /// `run_live`: call `function` in the live module of `snippet`.

@@ -530,6 +530,10 @@ pub struct ClassReload {
     /// Fields that held closures of the replaced version (re-initialized).
     #[serde(default)]
     pub reset: Vec<String>,
+    /// The new version does not define the class: it was unloaded, its `migrated` objects
+    /// destroyed.
+    #[serde(default)]
+    pub unloaded: bool,
 }
 
 impl From<&crate::runtime::reload::ReloadReport> for ClassReload {
@@ -543,14 +547,22 @@ impl From<&crate::runtime::reload::ReloadReport> for ClassReload {
             removed: r.removed.clone(),
             retyped: r.retyped.clone(),
             reset: r.reset.clone(),
+            unloaded: r.unloaded,
         }
     }
 }
 
 impl ClassReload {
     /// One line: `reload NAME: class C v2: 1 object(s) migrated; kept [..] added [..] ...`.
-    /// ` reset [..]` follows only when a field held closures.
+    /// ` reset [..]` follows only when a field held closures; a class the version dropped says
+    /// it was unloaded.
     pub fn describe(&self, name: &str) -> String {
+        if self.unloaded {
+            return format!(
+                "reload {name}: class {} unloaded (not in the new version): {} object(s) destroyed",
+                self.class, self.migrated
+            );
+        }
         let mut line = format!(
             "reload {name}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed \
              [{}] retyped [{}]",

@@ -11,9 +11,9 @@
 //!   versions take their old values (handles included; not closures);
 //! - `fn after_reload()`, if the new version has one, runs and its result is reported.
 //!
-//! A version the runtime would refuse (a class changing its parent, a method its signature, a
-//! class with live objects missing) changes nothing. As on the JIT, no code of the replaced
-//! version runs again: no object keeps an old class and no value keeps an old closure.
+//! A version the runtime would refuse (a class changing its parent, a method its signature)
+//! changes nothing. As on the JIT, no code of the replaced version runs again: a class the new
+//! version drops is unloaded (its objects destroyed), and no value keeps an old closure.
 //!
 //! [`ScriptModule::reload`]: crate::backend::jit::ScriptModule::reload
 
@@ -56,7 +56,9 @@ impl<'p> Interp<'p> {
                 .map(|g| Val::from_value(&Value::zero(&g.ty)))
                 .collect(),
         );
-        self.call(next.init, &[]).map_err(ReloadFailure::Init)?;
+        // The classes run the new version from here: the module variables kept carry over even
+        // if `<init>` raises (then reported), as on the JIT.
+        let init = self.call(next.init, &[]);
         let mut globals_kept = Vec::new();
         for (i, g) in next.globals.iter().enumerate() {
             let kept = old
@@ -70,25 +72,25 @@ impl<'p> Interp<'p> {
             }
         }
         drop(old_globals);
-        let after_reload = match next.function_named(AFTER_RELOAD) {
-            Some(f) if next.function(f).param_count > 0 => {
-                let f = next.function(f);
-                return Err(ReloadFailure::AfterReload(ScriptError::new(
-                    ScriptErrorKind::BadCall(format!(
-                        "`{AFTER_RELOAD}` takes {} argument(s); a reload calls it with none",
-                        f.param_count
-                    )),
-                    f.name_span,
-                )));
-            }
-            Some(f) => Some(self.call(f, &[]).map_err(ReloadFailure::AfterReload)?),
-            None => None,
-        };
-        Ok(ReloadOutcome {
+        let applied = ReloadOutcome {
             classes: reports,
             defined,
             globals_kept,
-            after_reload,
+            after_reload: None,
+        };
+        applied.finish(init, || {
+            let f = next.function_named(AFTER_RELOAD)?;
+            let params = next.function(f).param_count;
+            Some(if params > 0 {
+                Err(ScriptError::new(
+                    ScriptErrorKind::BadCall(format!(
+                        "`{AFTER_RELOAD}` takes {params} argument(s); a reload calls it with none"
+                    )),
+                    next.function(f).name_span,
+                ))
+            } else {
+                self.call(f, &[])
+            })
         })
     }
 

@@ -58,6 +58,19 @@ impl Jit {
         program: &Program,
         runtime: Arc<Runtime>,
     ) -> Result<(JitProgram, Vec<ReloadReport>), JitError> {
+        let (made, reports) = self.install_in(program, runtime)?;
+        made.run_init().map_err(JitError::Init)?;
+        Ok((made, reports))
+    }
+
+    /// [`Jit::compile_in`] without running `<init>`: once this returns, the runtime's classes
+    /// run the new code, so the caller must keep the program (and run `<init>`) whatever
+    /// happens next (a reload switches to it even when its `<init>` raises).
+    pub(crate) fn install_in(
+        &mut self,
+        program: &Program,
+        runtime: Arc<Runtime>,
+    ) -> Result<(JitProgram, Vec<ReloadReport>), JitError> {
         let objects = Box::new(ProgramObjects::new(runtime, program));
         let virtuals = virtual_methods(program);
         let serial = self.next_serial();
@@ -173,7 +186,6 @@ impl Jit {
         let reports = jit_program
             .install_objects(program, objects)
             .map_err(JitError::Objects)?;
-        jit_program.run_init().map_err(JitError::Init)?;
         Ok((jit_program, reports))
     }
 

@@ -13,10 +13,10 @@
 //!
 //! **No code of a replaced version runs again.** Old code knows the old layouts of every class
 //! (a field is a constant offset), so running it against migrated objects would read the wrong
-//! cells. Hence a version must define every class that has live objects (the runtime refuses it
-//! otherwise, and nothing changes), closures (which hold old code) are not kept, and the old
-//! version's module variables are released at the reload. Its code and data stay mapped for the
-//! module's life, though nothing calls them.
+//! cells. Hence a class the new version drops is unloaded (its objects destroyed: handles to them
+//! are stale), closures (which hold old code) are not kept, and the old version's module
+//! variables are released at the reload. Its code and data stay mapped for the module's life,
+//! though nothing calls them.
 //!
 //! The same module runs on the `object` backend ([`ScriptModule::new_object`]): each version is
 //! then a shared library of its own (built, linked and `dlopen`ed), installed into the runtime
@@ -85,13 +85,37 @@ pub enum ReloadFailure {
     /// runtime refused it, or its `<init>` raised.
     #[error("{0}")]
     Object(ObjectError),
-    /// The classes were reloaded, then the new version's module initializer raised (the
-    /// interpreter's reload; the JIT reports it as `Jit(JitError::Init)`).
+    /// The classes were reloaded, then the new version's module initializer raised: the new
+    /// version is the current one (its classes run its code), with its module variables as far
+    /// as `<init>` got, then the kept ones carried over.
     #[error("the new version's initializer failed: {0}")]
-    Init(ScriptError),
-    /// The reload was applied, then `after_reload` raised.
+    Init(ScriptError, Box<ReloadOutcome>),
+    /// The reload was applied (what it did is in the outcome), then `after_reload` raised.
     #[error("after_reload failed: {0}")]
-    AfterReload(ScriptError),
+    AfterReload(ScriptError, Box<ReloadOutcome>),
+}
+
+impl ReloadOutcome {
+    /// Finish a reload that was applied (`self`: what it did): `init` is how the new version's
+    /// `<init>` went, `after_reload` runs `fn after_reload()` if the version has one. A failure
+    /// of either keeps what was applied in the error.
+    pub(crate) fn finish(
+        mut self,
+        init: Result<Value, ScriptError>,
+        after_reload: impl FnOnce() -> Option<Result<Value, ScriptError>>,
+    ) -> Result<ReloadOutcome, ReloadFailure> {
+        if let Err(e) = init {
+            return Err(ReloadFailure::Init(e, Box::new(self)));
+        }
+        match after_reload() {
+            Some(Err(e)) => Err(ReloadFailure::AfterReload(e, Box::new(self))),
+            Some(Ok(v)) => {
+                self.after_reload = Some(v);
+                Ok(self)
+            }
+            None => Ok(self),
+        }
+    }
 }
 
 impl ScriptModule {
@@ -107,6 +131,7 @@ impl ScriptModule {
                 ReloadFailure::Jit(e) => e,
                 other => JitError::Setup(other.to_string()),
             })?;
+        current.run_init().map_err(JitError::Init)?;
         Ok(ScriptModule::first(compiler, runtime, program, current))
     }
 
@@ -124,6 +149,7 @@ impl ScriptModule {
             Err(ReloadFailure::Object(e)) => return Err(e),
             Err(other) => return Err(ObjectError::Emit(other.to_string())),
         };
+        current.run_init().map_err(ObjectError::Init)?;
         Ok(ScriptModule::first(compiler, runtime, program, current))
     }
 
@@ -177,25 +203,25 @@ impl ScriptModule {
         let (mut next, classes) = self
             .compiler
             .compile_in(&program, Arc::clone(&self.runtime))?;
+        // From here the runtime's classes run the new code: the new version becomes the
+        // current one even if its `<init>` raises (then reported, as the interpreter does).
+        let init = next.run_init();
         let globals_kept = carry_globals(&mut self.current, &mut next);
         let old_program = std::mem::replace(&mut self.program, program);
         let mut old = std::mem::replace(&mut self.current, next);
         // No code of the old version runs again: what its module variables still hold goes now.
         old.release_globals();
         self.old.push((old_program, old));
-        let after_reload = match self.current.function_named(AFTER_RELOAD) {
-            Some(f) => Some(
-                self.current
-                    .call(f, &[])
-                    .map_err(ReloadFailure::AfterReload)?,
-            ),
-            None => None,
-        };
-        Ok(ReloadOutcome {
+        let applied = ReloadOutcome {
             classes,
             defined,
             globals_kept,
-            after_reload,
+            after_reload: None,
+        };
+        let current = &self.current;
+        applied.finish(init, || {
+            let f = current.function_named(AFTER_RELOAD)?;
+            Some(current.call(f, &[]))
         })
     }
 
@@ -215,16 +241,18 @@ enum Compiler {
 }
 
 impl Compiler {
-    /// Build `program` with its objects in `runtime` (see [`Jit::compile_in`]).
+    /// Build `program` with its objects in `runtime`, without running `<init>` (see
+    /// [`Jit::compile_in`]): once this succeeds the classes run the new code, so the program
+    /// must be kept.
     fn compile_in(
         &mut self,
         program: &Program,
         runtime: Arc<Runtime>,
     ) -> Result<(JitProgram, Vec<ReloadReport>), ReloadFailure> {
         match self {
-            Compiler::Jit(jit) => jit.compile_in(program, runtime).map_err(ReloadFailure::Jit),
+            Compiler::Jit(jit) => jit.install_in(program, runtime).map_err(ReloadFailure::Jit),
             Compiler::Object(backend) => backend
-                .compile_in(program, runtime)
+                .install_in(program, runtime)
                 .map(|(p, reports)| (p.into_program(), reports))
                 .map_err(ReloadFailure::Object),
         }

@@ -239,6 +239,20 @@ impl ObjectBackend {
         program: &Program,
         runtime: Arc<Runtime>,
     ) -> Result<(ObjectProgram, Vec<ReloadReport>), ObjectError> {
+        let (mut made, reports) = self.install_in(program, runtime)?;
+        let start = Instant::now();
+        made.program.run_init().map_err(ObjectError::Init)?;
+        made.timings.init += start.elapsed();
+        Ok((made, reports))
+    }
+
+    /// [`ObjectBackend::compile_in`] without running `<init>` (see
+    /// [`Jit::install_in`](crate::backend::jit::Jit)): the caller must keep the program.
+    pub(crate) fn install_in(
+        &self,
+        program: &Program,
+        runtime: Arc<Runtime>,
+    ) -> Result<(ObjectProgram, Vec<ReloadReport>), ObjectError> {
         let options = &self.options;
         let mut timings = StageTimings::default();
         let built = codegen::build(program, self.isa.clone(), options.jit, &mut timings)?;
@@ -313,7 +327,6 @@ impl ObjectBackend {
             unsafe { objects.bind_library(&library_objects) }
                 .map_err(|e| ObjectError::Compile(JitError::Objects(e)))?;
         }
-        loaded.run_init().map_err(ObjectError::Init)?;
         timings.init = start.elapsed();
         let program = ObjectProgram {
             program: loaded,
