@@ -215,3 +215,35 @@ fn new_destroy_and_drop_race_reloads_without_leaks() {
     rt.collect().unwrap();
     assert_eq!((c.live_count(), c.shell_count()), (0, 0));
 }
+
+/// A committed reload hands its caller a `Held`: calls from other threads stay out until the
+/// caller has switched its program over and lets it go (a host thread never sees the new
+/// classes with the program around them half switched).
+#[test]
+fn calls_wait_until_the_committed_reload_lets_them_in() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("C", vec![int("n", 1)], vec![hook(seven)]))
+        .unwrap();
+    let h = rt.new_object(&c).unwrap();
+    let returned = AtomicBool::new(false);
+    let mut tx = rt.begin_reload().unwrap();
+    tx.reload(&c, class("C", vec![int("n", 1)], vec![hook(eight)]))
+        .unwrap();
+    let (reports, held) = tx.commit_held().unwrap();
+    assert_eq!(reports[0].migrated, 1);
+    std::thread::scope(|s| {
+        let caller = s.spawn(|| {
+            let got = h.call();
+            returned.store(true, Ordering::SeqCst);
+            got
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            !returned.load(Ordering::SeqCst),
+            "a call went in while the reload held calls out"
+        );
+        drop(held);
+        assert_eq!(caller.join().unwrap().unwrap(), 8);
+    });
+}

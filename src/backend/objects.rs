@@ -17,7 +17,7 @@ use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
 use crate::runtime::iface::{AbiSig, AbiType};
 use crate::runtime::object::Object;
-use crate::runtime::reload::ReloadReport;
+use crate::runtime::reload::{Held, ReloadReport};
 use crate::runtime::rt::Runtime;
 use crate::runtime::values::ElemKind;
 
@@ -382,14 +382,14 @@ pub fn new_class_names(runtime: &Runtime, program: &Program) -> Vec<String> {
 /// and the others defined, all in one step ([`Runtime::begin_reload`]: their live objects
 /// migrate, and the reports say how); a class the runtime has and `program` does not define is
 /// unloaded (its objects destroyed), because after a reload no code of the version it replaced
-/// runs again. On error nothing changed. Returns the runtime classes by `ClassId` and the
-/// reports. Every backend installs a program's classes through this.
+/// runs again. On error nothing changed. Every backend installs a program's classes through
+/// this.
 pub fn install_classes(
     runtime: &Runtime,
     program: &Program,
     vmctx: *mut c_void,
     mut code: impl FnMut(&hir::Method) -> *const c_void,
-) -> Result<(Vec<ClassRef>, Vec<ReloadReport>), String> {
+) -> Result<Installed, String> {
     let existing: Vec<Option<ClassRef>> = program
         .classes
         .iter()
@@ -403,7 +403,11 @@ pub fn install_classes(
     if existing.iter().all(Option::is_none) && dropped.is_empty() {
         // A first definition: nothing runs that could see it half done.
         let classes = define_classes(runtime, program, vmctx, code).map_err(|e| e.to_string())?;
-        return Ok((classes, Vec::new()));
+        return Ok(Installed {
+            classes,
+            reports: Vec::new(),
+            held: None,
+        });
     }
     // A new version: one transaction, with every call stopped until it is done or undone.
     let mut tx = runtime
@@ -428,6 +432,23 @@ pub fn install_classes(
         tx.unload(class)
             .map_err(|e| format!("cannot unload class `{}`: {e}", class.name()))?;
     }
-    let reports = tx.commit().map_err(|e| format!("cannot reload: {e}"))?;
-    Ok((classes, reports))
+    let (reports, held) = tx
+        .commit_held()
+        .map_err(|e| format!("cannot reload: {e}"))?;
+    Ok(Installed {
+        classes,
+        reports,
+        held: Some(held),
+    })
+}
+
+/// What [`install_classes`] did.
+pub struct Installed {
+    /// The runtime classes, by `ClassId`.
+    pub classes: Vec<ClassRef>,
+    /// One report per class reloaded or unloaded.
+    pub reports: Vec<ReloadReport>,
+    /// For a reload: calls from other threads held out until the caller has switched to the
+    /// new program (its tables, `<init>`, module variables) and drops this.
+    pub held: Option<Held>,
 }

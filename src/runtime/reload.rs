@@ -121,14 +121,28 @@ pub enum ReloadError {
     Initializer(ScriptError),
 }
 
-/// Script code is stopped while this lives; dropping it lets calls in again.
+/// Script code is stopped while this lives; dropping it lets calls in again (the held part
+/// first, then the admin lock).
 struct Quiesced<'a> {
-    classes: Vec<ClassRef>,
-    room: u32,
+    held: Held,
     _admin: MutexGuard<'a, ()>,
 }
 
-impl Drop for Quiesced<'_> {
+/// Calls from other threads into the runtime's classes are held out while this lives: the
+/// pending bit of every class's entry word stays set, and this thread counts as inside a call
+/// (so script code it runs goes in as nested calls). Dropping it, on the thread that made it,
+/// lets them in. A committed reload ([`ReloadTx::commit_held`]) hands it to its caller, which
+/// finishes switching to the new program (its tables, `<init>`, module variables) before any
+/// other thread can call the new code.
+#[must_use = "dropping it lets calls in"]
+pub struct Held {
+    classes: Vec<ClassRef>,
+    room: u32,
+    /// Made and dropped on one thread (`room` is that thread's record).
+    _thread: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for Held {
     fn drop(&mut self) {
         with_record(|r| r.room.store(self.room, Ordering::Release));
         for c in &self.classes {
@@ -158,8 +172,11 @@ impl Runtime {
             room
         });
         Ok(Quiesced {
-            classes,
-            room,
+            held: Held {
+                classes,
+                room,
+                _thread: std::marker::PhantomData,
+            },
             _admin: admin,
         })
     }
@@ -407,7 +424,14 @@ impl ReloadTx<'_> {
 
     /// Migrate every object of every reloaded class, unload the dropped classes, and let calls
     /// in again. An initializer that raises undoes the whole transaction.
-    pub fn commit(mut self) -> Result<Vec<ReloadReport>, ReloadError> {
+    pub fn commit(self) -> Result<Vec<ReloadReport>, ReloadError> {
+        self.commit_held().map(|(reports, _held)| reports)
+    }
+
+    /// [`ReloadTx::commit`], but calls from other threads stay held out until the returned
+    /// [`Held`] is dropped (the admin lock is let go): the caller switches its program over
+    /// first. Once this returns `Ok` there is no undoing it.
+    pub fn commit_held(mut self) -> Result<(Vec<ReloadReport>, Held), ReloadError> {
         // Phase A: every new state, nothing changed yet.
         for k in 0..self.staged.len() {
             if let Err(e) = build_states(&mut self.staged[k]) {
@@ -436,13 +460,15 @@ impl ReloadTx<'_> {
         self.runtime.collect_quiesced();
         self.defined.clear();
         self.families.clear();
-        drop(self.quiesced.take());
+        let Some(Quiesced { held, _admin }) = self.quiesced.take() else {
+            unreachable!("a transaction is quiesced until it commits");
+        };
         let total = self.t0.elapsed();
         for r in &mut reports {
             r.waited = self.waited;
             r.total = total;
         }
-        Ok(reports)
+        Ok((reports, held))
     }
 }
 

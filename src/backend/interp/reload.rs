@@ -39,10 +39,10 @@ impl<'p> Interp<'p> {
             .as_ref()
             .expect("the link lives with the interpreter");
         let vmctx = link as *mut c_void;
-        let (classes, reports) =
+        let installed =
             install_classes(&self.runtime, next, vmctx, |m| objects::slot_code(next, m))
                 .map_err(ReloadFailure::Refused)?;
-        self.classes = classes;
+        self.classes = installed.classes;
 
         // The new version runs from here: its `<init>` fills a fresh set of module variables,
         // then the kept ones take their old values (the replaced values are dropped).
@@ -72,8 +72,10 @@ impl<'p> Interp<'p> {
             }
         }
         drop(old_globals);
+        // Other threads' calls come in only now, to the new version whole.
+        drop(installed.held);
         let applied = ReloadOutcome {
-            classes: reports,
+            classes: installed.reports,
             defined,
             globals_kept,
             after_reload: None,

@@ -17,7 +17,7 @@ use crate::backend::objects::{self, ProgramObjects};
 use crate::lang::hir::{FuncId, Program, Type};
 use crate::lang::span::{SourceFile, Span};
 use crate::runtime::handle::Handle;
-use crate::runtime::reload::ReloadReport;
+use crate::runtime::reload::{Held, ReloadReport};
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
 use super::lower_value::elem_kind;
@@ -191,16 +191,16 @@ impl JitProgram {
         &mut self,
         program: &Program,
         mut objects: Box<ProgramObjects>,
-    ) -> Result<Vec<ReloadReport>, String> {
+    ) -> Result<(Vec<ReloadReport>, Option<Held>), String> {
         *self.method_ctx.0 = VmCtx::for_current_thread(&self.names, self.largest_frame);
         let vmctx = &mut *self.method_ctx.0 as *mut VmCtx as *mut c_void;
         let functions = &self.functions;
-        let (classes, reports) = objects::install_classes(&objects.runtime, program, vmctx, |m| {
+        let installed = objects::install_classes(&objects.runtime, program, vmctx, |m| {
             functions[m.func.index()].addr as *const c_void
         })?;
-        objects.install(program, classes);
+        objects.install(program, installed.classes);
         self.objects = Some(objects);
-        Ok(reports)
+        Ok((installed.reports, installed.held))
     }
 
     /// A handle (a new reference) to the object in a handle-typed module variable: the host

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::backend::objects::{ProgramObjects, virtual_methods};
 use crate::lang::hir::{self, Program, Type};
-use crate::runtime::reload::ReloadReport;
+use crate::runtime::reload::{Held, ReloadReport};
 use crate::runtime::rt::Runtime;
 
 use super::call::{GlobalsBlock, JitProgram, ProgramParts};
@@ -58,19 +58,22 @@ impl Jit {
         program: &Program,
         runtime: Arc<Runtime>,
     ) -> Result<(JitProgram, Vec<ReloadReport>), JitError> {
-        let (made, reports) = self.install_in(program, runtime)?;
-        made.run_init().map_err(JitError::Init)?;
+        let (made, reports, held) = self.install_in(program, runtime)?;
+        let init = made.run_init();
+        drop(held);
+        init.map_err(JitError::Init)?;
         Ok((made, reports))
     }
 
     /// [`Jit::compile_in`] without running `<init>`: once this returns, the runtime's classes
     /// run the new code, so the caller must keep the program (and run `<init>`) whatever
-    /// happens next (a reload switches to it even when its `<init>` raises).
+    /// happens next (a reload switches to it even when its `<init>` raises). For a reload,
+    /// calls from other threads are held out until the returned [`Held`] goes.
     pub(crate) fn install_in(
         &mut self,
         program: &Program,
         runtime: Arc<Runtime>,
-    ) -> Result<(JitProgram, Vec<ReloadReport>), JitError> {
+    ) -> Result<(JitProgram, Vec<ReloadReport>, Option<Held>), JitError> {
         let objects = Box::new(ProgramObjects::new(runtime, program));
         let virtuals = virtual_methods(program);
         let serial = self.next_serial();
@@ -183,10 +186,10 @@ impl Jit {
             keeper: self.keeper(),
         };
         let mut jit_program = JitProgram::new(parts);
-        let reports = jit_program
+        let (reports, held) = jit_program
             .install_objects(program, objects)
             .map_err(JitError::Objects)?;
-        Ok((jit_program, reports))
+        Ok((jit_program, reports, held))
     }
 
     /// Define every lowered function, then finalize them as one batch. If one fails, the rest

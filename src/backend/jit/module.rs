@@ -30,7 +30,7 @@ use crate::backend::Value;
 use crate::lang::hir::{Program, Type};
 use crate::lang::{Diagnostics, SourceFile};
 use crate::runtime::ScriptError;
-use crate::runtime::reload::ReloadReport;
+use crate::runtime::reload::{Held, ReloadReport};
 use crate::runtime::rt::Runtime;
 
 use super::{Jit, JitError, JitOptions, JitProgram};
@@ -125,7 +125,7 @@ impl ScriptModule {
         // jit-opt's runtime is fixed (fields inline, no reload); the jit's reloads.
         let runtime = Arc::new(jit.new_runtime());
         let mut compiler = Compiler::Jit(Box::new(jit));
-        let (current, _) = compiler
+        let (current, _, _) = compiler
             .compile_in(&program, Arc::clone(&runtime))
             .map_err(|e| match e {
                 ReloadFailure::Jit(e) => e,
@@ -144,7 +144,7 @@ impl ScriptModule {
     ) -> Result<ScriptModule, ObjectError> {
         let mut compiler = Compiler::Object(ObjectBackend::new(options)?);
         let runtime = Arc::new(Runtime::new());
-        let (current, _) = match compiler.compile_in(&program, Arc::clone(&runtime)) {
+        let (current, _, _) = match compiler.compile_in(&program, Arc::clone(&runtime)) {
             Ok(made) => made,
             Err(ReloadFailure::Object(e)) => return Err(e),
             Err(other) => return Err(ObjectError::Emit(other.to_string())),
@@ -200,11 +200,13 @@ impl ScriptModule {
         let program = crate::lang::compile(source).map_err(ReloadFailure::Compile)?;
         self.precheck(&program).map_err(ReloadFailure::Refused)?;
         let defined = crate::backend::objects::new_class_names(&self.runtime, &program);
-        let (mut next, classes) = self
+        let (mut next, classes, held) = self
             .compiler
             .compile_in(&program, Arc::clone(&self.runtime))?;
         // From here the runtime's classes run the new code: the new version becomes the
         // current one even if its `<init>` raises (then reported, as the interpreter does).
+        // Other threads' calls wait (`held`) until it is the current one, module variables
+        // carried over.
         let init = next.run_init();
         let globals_kept = carry_globals(&mut self.current, &mut next);
         let old_program = std::mem::replace(&mut self.program, program);
@@ -212,6 +214,7 @@ impl ScriptModule {
         // No code of the old version runs again: what its module variables still hold goes now.
         old.release_globals();
         self.old.push((old_program, old));
+        drop(held);
         let applied = ReloadOutcome {
             classes,
             defined,
@@ -248,12 +251,12 @@ impl Compiler {
         &mut self,
         program: &Program,
         runtime: Arc<Runtime>,
-    ) -> Result<(JitProgram, Vec<ReloadReport>), ReloadFailure> {
+    ) -> Result<(JitProgram, Vec<ReloadReport>, Option<Held>), ReloadFailure> {
         match self {
             Compiler::Jit(jit) => jit.install_in(program, runtime).map_err(ReloadFailure::Jit),
             Compiler::Object(backend) => backend
                 .install_in(program, runtime)
-                .map(|(p, reports)| (p.into_program(), reports))
+                .map(|(p, reports, held)| (p.into_program(), reports, held))
                 .map_err(ReloadFailure::Object),
         }
     }

@@ -62,7 +62,7 @@ use crate::backend::objects::{LibraryObjects, ProgramObjects};
 use crate::lang::hir::{FuncId, Program};
 use crate::lang::span::SourceFile;
 use crate::runtime::ScriptError;
-use crate::runtime::reload::ReloadReport;
+use crate::runtime::reload::{Held, ReloadReport};
 use crate::runtime::rt::Runtime;
 
 pub use link::Linker;
@@ -239,9 +239,11 @@ impl ObjectBackend {
         program: &Program,
         runtime: Arc<Runtime>,
     ) -> Result<(ObjectProgram, Vec<ReloadReport>), ObjectError> {
-        let (mut made, reports) = self.install_in(program, runtime)?;
+        let (mut made, reports, held) = self.install_in(program, runtime)?;
         let start = Instant::now();
-        made.program.run_init().map_err(ObjectError::Init)?;
+        let init = made.program.run_init();
+        drop(held);
+        init.map_err(ObjectError::Init)?;
         made.timings.init += start.elapsed();
         Ok((made, reports))
     }
@@ -252,7 +254,7 @@ impl ObjectBackend {
         &self,
         program: &Program,
         runtime: Arc<Runtime>,
-    ) -> Result<(ObjectProgram, Vec<ReloadReport>), ObjectError> {
+    ) -> Result<(ObjectProgram, Vec<ReloadReport>, Option<Held>), ObjectError> {
         let options = &self.options;
         let mut timings = StageTimings::default();
         let built = codegen::build(program, self.isa.clone(), options.jit, &mut timings)?;
@@ -317,7 +319,7 @@ impl ObjectBackend {
         };
         let start = Instant::now();
         let mut loaded = JitProgram::new(parts);
-        let reports = loaded
+        let (reports, held) = loaded
             .install_objects(program, Box::new(ProgramObjects::new(runtime, program)))
             .map_err(|e| ObjectError::Compile(JitError::Objects(e)))?;
         if let Some(objects) = loaded.objects() {
@@ -334,7 +336,7 @@ impl ObjectBackend {
             library_path,
             object_bytes: built.object.len(),
         };
-        Ok((program, reports))
+        Ok((program, reports, held))
     }
 }
 
