@@ -313,3 +313,40 @@ fn a_version_whose_new_class_fails_changes_nothing_everywhere() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A class a version dropped (unloaded) can come back in a later version: it is defined anew.
+#[test]
+fn a_dropped_class_can_come_back_everywhere() {
+    let dir = std::env::temp_dir().join(format!("hotlab-reload-back-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let a = "class A { var n: i64 = 1 }\nvar x: A? = null\n";
+    let b = "class B { var m: i64 = 2 }\n";
+    let v1 = dir.join("v1.hot");
+    std::fs::write(
+        &v1,
+        format!("{a}{b}fn main() -> i64 {{ x = new A()\n return 1 }}\n"),
+    )
+    .unwrap();
+    let v2 = dir.join("v2.hot");
+    std::fs::write(&v2, a).unwrap();
+    let v3 = dir.join("v3.hot");
+    std::fs::write(
+        &v3,
+        format!("{a}{b}fn after_reload() -> i64 {{ let y = new B()\n return y.m }}\n"),
+    )
+    .unwrap();
+    for backend in ["jit", "object", "interp"] {
+        hotlab()
+            .args(["run", v1.to_str().unwrap(), "--backend", backend])
+            .args(["--reload", v2.to_str().unwrap()])
+            .args(["--reload", v3.to_str().unwrap()])
+            .assert()
+            .success()
+            .stdout("1\n2\n")
+            .stderr(predicate::str::contains(
+                "class B unloaded (not in the new version): 0 object(s) destroyed",
+            ))
+            .stderr(predicate::str::contains("class B defined"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

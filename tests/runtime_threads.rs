@@ -247,3 +247,34 @@ fn calls_wait_until_the_committed_reload_lets_them_in() {
         assert_eq!(caller.join().unwrap().unwrap(), 8);
     });
 }
+
+/// While a committed reload holds calls out, another reload (or collect, or unload) waits for
+/// it: its own stop must not be covered by the first one's pending bits, which go when the
+/// first lets calls in.
+#[test]
+fn a_second_stop_waits_for_a_held_reload() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("C", vec![int("n", 1)], vec![hook(seven)]))
+        .unwrap();
+    let _h = rt.new_object(&c).unwrap();
+    let collected = AtomicBool::new(false);
+    let mut tx = rt.begin_reload().unwrap();
+    tx.reload(&c, class("C", vec![int("n", 1)], vec![hook(eight)]))
+        .unwrap();
+    let (_, held) = tx.commit_held().unwrap();
+    std::thread::scope(|s| {
+        let other = s.spawn(|| {
+            let n = rt.collect();
+            collected.store(true, Ordering::SeqCst);
+            n
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            !collected.load(Ordering::SeqCst),
+            "a collect ran while a reload held calls out"
+        );
+        drop(held);
+        assert!(other.join().unwrap().is_ok());
+    });
+}

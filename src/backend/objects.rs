@@ -335,7 +335,7 @@ impl ProgramObjects {
 /// Every backend's reload runs this first.
 pub fn reload_precheck(runtime: &Runtime, program: &Program) -> Result<(), String> {
     for (i, class) in program.classes.iter().enumerate() {
-        let Some(existing) = runtime.class(&class.name) else {
+        let Some(existing) = loaded_class(runtime, &class.name) else {
             continue;
         };
         let parent = class.parent.map(|p| program.class(p).name.as_str());
@@ -367,12 +367,18 @@ pub fn reload_precheck(runtime: &Runtime, program: &Program) -> Result<(), Strin
     Ok(())
 }
 
+/// The class named `name` that a new version reloads: the runtime's, unless it was unloaded (a
+/// version dropped it), in which case a version that has it again defines it anew.
+fn loaded_class(runtime: &Runtime, name: &str) -> Option<ClassRef> {
+    runtime.class(name).filter(|c| !c.is_unloaded())
+}
+
 /// The classes of `program` that `runtime` does not have yet (a reload defines them).
 pub fn new_class_names(runtime: &Runtime, program: &Program) -> Vec<String> {
     program
         .classes
         .iter()
-        .filter(|c| runtime.class(&c.name).is_none())
+        .filter(|c| loaded_class(runtime, &c.name).is_none())
         .map(|c| c.name.clone())
         .collect()
 }
@@ -393,7 +399,7 @@ pub fn install_classes(
     let existing: Vec<Option<ClassRef>> = program
         .classes
         .iter()
-        .map(|c| runtime.class(&c.name))
+        .map(|c| loaded_class(runtime, &c.name))
         .collect();
     let dropped: Vec<ClassRef> = runtime
         .classes()

@@ -138,6 +138,8 @@ struct Quiesced<'a> {
 pub struct Held {
     classes: Vec<ClassRef>,
     room: u32,
+    /// The runtime's `held` flag, once handed out past the admin lock (cleared last).
+    flag: Option<Arc<std::sync::atomic::AtomicBool>>,
     /// Made and dropped on one thread (`room` is that thread's record).
     _thread: std::marker::PhantomData<*const ()>,
 }
@@ -148,6 +150,9 @@ impl Drop for Held {
         for c in &self.classes {
             c.entry.fetch_and(!ENTRY_PENDING, Ordering::Release);
         }
+        if let Some(flag) = &self.flag {
+            flag.store(false, Ordering::Release);
+        }
     }
 }
 
@@ -157,6 +162,11 @@ impl Runtime {
             return Err(ReloadError::InsideCall);
         }
         let admin = lock(&self.admin);
+        // A reload that committed may still hold calls out (its `Held`): wait until it lets
+        // them in, or its bits would cover this one's.
+        while self.held.load(Ordering::Acquire) {
+            std::thread::yield_now();
+        }
         ensure_registered();
         let classes = lock(&self.classes).clone();
         for c in &classes {
@@ -175,6 +185,7 @@ impl Runtime {
             held: Held {
                 classes,
                 room,
+                flag: None,
                 _thread: std::marker::PhantomData,
             },
             _admin: admin,
@@ -405,6 +416,11 @@ impl ReloadTx<'_> {
             self.touch(&parent.family);
         }
         let class = self.runtime.define(def)?;
+        // Held out like every other class until the program around it is switched in.
+        class.entry.fetch_or(ENTRY_PENDING, Ordering::SeqCst);
+        if let Some(q) = &mut self.quiesced {
+            q.held.classes.push(class.clone());
+        }
         self.defined.push(class.clone());
         Ok(class)
     }
@@ -460,9 +476,12 @@ impl ReloadTx<'_> {
         self.runtime.collect_quiesced();
         self.defined.clear();
         self.families.clear();
-        let Some(Quiesced { held, _admin }) = self.quiesced.take() else {
+        let Some(Quiesced { mut held, _admin }) = self.quiesced.take() else {
             unreachable!("a transaction is quiesced until it commits");
         };
+        // The admin lock goes with this function; the next quiesce waits for `held` instead.
+        self.runtime.held.store(true, Ordering::Release);
+        held.flag = Some(Arc::clone(&self.runtime.held));
         let total = self.t0.elapsed();
         for r in &mut reports {
             r.waited = self.waited;
@@ -478,6 +497,11 @@ impl Drop for ReloadTx<'_> {
             return;
         }
         restore_all(&self.staged);
+        for class in &self.defined {
+            // Whoever found it meanwhile finds it unloaded: its code may be freed.
+            class.unloaded.store(true, Ordering::Release);
+            class.clear_code();
+        }
         if !self.defined.is_empty() {
             lock(&self.runtime.classes)
                 .retain(|c| !self.defined.iter().any(|d| ClassRef::ptr_eq(c, d)));

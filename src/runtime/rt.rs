@@ -25,6 +25,9 @@ pub struct Runtime {
     pub(crate) classes: Mutex<Vec<ClassRef>>,
     /// Held by the operations that stop script code (reload, unload, collect): one at a time.
     pub(crate) admin: Mutex<()>,
+    /// Set while a committed reload holds calls out past its admin lock
+    /// ([`Held`](crate::runtime::reload::Held)): the next quiesce waits for it to go.
+    pub(crate) held: std::sync::Arc<std::sync::atomic::AtomicBool>,
     /// Destroyed objects whose state waits for a point where no call can be using it.
     pub(crate) retired: Mutex<Vec<Handle>>,
     /// Fixed: classes keep their fields inline in the shell and cannot be reloaded.
@@ -60,6 +63,7 @@ impl Runtime {
         Runtime {
             classes: Mutex::new(Vec::new()),
             admin: Mutex::new(()),
+            held: std::sync::Arc::default(),
             retired: Mutex::new(Vec::new()),
             fixed: true,
         }

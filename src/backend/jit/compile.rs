@@ -60,8 +60,16 @@ impl Jit {
     ) -> Result<(JitProgram, Vec<ReloadReport>), JitError> {
         let (made, reports, held) = self.install_in(program, runtime)?;
         let init = made.run_init();
+        let reloaded = held.is_some();
         drop(held);
-        init.map_err(JitError::Init)?;
+        if let Err(e) = init {
+            if reloaded {
+                // The runtime's classes were reloaded to this program's code: it must outlive
+                // them (`ScriptModule::reload` keeps it as the current version instead).
+                std::mem::forget(made);
+            }
+            return Err(JitError::Init(e));
+        }
         Ok((made, reports))
     }
 

@@ -242,8 +242,15 @@ impl ObjectBackend {
         let (mut made, reports, held) = self.install_in(program, runtime)?;
         let start = Instant::now();
         let init = made.program.run_init();
+        let reloaded = held.is_some();
         drop(held);
-        init.map_err(ObjectError::Init)?;
+        if let Err(e) = init {
+            if reloaded {
+                // As `Jit::compile_in`: the reloaded classes run this library's code.
+                std::mem::forget(made);
+            }
+            return Err(ObjectError::Init(e));
+        }
         made.timings.init += start.elapsed();
         Ok((made, reports))
     }
