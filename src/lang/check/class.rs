@@ -631,6 +631,17 @@ impl ClassInfo {
 /// `init` is the nulls a field of type `t` of closures starts with: `null` for `fn(..)`, and
 /// for `[T; n]` an array literal of `n` such items or a repeat `[item; n]` of one.
 fn null_closures(t: &ast::TypeExpr, init: &ast::Expr) -> bool {
+    /// `t` is a fn type, or an array of them (so `[]` of `[i64; 0]` is not one).
+    fn of_closures(t: &ast::TypeExpr) -> bool {
+        match &t.kind {
+            ast::TypeKind::Fn(..) => true,
+            ast::TypeKind::Array(elem, _) => of_closures(elem),
+            _ => false,
+        }
+    }
+    if !of_closures(t) {
+        return false;
+    }
     match (&t.kind, &init.kind) {
         (ast::TypeKind::Fn(..), ast::ExprKind::Null) => true,
         (ast::TypeKind::Array(elem, n), ast::ExprKind::ArrayLit(items)) => {

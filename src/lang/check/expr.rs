@@ -519,8 +519,8 @@ impl Checker {
                     "an empty array literal has no element type",
                 )
                 .with_note(
-                    "write a repeat of zero items of the element type: `[0; 0]` for `[i64; 0]`, \
-                     `[\"\"; 0]` for `[str; 0]`",
+                    "write `[0; 0]` for `[i64; 0]`, `[\"\"; 0]` for `[str; 0]`: a repeat of zero \
+                     items of the element type",
                 ),
             );
             return None;
