@@ -146,9 +146,8 @@ impl FunctionTranslator<'_, '_> {
     /// `[item; n]`: `n` copies of the owned item `v` at `base`. An item of an owning type has
     /// each copy retained, then is released itself; one of no cells stores nothing.
     pub(crate) fn fill_array(&mut self, base: Value, item: &Type, v: Value, n: u32) -> LResult<()> {
-        let owns = item.owns_cells();
         let step = (item.cells() * 8) as i64;
-        if step == 0 && !owns {
+        if step == 0 {
             return Ok(());
         }
         let end = self.builder.ins().iconst(types::I64, step * i64::from(n));
@@ -157,7 +156,6 @@ impl FunctionTranslator<'_, '_> {
             let addr = t.builder.ins().iadd(base, offset);
             result = t.store_value(addr, item, v);
             match item {
-                _ if !owns => {}
                 Type::Array(..) => t.retain_cells(addr, item),
                 _ => {
                     t.retain_value(item, v);
@@ -165,9 +163,7 @@ impl FunctionTranslator<'_, '_> {
             }
         });
         result?;
-        if owns {
-            self.release_value(item, v);
-        }
+        self.release_value(item, v);
         Ok(())
     }
 
