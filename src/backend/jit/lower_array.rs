@@ -234,4 +234,17 @@ impl FunctionTranslator<'_, '_> {
             _ => Ok((v, ty.clone())),
         }
     }
+
+    /// An owned value of type `ty` read from the cell at `addr` a vec element or a field
+    /// holds (the other way of `box_if_array`): an array is unboxed into an owned temporary
+    /// (its references retained); anything else is loaded and retained.
+    pub(crate) fn load_cell_owned(&mut self, addr: Value, ty: &Type) -> LResult<Value> {
+        match ty {
+            Type::Array(..) => self.unbox_array_at(addr, ty),
+            _ => {
+                let v = self.load_value(addr, ty)?;
+                Ok(self.retain_value(ty, v))
+            }
+        }
+    }
 }
