@@ -8,8 +8,8 @@ mod common;
 use common::same_everywhere;
 use hotlab::runtime::host::host_table;
 
-/// hotlab's own names: the library's data objects, pieces of the mangled names, the runtime
-/// helpers generated code imports, and the libcalls Cranelift may emit.
+/// hotlab's own names: the library's data objects, pieces of the mangled names, and the libcalls
+/// Cranelift may emit. The runtime helpers generated code imports come from `helper_names`.
 const INTERNAL: &[&str] = &[
     "globals",
     "objects",
@@ -21,42 +21,6 @@ const INTERNAL: &[&str] = &[
     "p1",
     "p2",
     "clif",
-    "hot_raise_div_zero",
-    "hot_raise_index",
-    "hot_raise_assert",
-    "hot_raise_stack",
-    "hot_raise_empty_slot",
-    "hot_raise_null_closure",
-    "hot_fmod",
-    "hot_object_new",
-    "hot_object_check",
-    "hot_object_retain",
-    "hot_object_release",
-    "hot_vec_retain",
-    "hot_vec_release",
-    "hot_vec_unique",
-    "hot_vec_push",
-    "hot_vec_pop",
-    "hot_vec_at",
-    "hot_vec_len",
-    "hot_str_retain",
-    "hot_str_release",
-    "hot_str_lit",
-    "hot_str_concat",
-    "hot_str_eq",
-    "hot_str_len",
-    "hot_str_of_i64",
-    "hot_str_of_f64",
-    "hot_str_of_bool",
-    "hot_str_of_handle",
-    "hot_str_of_vec",
-    "hot_str_of_array",
-    "hot_str_of_closure",
-    "hot_array_box",
-    "hot_array_unbox",
-    "hot_closure_new",
-    "hot_closure_retain",
-    "hot_closure_release",
     "memcpy",
     "memset",
     "memmove",
@@ -69,9 +33,24 @@ const INTERNAL: &[&str] = &[
     "_fini",
 ];
 
-/// Every internal name and every host import's script and link name, once each.
+/// The symbols of every runtime helper generated code imports, from the tables the backends
+/// link against, so a helper added later is covered.
+fn helper_names() -> impl Iterator<Item = &'static str> {
+    let values = hotlab::runtime::values::helper_symbols();
+    let closure = hotlab::runtime::closure::helper_symbols();
+    let jit = hotlab::backend::jit::runtime::helper_symbols();
+    values
+        .into_iter()
+        .chain(closure)
+        .chain(jit)
+        .map(|(name, _)| name)
+}
+
+/// Every internal name, every runtime helper and every host import's script and link name,
+/// once each.
 fn names() -> Vec<String> {
     let mut names: Vec<String> = INTERNAL.iter().map(|s| s.to_string()).collect();
+    names.extend(helper_names().map(str::to_string));
     for host in host_table() {
         names.push(host.name.to_string());
         names.push(host.symbol.to_string());

@@ -198,9 +198,7 @@ fn compile(
             .collect();
         return Ok(JobOutput::Compiled { functions });
     }
-    let mut program = None;
-    let what = asm_input(snippet, &mut program)?;
-    let code = machine_code(what, backend, checks_on, &snippet.name)?;
+    let code = snippet_code(snippet, backend, checks_on)?;
     let functions = code.iter().map(info).collect();
     Ok(JobOutput::Compiled { functions })
 }
@@ -263,9 +261,7 @@ fn asm(
     backend: Backend,
     function: Option<&str>,
 ) -> Result<JobOutput, JobFailure> {
-    let mut program = None;
-    let what = asm_input(snippet, &mut program)?;
-    let code = machine_code(what, backend, true, &snippet.name)?;
+    let code = snippet_code(snippet, backend, true)?;
     let listings = listings(&code, function, Syntax::Intel, &snippet.name)?;
     Ok(JobOutput::Asm { listings })
 }
@@ -276,15 +272,19 @@ pub(crate) enum AsmInput<'a> {
     Clif(&'a str),
 }
 
-/// `snippet` as [`machine_code`] takes it: a `.hot` one is checked into `program` first.
-fn asm_input<'a>(
-    snippet: &'a SnippetSource,
-    program: &'a mut Option<Program>,
-) -> Result<AsmInput<'a>, JobFailure> {
+/// The [`machine_code`] of a snippet: a `.hot` one is checked first, a `.clif` one is loaded
+/// as it is.
+fn snippet_code(
+    snippet: &SnippetSource,
+    backend: Backend,
+    checks_on: bool,
+) -> Result<Vec<crate::backend::jit::CompiledFunction>, JobFailure> {
     if snippet.is_clif() {
-        return Ok(AsmInput::Clif(&snippet.text));
+        let what = AsmInput::Clif(&snippet.text);
+        return machine_code(what, backend, checks_on, &snippet.name);
     }
-    Ok(AsmInput::Hot(program.insert(front(snippet)?)))
+    let program = front(snippet)?;
+    machine_code(AsmInput::Hot(&program), backend, checks_on, &snippet.name)
 }
 
 /// The machine code of a snippet's functions as `backend` makes it (`:asm` in the sessions and

@@ -146,9 +146,8 @@ impl FunctionTranslator<'_, '_> {
     /// `[item; n]`: `n` copies of the owned item `v` at `base`. An item of an owning type has
     /// each copy retained, then is released itself; one of no cells stores nothing.
     pub(crate) fn fill_array(&mut self, base: Value, item: &Type, v: Value, n: u32) -> LResult<()> {
-        let owns = item.owns_cells();
         let step = (item.cells() * 8) as i64;
-        if step == 0 && !owns {
+        if step == 0 {
             return Ok(());
         }
         let end = self.builder.ins().iconst(types::I64, step * i64::from(n));
@@ -157,7 +156,6 @@ impl FunctionTranslator<'_, '_> {
             let addr = t.builder.ins().iadd(base, offset);
             result = t.store_value(addr, item, v);
             match item {
-                _ if !owns => {}
                 Type::Array(..) => t.retain_cells(addr, item),
                 _ => {
                     t.retain_value(item, v);
@@ -165,9 +163,7 @@ impl FunctionTranslator<'_, '_> {
             }
         });
         result?;
-        if owns {
-            self.release_value(item, v);
-        }
+        self.release_value(item, v);
         Ok(())
     }
 
@@ -236,6 +232,19 @@ impl FunctionTranslator<'_, '_> {
         match ty {
             Type::Array(..) => Ok((self.box_array(v, ty)?, Type::Vec(Box::new(ty.clone())))),
             _ => Ok((v, ty.clone())),
+        }
+    }
+
+    /// An owned value of type `ty` read from the cell at `addr` a vec element or a field
+    /// holds (the other way of `box_if_array`): an array is unboxed into an owned temporary
+    /// (its references retained); anything else is loaded and retained.
+    pub(crate) fn load_cell_owned(&mut self, addr: Value, ty: &Type) -> LResult<Value> {
+        match ty {
+            Type::Array(..) => self.unbox_array_at(addr, ty),
+            _ => {
+                let v = self.load_value(addr, ty)?;
+                Ok(self.retain_value(ty, v))
+            }
         }
     }
 }

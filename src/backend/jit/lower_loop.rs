@@ -93,7 +93,7 @@ impl FunctionTranslator<'_, '_> {
             let i = t.builder.use_var(counter);
             let offset = t.builder.ins().imul_imm_s(i, elem_bytes);
             let addr = t.builder.ins().iadd(copy, offset);
-            t.assign_loop_var(slot, elem, addr, owning)?;
+            t.assign_loop_var(slot, elem, addr)?;
             t.translate_block(body)
         })?;
         if owning {
@@ -104,16 +104,11 @@ impl FunctionTranslator<'_, '_> {
         Ok(())
     }
 
-    /// Give the loop variable the element at `addr`. When `owning` (an element that may own
-    /// references), the variable is owned: it takes its own copy, releasing what it held;
-    /// otherwise the element is copied as is.
-    fn assign_loop_var(
-        &mut self,
-        slot: LocalSlot,
-        elem: &Type,
-        addr: Value,
-        owning: bool,
-    ) -> LResult<()> {
+    /// Give the loop variable the element at `addr`. When the element may own references, the
+    /// variable is owned: it takes its own copy, releasing what it held; otherwise the element
+    /// is copied as is.
+    fn assign_loop_var(&mut self, slot: LocalSlot, elem: &Type, addr: Value) -> LResult<()> {
+        let owning = elem.owns_cells();
         match slot {
             LocalSlot::Scalar(x) if owning => {
                 let v = self.load_value(addr, elem)?;
@@ -178,7 +173,7 @@ impl FunctionTranslator<'_, '_> {
                     let v = t.unbox_array_at(addr, &elem)?;
                     t.replace_cells(dst, &elem, v);
                 }
-                (LocalSlot::Scalar(_), _) => t.assign_loop_var(x, &elem, addr, true)?,
+                (LocalSlot::Scalar(_), _) => t.assign_loop_var(x, &elem, addr)?,
                 _ => return bad("a vec loop variable of the wrong shape"),
             }
             t.translate_block(body)

@@ -169,13 +169,8 @@ impl FunctionTranslator<'_, '_> {
         let held = self.hold_if(owned, &object.ty, cell);
         let shell = self.check_object(cell, e.span);
         let addr = self.field_addr(shell, field);
-        let v = if let Type::Array(..) = e.ty {
-            // A field's array is boxed in its cell: read as an unboxed copy.
-            self.unbox_array_at(addr, &e.ty)?
-        } else {
-            let v = self.load_value(addr, &e.ty)?;
-            self.retain_value(&e.ty, v)
-        };
+        // A field's array is boxed in its cell: read as an unboxed copy.
+        let v = self.load_cell_owned(addr, &e.ty)?;
         self.unhold(held);
         self.done_with(cell, owned);
         Ok(v)

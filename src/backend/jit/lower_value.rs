@@ -281,14 +281,8 @@ impl FunctionTranslator<'_, '_> {
         let held = self.hold_if(owned, &vec.ty, cell);
         let idx = self.translate_expr(index)?;
         let addr = self.vec_elem_addr(cell, idx, whole.span);
-        let v = match &whole.ty {
-            // A boxed array, unboxed into an owned temporary.
-            Type::Array(..) => self.unbox_array_at(addr, &whole.ty)?,
-            ty => {
-                let v = self.load_value(addr, ty)?;
-                self.retain_value(ty, v)
-            }
-        };
+        // A boxed array, unboxed into an owned temporary.
+        let v = self.load_cell_owned(addr, &whole.ty)?;
         self.unhold(held);
         self.done_with_value(&vec.ty, cell, owned);
         Ok(v)

@@ -246,7 +246,8 @@ pub extern "C-unwind" fn hot_raise_null_closure(start: u32, end: u32) -> ! {
     ScriptError::new(ScriptErrorKind::NullClosure, span(start, end)).raise()
 }
 
-pub(crate) fn helper_symbols() -> [(&'static str, *const u8); 11] {
+/// The helpers generated code imports for raising and for objects: `(symbol, address)`.
+pub fn helper_symbols() -> [(&'static str, *const u8); 11] {
     [
         (
             "hot_raise_null_closure",
