@@ -200,7 +200,7 @@ pub const COMMANDS: &[CommandHelp] = &[
         aliases: &[],
         usage: ":reload",
         summary: "reload the snippet's classes in the worker's live module",
-        details: "The first :reload starts a live module from the snippet in the worker and runs its main. Each later :reload compiles the snippet again and reloads it into that module: live objects migrate (fields with the same name and type keep their values), slots point at the new code, module variables carry over, then `fn after_reload()` runs if the snippet has one. Typing a class again replaces it in the snippet and reloads it when a module is live. A worker restart (crash, cancel, timeout) ends the module.",
+        details: "The first :reload starts a live module from the snippet in the worker and runs its main. Each later :reload compiles the snippet again and reloads it into that module: live objects migrate (fields with the same name and type keep their values; fields holding closures are reset, as their code is the old version's), slots point at the new code, a class the snippet no longer has is unloaded, module variables carry over (not closures), then `fn after_reload()` runs if the snippet has one. Typing a class again replaces it in the snippet and reloads it when a module is live. A worker restart (crash, cancel, timeout) ends the module.",
     },
     CommandHelp {
         name: "cases",
