@@ -19,7 +19,10 @@ impl Tmux {
 
     fn start(tag: &str, cmd: &str, w: u16, h: u16) -> Tmux {
         let name = format!("hotlab-e2e-{tag}-{}", std::process::id());
+        // A server of its own per test (`-L`): tests running at once, or anything else on the
+        // default server, cannot end each other's sessions or server.
         let ok = Command::new("tmux")
+            .args(["-L", &name, "-f", "/dev/null"])
             .args(["new-session", "-d", "-s", &name, "-x", &w.to_string(), "-y"])
             .arg(h.to_string())
             .arg(cmd)
@@ -30,8 +33,16 @@ impl Tmux {
         Tmux { name }
     }
 
+    /// `tmux` on this test's own server.
+    fn tmux(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.name]);
+        c
+    }
+
     fn keys(&self, keys: &[&str]) {
-        let ok = Command::new("tmux")
+        let ok = self
+            .tmux()
             .args(["send-keys", "-t", &self.name])
             .args(keys)
             .status()
@@ -41,7 +52,8 @@ impl Tmux {
     }
 
     fn text(&self, text: &str) {
-        let ok = Command::new("tmux")
+        let ok = self
+            .tmux()
             .args(["send-keys", "-t", &self.name, "-l", text])
             .status()
             .unwrap()
@@ -50,7 +62,8 @@ impl Tmux {
     }
 
     fn screen(&self) -> String {
-        let out = Command::new("tmux")
+        let out = self
+            .tmux()
             .args(["capture-pane", "-p", "-t", &self.name])
             .output()
             .unwrap();
@@ -73,7 +86,7 @@ impl Tmux {
     }
 
     fn alive(&self) -> bool {
-        Command::new("tmux")
+        self.tmux()
             .args(["has-session", "-t", &self.name])
             .status()
             .is_ok_and(|s| s.success())
@@ -82,9 +95,7 @@ impl Tmux {
 
 impl Drop for Tmux {
     fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["kill-session", "-t", &self.name])
-            .status();
+        let _ = self.tmux().arg("kill-server").status();
     }
 }
 
@@ -152,9 +163,16 @@ fn type_a_snippet_run_it_and_read_the_table() {
         .split_whitespace()
         .filter_map(|w| w.parse::<f64>().ok())
         .collect();
-    assert!(ns.iter().any(|&x| x > 5.0), "an interp ns/op: {interp}");
     if interp.contains("slower") {
+        assert!(ns.iter().any(|&x| x > 5.0), "an interp ns/op: {interp}");
         assert!(interp.contains('+'), "ns added: {interp}");
+    } else {
+        // Unresolved: either a figure, or `-` when no round finished within the budget (a
+        // machine busy enough to starve the interpreter's job); never a figure below the JIT's.
+        assert!(
+            ns.iter().all(|&x| x > 5.0) && (!ns.is_empty() || interp.contains(" - ")),
+            "an interp ns/op: {interp}"
+        );
     }
     assert!(screen.contains("stopped by budget"), "{screen}");
     t.keys(&["q"]);
