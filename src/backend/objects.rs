@@ -448,6 +448,27 @@ pub fn install_classes(
     })
 }
 
+/// Run `<init>` (`init`) of a program just installed, then let calls in (`held`). A program a
+/// reload installed stays alive when `<init>` fails: the runtime's classes run its code.
+pub fn init_installed<T>(
+    made: T,
+    held: Option<Held>,
+    init: impl FnOnce(&T) -> Result<crate::backend::Value, ScriptError>,
+) -> Result<T, ScriptError> {
+    let result = init(&made);
+    let reloaded = held.is_some();
+    drop(held);
+    match result {
+        Ok(_) => Ok(made),
+        Err(e) => {
+            if reloaded {
+                std::mem::forget(made);
+            }
+            Err(e)
+        }
+    }
+}
+
 /// What [`install_classes`] did.
 pub struct Installed {
     /// The runtime classes, by `ClassId`.

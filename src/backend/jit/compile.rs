@@ -59,17 +59,9 @@ impl Jit {
         runtime: Arc<Runtime>,
     ) -> Result<(JitProgram, Vec<ReloadReport>), JitError> {
         let (made, reports, held) = self.install_in(program, runtime)?;
-        let init = made.run_init();
-        let reloaded = held.is_some();
-        drop(held);
-        if let Err(e) = init {
-            if reloaded {
-                // The runtime's classes were reloaded to this program's code: it must outlive
-                // them (`ScriptModule::reload` keeps it as the current version instead).
-                std::mem::forget(made);
-            }
-            return Err(JitError::Init(e));
-        }
+        // (`ScriptModule::reload` keeps a reloaded program as the current version instead.)
+        let made = crate::backend::objects::init_installed(made, held, JitProgram::run_init)
+            .map_err(JitError::Init)?;
         Ok((made, reports))
     }
 

@@ -239,18 +239,11 @@ impl ObjectBackend {
         program: &Program,
         runtime: Arc<Runtime>,
     ) -> Result<(ObjectProgram, Vec<ReloadReport>), ObjectError> {
-        let (mut made, reports, held) = self.install_in(program, runtime)?;
+        let (made, reports, held) = self.install_in(program, runtime)?;
         let start = Instant::now();
-        let init = made.program.run_init();
-        let reloaded = held.is_some();
-        drop(held);
-        if let Err(e) = init {
-            if reloaded {
-                // As `Jit::compile_in`: the reloaded classes run this library's code.
-                std::mem::forget(made);
-            }
-            return Err(ObjectError::Init(e));
-        }
+        let mut made =
+            crate::backend::objects::init_installed(made, held, |m| m.program.run_init())
+                .map_err(ObjectError::Init)?;
         made.timings.init += start.elapsed();
         Ok((made, reports))
     }
