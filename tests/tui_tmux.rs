@@ -205,7 +205,11 @@ fn a_bad_theme_is_named_and_the_default_used() {
         theme.display()
     );
     let t = Tmux::start("theme", &cmd, 120, 30);
-    let s = t.wait("the theme error", |s| s.contains("colors.title"));
+    // The error line can be on screen a frame before the status bar names the theme: wait for
+    // both.
+    let s = t.wait("the theme error and the default theme", |s| {
+        s.contains("colors.title") && s.contains("dark")
+    });
     assert!(s.contains("bad.toml:2"), "{s}");
     assert!(s.contains("dark"), "the default theme is used:\n{s}");
     t.keys(&["C-q"]);
