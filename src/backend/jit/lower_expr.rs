@@ -359,6 +359,9 @@ impl FunctionTranslator<'_, '_> {
         let Type::Array(elem, len) = &array.ty else {
             return bad("indexing a value that is not an array");
         };
+        if let Some(v) = self.translate_index_in_place(array, index, whole)? {
+            return Ok(v);
+        }
         if !array.ty.owns_cells() {
             let base = self.translate_expr(array)?;
             let idx = self.translate_expr(index)?;

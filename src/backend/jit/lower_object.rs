@@ -138,7 +138,7 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Address of field `field` of a checked shell (state loaded now).
-    fn field_addr(&mut self, shell: Value, field: u32) -> Value {
+    pub(crate) fn field_addr(&mut self, shell: Value, field: u32) -> Value {
         if self.env.fixed {
             return self.inline_field_addr(shell, field);
         }

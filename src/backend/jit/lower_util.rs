@@ -236,6 +236,13 @@ impl FunctionTranslator<'_, '_> {
         len: u32,
         span: Span,
     ) -> Value {
+        self.check_index(idx, len, span);
+        let offset = self.builder.ins().imul_imm_s(idx, elem.cells() as i64 * 8);
+        self.builder.ins().iadd(base, offset)
+    }
+
+    /// Raise `IndexOutOfRange` at `span` when `idx` is outside `0..len` and checks are on.
+    pub(crate) fn check_index(&mut self, idx: Value, len: u32, span: Span) {
         if self.env.checks == Checks::On && !self.masked_below(idx, len) {
             let len_v = self.builder.ins().iconst(types::I64, i64::from(len));
             // Unsigned: a negative index is a huge one.
@@ -249,8 +256,6 @@ impl FunctionTranslator<'_, '_> {
                 t.call_helper(helper, &[idx, len_v, start, end]);
             });
         }
-        let offset = self.builder.ins().imul_imm_s(idx, elem.cells() as i64 * 8);
-        self.builder.ins().iadd(base, offset)
     }
 
     /// Whether `idx` is `x & c` (either operand order) with a constant `0 <= c < len`: always in

@@ -20,6 +20,7 @@ pub(crate) mod lower;
 mod lower_array;
 mod lower_closure;
 mod lower_expr;
+mod lower_index;
 mod lower_loop;
 mod lower_object;
 pub(crate) mod lower_unwind;
