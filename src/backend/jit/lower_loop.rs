@@ -19,7 +19,18 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(header_block);
         let c = self.translate_expr(cond)?;
-        self.builder.ins().brif(c, body_block, &[], exit_block, &[]);
+        if self.env.fixed {
+            // `brif exit_cond, exit, body`: the shape in which Cranelift 0.135's egraph hoists
+            // loop invariants. From `brif cond, body, exit` its domtree walk visits the exit
+            // before the body, leaves the loop there and hoists nothing in it. The egraph folds
+            // the inverted test into the compare.
+            let exit = self.builder.ins().icmp_imm_s(IntCC::Equal, c, 0);
+            self.builder
+                .ins()
+                .brif(exit, exit_block, &[], body_block, &[]);
+        } else {
+            self.builder.ins().brif(c, body_block, &[], exit_block, &[]);
+        }
 
         self.builder.switch_to_block(body_block);
         self.builder.seal_block(body_block);
@@ -73,7 +84,12 @@ impl FunctionTranslator<'_, '_> {
         // releases it), and `x` takes its own reference to each element (releasing the
         // previous one).
         let owning = array.ty.owns_cells();
-        let src = self.translate_expr(array)?;
+        // A module variable is copied straight into the snapshot (not through a temporary
+        // copy first): nothing runs between the two.
+        let (src, borrowed) = match &array.kind {
+            hir::ExprKind::Global(id) => (self.global_addr(*id)?, true),
+            _ => (self.translate_expr(array)?, false),
+        };
         let snapshot = if owning {
             self.new_owned_slot(&array.ty)
         } else {
@@ -81,8 +97,11 @@ impl FunctionTranslator<'_, '_> {
         };
         let copy = self.slot_addr(snapshot);
         // An owned snapshot is zero (from entry or the last run of this loop): the owned cells
-        // move in.
+        // move in (a borrowed module variable's are retained).
         self.copy_cells(copy, src, array.ty.cells());
+        if owning && borrowed {
+            self.retain_cells(copy, &array.ty);
+        }
         let slot = self.local(var)?;
         let counter = self.builder.declare_var(types::I64);
         let zero = self.builder.ins().iconst(types::I64, 0);
