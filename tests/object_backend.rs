@@ -216,7 +216,10 @@ fn main() -> i64 { return fib(10) + sum([1, 2, 3, 4]) + bump() }
             // (a host import is a `movabs` of its address in the JIT and a load from the GOT in
             // the library: both `mov`, then the same `call reg`).
             let (om, jm) = (mnemonics(of), mnemonics(jf));
-            let touches_globals = of.name == "bump" || of.name == "<init>";
+            // (At Speed, `main` inlines `bump`: `backend/jit/opt_inline.rs`.)
+            let touches_globals = of.name == "bump"
+                || of.name == "<init>"
+                || (opt == OptLevel::Speed && of.name == "main");
             if !touches_globals {
                 assert_eq!(om, jm, "{} at {opt:?}", of.name);
                 continue;

@@ -16,6 +16,7 @@ use crate::runtime::rt::Runtime;
 use super::call::{GlobalsBlock, JitProgram, ProgramParts};
 use super::entry::{ArgSource, build_entry, entry_signature};
 use super::lower::{GlobalsBase, LowerEnv, lower_function, scalar_type, script_signature};
+use super::opt_inline::inline_small_functions;
 use super::{Defined, Jit, JitError};
 
 /// A function lowered to CLIF, waiting to be defined.
@@ -150,6 +151,27 @@ impl Jit {
                 lower_time: start.elapsed(),
                 verify: self.options.verify,
             });
+        }
+        if self.options.opt == super::OptLevel::Speed {
+            // jit-opt: small callees inlined into their direct callers (`opt_inline.rs`).
+            let start = Instant::now();
+            let frame = inline_small_functions(
+                lowered.iter_mut().map(|l| (l.id, &mut l.func)),
+                self.helpers.stack,
+            )
+            .map_err(|(id, message)| JitError::Compile {
+                function: lowered
+                    .iter()
+                    .find(|l| l.id == id)
+                    .map_or_else(String::new, |l| l.name.clone()),
+                message,
+            })?;
+            largest_frame = largest_frame.max(frame);
+            // The pass's time, shared out: each function's lowering includes its part.
+            let share = start.elapsed() / lowered.len().max(1) as u32;
+            for l in &mut lowered {
+                l.lower_time += share;
+            }
         }
         for (i, f) in program.functions.iter().enumerate() {
             let start = Instant::now();

@@ -28,6 +28,7 @@ mod lower_util;
 mod lower_value;
 pub mod module;
 mod opt_globals;
+pub(crate) mod opt_inline;
 mod opt_object;
 pub mod runtime;
 mod unwind;

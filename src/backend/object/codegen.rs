@@ -176,6 +176,18 @@ pub(super) fn build(
             lower_time: start.elapsed(),
         });
     }
+    if options.opt == crate::backend::jit::OptLevel::Speed {
+        // As on jit-opt: small callees inlined (`jit/opt_inline.rs`), so the code stays the JIT's.
+        let frame = crate::backend::jit::opt_inline::inline_small_functions(
+            lowered.iter_mut().map(|l| (l.id, &mut l.func)),
+            helpers.stack,
+        )
+        .map_err(|(_, message)| JitError::Compile {
+            function: String::from("(inlining)"),
+            message,
+        })?;
+        largest_frame = largest_frame.max(frame);
+    }
     for (i, f) in program.functions.iter().enumerate() {
         let start = Instant::now();
         let mut func = ir::Function::with_name_signature(

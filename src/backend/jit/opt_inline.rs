@@ -1,0 +1,354 @@
+//! `jit-opt`: small script functions and methods inlined at their direct call sites, with
+//! Cranelift's inliner (`Context::inline`), before the optimizer runs.
+//!
+//! # Which calls
+//! Only direct `call`s of script functions: module functions, static methods, and methods
+//! called on an object of a known class (statically bound, a direct `call` on `jit-opt`, which
+//! has no reload to rebind it). Virtual and closure calls are `call_indirect` and stay calls.
+//! A callee is inlined when it is *small*: at most [`MAX_CALLEE_INSTS`] CLIF instructions
+//! outside its cold blocks (the raise paths), and it does not call itself. A caller grows by at
+//! most [`MAX_GROWTH_INSTS`] inlined instructions, so compile time stays linear in the
+//! program. Inlining is one level deep: calls inside an inlined body stay calls.
+//!
+//! # Why it stays correct
+//! - **Error locations** are data in the IR: every raise helper takes its span as two
+//!   constants, which move with the inlined instructions. An error raised in an inlined function
+//!   is reported at its own line, as before. No error names its call stack.
+//! - **Unwinding.** A `ScriptError` unwinds as a Rust panic, and `runtime::sweep` releases what
+//!   each frame owns from the stack map entries of the call it unwinds through
+//!   (`lower_unwind.rs`). Cranelift's inliner gives every call of the inlined body the entries
+//!   of the call site it replaces (the caller's home slots and held temporaries) besides the
+//!   callee's own, remapped to the callee's slots, which become the caller's. So an error in
+//!   the inlined body releases both frames' cells, as two frames did. The lowering makes no
+//!   `try_call` (there are no handlers in JIT code), so no exception table needs merging.
+//! - **The stack check.** An inlined body runs in its caller's frame, which has passed its own
+//!   check with the merged frame's size, so the body's prologue check is dropped: its `brif` to
+//!   the `hot_raise_stack` block becomes a jump. (A callee that calls itself is never inlined,
+//!   so runaway recursion still fails in the recursing function's own check.)
+//! - **Frame size.** The stack check leaves room for the largest frame; the caller's frame size
+//!   is taken after inlining (its slots and the inlined ones).
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+
+use cranelift_codegen::Context;
+use cranelift_codegen::inline::{Inline, InlineCommand};
+use cranelift_codegen::ir::{self, ExternalName, InstBuilder, InstructionData, Opcode};
+use cranelift_module::FuncId;
+
+/// The largest callee inlined, in CLIF instructions outside cold blocks (a field read with its
+/// inline handle check and a few operations is about 35).
+const MAX_CALLEE_INSTS: usize = 64;
+
+/// How many inlined instructions one caller may gain.
+const MAX_GROWTH_INSTS: usize = 2000;
+
+/// Inline the small callees of every function of `funcs` (a program's script functions as
+/// lowered, `(module id, CLIF)`; see the module docs), for `OptLevel::Speed` (`jit-opt`, and
+/// the `object` backend at that level, whose code is the JIT's). `stack` is the
+/// `hot_raise_stack` helper. Returns the largest frame's slot bytes after inlining, or the
+/// function that failed and why.
+pub(crate) fn inline_small_functions<'f>(
+    funcs: impl IntoIterator<Item = (FuncId, &'f mut ir::Function)>,
+    stack: FuncId,
+) -> Result<u64, (FuncId, String)> {
+    let mut funcs: Vec<(FuncId, &mut ir::Function)> = funcs.into_iter().collect();
+    let bodies = InlineBodies::new(funcs.iter().map(|(id, f)| (*id, &**f)), stack);
+    let mut largest = 0;
+    for (id, func) in &mut funcs {
+        let lowered = std::mem::replace(&mut **func, ir::Function::new());
+        **func = bodies.inline_into(*id, lowered).map_err(|e| (*id, e))?;
+        largest = largest.max(slot_bytes(func));
+    }
+    Ok(largest)
+}
+
+/// The bodies of the functions that may be inlined, by module function index, each with its
+/// stack check dropped (see the module docs).
+struct InlineBodies {
+    bodies: HashMap<u32, (ir::Function, usize)>,
+    /// The functions on a cycle of direct calls (see [`recursive_functions`]).
+    recursive: HashSet<u32>,
+}
+
+impl InlineBodies {
+    /// The small functions among `funcs` (`(module id, lowered CLIF)`); `stack` is the
+    /// `hot_raise_stack` helper, whose call marks the prologue's check.
+    fn new<'f>(
+        funcs: impl IntoIterator<Item = (FuncId, &'f ir::Function)>,
+        stack: FuncId,
+    ) -> InlineBodies {
+        let funcs: Vec<(FuncId, &ir::Function)> = funcs.into_iter().collect();
+        let recursive = recursive_functions(&funcs);
+        let mut bodies = HashMap::new();
+        for (id, func) in funcs {
+            if calls(func, id) {
+                continue;
+            }
+            let mut body = func.clone();
+            if !drop_stack_check(&mut body, stack) {
+                continue;
+            }
+            let size = hot_size(&body);
+            if size <= MAX_CALLEE_INSTS {
+                bodies.insert(id.as_u32(), (body, size));
+            }
+        }
+        InlineBodies { bodies, recursive }
+    }
+
+    /// Inline the small callees of `func` (a script function; see the module docs). Returns
+    /// the function, changed or not.
+    fn inline_into(&self, id: FuncId, func: ir::Function) -> Result<ir::Function, String> {
+        if self.bodies.is_empty() || self.recursive.contains(&id.as_u32()) {
+            return Ok(func);
+        }
+        let mut ctx = Context::for_function(func);
+        let first_new = ctx.func.global_values.len();
+        let mut order = Vec::new();
+        let inliner = Inliner {
+            bodies: self,
+            budget: MAX_GROWTH_INSTS,
+            order: &mut order,
+        };
+        ctx.inline(inliner).map_err(|e| format!("inlining: {e}"))?;
+        let inlined = order.iter().map(|index| &self.bodies[index].0);
+        rename_symbols(&mut ctx.func, first_new, inlined)?;
+        Ok(ctx.func)
+    }
+}
+
+struct Inliner<'a, 'o> {
+    bodies: &'a InlineBodies,
+    /// Instructions this caller may still gain.
+    budget: usize,
+    /// The module index of each body inlined, in order.
+    order: &'o mut Vec<u32>,
+}
+
+impl Inline for Inliner<'_, '_> {
+    fn inline(
+        &mut self,
+        caller: &ir::Function,
+        _call_inst: ir::Inst,
+        call_opcode: ir::Opcode,
+        callee: ir::FuncRef,
+        _call_args: &[ir::Value],
+    ) -> InlineCommand<'_> {
+        if call_opcode != Opcode::Call {
+            return InlineCommand::KeepCall;
+        }
+        let Some(index) = module_index(caller, callee) else {
+            return InlineCommand::KeepCall;
+        };
+        let Some((body, size)) = self.bodies.bodies.get(&index) else {
+            return InlineCommand::KeepCall;
+        };
+        // The inliner asserts equal signatures: never hand it one that is not.
+        let sig = caller.dfg.ext_funcs[callee].signature;
+        if caller.dfg.signatures[sig] != body.signature || *size > self.budget {
+            return InlineCommand::KeepCall;
+        }
+        self.budget -= size;
+        self.order.push(index);
+        InlineCommand::Inline {
+            callee: Cow::Borrowed(body),
+            visit_callee: false,
+        }
+    }
+}
+
+/// Give the data symbols the inlined bodies brought into `func` their names in `func`.
+///
+/// Cranelift 0.135's inliner appends a callee's global values to the caller as they are
+/// (`create_global_values`: a `Symbol` is cloned), so a data symbol (a string literal, a
+/// closure descriptor, an array shape) keeps the callee's `UserExternalNameRef`, which in the
+/// caller names something else, or nothing. The inliner appends each inlined body's global
+/// values in the order it inlines them, after the caller's own (from `first_new`): walk them
+/// in that order and declare each symbol's name in the caller.
+fn rename_symbols<'b>(
+    func: &mut ir::Function,
+    first_new: usize,
+    inlined: impl Iterator<Item = &'b ir::Function>,
+) -> Result<(), String> {
+    let mut next = first_new;
+    for body in inlined {
+        for data in body.global_values.values() {
+            let gv = ir::GlobalValue::from_u32(next as u32);
+            next += 1;
+            let ir::GlobalValueData::Symbol {
+                name: ExternalName::User(r),
+                ..
+            } = data
+            else {
+                continue;
+            };
+            let name = body.params.user_named_funcs()[*r].clone();
+            let renamed = func.declare_imported_user_function(name);
+            match func.global_values.get_mut(gv) {
+                Some(ir::GlobalValueData::Symbol { name, .. }) => {
+                    *name = ExternalName::User(renamed)
+                }
+                _ => return Err("inlining: a data symbol is not where it was appended".into()),
+            }
+        }
+    }
+    if next != func.global_values.len() {
+        return Err("inlining: the inlined global values do not add up".into());
+    }
+    Ok(())
+}
+
+/// The module function index `callee` names in `func` (`u0:N`), if it names one.
+fn module_index(func: &ir::Function, callee: ir::FuncRef) -> Option<u32> {
+    let ExternalName::User(r) = func.dfg.ext_funcs[callee].name else {
+        return None;
+    };
+    let name = &func.params.user_named_funcs()[r];
+    (name.namespace == 0).then_some(name.index)
+}
+
+/// The module function indexes `func` calls directly.
+fn direct_callees(func: &ir::Function) -> impl Iterator<Item = u32> + '_ {
+    func.layout.blocks().flat_map(move |b| {
+        func.layout
+            .block_insts(b)
+            .filter_map(move |i| match func.dfg.insts[i] {
+                InstructionData::Call { func_ref, .. } => module_index(func, func_ref),
+                _ => None,
+            })
+    })
+}
+
+/// Whether `func` has a direct call of module function `id`.
+fn calls(func: &ir::Function, id: FuncId) -> bool {
+    direct_callees(func).any(|c| c == id.as_u32())
+}
+
+/// The functions of `funcs` on a cycle of direct calls among them (Tarjan's strongly connected
+/// components, iterative: linear in the calls).
+///
+/// Nothing is inlined into them, so a recursion stacks the same frames, each with its own
+/// prologue check, as without inlining: `down(step(n))` with `step` inlined would otherwise
+/// always run out in `down`'s check, never in `step`'s. (Which check of a recursion through
+/// several functions runs out first depends on where their frames fall against the limit, on
+/// every backend alike.) Outside a cycle no depth of calls builds up.
+fn recursive_functions(funcs: &[(FuncId, &ir::Function)]) -> HashSet<u32> {
+    let position: HashMap<u32, usize> = funcs
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| (id.as_u32(), i))
+        .collect();
+    let edges: Vec<Vec<usize>> = funcs
+        .iter()
+        .map(|(_, f)| {
+            let mut out: Vec<usize> = direct_callees(f)
+                .filter_map(|c| position.get(&c).copied())
+                .collect();
+            out.sort_unstable();
+            out.dedup();
+            out
+        })
+        .collect();
+    let n = funcs.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut next = 0usize;
+    let mut recursive = HashSet::new();
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        // (node, next edge to visit)
+        let mut work = vec![(root, 0usize)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut e)) = work.last_mut() {
+            if let Some(&w) = edges[v].get(*e) {
+                *e += 1;
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let cycle = component.len() > 1 || edges[v].contains(&v);
+                if cycle {
+                    recursive.extend(component.iter().map(|&w| funcs[w].0.as_u32()));
+                }
+            }
+        }
+    }
+    recursive
+}
+
+/// Replace the prologue's stack check of `func` (the entry block's `brif` to a block calling
+/// `stack`) by a jump to the body. False when the entry block does not end that way.
+fn drop_stack_check(func: &mut ir::Function, stack: FuncId) -> bool {
+    let Some(entry) = func.layout.entry_block() else {
+        return false;
+    };
+    let Some(term) = func.layout.last_inst(entry) else {
+        return false;
+    };
+    let InstructionData::Brif { blocks, .. } = func.dfg.insts[term] else {
+        return false;
+    };
+    let overflow = blocks[0].block(&func.dfg.value_lists);
+    let body = blocks[1].block(&func.dfg.value_lists);
+    let raises = func
+        .layout
+        .block_insts(overflow)
+        .any(|i| match func.dfg.insts[i] {
+            InstructionData::Call { func_ref, .. } => {
+                module_index(func, func_ref) == Some(stack.as_u32())
+            }
+            _ => false,
+        });
+    if !raises || blocks[1].args(&func.dfg.value_lists).next().is_some() {
+        return false;
+    }
+    func.replace(term).jump(body, &[]);
+    true
+}
+
+/// Instructions of `func` outside its cold blocks.
+fn hot_size(func: &ir::Function) -> usize {
+    func.layout
+        .blocks()
+        .filter(|b| !func.layout.is_cold(*b))
+        .map(|b| func.layout.block_insts(b).count())
+        .sum()
+}
+
+/// Bytes of `func`'s explicit stack slots (after inlining: its own and the inlined ones).
+fn slot_bytes(func: &ir::Function) -> u64 {
+    func.sized_stack_slots
+        .values()
+        .map(|s| u64::from(s.size))
+        .sum()
+}
