@@ -176,6 +176,58 @@ extern "C-unwind" fn module_var(_: *mut c_void, n: u64) -> u64 {
     hot_sink(COUNTER.load(Ordering::Relaxed)) as u64
 }
 
+/// The twin's module arrays: statics of relaxed atomics (plain loads and stores, kept in
+/// memory), as the script's module variables live in its globals block.
+static GL: [AtomicI64; 1024] = [const { AtomicI64::new(0) }; 1024];
+static GN: [[AtomicI64; 16]; 16] = [const { [const { AtomicI64::new(0) }; 16] }; 16];
+
+/// Module array element read: `acc += GL[(i * 7) & 1023] + GN[i & 15][(i >> 4) & 15]` per
+/// iteration, after filling both. Hidden: `n`, the result.
+extern "C-unwind" fn global_array(_: *mut c_void, n: u64) -> u64 {
+    let n = n_of(n);
+    for (i, c) in GL.iter().enumerate() {
+        c.store(i as i64 * 3, Ordering::Relaxed);
+    }
+    for (i, row) in GN.iter().enumerate() {
+        for (j, c) in row.iter().enumerate() {
+            c.store((i * j) as i64, Ordering::Relaxed);
+        }
+    }
+    let mut acc: i64 = 0;
+    let mut i: i64 = 0;
+    while i < n {
+        let a = GL[(i.wrapping_mul(7) & 1023) as usize].load(Ordering::Relaxed);
+        let b = GN[(i & 15) as usize][((i >> 4) & 15) as usize].load(Ordering::Relaxed);
+        acc = acc.wrapping_add(a.wrapping_add(b));
+        i += 1;
+    }
+    hot_sink(acc) as u64
+}
+
+/// A loop-invariant value: `cr = 2.0 * y / w - 1.5` once per row of up to 64 inner
+/// iterations of `zr = zr * 0.5 + cr`, `n` inner iterations in all. Hidden: `n`, `w`, the
+/// result.
+extern "C-unwind" fn loop_invariant(_: *mut c_void, n: u64) -> u64 {
+    let m = n_of(n);
+    let w = hot_sink(64) as f64;
+    let mut acc = 0.0f64;
+    let mut y: i64 = 0;
+    let mut count: i64 = 0;
+    while count < m {
+        let cr = 2.0 * (y as f64) / w - 1.5;
+        let mut k = 0;
+        let mut zr = 0.0f64;
+        while k < 64 && count < m {
+            zr = zr * 0.5 + cr;
+            k += 1;
+            count += 1;
+        }
+        acc += zr;
+        y += 1;
+    }
+    hot_sink((acc * 1000.0) as i64) as u64
+}
+
 /// A module function; `#[inline(never)]` because the script's call is a real call.
 #[inline(never)]
 fn mix(a: i64, b: i64) -> i64 {
@@ -372,7 +424,7 @@ extern "C-unwind" fn mutex_inc_2t(_: *mut c_void, n: u64) -> u64 {
     two_threads(n, 1)
 }
 
-static TWINS: [Twin; 29] = [
+static TWINS: [Twin; 31] = [
     twin(
         "int_loop",
         int_loop,
@@ -397,6 +449,18 @@ static TWINS: [Twin; 29] = [
     twin("recursive", recursive, "depth(16): 17 recursive calls", 1),
     twin("module_var", module_var, "static read and write", 1),
     twin("module_fn", module_fn, "one non-inlined function call", 1),
+    twin(
+        "global_array",
+        global_array,
+        "reads of static [i64; 1024] and [[i64; 16]; 16]",
+        1,
+    ),
+    twin(
+        "loop_invariant",
+        loop_invariant,
+        "row value computed outside the inner loop",
+        1,
+    ),
     twin(
         "closure_call",
         closure_call,
