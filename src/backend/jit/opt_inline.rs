@@ -333,6 +333,20 @@ fn drop_stack_check(func: &mut ir::Function, stack: FuncId) -> bool {
         return false;
     }
     func.replace(term).jump(body, &[]);
+    // The check's own instructions (`get_stack_pointer`, the load of the limit, the compare)
+    // are all the entry block held before it: gone too, or the load would stay (a load is not
+    // removed as dead code).
+    let check: Vec<ir::Inst> = func
+        .layout
+        .block_insts(entry)
+        .filter(|&i| i != term)
+        .collect();
+    let opcodes: Vec<Opcode> = check.iter().map(|&i| func.dfg.insts[i].opcode()).collect();
+    if opcodes == [Opcode::GetStackPointer, Opcode::Load, Opcode::Icmp] {
+        for inst in check {
+            func.layout.remove_inst(inst);
+        }
+    }
     true
 }
 
