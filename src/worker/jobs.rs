@@ -106,7 +106,7 @@ fn compile_jit(jit: &mut Jit, program: &Program, name: &str) -> Result<JitProgra
 /// Run one job; progress goes to `progress` while measuring.
 pub fn run_job(
     job: &Job,
-    state: &mut super::lab::State,
+    state: &mut super::command_jobs::State,
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(LiveProgress),
 ) -> Result<JobOutput, JobFailure> {
@@ -148,21 +148,21 @@ pub fn run_job(
             ladder,
             snippet,
             settings,
-        } => super::lab::ladder(ladder, snippet.as_ref(), settings, cancel, progress),
+        } => super::command_jobs::ladder(ladder, snippet.as_ref(), settings, cancel, progress),
         Job::Check {
             snippet,
             against,
             backend,
             settings,
             iters,
-        } => super::lab::check(snippet, against, *backend, settings, *iters),
+        } => super::command_jobs::check(snippet, against, *backend, settings, *iters),
         Job::Bench {
             filter,
             time_s,
             reps,
-        } => super::lab::bench(filter.as_deref(), *time_s, *reps, progress),
-        Job::Reload { snippet, checks } => super::lab::reload(state, snippet, *checks),
-        Job::RunLive { snippet, function } => super::lab::run_live(state, snippet, function),
+        } => super::command_jobs::bench(filter.as_deref(), *time_s, *reps, progress),
+        Job::Reload { snippet, checks } => super::command_jobs::reload(state, snippet, *checks),
+        Job::RunLive { snippet, function } => super::command_jobs::run_live(state, snippet, function),
         Job::Panic { message } => panic!("{message}"),
     }
 }

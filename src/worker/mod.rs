@@ -11,7 +11,7 @@
 
 pub mod client;
 pub(crate) mod jobs;
-mod lab;
+mod command_jobs;
 pub mod protocol;
 mod serve;
 

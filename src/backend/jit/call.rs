@@ -21,7 +21,7 @@ use crate::runtime::reload::{Held, ReloadReport};
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
 use super::lower_value::elem_kind;
-use super::runtime::VmCtx;
+use super::helper_table::VmCtx;
 use super::{CompiledFunction, JitError};
 use crate::runtime::values;
 

@@ -30,7 +30,7 @@ use crate::runtime::host::host_table;
 use super::call::call_entry;
 use super::compile::Lowered;
 use super::entry::{ArgSource, build_entry, entry_signature};
-use super::runtime::VmCtx;
+use super::helper_table::VmCtx;
 use super::{CodeKeeper, CompiledFunction, Jit, JitError};
 
 /// One function of a `.clif` file.

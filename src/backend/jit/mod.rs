@@ -28,7 +28,7 @@ mod lower_value;
 pub mod module;
 mod opt_globals;
 mod opt_object;
-pub mod runtime;
+pub mod helper_table;
 mod unwind;
 
 use std::mem::ManuallyDrop;
@@ -52,7 +52,7 @@ use crate::runtime::sweep::{self, FrameMap, Registration};
 pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
 pub use module::{ReloadFailure, ReloadOutcome, ScriptModule};
-pub use runtime::VmCtx;
+pub use helper_table::VmCtx;
 
 pub(crate) use lower::Helpers;
 use unwind::RegisteredFrames;
@@ -231,7 +231,7 @@ impl Jit {
         for host in host_table() {
             builder.symbol(host.symbol, host.ptr);
         }
-        for (symbol, ptr) in runtime::helper_symbols() {
+        for (symbol, ptr) in helper_table::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
         for (symbol, ptr) in crate::runtime::values::helper_symbols() {
