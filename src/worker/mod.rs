@@ -10,8 +10,8 @@
 //! See `docs/session.md` for the protocol and what happens on each fault.
 
 pub mod client;
-pub(crate) mod jobs;
 mod command_jobs;
+pub(crate) mod jobs;
 pub mod protocol;
 mod serve;
 

@@ -20,8 +20,8 @@ use crate::runtime::handle::Handle;
 use crate::runtime::reload::{Held, ReloadReport};
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
-use super::lower_value::elem_kind;
 use super::helper_table::VmCtx;
+use super::lower_value::elem_kind;
 use super::{CompiledFunction, JitError};
 use crate::runtime::values;
 

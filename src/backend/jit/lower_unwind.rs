@@ -188,7 +188,11 @@ impl FunctionTranslator<'_, '_> {
     /// [`Self::hold`] when `owned`, else nothing (a borrowed operand: its variable's home slot
     /// names it).
     pub(crate) fn hold_if(&mut self, owned: bool, ty: &Type, v: Value) -> TempHold {
-        if owned { self.hold(ty, v) } else { TempHold(None) }
+        if owned {
+            self.hold(ty, v)
+        } else {
+            TempHold(None)
+        }
     }
 
     /// The held value is consumed from here on: calls no longer name it.

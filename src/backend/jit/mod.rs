@@ -16,6 +16,7 @@ mod call;
 pub mod clif;
 pub(crate) mod compile;
 pub(crate) mod entry;
+pub mod helper_table;
 pub(crate) mod lower;
 mod lower_array;
 mod lower_closure;
@@ -28,7 +29,6 @@ mod lower_value;
 pub mod module;
 mod opt_globals;
 mod opt_object;
-pub mod helper_table;
 mod unwind;
 
 use std::mem::ManuallyDrop;
@@ -51,8 +51,8 @@ use crate::runtime::sweep::{self, FrameMap, Registration};
 
 pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
-pub use module::{ReloadFailure, ReloadOutcome, ScriptModule};
 pub use helper_table::VmCtx;
+pub use module::{ReloadFailure, ReloadOutcome, ScriptModule};
 
 pub(crate) use lower::Helpers;
 use unwind::RegisteredFrames;
