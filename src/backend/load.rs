@@ -24,7 +24,7 @@ use super::interp::Interp;
 use super::jit::clif::ClifProgram;
 use super::jit::{
     CompiledFunction, Jit, JitError, JitOptions, JitProgram, OptLevel, ReloadFailure,
-    ReloadOutcome, ScriptModule,
+    ReloadOutcome, ReloadRefusal, ScriptModule,
 };
 use super::load_times::LoadTimes;
 use super::object::{ObjectError, ObjectOptions, StageTimings, compile_object};
@@ -47,10 +47,12 @@ pub struct LoadOptions {
 }
 
 impl Default for LoadOptions {
+    /// The JIT's defaults (checks on, the verifier in debug builds), not reloadable.
     fn default() -> Self {
+        let jit = JitOptions::default();
         LoadOptions {
-            checks: Checks::On,
-            verify: cfg!(debug_assertions),
+            checks: jit.checks,
+            verify: jit.verify,
             reloadable: false,
         }
     }
@@ -601,9 +603,7 @@ impl Loaded {
                 let next = lang::compile(source).map_err(ReloadFailure::Compile)?;
                 i.reload(next)
             }
-            Code::Native(_) | Code::Clif(_) => Err(ReloadFailure::Refused(
-                "the program was not loaded to be reloaded".into(),
-            )),
+            Code::Native(_) | Code::Clif(_) => Err(ReloadRefusal::NotReloadable.into()),
         }
     }
 

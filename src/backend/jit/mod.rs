@@ -52,7 +52,7 @@ use crate::runtime::sweep::{self, FrameMap, Registration};
 pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
 pub use helper_table::VmCtx;
-pub use module::{ReloadFailure, ReloadOutcome, ScriptModule};
+pub use module::{ReloadFailure, ReloadOutcome, ReloadRefusal, ScriptModule};
 
 pub(crate) use lower::Helpers;
 use unwind::RegisteredFrames;
@@ -119,8 +119,8 @@ pub enum JitError {
         message: String,
     },
     /// A `.clif` text could not be parsed or does not follow the import convention.
-    #[error("{0}")]
-    Clif(String),
+    #[error(transparent)]
+    Clif(#[from] clif::ClifError),
     /// No function with that name.
     #[error("no function named `{0}`")]
     UnknownFunction(String),
@@ -134,8 +134,8 @@ pub enum JitError {
     },
     /// The object runtime refused the program's classes (a reload that changes a method's
     /// signature or a class's parent, ...).
-    #[error("{0}")]
-    Objects(String),
+    #[error(transparent)]
+    Objects(#[from] crate::backend::objects::ObjectsError),
     /// The program's initializer raised an error.
     #[error("initializer failed: {0}")]
     Init(ScriptError),
@@ -379,7 +379,7 @@ impl Jit {
         // SAFETY: every address is the start of the finalized function its info describes; the
         // registration goes into the keeper, which drops it before freeing the code.
         let registered = unsafe { RegisteredFrames::register(self.module.isa(), &frames) }
-            .map_err(JitError::Setup)?;
+            .map_err(|e| JitError::Setup(e.to_string()))?;
         if let Some(r) = registered {
             self.lock_keeper().frames.push(r);
         }
