@@ -38,7 +38,7 @@ const INTERNAL: &[&str] = &[
 fn helper_names() -> impl Iterator<Item = &'static str> {
     let values = hotlab::runtime::values::helper_symbols();
     let closure = hotlab::runtime::closure::helper_symbols();
-    let jit = hotlab::backend::jit::runtime::helper_symbols();
+    let jit = hotlab::backend::jit::helper_table::helper_symbols();
     values
         .into_iter()
         .chain(closure)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Backend, CellError, Jits, Loaded, Runner};
+use super::backend::{Backend, CellError, Loaded, Loader, Sampler, case_loader};
 use super::matrix;
 use super::spec::{Entry, Mode, parse_header};
 use super::twins::Twin;
@@ -112,7 +112,7 @@ fn entry_of(script: &Script) -> Entry {
     parse_header(path, script.mode, &script.source.text).map_or(Entry::Run, |h| h.entry)
 }
 
-fn load(backend: Backend, script: &Script, jits: &mut Jits) -> Result<Loaded, CheckError> {
+fn load(backend: Backend, script: &Script, jits: &mut Loader) -> Result<Loaded, CheckError> {
     match backend.load_source(script.mode, &script.source, entry_of(script), jits) {
         Ok((l, _)) => Ok(l),
         Err(CellError::Unavailable(why)) => Err(CheckError::Input(format!(
@@ -134,20 +134,28 @@ pub fn check(
     against: &Against,
     options: &CheckOptions,
 ) -> Result<CheckAnswer, CheckError> {
-    let mut jits = Jits::default();
-    let loaded = load(options.backend, script, &mut jits)?;
-    let other = match against {
+    let mut jits = case_loader();
+    let mut loaded = load(options.backend, script, &mut jits)?;
+    let mut other = match against {
         Against::Script(s) => Some((s, load(options.backend, s, &mut jits)?)),
         Against::Twin(_) => None,
     };
-    let mut runner = loaded.runner().map_err(CheckError::Script)?;
-    let result = runner.checked(options.iters).map_err(CheckError::Script)?;
-    let mut other_runner = match &other {
-        Some((s, l)) => Some((s, l.runner().map_err(CheckError::Script)?)),
+    let script_error = |e: &dyn std::fmt::Display| CheckError::Script(e.to_string());
+    let mut runner =
+        (loaded.sampler(&entry_of(script).workload())).map_err(|e| script_error(&e))?;
+    let result = runner
+        .checked(options.iters)
+        .map_err(|e| script_error(&e))?;
+    let mut other_runner = match &mut other {
+        Some((s, l)) => Some((
+            *s,
+            l.sampler(&entry_of(s).workload())
+                .map_err(|e| script_error(&e))?,
+        )),
         None => None,
     };
     let other_result = match (&mut other_runner, against) {
-        (Some((_, r)), _) => r.checked(options.iters).map_err(CheckError::Script)?,
+        (Some((_, r)), _) => r.checked(options.iters).map_err(|e| script_error(&e))?,
         (None, Against::Twin(t)) => t.run(options.iters),
         (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
     };
@@ -240,7 +248,7 @@ type Measured = (
 /// One timed job, the baseline first (the twin, or the first runner); variant 1 against 0.
 fn measure(
     twin: Option<&Twin>,
-    runners: &mut [(String, Runner<'_>)],
+    runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
 ) -> Result<Measured, CheckError> {
     let result = matrix::run_job(twin, runners, settings).map_err(CheckError::Script)?;

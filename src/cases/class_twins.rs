@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::ptr::{read_volatile, write_volatile};
 use std::sync::Arc;
 
-use super::hook::hook_loop;
+use crate::backend::hook::hook_loop;
 use crate::runtime::ScriptError;
 use crate::runtime::host::hot_sink;
 use crate::runtime::iface::{Hook, NativeCounter};

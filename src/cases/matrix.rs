@@ -13,7 +13,7 @@ use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
-use super::backend::{Backend, CellError, Jits, LoadTimes, Runner};
+use super::backend::{Backend, CellError, LoadTimes, Loader, Sampler, case_loader};
 use super::reload::{ReloadRow, reload_rows};
 use super::spec::{Case, Mode};
 use super::twins::Twin;
@@ -206,7 +206,7 @@ pub fn settings(time: f64, pin: bool, twin: &Twin) -> Settings {
 /// One timed run: the twin (if any) first, then the runners, interleaved by the engine.
 pub fn run_job(
     twin: Option<&Twin>,
-    runners: &mut [(String, Runner<'_>)],
+    runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
 ) -> Result<JobResult, String> {
     let mut job = Job::new(settings.clone());
@@ -260,7 +260,7 @@ pub type VariantFigures = (Option<f64>, Option<f64>);
 /// runs of (median ns per op, median ratio to the twin).
 pub fn measure(
     twin: &Twin,
-    runners: &mut [(String, Runner<'_>)],
+    runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
     reps: usize,
 ) -> Result<Vec<VariantFigures>, String> {
@@ -319,7 +319,7 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
     let total =
         scripted * runnable.len() + if runnable.is_empty() { 0 } else { natives } + reload_steps;
     let mut done = 0usize;
-    let mut jits = Jits::default();
+    let mut jits = case_loader();
     let mut loads = Vec::new();
 
     // Native-only rows: once, shown in every table.
@@ -411,7 +411,7 @@ fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> Row 
 pub fn run_case(
     case: &Case,
     backend: Backend,
-    jits: &mut Jits,
+    jits: &mut Loader,
     opts: &MatrixOptions,
     twin_alone: &mut std::collections::HashMap<String, Option<f64>>,
 ) -> (Row, Vec<LoadRow>) {
@@ -445,11 +445,11 @@ pub fn run_case(
         }
     }
     let mut runners = Vec::new();
-    for (mode, l) in &loaded {
-        match l.runner() {
+    for (mode, l) in &mut loaded {
+        match l.sampler(&case.header.entry.workload()) {
             Ok(r) => runners.push((*mode, r)),
             Err(e) => {
-                cells.insert(*mode, Cell::failed(CellError::Failed(e)));
+                cells.insert(*mode, Cell::failed(CellError::Failed(e.to_string())));
             }
         }
     }
@@ -457,7 +457,7 @@ pub fn run_case(
     for (mode, r) in runners.iter_mut() {
         checks.push((*mode, r.checked(opts.iters)));
     }
-    let mut measured: Vec<(String, Runner<'_>)> = Vec::new();
+    let mut measured: Vec<(String, Sampler<'_>)> = Vec::new();
     let mut modes = Vec::new();
     for ((mode, r), (_, check)) in runners.into_iter().zip(checks) {
         match check {
@@ -476,7 +476,7 @@ pub fn run_case(
                 measured.push((format!("{}{}", case.name, mode.label()), r));
             }
             Err(e) => {
-                cells.insert(mode, Cell::failed(CellError::Failed(e)));
+                cells.insert(mode, Cell::failed(CellError::Failed(e.to_string())));
             }
         }
     }

@@ -17,13 +17,13 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::backend::{Backend, CellError, Runner};
-use super::hook::{HookCell, TARGET, target_global};
+use super::backend::{Backend, CellError, Sampler};
 use super::matrix::{Cell, MatrixOptions, measure, settings};
-use super::spec::Entry;
 use super::twins::{Twin, twin_named};
 use crate::backend::Checks;
+use crate::backend::HookCall;
 use crate::backend::Value;
+use crate::backend::hook::{HookCell, TARGET, target_global};
 use crate::backend::interp::Interp;
 use crate::backend::jit::{JitOptions, OptLevel, ReloadFailure, ReloadOutcome, ScriptModule};
 use crate::backend::object::ObjectOptions;
@@ -274,23 +274,20 @@ pub fn call_chain(
             let target = match target_global(program) {
                 Ok(t) => t,
                 Err(e) => {
-                    fail_rest(&mut out, e);
+                    fail_rest(&mut out, e.to_string());
                     return out;
                 }
             };
-            let cell = match HookCell::interpreted(interp, target, Entry::Hook, &program.source) {
+            let cell = match HookCell::interpreted(&mut interp, target, HookCall::Handle) {
                 Ok(c) => c,
                 Err(e) => {
-                    fail_rest(&mut out, e);
+                    fail_rest(&mut out, e.to_string());
                     return out;
                 }
             };
-            let mut runners = vec![(format!("call after {n}"), Runner::Hook(Box::new(cell)))];
+            let runner = Sampler::hook(cell, Arc::clone(&program.source));
+            let mut runners = vec![(format!("call after {n}"), runner)];
             out.push(measure_calls(&mut runners, twin, expected, opts));
-            let Some((_, Runner::Hook(cell))) = runners.pop() else {
-                unreachable!("the runner pushed above")
-            };
-            interp = cell.into_interp().expect("an interpreted hook cell");
         }
         return out;
     }
@@ -312,12 +309,14 @@ pub fn call_chain(
             fail_rest(&mut out, e);
             return out;
         }
-        let current = m.current();
-        let cell = HookCell::compiled(current.global_handle(TARGET), Entry::Hook, current.source());
+        let cell = HookCell::compiled(m.current().global_handle(TARGET), HookCall::Handle);
         let mut runners = match cell {
-            Ok(c) => vec![(format!("call after {n}"), Runner::Hook(Box::new(c)))],
+            Ok(c) => vec![(
+                format!("call after {n}"),
+                Sampler::hook(c, Arc::clone(&m.program().source)),
+            )],
             Err(e) => {
-                out.push((None, Cell::failed(CellError::Failed(e))));
+                out.push((None, Cell::failed(CellError::Failed(e.to_string()))));
                 continue;
             }
         };
@@ -343,14 +342,14 @@ fn reload_until(
 /// Check the one runner's call loop against the twin's `expected` checksum and measure it
 /// beside the twin: `(twin ns, cell)`.
 fn measure_calls(
-    runners: &mut [(String, Runner<'_>)],
+    runners: &mut [(String, Sampler<'_>)],
     twin: &Twin,
     expected: i64,
     opts: &MatrixOptions,
 ) -> (Option<f64>, Cell) {
     let got = match runners[0].1.checked(opts.iters) {
         Ok(v) => v,
-        Err(e) => return (None, Cell::failed(CellError::Failed(e))),
+        Err(e) => return (None, Cell::failed(CellError::Failed(e.to_string()))),
     };
     let s = settings(opts.time, opts.pin, twin);
     let mut cell = Cell {

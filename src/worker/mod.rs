@@ -10,8 +10,8 @@
 //! See `docs/session.md` for the protocol and what happens on each fault.
 
 pub mod client;
+mod command_jobs;
 pub(crate) mod jobs;
-mod lab;
 pub mod protocol;
 mod serve;
 

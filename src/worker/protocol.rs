@@ -8,60 +8,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// How a snippet becomes code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Backend {
-    /// Cranelift JIT without optimization (reloadable).
-    Jit,
-    /// Cranelift JIT, optimized for speed.
-    JitOpt,
-    /// The reference interpreter.
-    Interp,
-    /// Cranelift object file, linked into a shared library and loaded (`.hot` only).
-    Object,
-}
-
-impl Backend {
-    /// Every backend, in the order `:help backend` lists them.
-    pub const ALL: [Backend; 4] = [
-        Backend::Jit,
-        Backend::JitOpt,
-        Backend::Interp,
-        Backend::Object,
-    ];
-
-    /// The name used in commands and output.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Jit => "jit",
-            Backend::JitOpt => "jit-opt",
-            Backend::Interp => "interp",
-            Backend::Object => "object",
-        }
-    }
-
-    /// The backend with this name.
-    pub fn from_name(name: &str) -> Option<Backend> {
-        Backend::ALL.into_iter().find(|b| b.name() == name)
-    }
-
-    /// The Cranelift optimization level it compiles at.
-    pub fn opt_level(self) -> crate::backend::jit::OptLevel {
-        crate::cases::Backend::from(self).opt_level()
-    }
-}
-
-impl From<Backend> for crate::cases::Backend {
-    fn from(b: Backend) -> Self {
-        match b {
-            Backend::Jit => Self::Jit,
-            Backend::JitOpt => Self::JitOpt,
-            Backend::Interp => Self::Interp,
-            Backend::Object => Self::Object,
-        }
-    }
-}
+/// How a snippet becomes code (the one list of backends, shared with the CLI and the cases).
+pub use crate::backend::Backend;
 
 /// Script source sent to the worker: `.hot` unless the name ends in `.clif`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

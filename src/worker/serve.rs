@@ -52,7 +52,7 @@ fn job_thread(cpu: Option<usize>, jobs: mpsc::Receiver<(u64, Job)>, out: Output,
     let pinned = cpu.and_then(|c| pin::pin_current_thread(c).ok());
     let on_cpu = pinned.as_ref().map(|g| g.cpu());
     // The live module of `reload` jobs, kept between jobs.
-    let mut state = super::lab::State::default();
+    let mut state = super::command_jobs::State::default();
     for (id, job) in jobs {
         let cancel = flags
             .lock()

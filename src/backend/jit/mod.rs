@@ -16,6 +16,7 @@ mod call;
 pub mod clif;
 pub(crate) mod compile;
 pub(crate) mod entry;
+pub mod helper_table;
 pub(crate) mod lower;
 mod lower_array;
 mod lower_closure;
@@ -28,7 +29,6 @@ mod lower_value;
 pub mod module;
 mod opt_globals;
 mod opt_object;
-pub mod runtime;
 mod unwind;
 
 use std::mem::ManuallyDrop;
@@ -51,8 +51,8 @@ use crate::runtime::sweep::{self, FrameMap, Registration};
 
 pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
-pub use module::{ReloadFailure, ReloadOutcome, ScriptModule};
-pub use runtime::VmCtx;
+pub use helper_table::VmCtx;
+pub use module::{ReloadFailure, ReloadOutcome, ReloadRefusal, ScriptModule};
 
 pub(crate) use lower::Helpers;
 use unwind::RegisteredFrames;
@@ -119,8 +119,8 @@ pub enum JitError {
         message: String,
     },
     /// A `.clif` text could not be parsed or does not follow the import convention.
-    #[error("{0}")]
-    Clif(String),
+    #[error(transparent)]
+    Clif(#[from] clif::ClifError),
     /// No function with that name.
     #[error("no function named `{0}`")]
     UnknownFunction(String),
@@ -134,8 +134,8 @@ pub enum JitError {
     },
     /// The object runtime refused the program's classes (a reload that changes a method's
     /// signature or a class's parent, ...).
-    #[error("{0}")]
-    Objects(String),
+    #[error(transparent)]
+    Objects(#[from] crate::backend::objects::ObjectsError),
     /// The program's initializer raised an error.
     #[error("initializer failed: {0}")]
     Init(ScriptError),
@@ -231,7 +231,7 @@ impl Jit {
         for host in host_table() {
             builder.symbol(host.symbol, host.ptr);
         }
-        for (symbol, ptr) in runtime::helper_symbols() {
+        for (symbol, ptr) in helper_table::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
         for (symbol, ptr) in crate::runtime::values::helper_symbols() {
@@ -379,7 +379,7 @@ impl Jit {
         // SAFETY: every address is the start of the finalized function its info describes; the
         // registration goes into the keeper, which drops it before freeing the code.
         let registered = unsafe { RegisteredFrames::register(self.module.isa(), &frames) }
-            .map_err(JitError::Setup)?;
+            .map_err(|e| JitError::Setup(e.to_string()))?;
         if let Some(r) = registered {
             self.lock_keeper().frames.push(r);
         }
