@@ -271,7 +271,15 @@ fn a_real_ladder_report_fills_the_table() {
     // Its rows find their step's code.
     let mut a = app(DEFAULT_SNIPPET);
     a.table = t;
-    a.code = hotlab::tui::runtime::ladder_code(a.chosen_ladder(), DEFAULT_SNIPPET).unwrap();
+    // The code comes from the worker, as in the TUI.
+    let mut session = hotlab::session::Session::new(hotlab::session::SessionOptions {
+        exe: env!("CARGO_BIN_EXE_hotlab").into(),
+        store: None,
+    });
+    let steps = session
+        .ladder_code(a.chosen_ladder(), DEFAULT_SNIPPET)
+        .unwrap();
+    a.code = hotlab::tui::model::CodeView::from_steps(&steps);
     a.selected = 3;
     assert!(
         a.selected_code()
