@@ -5,6 +5,7 @@
 //! - [`app`]: the state and the keys' intents (no drawing, no processes: unit-tested);
 //! - [`panes`]: drawing, one file per pane, colours from the [`theme`] by purpose;
 //! - [`model`]: what the panes show, made from the session's results;
+//! - [`keys`]: the key bindings as data, read by the key handling and the help overlay;
 //! - `threads`: the session thread (its jobs, the ladder's machine code too, go on to the worker
 //!   process) and a background thread for the machine probe.
 //!
@@ -14,6 +15,7 @@
 pub mod app;
 pub mod complete;
 pub mod highlight;
+pub mod keys;
 pub mod model;
 pub mod panes;
 pub mod theme;
