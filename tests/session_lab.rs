@@ -282,3 +282,29 @@ fn resume_is_a_flag_of_the_front_ends() {
         .expect("fresh");
     assert!(fresh.state().history.is_empty());
 }
+
+#[test]
+fn the_ladders_code_is_built_in_the_worker_and_recorded_nowhere() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path());
+    let ladder = hotlab::ladder::resolve("host_call").expect("shipped ladder");
+    // One per step but the native one, which has no jit build.
+    let steps = ladder.steps.len() - 1;
+    // No `fn call`: the default empty method.
+    let code = s
+        .ladder_code(ladder.clone(), "fn main() -> i64 {\n    return 0\n}\n")
+        .expect("ladder code");
+    assert_eq!(code.len(), steps);
+    assert!(code[0].diff.is_none() && code[1..].iter().all(|c| c.diff.is_some()));
+    assert!(code.iter().all(|c| !c.listing.is_empty()));
+    assert!(s.worker_pid().is_some());
+    assert!(s.state().results.is_empty() && s.state().history.is_empty());
+    // A `call` that does not compile: the editor shows why.
+    let err = s
+        .ladder_code(ladder, "fn call() -> i64 {\n    return x\n}\n")
+        .expect_err("does not compile");
+    assert_eq!(
+        err.to_string(),
+        "the snippet does not compile (see the editor)"
+    );
+}

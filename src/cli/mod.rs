@@ -14,7 +14,7 @@ use clap::{Parser, Subcommand};
 pub use asm::AsmArgs;
 pub use bench::BenchArgs;
 pub use check::CheckArgs;
-pub use ladder::{LadderArgs, StepCode, step_code};
+pub use ladder::LadderArgs;
 pub use run::RunArgs;
 pub use snippet::{Snippet, load_snippet};
 

@@ -8,6 +8,7 @@
 //! state is saved after every change to the session file ([`store::default_path`]) and comes
 //! back with [`Session::resume`]. See `docs/session.md`.
 
+mod code;
 pub mod command;
 mod exec;
 pub mod interrupt;

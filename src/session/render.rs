@@ -235,5 +235,17 @@ pub fn record_table(r: &JobRecord) -> Table {
             }
             t
         }
+        JobOutput::LadderCode { steps } => {
+            let mut t = Table::new(&r.command, &["step", "layer", "row", ">instructions"]);
+            for s in steps {
+                t.push(vec![
+                    s.title.clone(),
+                    s.layer.clone(),
+                    s.label.clone(),
+                    s.instructions.to_string(),
+                ]);
+            }
+            t
+        }
     }
 }

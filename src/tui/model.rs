@@ -430,7 +430,7 @@ pub struct CodeView {
 
 impl CodeView {
     /// From `hotlab asm --ladder`'s per-step code.
-    pub fn from_steps(steps: &[crate::cli::StepCode]) -> Vec<CodeView> {
+    pub fn from_steps(steps: &[crate::ladder::code::StepCode]) -> Vec<CodeView> {
         steps
             .iter()
             .map(|s| CodeView {

@@ -2,7 +2,7 @@
 
 use super::app::{App, Effect};
 use super::model::{CodeView, TableModel};
-use super::runtime::{Background, FromSession};
+use super::threads::{Background, FromSession};
 use crate::session::{JobRecord, SessionState};
 use crate::worker::JobOutput;
 

@@ -147,6 +147,7 @@ pub fn run_job(
         Job::RunLive { snippet, function } => {
             super::command_jobs::run_live(state, snippet, function)
         }
+        Job::LadderCode { ladder, snippet } => ladder_code(ladder, snippet),
         Job::Panic { message } => panic!("{message}"),
     }
 }
@@ -539,4 +540,28 @@ pub fn measured(r: &JobResult) -> Measured {
             .unwrap_or_default(),
         no_counters: r.hardware.reason.clone(),
     }
+}
+
+/// `ladder_code`: each step's `jit` code of `ladder` around the snippet's `fn call` (the default
+/// empty method when the text has none), built here so that a crash ends only the worker.
+fn ladder_code(
+    ladder: &crate::ladder::Ladder,
+    snippet: &SnippetSource,
+) -> Result<JobOutput, JobFailure> {
+    use crate::ladder::bench::{Build, BuildError, DEFAULT_SNIPPET};
+    let text = if snippet.text.contains("fn call(") {
+        snippet.text.as_str()
+    } else {
+        DEFAULT_SNIPPET
+    };
+    let source = Arc::new(SourceFile::new(snippet.name.clone(), text));
+    let program = lang::compile(source)
+        .map_err(|_| input("the snippet does not compile (see the editor)"))?;
+    let steps =
+        crate::ladder::code::ladder_code(ladder.clone(), &program, Build::Jit, Syntax::Intel)
+            .map_err(|e| match e {
+                BuildError::Raised(_) => fail(FailureKind::Script, e.to_string()),
+                _ => input(e.to_string()),
+            })?;
+    Ok(JobOutput::LadderCode { steps })
 }

@@ -148,6 +148,15 @@ pub enum Job {
         /// The function.
         function: String,
     },
+    /// The machine code of each step of a ladder's `jit` build around a snippet's `fn call()
+    /// -> i64` (the default empty method when the text has no `fn call(`), with each step's
+    /// diff from the step before: the TUI's code pane.
+    LadderCode {
+        /// The ladder (its steps already chosen and ordered).
+        ladder: crate::ladder::Ladder,
+        /// The snippet whose `call` is the method.
+        snippet: SnippetSource,
+    },
     /// Test only: panic in the worker with this message.
     #[doc(hidden)]
     Panic {
@@ -170,6 +179,7 @@ impl Job {
             Job::Bench { .. } => "bench",
             Job::Reload { .. } => "reload",
             Job::RunLive { .. } => "run",
+            Job::LadderCode { .. } => "ladder code",
             Job::Panic { .. } => "panic",
         }
     }
@@ -378,6 +388,11 @@ pub enum JobOutput {
     Bench(BenchOut),
     /// From `reload`.
     Reloaded(ReloadOut),
+    /// From `ladder_code`.
+    LadderCode {
+        /// One per step, in the ladder's order.
+        steps: Vec<crate::ladder::code::StepCode>,
+    },
 }
 
 /// A table as the exports draw it: column names starting with `>` are right-aligned.

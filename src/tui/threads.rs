@@ -1,15 +1,14 @@
-//! The threads behind the screen: the session thread runs session lines (every job goes on to
-//! the worker process) and streams what its sink receives; the background thread builds the
-//! ladder's machine code and probes the machine for the status line. The UI thread only draws
-//! and reads keys, and sleeps in `poll` between events.
+//! The threads behind the screen: the session thread runs session lines and builds the
+//! ladder's machine code (every job goes on to the worker process) and streams what its sink
+//! receives; the background thread probes the machine for the status line. The UI thread only
+//! draws and reads keys, and sleeps in `poll` between events.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::thread;
 
 use super::model::CodeView;
 use crate::ladder::Ladder;
-use crate::ladder::bench::{Bench, Build, DEFAULT_SNIPPET, Method};
-use crate::lang::{self, SourceFile};
 use crate::session::{JobRecord, Outcome, Session, SessionState, Sink};
 use crate::worker::LiveProgress;
 
@@ -20,6 +19,25 @@ pub struct LineRequest {
     pub line: String,
     /// The snippet text to set first.
     pub text: Option<String>,
+}
+
+/// A request for the ladder's code: the ladder as chosen, and the snippet text.
+#[derive(Debug)]
+pub struct CodeRequest {
+    /// The ladder, its steps in the chosen order and choice.
+    pub ladder: Ladder,
+    /// The editor's text.
+    pub text: String,
+}
+
+/// What the session thread is asked to do, in order.
+#[derive(Debug)]
+pub enum Request {
+    /// Run a session line; its report is a [`FromSession`].
+    Line(LineRequest),
+    /// Build the ladder's code in the worker; the answer is a [`Background::Code`]. Only the
+    /// newest waiting request is built.
+    Code(CodeRequest),
 }
 
 /// What the session thread reports.
@@ -58,16 +76,66 @@ impl Sink for ChannelSink<'_> {
     }
 }
 
-/// Start the session thread; it ends when the request channel closes.
-pub fn spawn_session(
+/// The channels of the threads behind the screen.
+#[derive(Debug)]
+pub struct Threads {
+    /// Requests for the session thread.
+    pub requests: Sender<Request>,
+    /// What the session thread reports about lines.
+    pub from_session: Receiver<FromSession>,
+    /// The machine probe, and the ladder's code built by the session thread.
+    pub from_background: Receiver<Background>,
+}
+
+/// Start the background thread and the session thread; the session thread ends when the
+/// request channel closes.
+pub fn spawn(session: Session) -> std::io::Result<Threads> {
+    let (background_tx, from_background) = channel();
+    spawn_background(background_tx.clone())?;
+    let (requests, from_session) = spawn_session(session, background_tx)?;
+    Ok(Threads {
+        requests,
+        from_session,
+        from_background,
+    })
+}
+
+fn spawn_session(
     mut session: Session,
-) -> std::io::Result<(Sender<LineRequest>, Receiver<FromSession>)> {
-    let (req_tx, req_rx) = channel::<LineRequest>();
+    code_tx: Sender<Background>,
+) -> std::io::Result<(Sender<Request>, Receiver<FromSession>)> {
+    let (req_tx, req_rx) = channel::<Request>();
     let (tx, rx) = channel();
     thread::Builder::new()
         .name("hotlab-session".into())
         .spawn(move || {
-            for req in req_rx {
+            let mut waiting: VecDeque<Request> = VecDeque::new();
+            loop {
+                if waiting.is_empty() {
+                    match req_rx.recv() {
+                        Ok(r) => waiting.push_back(r),
+                        Err(_) => break,
+                    }
+                }
+                waiting.extend(req_rx.try_iter());
+                let Some(req) = waiting.pop_front() else {
+                    continue;
+                };
+                let req = match req {
+                    // Only the newest code request matters.
+                    Request::Code(_) if waiting.iter().any(|r| matches!(r, Request::Code(_))) => {
+                        continue;
+                    }
+                    Request::Code(CodeRequest { ladder, text }) => {
+                        let code = session
+                            .ladder_code(ladder, &text)
+                            .map(|steps| CodeView::from_steps(&steps))
+                            .map_err(|e| e.to_string());
+                        let _ = code_tx.send(Background::Code(code));
+                        continue;
+                    }
+                    Request::Line(req) => req,
+                };
                 if let Some(text) = &req.text {
                     session.set_snippet_text(text);
                 }
@@ -102,7 +170,7 @@ pub fn spawn_session(
     Ok((req_tx, rx))
 }
 
-/// What the background thread reports.
+/// What the background thread reports, and the ladder's code the session thread built.
 #[derive(Debug)]
 pub enum Background {
     /// The ladder's code per step (or why there is none).
@@ -118,31 +186,10 @@ pub enum Background {
     },
 }
 
-/// The ladder's machine code around `snippet`'s `fn call` (the empty method when the snippet
-/// has none), built like `hotlab asm --ladder`.
-pub fn ladder_code(ladder: Ladder, snippet: &str) -> Result<Vec<CodeView>, String> {
-    let text = if snippet.contains("fn call(") {
-        snippet
-    } else {
-        DEFAULT_SNIPPET
-    };
-    let program = lang::compile(std::sync::Arc::new(SourceFile::new("snippet", text)))
-        .map_err(|_| "the snippet does not compile (see the editor)".to_string())?;
-    let bench = Bench::build(ladder, Method::Snippet(&program), &[Build::Jit])
-        .map_err(|e| e.to_string())?;
-    let steps = crate::cli::step_code(&bench, Build::Jit, crate::backend::disasm::Syntax::Intel);
-    Ok(CodeView::from_steps(&steps))
-}
-
-/// A request for the ladder's code: the ladder as chosen, and the snippet text.
-pub type CodeRequest = (Ladder, String);
-
-/// Start the background thread: it probes the machine once, then builds code on request.
-pub fn spawn_background() -> std::io::Result<(Sender<CodeRequest>, Receiver<Background>)> {
-    let (req_tx, req_rx) = channel::<CodeRequest>();
-    let (tx, rx) = channel();
+/// Start the background thread: it probes the machine once for the status line.
+fn spawn_background(tx: Sender<Background>) -> std::io::Result<()> {
     thread::Builder::new()
-        .name("hotlab-code".into())
+        .name("hotlab-probe".into())
         .spawn(move || {
             let probes = crate::measure::env::health::LiveProbes::probe();
             let report = crate::measure::env::health::collect(std::path::Path::new("/"), &probes);
@@ -161,18 +208,6 @@ pub fn spawn_background() -> std::io::Result<(Sender<CodeRequest>, Receiver<Back
                 health,
                 no_pmu,
             });
-            while let Ok(mut req) = req_rx.recv() {
-                // Only the newest request matters.
-                while let Ok(newer) = req_rx.try_recv() {
-                    req = newer;
-                }
-                let (ladder, text) = req;
-                let code = std::panic::catch_unwind(move || ladder_code(ladder, &text))
-                    .unwrap_or_else(|_| Err("building the ladder's code panicked".into()));
-                if tx.send(Background::Code(code)).is_err() {
-                    break;
-                }
-            }
         })?;
-    Ok((req_tx, rx))
+    Ok(())
 }
