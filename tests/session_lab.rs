@@ -7,7 +7,8 @@ use std::time::Duration;
 
 mod session_support;
 
-use hotlab::session::{Collect, FrontArgs, Session, SessionError};
+use hotlab::frontend::FrontArgs;
+use hotlab::session::{Collect, Session, SessionError};
 use hotlab::worker::{JobOutput, WorkerError};
 use session_support::{fails, line, options, session};
 

@@ -61,10 +61,10 @@ fn jobs() -> Vec<Job> {
             }],
             settings: settings(),
         },
-        Job::Doctor {
+        Job::Doctor(hotlab::measure::doctor::DoctorOptions {
             time_s: 0.2,
             cpu: None,
-        },
+        }),
         Job::Ladder {
             ladder: hotlab::ladder::resolve("host_call").expect("shipped ladder"),
             snippet: Some(snippet()),

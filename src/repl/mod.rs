@@ -21,8 +21,9 @@ use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use rustyline::{CompletionType, Config, Editor};
 
+use crate::frontend::FrontArgs;
 use crate::session::merge::incomplete_in;
-use crate::session::{FrontArgs, Outcome, Session, SessionOptions, Sink, interrupt, store};
+use crate::session::{Outcome, Session, SessionOptions, Sink, interrupt, store};
 use crate::worker::LiveProgress;
 
 /// The prompt.
@@ -199,7 +200,7 @@ pub fn history_path() -> Option<PathBuf> {
 /// `hotlab repl`.
 pub fn run(args: &ReplArgs) -> ExitCode {
     let stdin_tty = std::io::stdin().is_terminal();
-    let color = stdin_tty && crate::cli::use_color(std::io::stdout().is_terminal());
+    let color = stdin_tty && crate::frontend::use_color(std::io::stdout().is_terminal());
     let mut printer = Printer {
         color,
         live: stdin_tty && std::io::stderr().is_terminal(),
@@ -211,7 +212,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => {
             printer.error(&e.to_string());
-            return ExitCode::from(crate::cli::exit::BAD_INPUT);
+            return ExitCode::from(crate::frontend::exit::BAD_INPUT);
         }
     };
     if let Err(e) = interrupt::install(session.cancel_flag()) {
@@ -251,7 +252,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
         }
     }
     if run.failed > 0 {
-        ExitCode::from(crate::cli::exit::SCRIPT_ERROR)
+        ExitCode::from(crate::frontend::exit::SCRIPT_ERROR)
     } else {
         ExitCode::SUCCESS
     }

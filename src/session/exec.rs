@@ -539,7 +539,7 @@ impl Session {
 
     fn doctor(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
         let time_s = self.state.settings.time_s.min(1.0);
-        let job = Job::Doctor { time_s, cpu: None };
+        let job = Job::Doctor(crate::measure::doctor::DoctorOptions { time_s, cpu: None });
         // The doctor runs a handful of timed self-checks.
         let limit = Duration::from_secs_f64(time_s * 20.0) + self.limit();
         let out = self.job(job, limit, sink)?;

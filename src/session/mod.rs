@@ -235,28 +235,6 @@ impl SessionOptions {
     }
 }
 
-/// The options every interactive front end (`hotlab repl`, `hotlab tui`) shares: flatten it
-/// into the subcommand's arguments and open the session with [`FrontArgs::open`].
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct FrontArgs {
-    /// Go on with the saved session (snippets, settings, results, history) from the session
-    /// file in the XDG state directory, instead of starting afresh.
-    #[arg(long)]
-    pub resume: bool,
-}
-
-impl FrontArgs {
-    /// The saved session with `--resume`, else a fresh one (which, at its first change, moves
-    /// the saved session file to `session.prev.json` rather than overwrite it).
-    pub fn open(&self, options: SessionOptions) -> Result<Session, SessionError> {
-        if self.resume {
-            Session::resume(options)
-        } else {
-            Ok(Session::new(options))
-        }
-    }
-}
-
 /// A session: the state, its file, and the worker that runs its jobs.
 pub struct Session {
     state: SessionState,

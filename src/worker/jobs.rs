@@ -131,13 +131,8 @@ pub fn run_job(
             contestants,
             settings,
         } => measure_job(contestants, settings, cancel, progress),
-        Job::Doctor { time_s, cpu } => {
-            let args = measure::doctor::DoctorArgs {
-                json: false,
-                time: *time_s,
-                cpu: *cpu,
-            };
-            let report = measure::doctor::doctor_report(&args)
+        Job::Doctor(options) => {
+            let report = measure::doctor::doctor_report(options)
                 .map_err(|e| input(format!("error: {e:#}")))?;
             Ok(JobOutput::Doctor {
                 text: report.render(),

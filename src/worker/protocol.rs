@@ -146,12 +146,7 @@ pub enum Job {
         settings: MeasureSettings,
     },
     /// The machine's health report and the engine's self-checks.
-    Doctor {
-        /// Seconds per self-check.
-        time_s: f64,
-        /// CPU to pin to.
-        cpu: Option<usize>,
-    },
+    Doctor(crate::measure::doctor::DoctorOptions),
     /// Measure a ladder around a snippet's `fn call() -> i64` (the default empty method when
     /// there is no snippet or it has no `call`), both builds (jit and aot) interleaved.
     Ladder {
@@ -216,7 +211,7 @@ impl Job {
             Job::Run { .. } => "run",
             Job::Asm { .. } => "asm",
             Job::Measure { .. } => "measure",
-            Job::Doctor { .. } => "doctor",
+            Job::Doctor(_) => "doctor",
             Job::Ladder { .. } => "ladder",
             Job::Check { .. } => "check",
             Job::Bench { .. } => "bench",
