@@ -23,8 +23,7 @@ use rustyline::{CompletionType, Config, Editor};
 
 use crate::frontend::FrontArgs;
 use crate::session::merge::incomplete_in;
-use crate::session::{Outcome, Session, SessionOptions, Sink, interrupt, store};
-use crate::worker::LiveProgress;
+use crate::session::{Flow, LiveSnapshot, Session, SessionOptions, Sink, interrupt, store};
 
 /// The prompt.
 pub const PROMPT: &str = "hot> ";
@@ -102,7 +101,7 @@ impl Sink for Printer {
         }
     }
 
-    fn progress(&mut self, p: &LiveProgress) {
+    fn progress(&mut self, p: &LiveSnapshot) {
         if !self.live {
             return;
         }
@@ -146,8 +145,8 @@ impl Run {
     /// Hand one complete input to the session.
     fn input(&mut self, session: &mut Session, printer: &mut Printer, input: &str) {
         match session.run_line(input, printer) {
-            Ok(Outcome::Quit) => self.quit = true,
-            Ok(Outcome::Continue) => {}
+            Ok(Flow::Quit) => self.quit = true,
+            Ok(Flow::Continue) => {}
             Err(e) => {
                 self.failed += 1;
                 printer.error(&e.to_string());

@@ -11,9 +11,10 @@
 pub mod command;
 mod exec;
 pub mod interrupt;
-mod lab;
+mod lab_commands;
 pub mod merge;
 mod render;
+pub mod results;
 pub mod store;
 
 use std::path::PathBuf;
@@ -22,10 +23,17 @@ use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
+/// The backend a session's jobs run on.
+pub use crate::worker::Backend;
 pub use command::{Command, CommandError, ExportFormat, Setting, parse};
-pub use render::{measured_table, record_table};
+pub use render::{class_lines, measured_table, record_table};
+pub use results::{
+    AppliedReload, BenchResult, ClassChange, FailureCause, FunctionListing, FunctionSummary,
+    HistogramBucket, JobFailed, JobReport, LadderResult, LiveContestant, LiveSnapshot,
+    MeasuredComparison, MeasuredRow, Measurement, Quantile, ReloadResult, SourceLocation,
+};
 
-use crate::worker::{Backend, JobOutput, LiveProgress, Worker, WorkerError, WorkerOptions};
+use crate::worker::{Worker, WorkerError, WorkerOptions};
 
 /// The version written into session files.
 pub const STATE_VERSION: u32 = 1;
@@ -78,7 +86,7 @@ pub struct JobRecord {
     /// Seconds since the Unix epoch when it finished.
     pub finished: u64,
     /// The output.
-    pub output: JobOutput,
+    pub output: JobReport,
 }
 
 /// Everything the session file keeps.
@@ -155,7 +163,7 @@ pub trait Sink {
     /// A block of text (a value, a table, a listing, a message).
     fn text(&mut self, text: &str);
     /// A live snapshot of a measuring job (about 20 per second).
-    fn progress(&mut self, progress: &LiveProgress) {
+    fn progress(&mut self, progress: &LiveSnapshot) {
         let _ = progress;
     }
 }
@@ -173,7 +181,7 @@ impl Sink for Collect {
     fn text(&mut self, text: &str) {
         self.texts.push(text.to_string());
     }
-    fn progress(&mut self, _: &LiveProgress) {
+    fn progress(&mut self, _: &LiveSnapshot) {
         self.progress += 1;
     }
 }
@@ -185,9 +193,9 @@ impl Collect {
     }
 }
 
-/// What the front end does next.
+/// What the front end does after a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum Flow {
     /// Read the next line.
     Continue,
     /// Leave.
@@ -206,12 +214,32 @@ pub enum SessionError {
     /// The job needs a feature this build does not have.
     #[error("not available in this build: {0}")]
     Unavailable(String),
-    /// The job failed, timed out, was cancelled, or the worker crashed.
+    /// The job failed in the worker: a diagnostic, a script error, a panic.
     #[error("{0}")]
-    Job(#[from] WorkerError),
+    Job(Box<JobFailed>),
+    /// The job did not finish: it timed out, was cancelled, or the worker crashed or cannot be
+    /// used.
+    #[error("{0}")]
+    Worker(WorkerError),
     /// The session file could not be written or read.
     #[error("{0}")]
     Store(String),
+}
+
+impl From<WorkerError> for SessionError {
+    fn from(e: WorkerError) -> SessionError {
+        match e {
+            WorkerError::Failed(f) => match JobFailed::from(f) {
+                f if f.cause == FailureCause::Unavailable => SessionError::Unavailable(
+                    f.message
+                        .trim_start_matches("not available in this build: ")
+                        .to_string(),
+                ),
+                f => SessionError::Job(Box::new(f)),
+            },
+            other => SessionError::Worker(other),
+        }
+    }
 }
 
 /// How to open a session.
@@ -354,7 +382,7 @@ impl Session {
 
     /// Parse `line`, add it to the history, run it, and save the session. Errors are
     /// returned for the front end to show; the session stays usable after any of them.
-    pub fn run_line(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    pub fn run_line(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
         if !line.trim().is_empty() {
             self.state.history.push(line.trim_end().to_string());
             let extra = self.state.history.len().saturating_sub(MAX_HISTORY);
@@ -370,12 +398,12 @@ impl Session {
     }
 
     /// Carry out one command (without adding it to the history or saving).
-    pub fn execute(&mut self, cmd: Command, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    pub fn execute(&mut self, cmd: Command, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
         let line = format!("{cmd:?}");
         self.execute_as(cmd, &line, sink)
     }
 
-    fn record(&mut self, command: &str, snippets: Vec<String>, output: JobOutput) {
+    fn record(&mut self, command: &str, snippets: Vec<String>, output: JobReport) {
         let finished = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())

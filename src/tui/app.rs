@@ -10,7 +10,7 @@ use super::highlight::{self, DiagView, Mark};
 use super::model::{CodeView, TableModel, TableState};
 use super::theme::{BUILTIN, Theme};
 use crate::ladder::Ladder;
-use crate::worker::Backend;
+use crate::session::Backend;
 
 /// The panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! Completion for the `:` command line: command names, then each command's arguments
 //! (backends, ladders, settings, export formats, snippet names, files).
 
+use crate::session::Backend;
 use crate::session::command::COMMANDS;
-use crate::worker::Backend;
 
 /// Completions of `line` (the whole command line, starting with `:`), as whole lines, sorted.
 /// `snippets` are the session's snippet names.

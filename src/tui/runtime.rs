@@ -10,8 +10,7 @@ use super::model::CodeView;
 use crate::ladder::Ladder;
 use crate::ladder::bench::{Bench, Build, DEFAULT_SNIPPET, Method};
 use crate::lang::{self, SourceFile};
-use crate::session::{JobRecord, Outcome, Session, SessionState, Sink};
-use crate::worker::LiveProgress;
+use crate::session::{Flow, JobRecord, LiveSnapshot, Session, SessionState, Sink};
 
 /// A line for the session thread.
 #[derive(Debug)]
@@ -26,7 +25,7 @@ pub struct LineRequest {
 #[derive(Debug)]
 pub enum FromSession {
     /// A live snapshot of the running job.
-    Progress(LiveProgress),
+    Progress(LiveSnapshot),
     /// A line finished.
     Done {
         /// The line.
@@ -53,7 +52,7 @@ impl Sink for ChannelSink<'_> {
     fn text(&mut self, text: &str) {
         self.texts.push(text.to_string());
     }
-    fn progress(&mut self, progress: &LiveProgress) {
+    fn progress(&mut self, progress: &LiveSnapshot) {
         let _ = self.tx.send(FromSession::Progress(progress.clone()));
     }
 }
@@ -83,7 +82,7 @@ pub fn spawn_session(
                     .then(|| after.cloned().map(Box::new))
                     .flatten();
                 let (error, quit) = match result {
-                    Ok(o) => (None, o == Outcome::Quit),
+                    Ok(o) => (None, o == Flow::Quit),
                     Err(e) => (Some(e.to_string()), false),
                 };
                 let msg = FromSession::Done {
