@@ -235,6 +235,14 @@ fn script_errors_and_bad_snippets_fail_the_job_only() {
         err.to_string().contains("t.hot"),
         "the diagnostic names the file: {err}"
     );
+    // The failure also says where, for front ends that point at the place.
+    match &err {
+        WorkerError::Failed(f) => {
+            let at = f.location.as_ref().expect("a diagnostic has a place");
+            assert_eq!((at.snippet.as_str(), at.line), ("t.hot", 1), "{at:?}");
+        }
+        other => panic!("{other:?}"),
+    }
     assert_eq!(w.pid(), pid);
     assert_healthy(&mut w);
 }

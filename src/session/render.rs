@@ -289,3 +289,47 @@ pub(super) fn failure_text(f: &JobFailed) -> String {
     text.push_str(&f.message);
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::results::{AppliedReload, FailureCause};
+    use super::*;
+
+    fn failed(applied: Option<AppliedReload>) -> JobFailed {
+        JobFailed {
+            cause: FailureCause::Script,
+            message: "error: boom\n(the reload was applied; after_reload raised)".into(),
+            location: None,
+            applied,
+        }
+    }
+
+    #[test]
+    fn a_failure_after_an_applied_reload_says_what_it_did_first() {
+        assert_eq!(
+            failed(None).to_string(),
+            "error: boom\n(the reload was applied; after_reload raised)"
+        );
+        let applied = AppliedReload {
+            snippet: "a.hot".into(),
+            classes: vec![ClassChange {
+                class: "C".into(),
+                version: 2,
+                migrated: 1,
+                kept: vec!["n".into()],
+                added: vec![],
+                removed: vec![],
+                retyped: vec![],
+                reset: vec![],
+                unloaded: false,
+            }],
+            defined: vec!["D".into()],
+        };
+        assert_eq!(
+            failed(Some(applied)).to_string(),
+            "reload a.hot: class C v2: 1 object(s) migrated; kept [n] added [] removed [] \
+             retyped []\nreload a.hot: class D defined\nerror: boom\n(the reload was applied; \
+             after_reload raised)"
+        );
+    }
+}
