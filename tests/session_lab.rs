@@ -7,8 +7,10 @@ use std::time::Duration;
 
 mod session_support;
 
-use hotlab::session::{Collect, FrontArgs, Session, SessionError};
-use hotlab::worker::{JobOutput, WorkerError};
+use hotlab::frontend::FrontArgs;
+use hotlab::session::JobReport;
+use hotlab::session::{Collect, Session, SessionError};
+use hotlab::worker::WorkerError;
 use session_support::{fails, line, options, session};
 
 #[test]
@@ -33,7 +35,7 @@ fn cases_load_with_their_twin_and_check_against_it() {
     );
     assert!(check.contains("results equal"), "{check}");
     match &s.state().results.last().expect("recorded").output {
-        JobOutput::Checked(a) => {
+        JobReport::Checked(a) => {
             assert!(a.results_equal);
             assert_eq!(a.n, 10_000);
             assert!(a.ratio > 0.0);
@@ -105,7 +107,7 @@ fn a_ladder_is_measured_with_the_layers_chosen() {
     let slot = text.find("slot read").expect("slot row");
     assert!(depth < slot, "depth measured before slot: {text}");
     match &s.state().results.last().expect("recorded").output {
-        JobOutput::Ladder(l) => {
+        JobReport::Ladder(l) => {
             assert!(l.all_ok, "every checksum equals the native row's");
             assert_eq!(l.table.rows.len(), 5, "native, and two steps in two builds");
         }
@@ -183,7 +185,7 @@ fn clif_snippets_are_measured() {
         "{cmp}"
     );
     match &s.state().results.last().expect("recorded").output {
-        JobOutput::Measured(m) => {
+        JobReport::Measured(m) => {
             assert_eq!(m.rows.len(), 2);
             assert!(m.rows.iter().all(|r| r.samples > 0), "{m:?}");
         }
@@ -240,10 +242,10 @@ fn cancel_stops_measuring_and_endless_jobs_and_the_session_goes_on() {
     setter.join().expect("setter");
     match r {
         Ok(_) => match &s.state().results.last().expect("recorded").output {
-            JobOutput::Measured(m) => assert_eq!(m.stopped, "cancelled"),
+            JobReport::Measured(m) => assert_eq!(m.stopped, "cancelled"),
             other => panic!("{other:?}"),
         },
-        Err(SessionError::Job(WorkerError::Cancelled { job })) => assert_eq!(job, "measure job"),
+        Err(SessionError::Worker(WorkerError::Cancelled { job })) => assert_eq!(job, "measure job"),
         Err(e) => panic!("{e}"),
     }
 
@@ -252,7 +254,7 @@ fn cancel_stops_measuring_and_endless_jobs_and_the_session_goes_on() {
     let e = fails(&mut s, ":run spin");
     setter.join().expect("setter");
     assert!(
-        matches!(e, SessionError::Job(WorkerError::Cancelled { .. })),
+        matches!(e, SessionError::Worker(WorkerError::Cancelled { .. })),
         "{e:?}"
     );
     assert_eq!(e.to_string(), "cancelled: the snippet was stopped");

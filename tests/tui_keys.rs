@@ -3,10 +3,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hotlab::ladder::bench::DEFAULT_SNIPPET;
+use hotlab::session::{HistogramBucket, LiveContestant, LiveSnapshot};
 use hotlab::tui::app::{App, Effect, Pane};
 use hotlab::tui::model::TableState;
 use hotlab::tui::theme::Theme;
-use hotlab::worker::protocol::{Bucket, LiveProgress, LiveVariant};
 
 fn app(text: &str) -> App {
     let ladder = hotlab::ladder::resolve("host_call").unwrap();
@@ -196,27 +196,27 @@ fn help_and_popups_close_on_any_key() {
 #[test]
 fn live_snapshots_fill_the_plan_rows() {
     let mut a = app(DEFAULT_SNIPPET);
-    let p = LiveProgress {
+    let p = LiveSnapshot {
         phase: "collect".into(),
         rounds: 10,
         elapsed_ms: 500.0,
         budget_ms: Some(1000.0),
         iters: 1000,
         variants: vec![
-            LiveVariant {
+            LiveContestant {
                 name: "native virtual call".into(),
                 samples: 10,
                 dropped: 0,
                 median_ns: Some(1.5),
                 histogram: vec![],
-                buckets: vec![Bucket {
+                buckets: vec![HistogramBucket {
                     lo_ns: 1.0,
                     hi_ns: 2.0,
                     count: 10,
                 }],
                 percentiles: vec![],
             },
-            LiveVariant {
+            LiveContestant {
                 name: "jit slot read".into(),
                 samples: 10,
                 dropped: 1,

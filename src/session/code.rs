@@ -2,11 +2,11 @@
 //! code pane). It is built by a worker job like every other, so a crash while building it ends
 //! only the worker.
 
+use super::results::JobReport;
 use super::{Collect, Session, SessionError};
 use crate::ladder::Ladder;
 use crate::ladder::code::StepCode;
-use crate::worker::protocol::SnippetSource;
-use crate::worker::{Job, JobOutput};
+use crate::worker::protocol::{SnippetSource, WorkerJob};
 
 impl Session {
     /// Each step's `jit` machine code of `ladder` around `text`'s `fn call() -> i64` (the
@@ -24,11 +24,11 @@ impl Session {
         };
         let limit = self.limit();
         match self.job(
-            Job::LadderCode { ladder, snippet },
+            WorkerJob::LadderCode { ladder, snippet },
             limit,
             &mut Collect::default(),
         )? {
-            JobOutput::LadderCode { steps } => Ok(steps),
+            JobReport::LadderCode { steps } => Ok(steps),
             other => Err(SessionError::Input(format!(
                 "unexpected answer from the worker: {other:?}"
             ))),

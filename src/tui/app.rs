@@ -11,7 +11,7 @@ use super::keys::{self, Action, Context};
 use super::model::{CodeView, TableModel, TableState};
 use super::theme::{BUILTIN, Theme};
 use crate::ladder::Ladder;
-use crate::worker::Backend;
+use crate::session::Backend;
 
 /// The panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -321,8 +321,9 @@ impl App {
 
     /// The next backend.
     pub fn next_backend(&mut self) -> Vec<Effect> {
-        let i = Backend::ALL.iter().position(|b| *b == self.backend);
-        let b = Backend::ALL[i.map_or(0, |i| (i + 1) % Backend::ALL.len())];
+        let order = crate::session::SESSION_BACKENDS;
+        let i = order.iter().position(|b| *b == self.backend);
+        let b = order[i.map_or(0, |i| (i + 1) % order.len())];
         self.line(format!(":backend {}", b.name()))
     }
 

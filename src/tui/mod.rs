@@ -29,7 +29,7 @@ use std::time::Duration;
 
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind};
 
-use crate::cli::{Failure, exit};
+use crate::frontend::{Failure, exit};
 use crate::session::{Session, SessionOptions};
 use app::{App, Effect};
 use theme::Theme;
@@ -43,7 +43,7 @@ pub struct TuiArgs {
     pub theme: Option<String>,
     /// Options shared with the other interactive front ends (`--resume`).
     #[command(flatten)]
-    pub front: crate::session::FrontArgs,
+    pub front: crate::frontend::FrontArgs,
 }
 
 /// How long the UI sleeps waiting for an event while a job runs (and snapshots stream in).

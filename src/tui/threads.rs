@@ -9,8 +9,7 @@ use std::thread;
 
 use super::model::CodeView;
 use crate::ladder::Ladder;
-use crate::session::{JobRecord, Outcome, Session, SessionState, Sink};
-use crate::worker::LiveProgress;
+use crate::session::{Flow, JobRecord, LiveSnapshot, Session, SessionState, Sink};
 
 /// A line for the session thread.
 #[derive(Debug)]
@@ -44,7 +43,7 @@ pub enum Request {
 #[derive(Debug)]
 pub enum FromSession {
     /// A live snapshot of the running job.
-    Progress(LiveProgress),
+    Progress(LiveSnapshot),
     /// A line finished.
     Done {
         /// The line.
@@ -71,7 +70,7 @@ impl Sink for ChannelSink<'_> {
     fn text(&mut self, text: &str) {
         self.texts.push(text.to_string());
     }
-    fn progress(&mut self, progress: &LiveProgress) {
+    fn progress(&mut self, progress: &LiveSnapshot) {
         let _ = self.tx.send(FromSession::Progress(progress.clone()));
     }
 }
@@ -151,7 +150,7 @@ fn spawn_session(
                     .then(|| after.cloned().map(Box::new))
                     .flatten();
                 let (error, quit) = match result {
-                    Ok(o) => (None, o == Outcome::Quit),
+                    Ok(o) => (None, o == Flow::Quit),
                     Err(e) => (Some(e.to_string()), false),
                 };
                 let msg = FromSession::Done {

@@ -8,8 +8,8 @@ use std::sync::atomic::AtomicBool;
 
 use super::jobs::{fail, front, input, live};
 use super::protocol::{
-    Against, BenchOut, ClassReload, FailureKind, JobFailure, JobOutput, LadderOut, LiveProgress,
-    MeasureSettings, ReloadOut, SnippetSource, TableOut,
+    Against, AppliedReload, BenchOut, ClassReload, FailureKind, JobFailure, JobOutput, LadderOut,
+    LiveProgress, MeasureSettings, ReloadOut, SnippetSource, TableOut,
 };
 use crate::backend::jit::{JitError, ReloadFailure};
 use crate::backend::{Backend, CallError, Checks, LoadError, LoadOptions, Loaded, Loader};
@@ -294,15 +294,17 @@ fn applied_then(
     error: &str,
     what: &str,
 ) -> JobFailure {
-    let classes: Vec<ClassReload> = applied.classes.iter().map(ClassReload::from).collect();
-    let mut text = super::protocol::class_lines(name, &classes, &applied.defined).join("\n");
-    if !text.is_empty() {
-        text.push('\n');
+    JobFailure {
+        applied: Some(Box::new(AppliedReload {
+            snippet: name.to_string(),
+            classes: applied.classes.iter().map(ClassReload::from).collect(),
+            defined: applied.defined.clone(),
+        })),
+        ..fail(
+            FailureKind::Script,
+            format!("{error}\n(the reload was applied; {what})"),
+        )
     }
-    fail(
-        FailureKind::Script,
-        format!("{text}{error}\n(the reload was applied; {what})"),
-    )
 }
 
 /// `run_live`: call `function` in the live module of `snippet`.

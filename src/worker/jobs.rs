@@ -6,8 +6,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::protocol::{
-    Bucket, ComparisonOut, Contestant, FailureKind, FunctionInfo, Job, JobFailure, JobOutput,
-    Listing, LiveProgress, LiveVariant, MeasureSettings, Measured, Percentile, Row, SnippetSource,
+    Bucket, ComparisonOut, Contestant, FailureKind, FailureLocation, FunctionInfo, JobFailure,
+    JobOutput, Listing, LiveProgress, LiveVariant, MeasureSettings, Measured, MeasuredRowOut,
+    Percentile, SnippetSource, WorkerJob,
 };
 use crate::backend::disasm::{self, Syntax};
 use crate::backend::jit::CompiledFunction;
@@ -27,10 +28,7 @@ const BUCKETS: usize = 32;
 const QUANTILES: [f64; 9] = [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0];
 
 pub(super) fn fail(kind: FailureKind, message: impl Into<String>) -> JobFailure {
-    JobFailure {
-        kind,
-        message: message.into(),
-    }
+    JobFailure::new(kind, message)
 }
 
 pub(super) fn input(message: impl Into<String>) -> JobFailure {
@@ -78,7 +76,20 @@ fn load_failure(e: LoadError, backend: Backend, source: &SourceFile) -> JobFailu
 /// Run the front end over a `.hot` snippet; diagnostics come back rendered.
 pub(super) fn front(snippet: &SnippetSource) -> Result<Program, JobFailure> {
     let source = source_of(snippet);
-    lang::compile(Arc::clone(&source)).map_err(|d| input(d.render(&source, false)))
+    lang::compile(Arc::clone(&source)).map_err(|d| {
+        let location = d.0.first().map(|first| {
+            let at = source.line_col(first.span.start);
+            FailureLocation {
+                snippet: source.name.clone(),
+                line: at.line,
+                column: at.col,
+            }
+        });
+        JobFailure {
+            location,
+            ..input(d.render(&source, false))
+        }
+    })
 }
 
 fn source_of(snippet: &SnippetSource) -> Arc<SourceFile> {
@@ -87,68 +98,65 @@ fn source_of(snippet: &SnippetSource) -> Arc<SourceFile> {
 
 /// Run one job; progress goes to `progress` while measuring.
 pub fn run_job(
-    job: &Job,
+    job: &WorkerJob,
     state: &mut super::command_jobs::State,
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(LiveProgress),
 ) -> Result<JobOutput, JobFailure> {
     match job {
-        Job::Compile {
+        WorkerJob::Compile {
             snippet,
             backend,
             checks,
         } => compile(snippet, *backend, *checks),
-        Job::Run {
+        WorkerJob::Run {
             snippet,
             backend,
             checks,
             function,
         } => run(snippet, *backend, *checks, function),
-        Job::Asm {
+        WorkerJob::Asm {
             snippet,
             backend,
             function,
         } => asm(snippet, *backend, function.as_deref()),
-        Job::Measure {
+        WorkerJob::Measure {
             contestants,
             settings,
         } => measure_job(contestants, settings, cancel, progress),
-        Job::Doctor { time_s, cpu } => {
-            let args = measure::doctor::DoctorArgs {
-                json: false,
-                time: *time_s,
-                cpu: *cpu,
-            };
-            let report = measure::doctor::doctor_report(&args)
+        WorkerJob::Doctor(options) => {
+            let report = measure::doctor::doctor_report(options)
                 .map_err(|e| input(format!("error: {e:#}")))?;
             Ok(JobOutput::Doctor {
                 text: report.render(),
                 all_met: report.all_met,
             })
         }
-        Job::Ladder {
+        WorkerJob::Ladder {
             ladder,
             snippet,
             settings,
         } => super::command_jobs::ladder(ladder, snippet.as_ref(), settings, cancel, progress),
-        Job::Check {
+        WorkerJob::Check {
             snippet,
             against,
             backend,
             settings,
             iters,
         } => super::command_jobs::check(snippet, against, *backend, settings, *iters),
-        Job::Bench {
+        WorkerJob::Bench {
             filter,
             time_s,
             reps,
         } => super::command_jobs::bench(filter.as_deref(), *time_s, *reps, progress),
-        Job::Reload { snippet, checks } => super::command_jobs::reload(state, snippet, *checks),
-        Job::RunLive { snippet, function } => {
+        WorkerJob::Reload { snippet, checks } => {
+            super::command_jobs::reload(state, snippet, *checks)
+        }
+        WorkerJob::RunLive { snippet, function } => {
             super::command_jobs::run_live(state, snippet, function)
         }
-        Job::LadderCode { ladder, snippet } => ladder_code(ladder, snippet),
-        Job::Panic { message } => panic!("{message}"),
+        WorkerJob::LadderCode { ladder, snippet } => ladder_code(ladder, snippet),
+        WorkerJob::Panic { message } => panic!("{message}"),
     }
 }
 
@@ -482,7 +490,7 @@ pub fn measured(r: &JobResult) -> Measured {
     let rows = r
         .variants
         .iter()
-        .map(|v| Row {
+        .map(|v| MeasuredRowOut {
             name: v.name.clone(),
             samples: v.samples,
             dropped: v.dropped,
