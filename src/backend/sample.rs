@@ -8,10 +8,13 @@
 //!   the one typed wrapper [`ClifRun`].
 //! - Loops the host runs (the interpreter's `run(n)`, the host calling a script object): one
 //!   rule, [`kept_entry`]: a script error is kept and the sample returns 0; the first error is
-//!   reported after the job ([`Sampler::take_error`]).
+//!   reported after the job ([`Sampler::take_error`]). A flag given to
+//!   [`Sampler::stop_on_error`] is raised with the first error, so a job watching it ends at
+//!   once instead of measuring to its budget.
 
 use std::ffi::c_void;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::backend::Value;
 use crate::backend::interp::Interp;
@@ -101,10 +104,12 @@ impl HostLoop for InterpLoop<'_, '_> {
 }
 
 /// A host loop and the first error a measured sample of it raised.
-struct Kept<L> {
+struct Kept<'a, L> {
     body: L,
     error: Option<ScriptError>,
     source: Arc<SourceFile>,
+    /// Raised with the first error (the job's cancel flag), when one is given.
+    stop: Option<&'a AtomicBool>,
 }
 
 /// The one rule for host loops measured through the raw ABI: a script error is kept in the
@@ -112,18 +117,22 @@ struct Kept<L> {
 extern "C-unwind" fn kept_entry<L: HostLoop>(ctx: *mut c_void, n: u64) -> u64 {
     // SAFETY: `Sampler::variant` passes a pointer to a live, boxed `Kept<L>` that nothing else
     // uses while the variant runs (see its contract).
-    let cell = unsafe { &mut *(ctx as *mut Kept<L>) };
+    let cell = unsafe { &mut *(ctx as *mut Kept<'_, L>) };
     match cell.body.run(n) {
         Ok(v) => v as u64,
         Err(e) => {
             cell.error.get_or_insert(e);
+            if let Some(stop) = cell.stop {
+                stop.store(true, Ordering::Relaxed);
+            }
             0
         }
     }
 }
 
 /// A [`Kept`] loop, whatever its body.
-trait HostSampler {
+trait HostSampler<'a> {
+    fn stop_on_error(&mut self, flag: &'a AtomicBool);
     fn checked(&mut self, n: i64) -> Result<i64, RunError>;
     /// # Safety
     /// As [`Sampler::variant`].
@@ -131,7 +140,11 @@ trait HostSampler {
     fn take_error(&mut self) -> Option<RunError>;
 }
 
-impl<L: HostLoop> HostSampler for Kept<L> {
+impl<'a, L: HostLoop> HostSampler<'a> for Kept<'a, L> {
+    fn stop_on_error(&mut self, flag: &'a AtomicBool) {
+        self.stop = Some(flag);
+    }
+
     fn checked(&mut self, n: i64) -> Result<i64, RunError> {
         let source = &self.source;
         self.body
@@ -143,7 +156,7 @@ impl<L: HostLoop> HostSampler for Kept<L> {
     }
 
     unsafe fn variant(&mut self, name: &str) -> Variant {
-        let ctx = self as *mut Kept<L> as *mut c_void;
+        let ctx = self as *mut Kept<'a, L> as *mut c_void;
         // SAFETY: `kept_entry::<L>` takes exactly this boxed cell, valid while the sampler
         // lives (the caller's contract).
         unsafe { Variant::raw(name, kept_entry::<L>, ctx) }
@@ -172,7 +185,7 @@ enum Kind<'a> {
         _program: &'a ClifProgram,
     },
     /// A loop the host runs.
-    Host(Box<dyn HostSampler + 'a>),
+    Host(Box<dyn HostSampler<'a> + 'a>),
 }
 
 /// A loaded program's workload set up to be called from the current thread: run it once
@@ -205,6 +218,7 @@ impl<'a> Sampler<'a> {
             body,
             error: None,
             source,
+            stop: None,
         })))
     }
 
@@ -214,6 +228,7 @@ impl<'a> Sampler<'a> {
             body: cell,
             error: None,
             source,
+            stop: None,
         })))
     }
 
@@ -266,6 +281,15 @@ impl<'a> Sampler<'a> {
             },
             // SAFETY: the caller's contract, passed on.
             Kind::Host(cell) => unsafe { cell.variant(name) },
+        }
+    }
+
+    /// Raise `flag` when a host loop keeps its first error while measured (pass the job's
+    /// cancel flag: the job then ends at once and the caller reports [`Sampler::take_error`]).
+    /// Compiled code needs none: its errors unwind out of the job.
+    pub fn stop_on_error(&mut self, flag: &'a AtomicBool) {
+        if let Kind::Host(cell) = &mut self.0 {
+            cell.stop_on_error(flag);
         }
     }
 

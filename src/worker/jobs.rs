@@ -400,9 +400,11 @@ fn measure_job(
     let mut samplers = Vec::with_capacity(loaded.len());
     for (c, l) in contestants.iter().zip(&mut loaded) {
         let workload = Workload::Loop(c.function.clone());
-        let sampler = l
+        let mut sampler = l
             .sampler(&workload)
             .map_err(|e| input(format!("error: {}: {e}", c.snippet.name)))?;
+        // An interpreted contestant's error ends the job at once, as compiled code's unwind.
+        sampler.stop_on_error(cancel);
         samplers.push(sampler);
     }
     let mut job = measure::Job::new(measure::Settings {
