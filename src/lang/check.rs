@@ -27,8 +27,8 @@ use super::hir::{
     Block, ClassId, FuncId, Function, Global, GlobalId, Local, LocalId, NativeId, NativeImport,
     Place, PlaceKind, Program, Stmt, StmtKind, Type,
 };
+use super::host::{host_sig, host_signatures};
 use super::span::{SourceFile, Span};
-use crate::runtime::host::{HostType, host_fn, host_table};
 
 /// The most scalar cells one array type may hold (so array values fit on every backend's
 /// stack).
@@ -359,8 +359,8 @@ impl Checker {
             ret: ret.clone().unwrap_or(Type::Unit),
             span: sig.span,
         };
-        let Some((index, host)) = host_fn(&sig.name.name) else {
-            let names: Vec<&str> = host_table().iter().map(|h| h.name).collect();
+        let Some((index, host)) = host_sig(&sig.name.name) else {
+            let names: Vec<&str> = host_signatures().iter().map(|h| h.name).collect();
             self.error(
                 Diagnostic::new(
                     DiagKind::BadNative,
@@ -386,7 +386,7 @@ impl Checker {
                 .with_note(format!(
                     "the host declares `{}` as `{}`",
                     host.name,
-                    host_signature(host)
+                    host.signature()
                 )),
             );
         }
@@ -582,17 +582,4 @@ impl Checker {
         }
         Ok(Some(what))
     }
-}
-
-fn host_signature(host: &crate::runtime::host::HostFn) -> String {
-    let params: Vec<String> = host
-        .params
-        .iter()
-        .map(|t| t.to_type().to_string())
-        .collect();
-    let ret = match host.ret {
-        HostType::Unit => String::new(),
-        t => format!(" -> {}", t.to_type()),
-    };
-    format!("fn({}){ret}", params.join(", "))
 }

@@ -219,7 +219,7 @@ impl Jit {
                                 host_table().len().saturating_sub(1),
                                 host_table()
                                     .iter()
-                                    .map(|h| h.name)
+                                    .map(|h| h.sig.name)
                                     .collect::<Vec<_>>()
                                     .join(", ")
                             )));
