@@ -15,7 +15,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
 
-use super::counters::{self, CounterSource, CounterTotals, PerfGroup, Reading};
+use super::counters::{self, CounterAbsence, CounterSource, CounterTotals, PerfGroup, Reading};
 use super::histogram::OpHistogram;
 use super::result::{self, JobResult, RoundRecord, TimerInfo};
 use super::schedule::{self, RoundOrder};
@@ -149,9 +149,9 @@ impl Observer for NoObserver {
 /// Counter groups for a run: each opened, or the reason it is absent.
 pub struct Sources {
     /// Software disturbance counters (context switches, migrations).
-    pub disturbances: Result<Box<dyn CounterSource>, String>,
+    pub disturbances: Result<Box<dyn CounterSource>, CounterAbsence>,
     /// Hardware counters.
-    pub hardware: Result<Box<dyn CounterSource>, String>,
+    pub hardware: Result<Box<dyn CounterSource>, CounterAbsence>,
 }
 
 impl Sources {
@@ -163,7 +163,7 @@ impl Sources {
             hardware: if hardware {
                 PerfGroup::hardware().map(boxed)
             } else {
-                Err("hardware counters not requested".to_string())
+                Err(CounterAbsence::NotRequested)
             },
         }
     }
@@ -171,8 +171,8 @@ impl Sources {
     /// No counters, for the given reason.
     pub fn none(reason: &str) -> Sources {
         Sources {
-            disturbances: Err(reason.to_string()),
-            hardware: Err(reason.to_string()),
+            disturbances: Err(CounterAbsence::NotOpened(reason.to_string())),
+            hardware: Err(CounterAbsence::NotOpened(reason.to_string())),
         }
     }
 }
@@ -528,7 +528,7 @@ impl Job {
 }
 
 fn availability(
-    src: Result<Box<dyn CounterSource>, String>,
+    src: Result<Box<dyn CounterSource>, CounterAbsence>,
 ) -> (counters::Availability, Option<Box<dyn CounterSource>>) {
     match src {
         Ok(s) => (
@@ -541,7 +541,7 @@ fn availability(
         Err(reason) => (
             counters::Availability {
                 events: Vec::new(),
-                reason: Some(reason),
+                reason: Some(reason.to_string()),
             },
             None,
         ),

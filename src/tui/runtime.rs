@@ -155,7 +155,7 @@ pub fn spawn_background() -> std::io::Result<(Sender<CodeRequest>, Receiver<Back
                 .filter(|i| i.warning.is_some())
                 .map(|i| i.name.clone())
                 .collect();
-            let no_pmu = probes.hw_counters.clone().err();
+            let no_pmu = probes.hw_counters.clone().err().map(|e| e.to_string());
             let _ = tx.send(Background::Machine {
                 timer,
                 health,
