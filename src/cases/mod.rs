@@ -15,5 +15,7 @@ mod times;
 pub mod twins;
 
 pub use backend::{Backend, CellError, Jits, LoadTimes, Loaded, Runner};
-pub use spec::{Case, CaseError, ChecksumRule, Entry, Header, Mode, ScriptFile, load_dir};
+pub use spec::{
+    Case, CaseError, CaseProblem, ChecksumRule, Entry, Header, Mode, ScriptFile, load_dir,
+};
 pub use twins::{Twin, twin_named, twins};
