@@ -26,7 +26,7 @@ use crate::backend::jit::{Jit, JitOptions, JitProgram, OptLevel, VmCtx};
 use crate::lang::Program;
 use crate::measure::{JobResult, MeasureError, Observer, RawVariantFn, Settings, Variant};
 use crate::runtime::ScriptError;
-use crate::runtime::class::{ClassDef, ClassRef, MethodDef};
+use crate::runtime::class::{ClassDef, ClassRef, DefineError, MethodDef};
 use crate::runtime::handle::Handle;
 use crate::runtime::iface::{Hook, HookCall, Signature};
 use crate::runtime::rt::Runtime;
@@ -76,16 +76,53 @@ pub enum Method<'a> {
 pub enum BuildError {
     /// The snippet lacks `fn call() -> i64` or has another signature.
     #[error("the snippet must define `fn call() -> i64` (the method the ladder calls): {0}")]
-    NoCall(String),
+    NoCall(NoCall),
     /// JIT compilation failed.
     #[error("cannot compile: {0}")]
     Jit(#[from] crate::backend::jit::JitError),
     /// The first call of `call` raised.
     #[error("the snippet's `call` raised an error on its first call: {0}")]
     Raised(ScriptError),
-    /// The runtime refused the class or the object.
+    /// The runtime refused the class or the object, or a row's code is not there.
     #[error("cannot make the script object: {0}")]
-    Runtime(String),
+    Runtime(RowSetupError),
+}
+
+/// How the snippet's `call` is not the `fn call() -> i64` a ladder needs.
+#[derive(Debug, thiserror::Error)]
+pub enum NoCall {
+    /// There is none.
+    #[error("there is no function `call`")]
+    Missing,
+    /// It has another signature.
+    #[error("{0}")]
+    Signature(crate::backend::jit::JitError),
+    /// It returned something other than an `i64`.
+    #[error("it returned {0}")]
+    Returned(Value),
+}
+
+/// What failed in making the script object and the rows around it.
+#[derive(Debug, thiserror::Error)]
+pub enum RowSetupError {
+    /// The runtime refused the class.
+    #[error("{0}")]
+    Define(DefineError),
+    /// The class's `call` is not in slot 0, where the rows read it.
+    #[error("`call` did not get slot 0")]
+    Slot,
+    /// The object could not be made or reached.
+    #[error("{0}")]
+    Object(ScriptError),
+    /// The binary has no ahead-of-time function for this path.
+    #[error("no aot function for {0}")]
+    NoAot(Path),
+    /// Row `i`'s `.clif` function is missing from the compiled text.
+    #[error("row {0} was not compiled")]
+    NotCompiled(usize),
+    /// A row function lacks the raw ABI.
+    #[error("`{0}` does not have the raw ABI (i64, i64) -> i64")]
+    NotRaw(String),
 }
 
 /// The native twin: a Rust object behind `&dyn Hook` returning what the snippet returns.
@@ -222,13 +259,13 @@ impl Bench {
                 let program = jit.compile(p)?;
                 let id = program
                     .function_named("call")
-                    .ok_or_else(|| BuildError::NoCall("there is no function `call`".into()))?;
+                    .ok_or(BuildError::NoCall(NoCall::Missing))?;
                 program
                     .raw_entry::<unsafe extern "C-unwind" fn(*mut VmCtx) -> i64>(id)
-                    .map_err(|e| BuildError::NoCall(e.to_string()))?;
+                    .map_err(|e| BuildError::NoCall(NoCall::Signature(e)))?;
                 let value = match program.call(id, &[]).map_err(BuildError::Raised)? {
                     Value::I64(v) => v,
-                    other => return Err(BuildError::NoCall(format!("it returned {other}"))),
+                    other => return Err(BuildError::NoCall(NoCall::Returned(other))),
                 };
                 let addr = program.functions()[id.index()].addr as *const c_void;
                 let vmctx = Box::new(program.vm_context());
@@ -259,16 +296,13 @@ impl Bench {
                 }],
                 vmctx: &mut *vmctx as *mut VmCtx as *mut c_void,
             })
-            .map_err(|e| BuildError::Runtime(e.to_string()))?;
+            .map_err(|e| BuildError::Runtime(RowSetupError::Define(e)))?;
         if class.slot_of("call").map(|s| s.get()) != Some(CALL_SLOT) {
-            return Err(BuildError::Runtime("`call` did not get slot 0".into()));
+            return Err(BuildError::Runtime(RowSetupError::Slot));
         }
-        let handle = runtime
-            .new_object(&class)
-            .map_err(|e| BuildError::Runtime(e.to_string()))?;
-        let obj = handle
-            .get()
-            .map_err(|e| BuildError::Runtime(e.to_string()))?;
+        let object = |e| BuildError::Runtime(RowSetupError::Object(e));
+        let handle = runtime.new_object(&class).map_err(object)?;
+        let obj = handle.get().map_err(object)?;
 
         let twin = Arc::new(NativeTwin { value });
         let mut rows = Vec::new();
@@ -285,7 +319,7 @@ impl Bench {
                     Some(Build::Jit) => Runner::Native(Arc::clone(&twin)),
                     Some(Build::Aot) => {
                         let (f, lp) = aot_fn(&path).ok_or_else(|| {
-                            BuildError::Runtime(format!("no aot function for {path}"))
+                            BuildError::Runtime(RowSetupError::NoAot(path.clone()))
                         })?;
                         rows.push(Row {
                             step,
@@ -336,7 +370,7 @@ impl Bench {
                 let prefix = format!("r{i}_");
                 let entry = clif
                     .function(&format!("r{i}_row"))
-                    .ok_or_else(|| BuildError::Runtime(format!("row {i} was not compiled")))?;
+                    .ok_or(BuildError::Runtime(RowSetupError::NotCompiled(i)))?;
                 // SAFETY: `%rK_row` is generated by `row_clif` with exactly the raw ABI
                 // `(i64 ctx, i64 n) -> i64` (checked here), and its code lives while `clif`
                 // (kept in the bench) does.
@@ -369,11 +403,8 @@ impl Bench {
     }
 
     /// The faults rows recorded while measured (taken out of their contexts).
-    pub fn take_faults(&mut self) -> Vec<Option<String>> {
-        self.rows
-            .iter_mut()
-            .map(|r| r.take_fault().map(|e| e.to_string()))
-            .collect()
+    pub fn take_faults(&mut self) -> Vec<Option<ScriptError>> {
+        self.rows.iter_mut().map(|r| r.take_fault()).collect()
     }
 
     /// The script object every row calls.
@@ -429,10 +460,7 @@ impl Bench {
 unsafe fn raw_fn(f: &ClifFunction) -> Result<RawVariantFn, BuildError> {
     use cranelift_codegen::ir::types::I64;
     if f.params != [I64, I64] || f.returns != [I64] {
-        return Err(BuildError::Runtime(format!(
-            "`{}` does not have the raw ABI (i64, i64) -> i64",
-            f.name
-        )));
+        return Err(BuildError::Runtime(RowSetupError::NotRaw(f.name.clone())));
     }
     // SAFETY: checked above; the address is finalized code; fn pointers and addresses have one
     // representation.
