@@ -23,7 +23,7 @@ use super::stats::verdict::DEFAULT_BAND;
 use super::timer::{Timer, TimerKind, best_timer};
 use super::units::Picos;
 use super::variant::Variant;
-use super::{MeasureError, clock, env};
+use super::{BadSetting, MeasureError, clock, env};
 
 /// When collection stops.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -263,22 +263,22 @@ impl Job {
                 len: self.variants.len(),
             });
         }
-        let bad = |m: &str| Err(MeasureError::BadSettings(m.to_string()));
+        let bad = |which| Err(MeasureError::BadSettings(which));
         match s.stop {
             Stop::Budget(b) if !(b.0 > 0.0 && b.0.is_finite()) => {
-                return bad("the time budget must be a positive number of seconds");
+                return bad(BadSetting::Budget);
             }
-            Stop::Rounds(0) => return bad("the round count must be at least 1"),
+            Stop::Rounds(0) => return bad(BadSetting::Rounds),
             _ => {}
         }
         if !(0.0..1.0).contains(&s.jitter) {
-            return bad("jitter must be in [0, 1)");
+            return bad(BadSetting::Jitter);
         }
         if !(s.band > 0.0 && s.band < 1.0) {
-            return bad("the equivalence band must be in (0, 1), e.g. 0.02 for ±2%");
+            return bad(BadSetting::Band);
         }
         if !(0.0..1.0).contains(&s.warmup_share) {
-            return bad("the warm-up share must be in [0, 1)");
+            return bad(BadSetting::WarmupShare);
         }
         Ok(())
     }
