@@ -258,7 +258,7 @@ pub fn line(a: &CheckAnswer) -> String {
     )
 }
 
-type Measured = (
+type CheckFigures = (
     crate::measure::stats::verdict::RatioVerdict,
     Option<f64>,
     Option<f64>,
@@ -269,7 +269,7 @@ fn measure(
     twin: Option<&Twin>,
     runners: &mut [(String, Runner<'_>)],
     settings: &Settings,
-) -> Result<Measured, CheckError> {
+) -> Result<CheckFigures, CheckError> {
     let result = matrix::run_job(twin, runners, settings)?;
     let c = result.compare(0, 1).map_err(CheckError::Compare)?;
     let ns = |i: usize| {

@@ -105,7 +105,7 @@ impl Cell {
 
 /// One row of a backend's table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
+pub struct MatrixRow {
     /// The case name.
     pub case: String,
     /// Its title.
@@ -132,7 +132,7 @@ pub struct BackendTable {
     /// Set when the backend cannot run at all (the table is then empty).
     pub unavailable: Option<String>,
     /// Its rows.
-    pub rows: Vec<Row>,
+    pub rows: Vec<MatrixRow>,
 }
 
 /// Load times of one script on one backend.
@@ -343,7 +343,7 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
     let mut loads = Vec::new();
 
     // Native-only rows: once, shown in every table.
-    let mut native_rows: Vec<Row> = Vec::new();
+    let mut native_rows: Vec<MatrixRow> = Vec::new();
     if !runnable.is_empty() {
         for case in cases.iter().filter(|c| c.native_only()) {
             let twin = case.header.twin;
@@ -413,8 +413,8 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
     }
 }
 
-fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> Row {
-    Row {
+fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> MatrixRow {
+    MatrixRow {
         case: case.name.clone(),
         title: case.header.title.clone(),
         unit: case.header.unit.clone(),
@@ -434,7 +434,7 @@ pub fn run_case(
     jits: &mut Jits,
     opts: &MatrixOptions,
     twin_alone: &mut std::collections::HashMap<String, Option<f64>>,
-) -> (Row, Vec<LoadRow>) {
+) -> (MatrixRow, Vec<LoadRow>) {
     let twin = case.header.twin;
     let expected = twin.run(opts.iters);
     let mut cells: BTreeMap<Mode, Cell> = BTreeMap::new();

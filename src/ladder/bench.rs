@@ -138,13 +138,15 @@ impl Hook for NativeTwin {
     }
 }
 
-enum Runner {
+/// How a row runs its loop of `n` calls: the native twin's Rust loop, or a raw-ABI function
+/// (an `aot` loop or a `jit` row's generated one).
+enum RowLoop {
     Native(Arc<NativeTwin>),
     Raw(RawVariantFn),
 }
 
 /// One row: a step of the ladder in one build.
-pub struct Row {
+pub struct LadderRow {
     /// Index of the step in the ladder.
     pub step: usize,
     /// The build (`None` for the native row).
@@ -155,20 +157,20 @@ pub struct Row {
     pub code: Vec<CodeBlock>,
     /// The generated IR (`jit` rows).
     pub clif: String,
-    runner: Runner,
+    row_loop: RowLoop,
     /// Owned (from `Box::into_raw`, freed on drop): a raw pointer so that a row may be entered
     /// again from inside its own call (recursion through the border) without aliasing a `&mut`.
     ctx: *mut RowCtx,
 }
 
-impl Drop for Row {
+impl Drop for LadderRow {
     fn drop(&mut self) {
         // SAFETY: `ctx` came from `Box::into_raw` and is freed only here.
         drop(unsafe { Box::from_raw(self.ctx) });
     }
 }
 
-impl Row {
+impl LadderRow {
     /// `jit slot read` / `native`.
     pub fn label(&self, ladder: &Ladder) -> String {
         let title = &ladder.steps[self.step].title;
@@ -194,16 +196,16 @@ impl Row {
     }
 
     /// Run `n` calls; may be re-entered from inside the row's own method (a fault stays in the
-    /// context until [`Row::take_fault`]).
+    /// context until [`LadderRow::take_fault`]).
     ///
     /// # Safety
     /// Call it on the thread that built the bench, while the bench lives.
     pub unsafe fn enter(&self, n: u64) -> u64 {
-        match &self.runner {
-            Runner::Native(t) => native_loop(t, n),
+        match &self.row_loop {
+            RowLoop::Native(t) => native_loop(t, n),
             // SAFETY: `f` is this row's function with the raw ABI and `ctx` its live context
             // (see `Bench::build`), used on the thread that made it.
-            Runner::Raw(f) => unsafe { f(self.ctx as *mut c_void, n) },
+            RowLoop::Raw(f) => unsafe { f(self.ctx as *mut c_void, n) },
         }
     }
 
@@ -230,7 +232,7 @@ pub struct Bench {
     /// The ladder.
     pub ladder: Ladder,
     /// The rows, in step order (the native row first, then each step's builds).
-    pub rows: Vec<Row>,
+    pub rows: Vec<LadderRow>,
     /// What one call returns (the native twin's value).
     pub value: i64,
     handle: Handle,
@@ -313,15 +315,15 @@ impl Bench {
                 _ => builds.iter().copied().map(Some).collect(),
             };
             for build in builds {
-                let runner = match build {
-                    None => Runner::Native(Arc::clone(&twin)),
+                let row_loop = match build {
+                    None => RowLoop::Native(Arc::clone(&twin)),
                     // Filled in below, once the whole `.clif` text is compiled.
-                    Some(Build::Jit) => Runner::Native(Arc::clone(&twin)),
+                    Some(Build::Jit) => RowLoop::Native(Arc::clone(&twin)),
                     Some(Build::Aot) => {
                         let (f, lp) = aot_fn(&path).ok_or_else(|| {
                             BuildError::Runtime(RowSetupError::NoAot(path.clone()))
                         })?;
-                        rows.push(Row {
+                        rows.push(LadderRow {
                             step,
                             build,
                             code: vec![CodeBlock {
@@ -332,19 +334,19 @@ impl Bench {
                             }],
                             path: path.clone(),
                             clif: String::new(),
-                            runner: Runner::Raw(f),
+                            row_loop: RowLoop::Raw(f),
                             ctx: Box::into_raw(Box::new(RowCtx::new(obj))),
                         });
                         continue;
                     }
                 };
-                rows.push(Row {
+                rows.push(LadderRow {
                     step,
                     build,
                     path: path.clone(),
                     code: Vec::new(),
                     clif: String::new(),
-                    runner,
+                    row_loop,
                     ctx: Box::into_raw(Box::new(RowCtx::new(obj))),
                 });
             }
@@ -375,7 +377,7 @@ impl Bench {
                 // `(i64 ctx, i64 n) -> i64` (checked here), and its code lives while `clif`
                 // (kept in the bench) does.
                 let f = unsafe { raw_fn(entry)? };
-                row.runner = Runner::Raw(f);
+                row.row_loop = RowLoop::Raw(f);
                 row.code = clif
                     .functions()
                     .iter()
@@ -437,15 +439,15 @@ impl Bench {
         let ladder = &self.ladder;
         for row in &mut self.rows {
             let name = row.label(ladder);
-            let v = match &row.runner {
-                Runner::Native(t) => {
+            let v = match &row.row_loop {
+                RowLoop::Native(t) => {
                     let t = Arc::clone(t);
                     Variant::native(name, move |n| native_loop(&t, n))
                 }
                 // SAFETY: the row's function has the raw ABI; its context lives in the row,
                 // which outlives the job (the job is dropped at the end of this function), and
                 // the job runs on this thread, the one the context was made on.
-                Runner::Raw(f) => unsafe { Variant::raw(name, *f, row.ctx as *mut c_void) },
+                RowLoop::Raw(f) => unsafe { Variant::raw(name, *f, row.ctx as *mut c_void) },
             };
             job = job.with(v);
         }

@@ -188,14 +188,14 @@ pub struct Job {
 
 const OBSERVE_EVERY: Picos = Picos(50e9);
 
-enum Outcome {
+enum SampleOutcome {
     Sample(Picos),
     /// Disturbed; the per-op time it measured anyway (only sizing uses it).
     Disturbed(Picos),
     Cancelled,
 }
 
-struct Runner<'a> {
+struct Sampler<'a> {
     timer: &'a dyn Timer,
     cancel: &'a AtomicBool,
     overhead: Picos,
@@ -209,11 +209,11 @@ fn read(src: &mut Option<Box<dyn CounterSource>>) -> Option<Reading> {
     src.as_mut().and_then(|s| s.read().ok())
 }
 
-impl Runner<'_> {
+impl Sampler<'_> {
     /// One timed sample of `v` with `n` iterations; `count` says whether counters accumulate.
-    fn sample(&mut self, v: &mut Variant, idx: usize, n: u64, count: bool) -> Outcome {
+    fn sample(&mut self, v: &mut Variant, idx: usize, n: u64, count: bool) -> SampleOutcome {
         if self.cancel.load(Ordering::Relaxed) {
-            return Outcome::Cancelled;
+            return SampleOutcome::Cancelled;
         }
         let d0 = read(&mut self.dist);
         let h0 = read(&mut self.hw);
@@ -228,12 +228,12 @@ impl Runner<'_> {
         if let (Some(a), Some(b)) = (&d0, &d1)
             && counters::moved(a, b)
         {
-            return Outcome::Disturbed(per_op);
+            return SampleOutcome::Disturbed(per_op);
         }
         if count && let (Some(a), Some(b)) = (&h0, &h1) {
             self.hw_totals[idx].add(a, b, n);
         }
-        Outcome::Sample(per_op)
+        SampleOutcome::Sample(per_op)
     }
 }
 
@@ -344,7 +344,7 @@ impl Job {
         };
         let (disturb_avail, dist) = availability(sources.disturbances);
         let (hw_avail, hw) = availability(sources.hardware);
-        let mut runner = Runner {
+        let mut sampler = Sampler {
             timer,
             cancel,
             overhead: cal.sample_overhead,
@@ -404,13 +404,13 @@ impl Job {
                 // unbounded (counting it as zero grew the count until one sample took minutes).
                 let mut time = Picos(f64::INFINITY);
                 for _ in 0..4 {
-                    match runner.sample(v, i, n, false) {
-                        Outcome::Sample(p) => {
+                    match sampler.sample(v, i, n, false) {
+                        SampleOutcome::Sample(p) => {
                             time = Picos(p.0 * n as f64);
                             break;
                         }
-                        Outcome::Disturbed(p) => time = Picos(time.0.min(p.0 * n as f64)),
-                        Outcome::Cancelled => return None,
+                        SampleOutcome::Disturbed(p) => time = Picos(time.0.min(p.0 * n as f64)),
+                        SampleOutcome::Cancelled => return None,
                     }
                 }
                 out.push(time);
@@ -458,14 +458,14 @@ impl Job {
                 let n = schedule::jittered(iters, s.jitter, &mut rng);
                 let mut per_op = vec![None; k];
                 for &i in order.order(round) {
-                    match runner.sample(&mut variants[i], i, n, collecting) {
-                        Outcome::Sample(p) => per_op[i] = Some(p),
-                        Outcome::Disturbed(_) => {
+                    match sampler.sample(&mut variants[i], i, n, collecting) {
+                        SampleOutcome::Sample(p) => per_op[i] = Some(p),
+                        SampleOutcome::Disturbed(_) => {
                             if collecting {
                                 dropped[i] += 1;
                             }
                         }
-                        Outcome::Cancelled => {
+                        SampleOutcome::Cancelled => {
                             cancelled = true;
                             break 'rounds;
                         }
@@ -521,8 +521,12 @@ impl Job {
             dropped,
             hists,
             rounds,
-            counters: runner.hw_totals.iter().map(CounterTotals::report).collect(),
-            checksums: runner.checksums,
+            counters: sampler
+                .hw_totals
+                .iter()
+                .map(CounterTotals::report)
+                .collect(),
+            checksums: sampler.checksums,
         }))
     }
 }
