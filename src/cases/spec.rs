@@ -476,3 +476,40 @@ pub fn default_dir(dir: Option<&Path>) -> PathBuf {
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("cases"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problems_read_as_before() {
+        let e = parse_header(Path::new("x.clif"), Mode::Clif, "function %f() {}\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.clif:1: no case header: the file must open with `;# title = \"...\"` lines \
+             (title, twin, unit, checksum; see docs/cases.md)"
+        );
+        let e = err(
+            Path::new("c"),
+            3,
+            CaseProblem::UnknownChecksum("close".into()),
+        );
+        assert_eq!(
+            e.to_string(),
+            "c:3: unknown checksum rule `close`: use \"exact\" or \"within N\" (N an integer)"
+        );
+        let e = err(
+            Path::new("a.hot"),
+            1,
+            CaseProblem::TwinsDisagree {
+                this: "x".into(),
+                case: "a".into(),
+                other: "y".into(),
+            },
+        );
+        assert_eq!(
+            e.to_string(),
+            "a.hot:1: names twin `x`, but the other mode of case `a` names `y`"
+        );
+    }
+}

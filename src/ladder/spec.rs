@@ -315,6 +315,7 @@ fn error_at(file: &str, text: &str, offset: usize, problem: LadderProblem) -> La
 
 #[cfg(test)]
 mod tests {
+    use super::super::resolve;
     use super::*;
 
     const GOOD: &str = r#"
@@ -372,6 +373,28 @@ text = "reads the slot"
         let bad = format!("{GOOD}\n[[step]]\nlayer = \"fused\"\ntitle = \"x\"\ntext = \"y\"\n");
         let err = Ladder::parse("t.toml", &bad).unwrap_err();
         assert!(err.problem.to_string().contains("stands alone"), "{err}");
+    }
+
+    #[test]
+    fn problems_read_as_before() {
+        let bad = GOOD.replacen("\"native\"\ntitle", "\"depth\"\ntitle", 1);
+        let err = Ladder::parse("t.toml", &bad).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.toml:6:9: step[1].layer: the first step must be `native` (the floor every row is \
+             compared with), not `depth`"
+        );
+        let none = Ladder::parse("t.toml", "name = \"x\"\ndescription = \"d\"\nstep = []\n");
+        assert_eq!(
+            none.unwrap_err().to_string(),
+            "t.toml:1:1: step: a ladder needs at least one [[step]], the first with layer = \"native\""
+        );
+        let err = resolve("nope").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "nope:1:1: ladder: no ladder of that name (shipped: host_call, fused, direct) and no \
+             such file"
+        );
     }
 
     #[test]

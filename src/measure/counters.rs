@@ -383,3 +383,47 @@ pub struct CounterReport {
     /// Whether the kernel multiplexed the group (values are scaled estimates).
     pub multiplexed: bool,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(code: i32, paranoid: Option<i32>, pmu_device: bool, hypervisor: bool) -> String {
+        let facts = PmuFacts {
+            paranoid,
+            pmu_device,
+            hypervisor,
+        };
+        absence_reason(&io::Error::from_raw_os_error(code), &facts)
+    }
+
+    #[test]
+    fn every_absence_reads_as_one_sentence() {
+        assert_eq!(
+            reason(libc::ENODEV, None, false, false),
+            "no hardware counters: no PMU driver for this CPU (perf_event_open: ENODEV)"
+        );
+        assert_eq!(
+            reason(libc::EOPNOTSUPP, None, true, false),
+            "hardware event not supported by this PMU (perf_event_open: EOPNOTSUPP)"
+        );
+        assert_eq!(
+            reason(libc::EPERM, None, true, false),
+            "perf events denied: perf_event_paranoid is unknown (perf_event_open: EPERM); \
+             `sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON allows them"
+        );
+        assert_eq!(
+            reason(libc::ENOSYS, Some(1), true, false),
+            "kernel built without perf events (perf_event_open: ENOSYS)"
+        );
+        let other = reason(libc::EBUSY, Some(1), true, false);
+        assert!(
+            other.starts_with("counters unavailable (perf_event_open: "),
+            "{other}"
+        );
+        assert_eq!(
+            CounterAbsence::NotRequested.to_string(),
+            "hardware counters not requested"
+        );
+    }
+}
