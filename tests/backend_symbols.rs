@@ -52,7 +52,7 @@ fn names() -> Vec<String> {
     let mut names: Vec<String> = INTERNAL.iter().map(|s| s.to_string()).collect();
     names.extend(helper_names().map(str::to_string));
     for host in host_table() {
-        names.push(host.name.to_string());
+        names.push(host.sig.name.to_string());
         names.push(host.symbol.to_string());
     }
     names.sort();

@@ -13,5 +13,7 @@ pub mod spec;
 pub mod twins;
 
 pub use backend::{Backend, CellError, LoadTimes, Loaded, Loader, Sampler, case_loader};
-pub use spec::{Case, CaseError, ChecksumRule, Entry, Header, Mode, ScriptFile, load_dir};
+pub use spec::{
+    Case, CaseError, CaseProblem, ChecksumRule, Entry, Header, Mode, ScriptFile, load_dir,
+};
 pub use twins::{Twin, twin_named, twins};

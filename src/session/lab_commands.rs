@@ -179,7 +179,7 @@ impl Session {
                     .iter()
                     .map(|n| parse_layer(n))
                     .collect::<Result<Vec<_>, _>>()?;
-                crate::ladder::run::with_layers(&base, &layers).map_err(input)
+                crate::ladder::run::with_layers(&base, &layers).map_err(|e| input(e.to_string()))
             }
         }
     }

@@ -201,7 +201,7 @@ fn spawn_background(tx: Sender<Background>) -> std::io::Result<()> {
                 .filter(|i| i.warning.is_some())
                 .map(|i| i.name.clone())
                 .collect();
-            let no_pmu = probes.hw_counters.clone().err();
+            let no_pmu = probes.hw_counters.clone().err().map(|e| e.to_string());
             let _ = tx.send(Background::Machine {
                 timer,
                 health,

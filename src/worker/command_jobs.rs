@@ -146,9 +146,12 @@ pub fn check(
     };
     check::check(&script(snippet), &against, &options)
         .map(JobOutput::Checked)
-        .map_err(|e| match e {
-            CheckError::Input(m) => input(m),
-            CheckError::Script(m) => fail(FailureKind::Script, m),
+        .map_err(|e: CheckError| {
+            if e.is_input() {
+                input(e.to_string())
+            } else {
+                fail(FailureKind::Script, e.to_string())
+            }
         })
 }
 

@@ -294,7 +294,8 @@ impl Jit {
                             (id, decl.signature.clone())
                         }
                         _ => {
-                            let hosts: Vec<&str> = host_table().iter().map(|h| h.name).collect();
+                            let hosts: Vec<&str> =
+                                host_table().iter().map(|h| h.sig.name).collect();
                             return Err(in_function(
                                 name,
                                 ClifProblem::NotAHost {

@@ -420,11 +420,11 @@ pub(crate) fn declare_imports(
     let mut hosts = Vec::new();
     for host in host_table() {
         let mut sig = ir::Signature::new(call_conv);
-        for p in host.params {
+        for p in host.sig.params {
             sig.params.push(AbiParam::new(host_type(*p)));
         }
-        if host.ret != HostType::Unit {
-            sig.returns.push(AbiParam::new(host_type(host.ret)));
+        if host.sig.ret != HostType::Unit {
+            sig.returns.push(AbiParam::new(host_type(host.sig.ret)));
         }
         hosts.push(
             module
