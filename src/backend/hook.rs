@@ -5,11 +5,11 @@
 //! it. The host (this module, in Rust) calls `Hook.call` on that object `n` times and sums the
 //! results:
 //!
-//! - [`HookCall::Handle`]: through the object's [`Handle`], the way a host holding a handle calls
+//! - [`HookVia::Handle`]: through the object's [`Handle`], the way a host holding a handle calls
 //!   a script (the runtime's `Hook for Handle`: the generation check, then the fused path:
 //!   depth, the entry-word compare, the slot load and the indirect call, the catch of script
 //!   errors);
-//! - [`HookCall::Virtual`]: through a `&dyn Hook` that is the object's shell (`Hook for
+//! - [`HookVia::Virtual`]: through a `&dyn Hook` that is the object's shell (`Hook for
 //!   Object`): a native virtual call whose implementation is the script's method, as the seed's
 //!   native base class with a script override.
 //!
@@ -29,19 +29,19 @@ pub const TARGET: &str = "target";
 
 /// How the host calls the object in `target`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HookCall {
+pub enum HookVia {
     /// Through its handle (`entry = "hook"`).
     Handle,
     /// Through a `&dyn Hook` that is its shell (`entry = "hook_virtual"`).
     Virtual,
 }
 
-impl HookCall {
+impl HookVia {
     /// Its name in a case header (`entry = "..."`).
     pub fn name(self) -> &'static str {
         match self {
-            HookCall::Handle => "hook",
-            HookCall::Virtual => "hook_virtual",
+            HookVia::Handle => "hook",
+            HookVia::Virtual => "hook_virtual",
         }
     }
 }
@@ -85,13 +85,13 @@ pub fn hook_loop<H: Hook + ?Sized>(h: &H, n: u64) -> Result<i64, ScriptError> {
 
 /// `n` calls on `target` the way `how` says.
 #[inline(always)]
-fn calls(target: &Handle, how: HookCall, n: u64) -> Result<i64, ScriptError> {
+fn calls(target: &Handle, how: HookVia, n: u64) -> Result<i64, ScriptError> {
     match how {
-        HookCall::Virtual => {
+        HookVia::Virtual => {
             let shell = target.get()?;
             hook_loop(std::hint::black_box(shell as &dyn Hook), n)
         }
-        HookCall::Handle => hook_loop(target, n),
+        HookVia::Handle => hook_loop(target, n),
     }
 }
 
@@ -125,7 +125,7 @@ pub fn target_global(program: &Program) -> Result<GlobalId, HookError> {
 /// The host's calls on a script object, set up from the current thread.
 pub struct HookCell<'a, 'p> {
     target: Handle,
-    how: HookCall,
+    how: HookVia,
     /// The interpreter whose objects these are (host calls into interpreted methods go through
     /// it); `None` for compiled code.
     interp: Option<&'a mut Interp<'p>>,
@@ -133,7 +133,7 @@ pub struct HookCell<'a, 'p> {
 
 impl<'a, 'p> HookCell<'a, 'p> {
     /// Calls on compiled code's object (`target`: from `global_handle(TARGET)`).
-    pub fn compiled(target: Option<Handle>, how: HookCall) -> Result<Self, HookError> {
+    pub fn compiled(target: Option<Handle>, how: HookVia) -> Result<Self, HookError> {
         Ok(HookCell {
             target: non_null(target)?,
             how,
@@ -145,7 +145,7 @@ impl<'a, 'p> HookCell<'a, 'p> {
     pub fn interpreted(
         interp: &'a mut Interp<'p>,
         target: GlobalId,
-        how: HookCall,
+        how: HookVia,
     ) -> Result<Self, HookError> {
         Ok(HookCell {
             target: non_null(interp.global_handle(target))?,

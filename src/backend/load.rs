@@ -19,7 +19,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::hook::{HookCall, HookCell, HookError, TARGET, target_global};
+use super::hook::{HookCell, HookError, HookVia, TARGET, target_global};
 use super::interp::Interp;
 use super::jit::clif::ClifProgram;
 use super::jit::{
@@ -28,7 +28,7 @@ use super::jit::{
 };
 use super::load_times::LoadTimes;
 use super::object::{ObjectError, ObjectOptions, StageTimings, compile_object};
-use super::sample::{ClifRun, InterpLoop, LoopFn, RunError, Sampler};
+use super::sample::{ClifRun, InterpLoop, LoopEntry, Sampler, WorkloadFault};
 use super::{Backend, Checks, Value};
 use crate::lang::hir::{FuncId, Program, Type};
 use crate::lang::{self, Diagnostics, SourceFile};
@@ -65,7 +65,7 @@ pub enum Workload {
     /// `function %run(i64, i64) -> i64 system_v`, taking ctx and n).
     Loop(String),
     /// The host calls `Hook.call` n times on the object in the module variable `target`.
-    Hook(HookCall),
+    Hook(HookVia),
 }
 
 /// Why a script cannot be loaded on a backend.
@@ -124,7 +124,7 @@ pub enum WorkloadError {
     ClifSignature(String),
     /// Host calls need a class, so a `.hot` script.
     #[error("`entry = \"{}\"` needs a .hot script (a class the host calls)", .0.name())]
-    HookNeedsHot(HookCall),
+    HookNeedsHot(HookVia),
     /// The script has no object the host can call.
     #[error(transparent)]
     Hook(#[from] HookError),
@@ -141,7 +141,7 @@ pub enum CallError {
     NoFunction(String),
     /// The script raised.
     #[error(transparent)]
-    Raised(RunError),
+    Raised(WorkloadFault),
     /// A `.clif` function could not be called, or raised.
     #[error(transparent)]
     Clif(JitError),
@@ -561,7 +561,7 @@ impl Loaded {
     pub fn call(&mut self, name: &str) -> Result<Vec<Value>, CallError> {
         let source = Arc::clone(self.source());
         let raised = |error| {
-            CallError::Raised(RunError::Script {
+            CallError::Raised(WorkloadFault::Script {
                 error,
                 script: source,
             })
@@ -665,7 +665,7 @@ fn native_sampler<'a>(
     match workload {
         Workload::Loop(f) => {
             let function = loop_function(program, f)?;
-            let entry: LoopFn = code.raw_entry(function).map_err(WorkloadError::Entry)?;
+            let entry: LoopEntry = code.raw_entry(function).map_err(WorkloadError::Entry)?;
             Ok(Sampler::native(entry, code, source))
         }
         Workload::Hook(how) => {

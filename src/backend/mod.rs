@@ -18,13 +18,13 @@ pub mod object;
 pub mod objects;
 pub mod sample;
 
-pub use hook::HookCall;
+pub use hook::HookVia;
 pub use kind::Backend;
 pub use load::{
     CallError, LoadError, LoadOptions, Loaded, Loader, Workload, WorkloadError, is_clif, load,
 };
 pub use load_times::LoadTimes;
-pub use sample::{RunError, Sampler};
+pub use sample::{Sampler, WorkloadFault};
 
 use std::fmt;
 

@@ -28,7 +28,7 @@ use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
 /// A script error raised while running a workload.
 #[derive(Debug, Clone, thiserror::Error)]
-pub enum RunError {
+pub enum WorkloadFault {
     /// Script code raised; shown against the source its span points into.
     #[error("{}", error.render(script))]
     Script {
@@ -42,17 +42,17 @@ pub enum RunError {
     Clif(ScriptError),
 }
 
-impl RunError {
+impl WorkloadFault {
     /// The error the script raised.
     pub fn script_error(&self) -> &ScriptError {
         match self {
-            RunError::Script { error, .. } | RunError::Clif(error) => error,
+            WorkloadFault::Script { error, .. } | WorkloadFault::Clif(error) => error,
         }
     }
 }
 
 /// The typed entry of a script's `fn NAME(n: i64) -> i64` in compiled code.
-pub(crate) type LoopFn = unsafe extern "C-unwind" fn(*mut VmCtx, i64) -> i64;
+pub(crate) type LoopEntry = unsafe extern "C-unwind" fn(*mut VmCtx, i64) -> i64;
 
 /// A `.clif` script's `%run(ctx, n) -> i64 system_v`: the engine's raw ABI (its `ctx` is
 /// ignored). The one place a `.clif` code address becomes a function pointer.
@@ -133,11 +133,11 @@ extern "C-unwind" fn kept_entry<L: HostLoop>(ctx: *mut c_void, n: u64) -> u64 {
 /// A [`Kept`] loop, whatever its body.
 trait HostSampler<'a> {
     fn stop_on_error(&mut self, flag: &'a AtomicBool);
-    fn checked(&mut self, n: i64) -> Result<i64, RunError>;
+    fn checked(&mut self, n: i64) -> Result<i64, WorkloadFault>;
     /// # Safety
     /// As [`Sampler::variant`].
     unsafe fn variant(&mut self, name: &str) -> Variant;
-    fn take_error(&mut self) -> Option<RunError>;
+    fn take_error(&mut self) -> Option<WorkloadFault>;
 }
 
 impl<'a, L: HostLoop> HostSampler<'a> for Kept<'a, L> {
@@ -145,11 +145,11 @@ impl<'a, L: HostLoop> HostSampler<'a> for Kept<'a, L> {
         self.stop = Some(flag);
     }
 
-    fn checked(&mut self, n: i64) -> Result<i64, RunError> {
+    fn checked(&mut self, n: i64) -> Result<i64, WorkloadFault> {
         let source = &self.source;
         self.body
             .run(n.max(0) as u64)
-            .map_err(|error| RunError::Script {
+            .map_err(|error| WorkloadFault::Script {
                 error,
                 script: Arc::clone(source),
             })
@@ -162,9 +162,9 @@ impl<'a, L: HostLoop> HostSampler<'a> for Kept<'a, L> {
         unsafe { Variant::raw(name, kept_entry::<L>, ctx) }
     }
 
-    fn take_error(&mut self) -> Option<RunError> {
+    fn take_error(&mut self) -> Option<WorkloadFault> {
         let source = &self.source;
-        self.error.take().map(|error| RunError::Script {
+        self.error.take().map(|error| WorkloadFault::Script {
             error,
             script: Arc::clone(source),
         })
@@ -174,7 +174,7 @@ impl<'a, L: HostLoop> HostSampler<'a> for Kept<'a, L> {
 enum Kind<'a> {
     /// Compiled code and its context.
     Native {
-        entry: LoopFn,
+        entry: LoopEntry,
         vmctx: Box<VmCtx>,
         source: Arc<SourceFile>,
         _program: &'a JitProgram,
@@ -194,7 +194,7 @@ pub struct Sampler<'a>(Kind<'a>);
 
 impl<'a> Sampler<'a> {
     pub(crate) fn native(
-        entry: LoopFn,
+        entry: LoopEntry,
         program: &'a JitProgram,
         source: Arc<SourceFile>,
     ) -> Sampler<'a> {
@@ -233,7 +233,7 @@ impl<'a> Sampler<'a> {
     }
 
     /// Run the workload once with `n`, outside any measurement, and return its checksum.
-    pub fn checked(&mut self, n: i64) -> Result<i64, RunError> {
+    pub fn checked(&mut self, n: i64) -> Result<i64, WorkloadFault> {
         match &mut self.0 {
             Kind::Native {
                 entry,
@@ -246,13 +246,13 @@ impl<'a> Sampler<'a> {
                 // borrowed, called with its own context, inside `catch_script` as `raw_entry`
                 // requires.
                 catch_script(Span::default(), || unsafe { f(ctx, n) }).map_err(|error| {
-                    RunError::Script {
+                    WorkloadFault::Script {
                         error,
                         script: Arc::clone(source),
                     }
                 })
             }
-            Kind::Clif { entry, .. } => entry.call(n).map_err(RunError::Clif),
+            Kind::Clif { entry, .. } => entry.call(n).map_err(WorkloadFault::Clif),
             Kind::Host(cell) => cell.checked(n),
         }
     }
@@ -266,10 +266,10 @@ impl<'a> Sampler<'a> {
     pub unsafe fn variant(&mut self, name: &str) -> Variant {
         match &mut self.0 {
             Kind::Native { entry, vmctx, .. } => {
-                // SAFETY: `LoopFn` and `RawVariantFn` have the same ABI: a pointer and a
+                // SAFETY: `LoopEntry` and `RawVariantFn` have the same ABI: a pointer and a
                 // 64-bit integer in, a 64-bit integer out, under the C convention;
                 // `*mut VmCtx`/`*mut c_void` and `i64`/`u64` pass in the same registers.
-                let raw = unsafe { std::mem::transmute::<LoopFn, RawVariantFn>(*entry) };
+                let raw = unsafe { std::mem::transmute::<LoopEntry, RawVariantFn>(*entry) };
                 let ctx = &mut **vmctx as *mut VmCtx as *mut c_void;
                 // SAFETY: `ctx` is the boxed context of this sampler, valid while it lives
                 // (the caller's contract), and used by this variant only.
@@ -295,7 +295,7 @@ impl<'a> Sampler<'a> {
 
     /// The first script error a host loop kept during measurement (compiled code's errors
     /// unwind instead).
-    pub fn take_error(&mut self) -> Option<RunError> {
+    pub fn take_error(&mut self) -> Option<WorkloadFault> {
         match &mut self.0 {
             Kind::Host(cell) => cell.take_error(),
             _ => None,

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::spec::{Entry, Mode, ScriptFile};
 pub use crate::backend::{Backend, LoadTimes, Loaded, Loader, Sampler};
-use crate::backend::{HookCall, LoadError, LoadOptions, Workload, WorkloadError};
+use crate::backend::{HookVia, LoadError, LoadOptions, Workload, WorkloadError};
 use crate::lang::SourceFile;
 
 impl Backend {
@@ -55,8 +55,8 @@ impl Entry {
     pub fn workload(self) -> Workload {
         match self {
             Entry::Run => Workload::Loop("run".into()),
-            Entry::Hook => Workload::Hook(HookCall::Handle),
-            Entry::HookVirtual => Workload::Hook(HookCall::Virtual),
+            Entry::Hook => Workload::Hook(HookVia::Handle),
+            Entry::HookVirtual => Workload::Hook(HookVia::Virtual),
         }
     }
 }

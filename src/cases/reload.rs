@@ -21,7 +21,7 @@ use super::backend::{Backend, CellError, Sampler};
 use super::matrix::{Cell, MatrixOptions, measure, settings};
 use super::twins::{Twin, twin_named};
 use crate::backend::Checks;
-use crate::backend::HookCall;
+use crate::backend::HookVia;
 use crate::backend::Value;
 use crate::backend::hook::{HookCell, TARGET, target_global};
 use crate::backend::interp::Interp;
@@ -355,7 +355,7 @@ pub fn call_chain(
                     return out;
                 }
             };
-            let cell = match HookCell::interpreted(&mut interp, target, HookCall::Handle) {
+            let cell = match HookCell::interpreted(&mut interp, target, HookVia::Handle) {
                 Ok(c) => c,
                 Err(e) => {
                     fail_rest(&mut out, &e);
@@ -386,7 +386,7 @@ pub fn call_chain(
             fail_rest(&mut out, &e);
             return out;
         }
-        let cell = HookCell::compiled(m.current().global_handle(TARGET), HookCall::Handle);
+        let cell = HookCell::compiled(m.current().global_handle(TARGET), HookVia::Handle);
         let mut runners = match cell {
             Ok(c) => vec![(
                 format!("call after {n}"),

@@ -23,7 +23,7 @@ use rustyline::{CompletionType, Config, Editor};
 
 use crate::frontend::FrontArgs;
 use crate::session::merge::incomplete_in;
-use crate::session::{Flow, LiveSnapshot, Session, SessionOptions, Sink, interrupt, store};
+use crate::session::{LineFlow, LiveSnapshot, Session, SessionOptions, Sink, interrupt, store};
 
 /// The prompt.
 pub const PROMPT: &str = "hot> ";
@@ -145,8 +145,8 @@ impl Run {
     /// Hand one complete input to the session.
     fn input(&mut self, session: &mut Session, printer: &mut Printer, input: &str) {
         match session.run_line(input, printer) {
-            Ok(Flow::Quit) => self.quit = true,
-            Ok(Flow::Continue) => {}
+            Ok(LineFlow::Quit) => self.quit = true,
+            Ok(LineFlow::Continue) => {}
             Err(e) => {
                 self.failed += 1;
                 printer.error(&e.to_string());

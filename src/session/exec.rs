@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::command::{self, Command, ExportFormat, Setting};
 use super::render::{measured_table, measured_text, record_table};
-use super::{Backend, Flow, FunctionSummary, JobReport, Session, SessionError, Sink, Snippet};
+use super::{Backend, FunctionSummary, JobReport, LineFlow, Session, SessionError, Sink, Snippet};
 use crate::export::{render_csv, render_markdown, write_whole};
 use crate::measure::env::pin;
 use crate::worker::protocol::{Contestant, MeasureSettings, SnippetSource, WorkerJob};
@@ -40,17 +40,17 @@ impl Session {
         cmd: Command,
         line: &str,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         match cmd {
             Command::Code(text) => self.add_code(&text, sink),
             Command::Help(None) => {
                 sink.text(&command::help_text());
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Help(Some(name)) => match command::help_for(&name) {
                 Some(c) => {
                     sink.text(&command::help_detail(c));
-                    Ok(Flow::Continue)
+                    Ok(LineFlow::Continue)
                 }
                 None => Err(SessionError::Input(format!("no command named `{name}`"))),
             },
@@ -61,17 +61,17 @@ impl Session {
                     self.state.backend.name(),
                     names.join(", ")
                 ));
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Backend(Some(b)) => {
                 self.state.backend = b;
                 sink.text(&format!("backend: {}", b.name()));
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Twin(None) => {
                 let twin = self.state.twin.as_deref().unwrap_or("none");
                 sink.text(&format!("twin: {twin}"));
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Twin(Some(name)) => self.twin(name, sink),
             Command::Run(function) => self.run(line, function, sink),
@@ -91,17 +91,17 @@ impl Session {
                     SessionError::Input(format!("cannot write {}: {e}", path.display()))
                 })?;
                 sink.text(&format!("saved {} to {}", s.name, path.display()));
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Export(format, path) => self.export(format, &path, sink),
             Command::Set(None) => {
                 sink.text(&self.settings_text());
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Set(Some(setting)) => {
                 self.set(setting);
                 sink.text(&self.settings_text());
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Snippet(name) => self.snippet(name, sink),
             Command::Show => {
@@ -116,13 +116,13 @@ impl Session {
                     s.name,
                     self.state.backend.name()
                 ));
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Clear => {
                 let i = self.state.current;
                 self.state.snippets[i].text.clear();
                 sink.text(&format!("{} is empty", self.state.snippets[i].name));
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Doctor => self.doctor(line, sink),
             Command::History => {
@@ -134,9 +134,9 @@ impl Session {
                     .map(|(i, l)| format!("{:4}  {}", i + 1, l.replace('\n', "\n      ")))
                     .collect();
                 sink.text(&lines.join("\n"));
-                Ok(Flow::Continue)
+                Ok(LineFlow::Continue)
             }
-            Command::Quit => Ok(Flow::Quit),
+            Command::Quit => Ok(LineFlow::Quit),
         }
     }
 
@@ -164,9 +164,9 @@ impl Session {
         Duration::from_secs_f64(self.state.settings.limit_s)
     }
 
-    fn add_code(&mut self, text: &str, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
+    fn add_code(&mut self, text: &str, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         if text.trim().is_empty() {
-            return Ok(Flow::Continue);
+            return Ok(LineFlow::Continue);
         }
         let i = self.state.current;
         let old = &self.state.snippets[i];
@@ -216,7 +216,7 @@ impl Session {
             }
             other => sink.text(&format!("unexpected answer from the worker: {other:?}")),
         }
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     fn run(
@@ -224,7 +224,7 @@ impl Session {
         line: &str,
         function: Option<String>,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let s = self.state.snippet().clone();
         if s.text.trim().is_empty() {
             return Err(SessionError::Input(format!(
@@ -258,7 +258,7 @@ impl Session {
             sink.text(&format!("{value}    ({micros:.1} µs on {on})"));
         }
         self.record(line, vec![s.name], out);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     /// The other side of `:compare`: a backend, a snippet of the session, or a file.
@@ -312,7 +312,7 @@ impl Session {
         line: &str,
         other: &str,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let current = self.state.snippet().clone();
         let a = Contestant {
             label: format!("{} ({})", current.name, self.state.backend.name()),
@@ -336,7 +336,7 @@ impl Session {
             sink.text(&measured_text(m, &measured_table(m, line)));
         }
         self.record(line, names, out);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     fn asm(
@@ -345,7 +345,7 @@ impl Session {
         function: Option<String>,
         ir: bool,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let s = self.state.snippet().clone();
         let backend = match self.state.backend {
             Backend::Interp => Backend::Jit,
@@ -375,10 +375,10 @@ impl Session {
             sink.text(text.trim_end());
         }
         self.record(line, vec![s.name], out);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
-    fn load(&mut self, what: &str, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
+    fn load(&mut self, what: &str, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         let path = Path::new(what);
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -396,7 +396,7 @@ impl Session {
         &mut self,
         snippet: Snippet,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let job = WorkerJob::Compile {
             snippet: source(&snippet),
             backend: self.state.backend,
@@ -422,7 +422,7 @@ impl Session {
             }
             other => sink.text(&format!("unexpected answer from the worker: {other:?}")),
         }
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     fn export(
@@ -430,7 +430,7 @@ impl Session {
         format: ExportFormat,
         path: &Path,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let Some(record) = self.state.results.last() else {
             return Err(SessionError::Input(
                 "no result to export yet: :run or :compare first".into(),
@@ -459,7 +459,7 @@ impl Session {
                 path.display()
             ));
         }
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     fn set(&mut self, setting: Setting) {
@@ -489,7 +489,11 @@ impl Session {
         )
     }
 
-    fn snippet(&mut self, name: Option<String>, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
+    fn snippet(
+        &mut self,
+        name: Option<String>,
+        sink: &mut dyn Sink,
+    ) -> Result<LineFlow, SessionError> {
         match name {
             None => {
                 let lines: Vec<String> = self
@@ -518,10 +522,10 @@ impl Session {
                 sink.text(&format!("snippet: {name}"));
             }
         }
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
-    fn doctor(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
+    fn doctor(&mut self, line: &str, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         let time_s = self.state.settings.time_s.min(1.0);
         let job = WorkerJob::Doctor(crate::measure::doctor::DoctorOptions { time_s, cpu: None });
         // The doctor runs a handful of timed self-checks.
@@ -531,6 +535,6 @@ impl Session {
             sink.text(text.trim_end());
         }
         self.record(line, Vec::new(), out);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::exec::{file_name, source};
 use super::render::class_lines;
-use super::{Flow, JobReport, ReloadResult, Session, SessionError, Sink, Snippet};
+use super::{JobReport, LineFlow, ReloadResult, Session, SessionError, Sink, Snippet};
 use crate::cases::spec::{default_dir, load_dir, parse_header};
 use crate::cases::{Mode, twin_named, twins};
 use crate::export::{Table, render_text};
@@ -78,7 +78,11 @@ pub fn reload_text(name: &str, r: &ReloadResult) -> String {
 }
 
 impl Session {
-    pub(super) fn twin(&mut self, name: String, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
+    pub(super) fn twin(
+        &mut self,
+        name: String,
+        sink: &mut dyn Sink,
+    ) -> Result<LineFlow, SessionError> {
         let Some(t) = twin_named(&name) else {
             let known: Vec<&str> = twins().iter().map(|t| t.name).collect();
             return Err(input(format!(
@@ -88,7 +92,7 @@ impl Session {
         };
         sink.text(&format!("twin: {} — {}", t.name, t.doc));
         self.state.twin = Some(name);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     /// A snippet of the session by name, else a file.
@@ -125,7 +129,7 @@ impl Session {
         line: &str,
         other: Option<&str>,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let s = self.nonempty_snippet()?;
         let mut names = vec![s.name.clone()];
         let against = match other {
@@ -165,7 +169,7 @@ impl Session {
             sink.text(&crate::cases::check::line(a));
         }
         self.record(line, names, out);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     /// The ladder the next `:ladder` measures: the session's ladder with its chosen layers.
@@ -189,7 +193,7 @@ impl Session {
         line: &str,
         name: Option<String>,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         if let Some(name) = name {
             crate::ladder::resolve(&name).map_err(|e| input(e.to_string()))?;
             if self.state.ladder.as_deref() != Some(name.as_str()) {
@@ -223,14 +227,14 @@ impl Session {
             sink.text(text.trim_end());
         }
         self.record(line, vec![current.name], out);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     pub(super) fn layers(
         &mut self,
         args: &[String],
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let current: Vec<String> = self
             .next_ladder()?
             .steps
@@ -308,7 +312,7 @@ impl Session {
             text.push_str(&format!("\nnot measured: {}", left.join(", ")));
         }
         sink.text(&text);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     pub(super) fn bench(
@@ -316,7 +320,7 @@ impl Session {
         line: &str,
         filter: Option<String>,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let time_s = self.state.settings.time_s.min(0.25);
         let job = WorkerJob::Bench {
             filter,
@@ -330,7 +334,7 @@ impl Session {
             sink.text(b.text.trim_end());
         }
         self.record(line, Vec::new(), out);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     /// Whether the worker holds a live module of the current snippet.
@@ -350,7 +354,11 @@ impl Session {
                 .is_some_and(|(_, _, text)| *text == self.state.snippet().text)
     }
 
-    pub(super) fn reload(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
+    pub(super) fn reload(
+        &mut self,
+        line: &str,
+        sink: &mut dyn Sink,
+    ) -> Result<LineFlow, SessionError> {
         let s = self.nonempty_snippet()?;
         if !self.module_is_live() {
             self.live = None;
@@ -376,10 +384,10 @@ impl Session {
             self.live = Some((s.name.clone(), pid, s.text.clone()));
         }
         self.record(line, vec![s.name], out);
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
-    pub(super) fn cases(&mut self, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
+    pub(super) fn cases(&mut self, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         let dir = default_dir(None);
         let cases = load_dir(&dir).map_err(|e| input(format!("error: {e}")))?;
         let mut t = Table::new(
@@ -402,14 +410,14 @@ impl Session {
         t.notes
             .push(":load CASE loads its .hot script and twin (CASE.clif: the .clif one)".into());
         sink.text(render_text(&t).trim_end());
-        Ok(Flow::Continue)
+        Ok(LineFlow::Continue)
     }
 
     pub(super) fn load_case(
         &mut self,
         what: &str,
         sink: &mut dyn Sink,
-    ) -> Result<Flow, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let (stem, mode) = match what.rsplit_once('.') {
             Some((stem, "clif")) => (stem, Some(Mode::Clif)),
             Some((stem, "hot")) => (stem, Some(Mode::Hot)),

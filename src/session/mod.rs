@@ -205,7 +205,7 @@ impl Collect {
 
 /// What the front end does after a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
+pub enum LineFlow {
     /// Read the next line.
     Continue,
     /// Leave.
@@ -392,7 +392,7 @@ impl Session {
 
     /// Parse `line`, add it to the history, run it, and save the session. Errors are
     /// returned for the front end to show; the session stays usable after any of them.
-    pub fn run_line(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
+    pub fn run_line(&mut self, line: &str, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         if !line.trim().is_empty() {
             self.state.history.push(line.trim_end().to_string());
             let extra = self.state.history.len().saturating_sub(MAX_HISTORY);
@@ -408,7 +408,7 @@ impl Session {
     }
 
     /// Carry out one command (without adding it to the history or saving).
-    pub fn execute(&mut self, cmd: Command, sink: &mut dyn Sink) -> Result<Flow, SessionError> {
+    pub fn execute(&mut self, cmd: Command, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         let line = format!("{cmd:?}");
         self.execute_as(cmd, &line, sink)
     }

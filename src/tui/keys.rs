@@ -254,7 +254,7 @@ pub struct Binding {
 
 /// One line of the help and the bindings it describes.
 #[derive(Debug, Clone, Copy)]
-pub struct Entry {
+pub struct HelpEntry {
     /// The keys the line names, in groups: the help writes a group's key names with spaces
     /// between them (`[ ]`: earlier, later) and the groups with commas (`[ ], K J`).
     pub keys: &'static [&'static [Binding]],
@@ -265,7 +265,7 @@ pub struct Entry {
     pub help: &'static str,
 }
 
-impl Entry {
+impl HelpEntry {
     /// The key column: `F5, r, Ctrl-R`.
     pub fn label(&self) -> String {
         self.keys
@@ -316,8 +316,8 @@ use Action as A;
 use Scope as S;
 
 /// Every line of the help overlay, in its order, with the bindings it describes.
-pub const HELP: &[Entry] = &[
-    Entry {
+pub const HELP: &[HelpEntry] = &[
+    HelpEntry {
         keys: &[
             &[key(KeyCode::F(5), S::Screen, A::Run)],
             &[ch('r', S::Panes, A::Run)],
@@ -326,7 +326,7 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "run: the ladder around fn call, run(n) against another backend, or main",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[key(KeyCode::F(6), S::Screen, A::Check)],
             &[ch('c', S::Panes, A::Check)],
@@ -335,7 +335,7 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "check: the snippet against its native twin",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[key(KeyCode::F(7), S::Screen, A::NextLadder)],
             &[ch('l', S::Panes, A::NextLadder)],
@@ -343,7 +343,7 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "next ladder (host_call, fused, direct)",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[key(KeyCode::F(8), S::Screen, A::NextBackend)],
             &[ch('b', S::Panes, A::NextBackend)],
@@ -351,7 +351,7 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "next backend (jit, jit-opt, interp, object)",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[key(KeyCode::F(9), S::Screen, A::NextTheme)],
             &[ch('t', S::Panes, A::NextTheme)],
@@ -359,12 +359,12 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "next theme (dark, light, high-contrast)",
     },
-    Entry {
+    HelpEntry {
         keys: &[&[ch(' ', S::Panes, A::ToggleLayer)]],
         also: &[],
         help: "leave the selected row's layer out, or put it back",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[
                 ch('[', S::Panes, A::LayerEarlier),
@@ -378,7 +378,7 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "move the selected row's layer earlier or later",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[Binding {
                 key: Key::Code(KeyCode::Tab, Ctrl::Not),
@@ -390,7 +390,7 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "next or previous pane",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[ch('e', S::ListPanes, A::Edit)],
             &[ch('i', S::ListPanes, A::Edit)],
@@ -399,7 +399,7 @@ pub const HELP: &[Entry] = &[
         also: &[key(KeyCode::Esc, S::Editor, A::LeaveEditor)],
         help: "edit the snippet (Esc leaves the editor)",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[
                 key(KeyCode::Up, S::ListPanes, A::SelectUp),
@@ -422,7 +422,7 @@ pub const HELP: &[Entry] = &[
         ],
         help: "select a row (in the code pane: scroll)",
     },
-    Entry {
+    HelpEntry {
         keys: &[&[Binding {
             key: Key::Mouse,
             scope: S::Anywhere,
@@ -431,12 +431,12 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "click a row to select it; the wheel moves the selection",
     },
-    Entry {
+    HelpEntry {
         keys: &[&[ch('d', S::Panes, A::ToggleDiff)]],
         also: &[],
         help: "code pane: diff from the step before, or the whole listing",
     },
-    Entry {
+    HelpEntry {
         keys: &[&[ch(':', S::Panes, A::CommandLine)]],
         also: &[
             key(KeyCode::Enter, S::CommandLine, A::CommandRun),
@@ -445,7 +445,7 @@ pub const HELP: &[Entry] = &[
         ],
         help: "command line: the REPL's commands (Tab completes, :help lists)",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[
                 key(KeyCode::Esc, S::Busy, A::Cancel),
@@ -456,7 +456,7 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "cancel the running job (Esc also clears a message)",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[ch('?', S::Panes, A::Help)],
             &[key(KeyCode::F(1), S::Screen, A::Help)],
@@ -464,7 +464,7 @@ pub const HELP: &[Entry] = &[
         also: &[],
         help: "this help",
     },
-    Entry {
+    HelpEntry {
         keys: &[
             &[ch('q', S::Panes, A::Quit)],
             &[ctrl('q', S::Anywhere, A::Quit)],
@@ -475,7 +475,7 @@ pub const HELP: &[Entry] = &[
 ];
 
 /// The popup's scrolling keys; its title names them (any other key closes it).
-pub const POPUP: Entry = Entry {
+pub const POPUP: HelpEntry = HelpEntry {
     keys: &[
         &[
             key(KeyCode::Up, S::Popup, A::PopupUp),
@@ -500,7 +500,7 @@ pub const POPUP: Entry = Entry {
 pub fn bindings() -> impl Iterator<Item = &'static Binding> {
     HELP.iter()
         .chain(std::iter::once(&POPUP))
-        .flat_map(Entry::bindings)
+        .flat_map(HelpEntry::bindings)
 }
 
 /// What the screen is in when a key arrives.
@@ -649,7 +649,7 @@ mod tests {
 
     #[test]
     fn labels_are_the_help_as_it_was_written() {
-        let labels: Vec<String> = HELP.iter().map(Entry::label).collect();
+        let labels: Vec<String> = HELP.iter().map(HelpEntry::label).collect();
         assert_eq!(
             labels,
             [

@@ -91,7 +91,7 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
         from_background,
     } = threads::spawn(session).map_err(|e| Failure::input(format!("error: {e}")))?;
     let code_request = |app: &App| {
-        threads::Request::Code(threads::CodeRequest {
+        threads::ThreadRequest::Code(threads::CodeRequest {
             ladder: app.chosen_ladder(),
             text: app.text(),
         })
@@ -122,7 +122,7 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
                 }
                 Effect::Line { line, text } => {
                     app.busy = Some(line.clone());
-                    let request = threads::Request::Line(threads::LineRequest { line, text });
+                    let request = threads::ThreadRequest::Line(threads::LineRequest { line, text });
                     if lines.send(request).is_err() {
                         app.busy = None;
                         app.say("the session thread ended", true);

@@ -9,7 +9,7 @@ use std::thread;
 
 use super::model::CodeView;
 use crate::ladder::Ladder;
-use crate::session::{Flow, JobRecord, LiveSnapshot, Session, SessionState, Sink};
+use crate::session::{JobRecord, LineFlow, LiveSnapshot, Session, SessionState, Sink};
 
 /// A line for the session thread.
 #[derive(Debug)]
@@ -31,7 +31,7 @@ pub struct CodeRequest {
 
 /// What the session thread is asked to do, in order.
 #[derive(Debug)]
-pub enum Request {
+pub enum ThreadRequest {
     /// Run a session line; its report is a [`FromSession`].
     Line(LineRequest),
     /// Build the ladder's code in the worker; the answer is a [`Background::Code`]. Only the
@@ -79,7 +79,7 @@ impl Sink for ChannelSink<'_> {
 #[derive(Debug)]
 pub struct Threads {
     /// Requests for the session thread.
-    pub requests: Sender<Request>,
+    pub requests: Sender<ThreadRequest>,
     /// What the session thread reports about lines.
     pub from_session: Receiver<FromSession>,
     /// The machine probe, and the ladder's code built by the session thread.
@@ -102,13 +102,13 @@ pub fn spawn(session: Session) -> std::io::Result<Threads> {
 fn spawn_session(
     mut session: Session,
     code_tx: Sender<Background>,
-) -> std::io::Result<(Sender<Request>, Receiver<FromSession>)> {
-    let (req_tx, req_rx) = channel::<Request>();
+) -> std::io::Result<(Sender<ThreadRequest>, Receiver<FromSession>)> {
+    let (req_tx, req_rx) = channel::<ThreadRequest>();
     let (tx, rx) = channel();
     thread::Builder::new()
         .name("hotlab-session".into())
         .spawn(move || {
-            let mut waiting: VecDeque<Request> = VecDeque::new();
+            let mut waiting: VecDeque<ThreadRequest> = VecDeque::new();
             loop {
                 if waiting.is_empty() {
                     match req_rx.recv() {
@@ -122,10 +122,12 @@ fn spawn_session(
                 };
                 let req = match req {
                     // Only the newest code request matters.
-                    Request::Code(_) if waiting.iter().any(|r| matches!(r, Request::Code(_))) => {
+                    ThreadRequest::Code(_)
+                        if waiting.iter().any(|r| matches!(r, ThreadRequest::Code(_))) =>
+                    {
                         continue;
                     }
-                    Request::Code(CodeRequest { ladder, text }) => {
+                    ThreadRequest::Code(CodeRequest { ladder, text }) => {
                         let code = session
                             .ladder_code(ladder, &text)
                             .map(|steps| CodeView::from_steps(&steps))
@@ -133,7 +135,7 @@ fn spawn_session(
                         let _ = code_tx.send(Background::Code(code));
                         continue;
                     }
-                    Request::Line(req) => req,
+                    ThreadRequest::Line(req) => req,
                 };
                 if let Some(text) = &req.text {
                     session.set_snippet_text(text);
@@ -150,7 +152,7 @@ fn spawn_session(
                     .then(|| after.cloned().map(Box::new))
                     .flatten();
                 let (error, quit) = match result {
-                    Ok(o) => (None, o == Flow::Quit),
+                    Ok(o) => (None, o == LineFlow::Quit),
                     Err(e) => (Some(e.to_string()), false),
                 };
                 let msg = FromSession::Done {
