@@ -159,8 +159,8 @@ pub enum ReloadRowError {
     Reload {
         /// Which reload.
         k: u64,
-        /// Why.
-        failure: ReloadFailure,
+        /// Why (boxed: the other causes are a few words).
+        failure: Box<ReloadFailure>,
     },
     /// Reload `k` left class `Big` as it was.
     #[error("reload {k}: class `Big` was not reloaded")]
@@ -216,7 +216,10 @@ fn migrated_ns(
     k: u64,
     outcome: Result<ReloadOutcome, ReloadFailure>,
 ) -> Result<f64, ReloadRowError> {
-    let outcome = outcome.map_err(|failure| ReloadRowError::Reload { k, failure })?;
+    let outcome = outcome.map_err(|failure| ReloadRowError::Reload {
+        k,
+        failure: Box::new(failure),
+    })?;
     let report = outcome
         .classes
         .iter()
@@ -411,7 +414,10 @@ fn reload_until(
 ) -> Result<(), ReloadRowError> {
     while *done < n {
         *done += 1;
-        reload(*done).map_err(|failure| ReloadRowError::Reload { k: *done, failure })?;
+        reload(*done).map_err(|failure| ReloadRowError::Reload {
+            k: *done,
+            failure: Box::new(failure),
+        })?;
     }
     Ok(())
 }
