@@ -5,6 +5,7 @@ pub mod backend;
 pub mod cases;
 pub mod cli;
 pub mod export;
+pub mod frontend;
 pub mod ladder;
 pub mod lang;
 pub mod measure;

@@ -38,7 +38,7 @@ const INTERNAL: &[&str] = &[
 fn helper_names() -> impl Iterator<Item = &'static str> {
     let values = hotlab::runtime::values::helper_symbols();
     let closure = hotlab::runtime::closure::helper_symbols();
-    let jit = hotlab::backend::jit::runtime::helper_symbols();
+    let jit = hotlab::backend::jit::helper_table::helper_symbols();
     values
         .into_iter()
         .chain(closure)
@@ -52,7 +52,7 @@ fn names() -> Vec<String> {
     let mut names: Vec<String> = INTERNAL.iter().map(|s| s.to_string()).collect();
     names.extend(helper_names().map(str::to_string));
     for host in host_table() {
-        names.push(host.name.to_string());
+        names.push(host.sig.name.to_string());
         names.push(host.symbol.to_string());
     }
     names.sort();

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use hotlab::cases::matrix::MatrixOptions;
 use hotlab::cases::reload::{ReloadKind, chain, reload_rows, time_reloads};
 use hotlab::cases::spec::{load_dir, load_script};
-use hotlab::cases::{Backend, CellError, Entry, Jits, Mode};
+use hotlab::cases::{Backend, CellError, Entry, Mode, case_loader};
 use hotlab::lang::SourceFile;
 
 fn cases_dir() -> std::path::PathBuf {
@@ -34,7 +34,7 @@ const CLASS_CASES: [&str; 12] = [
 #[test]
 fn class_cases_match_their_twins_on_every_backend() {
     let cases = load_dir(&cases_dir()).unwrap();
-    let mut jits = Jits::default();
+    let mut jits = case_loader();
     let mut checked = 0;
     for name in CLASS_CASES {
         let case = cases
@@ -45,7 +45,7 @@ fn class_cases_match_their_twins_on_every_backend() {
             let expected = case.header.twin.run(n);
             for script in &case.scripts {
                 for backend in Backend::ALL {
-                    let loaded = match backend.load(script, &mut jits) {
+                    let mut loaded = match backend.load(script, &mut jits) {
                         Ok((l, _)) => l,
                         Err(CellError::Unavailable(_)) => {
                             assert_eq!(script.mode, Mode::Clif, "{}", backend.name());
@@ -54,7 +54,11 @@ fn class_cases_match_their_twins_on_every_backend() {
                         }
                         Err(e) => panic!("{} on {}: {e}", script.path.display(), backend.name()),
                     };
-                    let got = loaded.runner().unwrap().checked(n).unwrap();
+                    let got = loaded
+                        .sampler(&script.header.entry.workload())
+                        .unwrap()
+                        .checked(n)
+                        .unwrap();
                     assert_eq!(
                         got,
                         expected,
@@ -85,20 +89,24 @@ fn hook_twins_count_what_the_scripts_count() {
 
 #[test]
 fn the_object_backend_runs_classes_and_host_calls_from_its_library() {
-    let mut jits = Jits::default();
+    let mut jits = case_loader();
     for name in ["field_loop", "virtual_call", "host_call", "virtual_hook"] {
         let script = load_script(&cases_dir().join(format!("{name}.hot"))).unwrap();
-        let (loaded, times) = Backend::Object.load(&script, &mut jits).unwrap();
+        let (mut loaded, times) = Backend::Object.load(&script, &mut jits).unwrap();
         // Built, linked and loaded as a library (its stages are timed).
         assert!(times.load.is_some_and(|t| !t.is_zero()), "{name}");
-        let got = loaded.runner().unwrap().checked(500).unwrap();
+        let got = loaded
+            .sampler(&script.header.entry.workload())
+            .unwrap()
+            .checked(500)
+            .unwrap();
         assert_eq!(got, script.header.twin.run(500), "{name}");
     }
 }
 
 fn load_text(text: &str, entry: Entry) -> String {
     let src = Arc::new(SourceFile::new("bad.hot".to_string(), text.to_string()));
-    match Backend::Jit.load_source(Mode::Hot, &src, entry, &mut Jits::default()) {
+    match Backend::Jit.load_source(Mode::Hot, &src, entry, &mut case_loader()) {
         Err(e) => e.to_string(),
         Ok(_) => panic!("{text} must be refused"),
     }
@@ -130,10 +138,17 @@ fn broken_hook_cases_say_what_is_expected() {
         "class A : Hook { fn call(self) -> i64 { return 2 } }\nclass B : A { var k: i64 = 0 }\nlet target = new B()"
             .to_string(),
     ));
-    let (loaded, _) = Backend::Jit
-        .load_source(Mode::Hot, &src, Entry::Hook, &mut Jits::default())
+    let (mut loaded, _) = Backend::Jit
+        .load_source(Mode::Hot, &src, Entry::Hook, &mut case_loader())
         .unwrap();
-    assert_eq!(loaded.runner().unwrap().checked(5).unwrap(), 10);
+    assert_eq!(
+        loaded
+            .sampler(&Entry::Hook.workload())
+            .unwrap()
+            .checked(5)
+            .unwrap(),
+        10
+    );
 }
 
 #[test]

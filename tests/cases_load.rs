@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use hotlab::cases::spec::{load_dir, load_script, parse_header};
-use hotlab::cases::{Backend, CellError, ChecksumRule, Jits, Mode};
+use hotlab::cases::{Backend, CellError, ChecksumRule, Mode, case_loader};
 
 fn cases_dir() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("cases")
@@ -48,14 +48,14 @@ fn shipped_cases_load_with_twins_and_modes() {
 #[test]
 fn every_script_matches_its_twin_on_every_backend() {
     let cases = load_dir(&cases_dir()).unwrap();
-    let mut jits = Jits::default();
+    let mut jits = case_loader();
     let mut checked = 0;
     for case in &cases {
         for n in [0, 1, 777] {
             let expected = case.header.twin.run(n);
             for script in &case.scripts {
                 for backend in Backend::ALL {
-                    let loaded = match backend.load(script, &mut jits) {
+                    let mut loaded = match backend.load(script, &mut jits) {
                         Ok((l, _)) => l,
                         Err(CellError::Unavailable(why)) => {
                             let clif = matches!(backend, Backend::Interp | Backend::Object)
@@ -72,7 +72,11 @@ fn every_script_matches_its_twin_on_every_backend() {
                         }
                         Err(e) => panic!("{} on {}: {e}", script.path.display(), backend.name()),
                     };
-                    let got = loaded.runner().unwrap().checked(n).unwrap();
+                    let got = loaded
+                        .sampler(&script.header.entry.workload())
+                        .unwrap()
+                        .checked(n)
+                        .unwrap();
                     assert_eq!(
                         got,
                         expected,
@@ -91,7 +95,7 @@ fn every_script_matches_its_twin_on_every_backend() {
 #[test]
 fn object_backend_refuses_clif_with_a_reason() {
     let script = load_script(&cases_dir().join("int_loop.clif")).unwrap();
-    match Backend::Object.load(&script, &mut Jits::default()) {
+    match Backend::Object.load(&script, &mut case_loader()) {
         Err(CellError::Unavailable(why)) => assert!(why.contains(".hot scripts only"), "{why}"),
         _ => panic!("object must be n/a for .clif"),
     }

@@ -163,7 +163,7 @@ fn interp_reload_keeps_host_handles_valid() {
 
     let failed = interp.reload(&resigned);
     assert!(
-        matches!(&failed, Err(ReloadFailure::Refused(m)) if m.contains("cannot change its signature")),
+        matches!(&failed, Err(ReloadFailure::Refused(m)) if m.to_string().contains("cannot change its signature")),
         "{failed:?}"
     );
     assert_eq!(

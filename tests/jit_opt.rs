@@ -172,9 +172,10 @@ fn a_jit_opt_module_refuses_reloads_and_changes_nothing() {
     let err = module
         .reload(Arc::new(SourceFile::new("v2.hot", v2)))
         .unwrap_err();
-    let ReloadFailure::Refused(msg) = &err else {
+    let ReloadFailure::Refused(refusal) = &err else {
         panic!("expected a refusal, got {err}");
     };
+    let msg = refusal.to_string();
     assert!(
         msg.contains("jit-opt") && msg.contains("cannot be reloaded"),
         "{msg}"

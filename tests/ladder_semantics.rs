@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hotlab::ladder::bench::{Bench, Build, Method, Row};
+use hotlab::ladder::bench::{Bench, Build, LadderRow, Method};
 use hotlab::ladder::path::Path;
 use hotlab::ladder::spec::Layer;
 use hotlab::ladder::{self, Ladder};
@@ -20,7 +20,7 @@ use hotlab::runtime::object::Object;
 
 const BOTH: [Build; 2] = [Build::Jit, Build::Aot];
 
-fn has(row: &Row, layer: Layer) -> bool {
+fn has(row: &LadderRow, layer: Layer) -> bool {
     match &row.path {
         Path::Fused => matches!(
             layer,
@@ -72,7 +72,7 @@ fn the_detached_check_fails_a_detached_object() {
 
 thread_local! {
     /// The row the recursive method calls back into, and the deepest fault seen.
-    static ROW: Cell<*const Row> = const { Cell::new(std::ptr::null()) };
+    static ROW: Cell<*const LadderRow> = const { Cell::new(std::ptr::null()) };
     static DEEPEST: Cell<Option<u32>> = const { Cell::new(None) };
 }
 
@@ -263,7 +263,7 @@ fn the_direct_ladder_runs_on_a_fixed_runtime_through_the_interface_entry() {
     .unwrap();
     // As jit-opt's objects: a fixed runtime, whose classes refuse reload.
     assert!(bench.runtime().is_fixed());
-    let rows: Vec<&mut Row> = bench
+    let rows: Vec<&mut LadderRow> = bench
         .rows
         .iter_mut()
         .filter(|r| r.build.is_some())

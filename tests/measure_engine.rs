@@ -5,7 +5,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use hotlab::measure::counters::{CounterKind, CounterSource, Reading};
+use hotlab::measure::counters::{CounterAbsence, CounterKind, CounterSource, Reading};
 use hotlab::measure::result::StopReason;
 use hotlab::measure::schedule::RoundOrder;
 use hotlab::measure::{
@@ -280,7 +280,7 @@ fn sizing_ends_when_every_probe_is_disturbed() {
     };
     let sources = Sources {
         disturbances: Ok(Box::new(dist)),
-        hardware: Err("none".into()),
+        hardware: Err(CounterAbsence::NotOpened("none".into())),
     };
     let mut job = Job::new(rounds(10))
         .with(costly(&timer, 0, 1000.0, 0.0, None))

@@ -4,12 +4,13 @@ use std::path::Path;
 
 use hotlab::measure::Picos;
 use hotlab::measure::arch::CpuidFacts;
+use hotlab::measure::counters::CounterAbsence;
 use hotlab::measure::env::health::{HealthReport, LiveProbes, collect};
 use hotlab::measure::result::TimerInfo;
 use hotlab::measure::timer::TimerKind;
 use hotlab::measure::units::Ghz;
 
-fn probes(hypervisor: bool, hw: Result<(), String>) -> LiveProbes {
+fn probes(hypervisor: bool, hw: Result<(), CounterAbsence>) -> LiveProbes {
     LiveProbes {
         cpuid: Some(CpuidFacts {
             invariant_tsc: true,
@@ -44,7 +45,12 @@ fn warned(r: &HealthReport, name: &str) -> bool {
 #[test]
 fn virtual_machine_without_pmu() {
     let reason = "no hardware counters: virtual machine without PMU (perf_event_open: ENOENT)";
-    let r = report("vm", &probes(true, Err(reason.to_string())));
+    let absent = CounterAbsence::NoPmu {
+        hypervisor: true,
+        call: "perf_event_open: ENOENT".into(),
+    };
+    assert_eq!(absent.to_string(), reason);
+    let r = report("vm", &probes(true, Err(absent)));
     assert_eq!(r.get("online CPUs").unwrap().value, "2 ([0, 1])");
     assert!(r.get("governor").unwrap().value.starts_with("not exposed"));
     assert!(!warned(&r, "governor"));

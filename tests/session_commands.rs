@@ -2,8 +2,8 @@
 
 use std::path::PathBuf;
 
+use hotlab::session::Backend;
 use hotlab::session::command::{COMMANDS, Command, ExportFormat, Setting, help_for, parse};
-use hotlab::worker::Backend;
 
 fn ok(line: &str) -> Command {
     parse(line).unwrap_or_else(|e| panic!("`{line}` should parse: {e}"))

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 mod session_support;
 
-use hotlab::session::{Collect, FrontArgs, Session, SessionError};
-use hotlab::worker::{JobOutput, WorkerError};
+use hotlab::frontend::FrontArgs;
+use hotlab::session::JobReport;
+use hotlab::session::{Collect, Session, SessionError};
+use hotlab::worker::WorkerError;
 use session_support::{fails, line, options, session};
 
 #[test]
@@ -33,7 +35,7 @@ fn cases_load_with_their_twin_and_check_against_it() {
     );
     assert!(check.contains("results equal"), "{check}");
     match &s.state().results.last().expect("recorded").output {
-        JobOutput::Checked(a) => {
+        JobReport::Checked(a) => {
             assert!(a.results_equal);
             assert_eq!(a.n, 10_000);
             assert!(a.ratio > 0.0);
@@ -105,7 +107,7 @@ fn a_ladder_is_measured_with_the_layers_chosen() {
     let slot = text.find("slot read").expect("slot row");
     assert!(depth < slot, "depth measured before slot: {text}");
     match &s.state().results.last().expect("recorded").output {
-        JobOutput::Ladder(l) => {
+        JobReport::Ladder(l) => {
             assert!(l.all_ok, "every checksum equals the native row's");
             assert_eq!(l.table.rows.len(), 5, "native, and two steps in two builds");
         }
@@ -183,7 +185,7 @@ fn clif_snippets_are_measured() {
         "{cmp}"
     );
     match &s.state().results.last().expect("recorded").output {
-        JobOutput::Measured(m) => {
+        JobReport::Measured(m) => {
             assert_eq!(m.rows.len(), 2);
             assert!(m.rows.iter().all(|r| r.samples > 0), "{m:?}");
         }
@@ -240,10 +242,10 @@ fn cancel_stops_measuring_and_endless_jobs_and_the_session_goes_on() {
     setter.join().expect("setter");
     match r {
         Ok(_) => match &s.state().results.last().expect("recorded").output {
-            JobOutput::Measured(m) => assert_eq!(m.stopped, "cancelled"),
+            JobReport::Measured(m) => assert_eq!(m.stopped, "cancelled"),
             other => panic!("{other:?}"),
         },
-        Err(SessionError::Job(WorkerError::Cancelled { job })) => assert_eq!(job, "measure job"),
+        Err(SessionError::Worker(WorkerError::Cancelled { job })) => assert_eq!(job, "measure job"),
         Err(e) => panic!("{e}"),
     }
 
@@ -252,7 +254,7 @@ fn cancel_stops_measuring_and_endless_jobs_and_the_session_goes_on() {
     let e = fails(&mut s, ":run spin");
     setter.join().expect("setter");
     assert!(
-        matches!(e, SessionError::Job(WorkerError::Cancelled { .. })),
+        matches!(e, SessionError::Worker(WorkerError::Cancelled { .. })),
         "{e:?}"
     );
     assert_eq!(e.to_string(), "cancelled: the snippet was stopped");
@@ -281,4 +283,30 @@ fn resume_is_a_flag_of_the_front_ends() {
         .open(options(dir.path()))
         .expect("fresh");
     assert!(fresh.state().history.is_empty());
+}
+
+#[test]
+fn the_ladders_code_is_built_in_the_worker_and_recorded_nowhere() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path());
+    let ladder = hotlab::ladder::resolve("host_call").expect("shipped ladder");
+    // One per step but the native one, which has no jit build.
+    let steps = ladder.steps.len() - 1;
+    // No `fn call`: the default empty method.
+    let code = s
+        .ladder_code(ladder.clone(), "fn main() -> i64 {\n    return 0\n}\n")
+        .expect("ladder code");
+    assert_eq!(code.len(), steps);
+    assert!(code[0].diff.is_none() && code[1..].iter().all(|c| c.diff.is_some()));
+    assert!(code.iter().all(|c| !c.listing.is_empty()));
+    assert!(s.worker_pid().is_some());
+    assert!(s.state().results.is_empty() && s.state().history.is_empty());
+    // A `call` that does not compile: the editor shows why.
+    let err = s
+        .ladder_code(ladder, "fn call() -> i64 {\n    return x\n}\n")
+        .expect_err("does not compile");
+    assert_eq!(
+        err.to_string(),
+        "the snippet does not compile (see the editor)"
+    );
 }

@@ -1,8 +1,8 @@
 //! The session is saved after every change to `$XDG_STATE_HOME/hotlab/session.json` and comes
 //! back with `Session::resume`. One test in this binary: it sets process environment variables.
 
+use hotlab::session::Backend;
 use hotlab::session::{Collect, Session, SessionOptions, store};
-use hotlab::worker::Backend;
 
 #[test]
 fn the_session_is_saved_after_every_change_and_resumed() {

@@ -3,10 +3,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use hotlab::ladder::bench::DEFAULT_SNIPPET;
+use hotlab::session::{HistogramBucket, LiveContestant, LiveSnapshot};
 use hotlab::tui::app::{App, Effect, Pane};
 use hotlab::tui::model::TableState;
 use hotlab::tui::theme::Theme;
-use hotlab::worker::protocol::{Bucket, LiveProgress, LiveVariant};
 
 fn app(text: &str) -> App {
     let ladder = hotlab::ladder::resolve("host_call").unwrap();
@@ -196,27 +196,27 @@ fn help_and_popups_close_on_any_key() {
 #[test]
 fn live_snapshots_fill_the_plan_rows() {
     let mut a = app(DEFAULT_SNIPPET);
-    let p = LiveProgress {
+    let p = LiveSnapshot {
         phase: "collect".into(),
         rounds: 10,
         elapsed_ms: 500.0,
         budget_ms: Some(1000.0),
         iters: 1000,
         variants: vec![
-            LiveVariant {
+            LiveContestant {
                 name: "native virtual call".into(),
                 samples: 10,
                 dropped: 0,
                 median_ns: Some(1.5),
                 histogram: vec![],
-                buckets: vec![Bucket {
+                buckets: vec![HistogramBucket {
                     lo_ns: 1.0,
                     hi_ns: 2.0,
                     count: 10,
                 }],
                 percentiles: vec![],
             },
-            LiveVariant {
+            LiveContestant {
                 name: "jit slot read".into(),
                 samples: 10,
                 dropped: 1,
@@ -271,7 +271,15 @@ fn a_real_ladder_report_fills_the_table() {
     // Its rows find their step's code.
     let mut a = app(DEFAULT_SNIPPET);
     a.table = t;
-    a.code = hotlab::tui::runtime::ladder_code(a.chosen_ladder(), DEFAULT_SNIPPET).unwrap();
+    // The code comes from the worker, as in the TUI.
+    let mut session = hotlab::session::Session::new(hotlab::session::SessionOptions {
+        exe: env!("CARGO_BIN_EXE_hotlab").into(),
+        store: None,
+    });
+    let steps = session
+        .ladder_code(a.chosen_ladder(), DEFAULT_SNIPPET)
+        .unwrap();
+    a.code = hotlab::tui::model::CodeView::from_steps(&steps);
     a.selected = 3;
     assert!(
         a.selected_code()
@@ -304,4 +312,61 @@ fn a_long_popup_scrolls_and_other_keys_close_it() {
     // Any other key closes it, and is not taken as a command.
     assert!(a.on_key(key(KeyCode::Char('r'))).is_empty());
     assert!(!a.popup);
+}
+
+/// The app in a state where bindings of `scope` apply.
+fn app_in(scope: hotlab::tui::keys::Scope) -> App {
+    use hotlab::tui::keys::Scope;
+    let mut a = app("fn call() -> i64 {\n    return 1\n}\n");
+    a.selected = 3;
+    match scope {
+        Scope::Busy => a.busy = Some(":ladder host_call".into()),
+        Scope::Popup => {
+            let text: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+            a.message = Some(hotlab::tui::app::Message { text, error: false });
+            a.popup = true;
+            a.popup_scroll = 5;
+        }
+        Scope::CommandLine => a.command = Some(":he".into()),
+        Scope::Editor => a.focus = Pane::Editor,
+        Scope::CodePane => {
+            a.focus = Pane::Code;
+            a.code_scroll = 20;
+        }
+        _ => {}
+    }
+    a
+}
+
+/// What a key changes, to compare two apps.
+fn seen(a: &App) -> String {
+    format!(
+        "{:?} {} {} {:?} {} {} {} {} {:?} {:?} {:?} {:?} {}",
+        a.focus,
+        a.help,
+        a.popup,
+        a.command,
+        a.selected,
+        a.code_scroll,
+        a.code_diff,
+        a.popup_scroll,
+        a.message,
+        a.order,
+        a.enabled,
+        a.backend,
+        a.theme.name
+    )
+}
+
+#[test]
+fn every_binding_in_the_table_reaches_its_action() {
+    for b in hotlab::tui::keys::bindings() {
+        let Some(event) = b.key.event() else {
+            continue;
+        };
+        let (mut by_key, mut by_action) = (app_in(b.scope), app_in(b.scope));
+        let effects = by_key.on_key(event);
+        assert_eq!(effects, by_action.act(b.action), "{b:?}");
+        assert_eq!(seen(&by_key), seen(&by_action), "{b:?}");
+    }
 }

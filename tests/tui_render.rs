@@ -5,23 +5,23 @@
 use hotlab::ladder::bench::{Build, DEFAULT_SNIPPET};
 use hotlab::ladder::report::{Report, ReportRow};
 use hotlab::measure::{AbsVerdict, Picos, Verdict};
+use hotlab::session::{HistogramBucket, MeasuredComparison, MeasuredRow, Measurement, Quantile};
 use hotlab::tui::app::{App, Pane};
 use hotlab::tui::model::{CodeView, TableModel};
 use hotlab::tui::panes::{self, render_code, render_counters, render_histogram, render_table};
 use hotlab::tui::theme::Theme;
-use hotlab::worker::protocol::{Bucket, ComparisonOut, Measured, Percentile, Row};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
-fn buckets(center: f64) -> Vec<Bucket> {
+fn buckets(center: f64) -> Vec<HistogramBucket> {
     (0..32)
         .map(|i| {
             let lo = center * 0.9 + i as f64 * center * 0.2 / 32.0;
             // A hump in the middle, a tail on the right.
             let d = (i as i64 - 12).unsigned_abs();
-            Bucket {
+            HistogramBucket {
                 lo_ns: lo,
                 hi_ns: lo + center * 0.2 / 32.0,
                 count: 200u64.saturating_sub(d * 18) + if i > 28 { 6 } else { 0 },
@@ -30,7 +30,7 @@ fn buckets(center: f64) -> Vec<Bucket> {
         .collect()
 }
 
-fn percentiles(center: f64) -> Vec<Percentile> {
+fn percentiles(center: f64) -> Vec<Quantile> {
     [
         (0.01, 0.91),
         (0.5, 0.98),
@@ -39,12 +39,12 @@ fn percentiles(center: f64) -> Vec<Percentile> {
         (1.0, 1.2),
     ]
     .iter()
-    .map(|&(q, f)| Percentile { q, ns: center * f })
+    .map(|&(q, f)| Quantile { q, ns: center * f })
     .collect()
 }
 
-fn row(name: &str, ns: f64) -> Row {
-    Row {
+fn row(name: &str, ns: f64) -> MeasuredRow {
+    MeasuredRow {
         name: name.into(),
         samples: 240,
         dropped: 3,
@@ -63,10 +63,10 @@ fn row(name: &str, ns: f64) -> Row {
     }
 }
 
-fn compared() -> Measured {
-    Measured {
+fn compared() -> Measurement {
+    Measurement {
         rows: vec![row("sum.hot (jit)", 0.74), row("sum.hot (interp)", 68.5)],
-        comparisons: vec![ComparisonOut {
+        comparisons: vec![MeasuredComparison {
             a: "sum.hot (jit)".into(),
             b: "sum.hot (interp)".into(),
             verdict: "slower".into(),

@@ -1,6 +1,7 @@
 //! End to end: `hotlab` with no arguments in a real terminal (tmux) opens the TUI; a snippet is
 //! typed, run, and the finished table is read from the screen. Skipped, with the reason printed,
-//! where tmux is not installed. Without a terminal, `hotlab` still prints the ladder table.
+//! where tmux is not installed, except under `CI=true`, where that is a failure. Without a
+//! terminal, `hotlab` still prints the ladder table.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -15,6 +16,22 @@ impl Tmux {
             .arg("-V")
             .output()
             .is_ok_and(|o| o.status.success())
+    }
+
+    /// Whether this test can run. Without tmux it is skipped, with the reason printed, on a
+    /// developer's machine; under `CI=true` (where `.ci/run` installs tmux) a missing tmux
+    /// fails the test instead of letting it pass without having run.
+    fn required() -> bool {
+        if Tmux::available() {
+            return true;
+        }
+        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+        assert!(
+            !ci,
+            "tmux is not installed, and CI=true: this test must run here (.ci/run installs tmux)"
+        );
+        eprintln!("skipped: tmux is not installed (apt-get install tmux runs this test)");
+        false
     }
 
     fn start(tag: &str, cmd: &str, w: u16, h: u16) -> Tmux {
@@ -101,8 +118,7 @@ impl Drop for Tmux {
 
 #[test]
 fn type_a_snippet_run_it_and_read_the_table() {
-    if !Tmux::available() {
-        eprintln!("skipped: tmux is not installed (apt-get install tmux runs this test)");
+    if !Tmux::required() {
         return;
     }
     let state = tempfile::tempdir().unwrap();
@@ -191,8 +207,7 @@ fn type_a_snippet_run_it_and_read_the_table() {
 
 #[test]
 fn a_bad_theme_is_named_and_the_default_used() {
-    if !Tmux::available() {
-        eprintln!("skipped: tmux is not installed");
+    if !Tmux::required() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

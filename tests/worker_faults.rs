@@ -6,8 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use hotlab::worker::protocol::{Contestant, FailureKind, MeasureSettings, SnippetSource};
-use hotlab::worker::{Backend, Job, JobOutput, Worker, WorkerError, WorkerOptions};
+use hotlab::worker::protocol::{
+    Backend, Contestant, FailureKind, JobOutput, MeasureSettings, SnippetSource, WorkerJob,
+};
+use hotlab::worker::{Worker, WorkerError, WorkerOptions};
 
 fn worker() -> Worker {
     Worker::spawn(WorkerOptions {
@@ -35,7 +37,7 @@ fn run_main(
         SourceOrText::Text(t) => hot(t),
         SourceOrText::Source(s) => s,
     };
-    let job = Job::Run {
+    let job = WorkerJob::Run {
         snippet,
         backend: Backend::Jit,
         checks: true,
@@ -112,7 +114,7 @@ fn cancel_stops_a_measuring_job() {
         backend: Backend::Jit,
         function: "run".into(),
     };
-    let job = Job::Measure {
+    let job = WorkerJob::Measure {
         contestants: vec![contestant("a"), contestant("b")],
         settings: MeasureSettings {
             time_s: 60.0,
@@ -154,7 +156,7 @@ fn cancel_kills_a_job_that_cannot_stop_by_itself() {
     let mut w = worker();
     let pid = w.pid();
     let looping = "fn main() -> i64 {\n    var i = 0\n    while true { i += 1 }\n    return i\n}\n";
-    let job = Job::Run {
+    let job = WorkerJob::Run {
         snippet: hot(looping),
         backend: Backend::Jit,
         checks: true,
@@ -187,7 +189,7 @@ fn cancel_kills_a_job_that_cannot_stop_by_itself() {
 fn a_panic_in_the_worker_is_reported_and_the_worker_goes_on() {
     let mut w = worker();
     let pid = w.pid();
-    let job = Job::Panic {
+    let job = WorkerJob::Panic {
         message: "deliberate test panic".into(),
     };
     let err = w
@@ -233,6 +235,14 @@ fn script_errors_and_bad_snippets_fail_the_job_only() {
         err.to_string().contains("t.hot"),
         "the diagnostic names the file: {err}"
     );
+    // The failure also says where, for front ends that point at the place.
+    match &err {
+        WorkerError::Failed(f) => {
+            let at = f.location.as_ref().expect("a diagnostic has a place");
+            assert_eq!((at.snippet.as_str(), at.line), ("t.hot", 1), "{at:?}");
+        }
+        other => panic!("{other:?}"),
+    }
     assert_eq!(w.pid(), pid);
     assert_healthy(&mut w);
 }

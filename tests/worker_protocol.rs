@@ -1,11 +1,11 @@
 //! Every protocol message survives a JSON round trip, and the wire form is the documented one.
 
 use hotlab::worker::protocol::{
-    BenchOut, ClassReload, ComparisonOut, Contestant, FailureKind, FunctionInfo, JobFailure,
-    LadderOut, Listing, LiveVariant, MeasureSettings, Measured, Percentile, ReloadOut, Row,
-    SnippetSource, TableOut,
+    Against, AppliedReload, Backend, BenchOut, ClassReload, ComparisonOut, Contestant, Event,
+    FailureKind, FailureLocation, FunctionInfo, JobFailure, JobOutput, LadderOut, Listing,
+    LiveProgress, LiveVariant, MeasureSettings, Measured, MeasuredRowOut, Percentile, ReloadOut,
+    Request, Response, SnippetSource, TableOut, WorkerJob,
 };
-use hotlab::worker::{Against, Backend, Event, Job, JobOutput, LiveProgress, Request, Response};
 
 fn round_trip<T>(v: &T) -> String
 where
@@ -34,25 +34,25 @@ fn settings() -> MeasureSettings {
     }
 }
 
-fn jobs() -> Vec<Job> {
+fn jobs() -> Vec<WorkerJob> {
     vec![
-        Job::Compile {
+        WorkerJob::Compile {
             snippet: snippet(),
             backend: Backend::Jit,
             checks: true,
         },
-        Job::Run {
+        WorkerJob::Run {
             snippet: snippet(),
             backend: Backend::Interp,
             checks: false,
             function: "main".into(),
         },
-        Job::Asm {
+        WorkerJob::Asm {
             snippet: snippet(),
             backend: Backend::JitOpt,
             function: Some("main".into()),
         },
-        Job::Measure {
+        WorkerJob::Measure {
             contestants: vec![Contestant {
                 label: "a".into(),
                 snippet: snippet(),
@@ -61,16 +61,16 @@ fn jobs() -> Vec<Job> {
             }],
             settings: settings(),
         },
-        Job::Doctor {
+        WorkerJob::Doctor(hotlab::measure::doctor::DoctorOptions {
             time_s: 0.2,
             cpu: None,
-        },
-        Job::Ladder {
+        }),
+        WorkerJob::Ladder {
             ladder: hotlab::ladder::resolve("host_call").expect("shipped ladder"),
             snippet: Some(snippet()),
             settings: settings(),
         },
-        Job::Check {
+        WorkerJob::Check {
             snippet: snippet(),
             against: Against::Twin {
                 name: "int_loop".into(),
@@ -79,27 +79,27 @@ fn jobs() -> Vec<Job> {
             settings: settings(),
             iters: 100,
         },
-        Job::Check {
+        WorkerJob::Check {
             snippet: snippet(),
             against: Against::Snippet { snippet: snippet() },
             backend: Backend::Jit,
             settings: settings(),
             iters: 100,
         },
-        Job::Bench {
+        WorkerJob::Bench {
             filter: Some("int".into()),
             time_s: 0.1,
             reps: 1,
         },
-        Job::Reload {
+        WorkerJob::Reload {
             snippet: snippet(),
             checks: true,
         },
-        Job::RunLive {
+        WorkerJob::RunLive {
             snippet: "a.hot".into(),
             function: "main".into(),
         },
-        Job::Panic {
+        WorkerJob::Panic {
             message: "x".into(),
         },
     ]
@@ -107,7 +107,7 @@ fn jobs() -> Vec<Job> {
 
 fn measured() -> Measured {
     Measured {
-        rows: vec![Row {
+        rows: vec![MeasuredRowOut {
             name: "a".into(),
             samples: 10,
             dropped: 1,
@@ -269,11 +269,22 @@ fn every_response_round_trips() {
         FailureKind::Unavailable,
         FailureKind::Panic,
     ] {
-        events.push(Event::Failed(JobFailure {
-            kind,
-            message: "what and where".into(),
-        }));
+        events.push(Event::Failed(JobFailure::new(kind, "what and where")));
     }
+    // A diagnostic's place, and a reload applied before a script error.
+    events.push(Event::Failed(JobFailure {
+        location: Some(FailureLocation {
+            snippet: "a.hot".into(),
+            line: 2,
+            column: 5,
+        }),
+        applied: Some(Box::new(AppliedReload {
+            snippet: "a.hot".into(),
+            classes: vec![],
+            defined: vec!["C".into()],
+        })),
+        ..JobFailure::new(FailureKind::Script, "what")
+    }));
     for event in events {
         round_trip(&Response { id: 3, event });
     }
@@ -283,7 +294,7 @@ fn every_response_round_trips() {
 fn the_wire_form_is_the_documented_one() {
     let text = round_trip(&Request::Job {
         id: 1,
-        job: Job::Run {
+        job: WorkerJob::Run {
             snippet: snippet(),
             backend: Backend::JitOpt,
             checks: true,

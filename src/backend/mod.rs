@@ -3,12 +3,28 @@
 //! - `interp`: the reference semantics, a tree-walking interpreter over the HIR.
 //! - `jit`: Cranelift JIT in process.
 //! - `object`: Cranelift object file, linked into a shared library and loaded with `dlopen`.
+//!
+//! [`load`] is the one way in: it turns a script into a [`Loaded`] program on a [`Backend`]
+//! (see `load.rs`); the engine measures it through a [`Sampler`].
 
 pub mod disasm;
+pub mod hook;
 pub mod interp;
 pub mod jit;
+mod kind;
+pub mod load;
+mod load_times;
 pub mod object;
 pub mod objects;
+pub mod sample;
+
+pub use hook::HookVia;
+pub use kind::Backend;
+pub use load::{
+    CallError, LoadError, LoadOptions, Loaded, Loader, Workload, WorkloadError, is_clif, load,
+};
+pub use load_times::LoadTimes;
+pub use sample::{Sampler, WorkloadFault};
 
 use std::fmt;
 

@@ -17,7 +17,7 @@ use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
 use crate::runtime::iface::{AbiSig, AbiType};
 use crate::runtime::object::Object;
-use crate::runtime::reload::{Held, ReloadReport};
+use crate::runtime::reload::{Held, ReloadError, ReloadReport};
 use crate::runtime::rt::Runtime;
 use crate::runtime::values::ElemKind;
 
@@ -308,13 +308,12 @@ impl ProgramObjects {
     /// # Safety
     /// The cells must be writable data of a loaded library that no code is running at the
     /// moment, and `self` must stay at its address (boxed) while the library's code can run.
-    pub unsafe fn bind_library(&self, cells: &LibraryObjects) -> Result<(), String> {
+    pub unsafe fn bind_library(&self, cells: &LibraryObjects) -> Result<(), ObjectsError> {
         if cells.slot_table_len != self.slot_offsets.len() {
-            return Err(format!(
-                "the library's slot table has {} cells, the program needs {}",
-                cells.slot_table_len,
-                self.slot_offsets.len()
-            ));
+            return Err(ObjectsError::SlotTable {
+                library: cells.slot_table_len,
+                program: self.slot_offsets.len(),
+            });
         }
         // SAFETY: the caller's contract: both point to writable cells of the library, the
         // table `slot_table_len` cells long, and nothing reads them concurrently.
@@ -330,20 +329,57 @@ impl ProgramObjects {
     }
 }
 
+/// Why the runtime could not take a program's classes.
+#[derive(Debug, thiserror::Error)]
+pub enum ObjectsError {
+    /// A loaded library was built for another program.
+    #[error("the library's slot table has {library} cells, the program needs {program}")]
+    SlotTable {
+        /// The library's cells.
+        library: usize,
+        /// The program's slots.
+        program: usize,
+    },
+    /// A reload gives a class another base class.
+    #[error("class `{0}` cannot change its base class in a reload")]
+    ParentChanged(String),
+    /// A reload gives a method another signature.
+    #[error("method `{class}.{method}` cannot change its signature in a reload")]
+    SignatureChanged {
+        /// The class.
+        class: String,
+        /// The method.
+        method: String,
+    },
+    /// The runtime refused a first definition.
+    #[error(transparent)]
+    Define(#[from] DefineError),
+    /// The runtime refused the reload as a whole.
+    #[error("cannot reload: {0}")]
+    Reload(ReloadError),
+    /// The runtime refused one class of a reload.
+    #[error("cannot {what} class `{class}`: {error}")]
+    Class {
+        /// `reload`, `define` or `unload`.
+        what: &'static str,
+        /// The class.
+        class: String,
+        /// The runtime's reason.
+        error: ReloadError,
+    },
+}
+
 /// Refuse, before anything changes, what [`Runtime::reload`] would refuse half-way through a
 /// program's classes: a class that changes its parent, a method that changes its signature.
 /// Every backend's reload runs this first.
-pub fn reload_precheck(runtime: &Runtime, program: &Program) -> Result<(), String> {
+pub fn reload_precheck(runtime: &Runtime, program: &Program) -> Result<(), ObjectsError> {
     for (i, class) in program.classes.iter().enumerate() {
         let Some(existing) = loaded_class(runtime, &class.name) else {
             continue;
         };
         let parent = class.parent.map(|p| program.class(p).name.as_str());
         if existing.parent().map(|p| p.name()) != parent {
-            return Err(format!(
-                "class `{}` cannot change its base class in a reload",
-                class.name
-            ));
+            return Err(ObjectsError::ParentChanged(class.name.clone()));
         }
         let def = class_def(
             program,
@@ -357,10 +393,10 @@ pub fn reload_precheck(runtime: &Runtime, program: &Program) -> Result<(), Strin
             if let Some((_, sig)) = old.into_iter().find(|(n, _)| **n == *m.name)
                 && *sig != m.sig
             {
-                return Err(format!(
-                    "method `{}.{}` cannot change its signature in a reload",
-                    class.name, m.name
-                ));
+                return Err(ObjectsError::SignatureChanged {
+                    class: class.name.clone(),
+                    method: m.name.to_string(),
+                });
             }
         }
     }
@@ -395,7 +431,7 @@ pub fn install_classes(
     program: &Program,
     vmctx: *mut c_void,
     mut code: impl FnMut(&hir::Method) -> *const c_void,
-) -> Result<Installed, String> {
+) -> Result<Installed, ObjectsError> {
     let existing: Vec<Option<ClassRef>> = program
         .classes
         .iter()
@@ -408,7 +444,7 @@ pub fn install_classes(
         .collect();
     if existing.iter().all(Option::is_none) && dropped.is_empty() {
         // A first definition: nothing runs that could see it half done.
-        let classes = define_classes(runtime, program, vmctx, code).map_err(|e| e.to_string())?;
+        let classes = define_classes(runtime, program, vmctx, code)?;
         return Ok(Installed {
             classes,
             reports: Vec::new(),
@@ -416,9 +452,7 @@ pub fn install_classes(
         });
     }
     // A new version: one transaction, with every call stopped until it is done or undone.
-    let mut tx = runtime
-        .begin_reload()
-        .map_err(|e| format!("cannot reload: {e}"))?;
+    let mut tx = runtime.begin_reload().map_err(ObjectsError::Reload)?;
     let mut classes: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
     for (i, class) in program.classes.iter().enumerate() {
         let parent = class.parent.map(|p| classes[p.index()].clone());
@@ -427,20 +461,27 @@ pub fn install_classes(
             Some(made) => tx
                 .reload(made, def)
                 .map(|()| made.clone())
-                .map_err(|e| format!("cannot reload class `{}`: {e}", class.name))?,
-            None => tx
-                .define(def)
-                .map_err(|e| format!("cannot define class `{}`: {e}", class.name))?,
+                .map_err(|error| ObjectsError::Class {
+                    what: "reload",
+                    class: class.name.clone(),
+                    error,
+                })?,
+            None => tx.define(def).map_err(|error| ObjectsError::Class {
+                what: "define",
+                class: class.name.clone(),
+                error,
+            })?,
         };
         classes.push(made);
     }
     for class in &dropped {
-        tx.unload(class)
-            .map_err(|e| format!("cannot unload class `{}`: {e}", class.name()))?;
+        tx.unload(class).map_err(|error| ObjectsError::Class {
+            what: "unload",
+            class: class.name().to_string(),
+            error,
+        })?;
     }
-    let (reports, held) = tx
-        .commit_held()
-        .map_err(|e| format!("cannot reload: {e}"))?;
+    let (reports, held) = tx.commit_held().map_err(ObjectsError::Reload)?;
     Ok(Installed {
         classes,
         reports,

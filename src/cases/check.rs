@@ -7,12 +7,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Backend, CellError, Jits, Loaded, Runner};
+use super::backend::{Backend, CellError, Loaded, Loader, Sampler, case_loader};
 use super::matrix;
 use super::spec::{Entry, Mode, parse_header};
 use super::twins::Twin;
 use crate::lang::SourceFile;
-use crate::measure::{Picos, Settings, Stop, Verdict};
+use crate::measure::{MeasureError, Picos, Settings, Stop, Verdict};
 
 /// The answer, as `hotlab check --json` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,14 +83,42 @@ pub struct CheckOptions {
 }
 
 /// Why there is no answer.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum CheckError {
-    /// Bad input: a script that does not compile, a backend that cannot run it.
+    /// The backend cannot run this script (bad input).
+    #[error("error: {file}: cannot run on {backend}: {why}")]
+    Unrunnable {
+        /// The script's name.
+        file: String,
+        /// The backend's name.
+        backend: &'static str,
+        /// Why not.
+        why: String,
+    },
+    /// The script did not load: it does not compile, or its backend failed on it (bad
+    /// input). The text as the backend rendered it, shown as an `error:` line.
+    #[error("{}", if .0.starts_with("error") { .0.clone() } else { format!("error: {}", .0) })]
+    Load(String),
+    /// A script raised an error at run time (the text as its runner rendered it).
     #[error("{0}")]
-    Input(String),
-    /// A script raised an error at run time.
-    #[error("{0}")]
-    Script(String),
+    Run(String),
+    /// Measuring failed at run time.
+    #[error(transparent)]
+    Measure(#[from] matrix::TimedRunError),
+    /// The measurement cannot answer the comparison (bad input).
+    #[error("error: {0}")]
+    Compare(MeasureError),
+}
+
+impl CheckError {
+    /// Whether the input is to blame (a script that does not load or run here, a comparison
+    /// the measurement cannot answer) rather than a script's run.
+    pub fn is_input(&self) -> bool {
+        match self {
+            CheckError::Unrunnable { .. } | CheckError::Load(_) | CheckError::Compare(_) => true,
+            CheckError::Run(_) | CheckError::Measure(_) => false,
+        }
+    }
 }
 
 /// Exit codes of the answers (the same as `hotlab check`'s).
@@ -112,19 +140,15 @@ fn entry_of(script: &Script) -> Entry {
     parse_header(path, script.mode, &script.source.text).map_or(Entry::Run, |h| h.entry)
 }
 
-fn load(backend: Backend, script: &Script, jits: &mut Jits) -> Result<Loaded, CheckError> {
+fn load(backend: Backend, script: &Script, jits: &mut Loader) -> Result<Loaded, CheckError> {
     match backend.load_source(script.mode, &script.source, entry_of(script), jits) {
         Ok((l, _)) => Ok(l),
-        Err(CellError::Unavailable(why)) => Err(CheckError::Input(format!(
-            "error: {}: cannot run on {}: {why}",
-            script.source.name,
-            backend.name()
-        ))),
-        Err(CellError::Failed(msg)) => Err(CheckError::Input(if msg.starts_with("error") {
-            msg
-        } else {
-            format!("error: {msg}")
-        })),
+        Err(CellError::Unavailable(why)) => Err(CheckError::Unrunnable {
+            file: script.source.name.clone(),
+            backend: backend.name(),
+            why,
+        }),
+        Err(CellError::Failed(msg)) => Err(CheckError::Load(msg)),
     }
 }
 
@@ -134,20 +158,28 @@ pub fn check(
     against: &Against,
     options: &CheckOptions,
 ) -> Result<CheckAnswer, CheckError> {
-    let mut jits = Jits::default();
-    let loaded = load(options.backend, script, &mut jits)?;
-    let other = match against {
+    let mut jits = case_loader();
+    let mut loaded = load(options.backend, script, &mut jits)?;
+    let mut other = match against {
         Against::Script(s) => Some((s, load(options.backend, s, &mut jits)?)),
         Against::Twin(_) => None,
     };
-    let mut runner = loaded.runner().map_err(CheckError::Script)?;
-    let result = runner.checked(options.iters).map_err(CheckError::Script)?;
-    let mut other_runner = match &other {
-        Some((s, l)) => Some((s, l.runner().map_err(CheckError::Script)?)),
+    let script_error = |e: &dyn std::fmt::Display| CheckError::Run(e.to_string());
+    let mut runner =
+        (loaded.sampler(&entry_of(script).workload())).map_err(|e| script_error(&e))?;
+    let result = runner
+        .checked(options.iters)
+        .map_err(|e| script_error(&e))?;
+    let mut other_runner = match &mut other {
+        Some((s, l)) => Some((
+            *s,
+            l.sampler(&entry_of(s).workload())
+                .map_err(|e| script_error(&e))?,
+        )),
         None => None,
     };
     let other_result = match (&mut other_runner, against) {
-        (Some((_, r)), _) => r.checked(options.iters).map_err(CheckError::Script)?,
+        (Some((_, r)), _) => r.checked(options.iters).map_err(|e| script_error(&e))?,
         (None, Against::Twin(t)) => t.run(options.iters),
         (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
     };
@@ -231,7 +263,7 @@ pub fn line(a: &CheckAnswer) -> String {
     )
 }
 
-type Measured = (
+type CheckFigures = (
     crate::measure::stats::verdict::RatioVerdict,
     Option<f64>,
     Option<f64>,
@@ -240,13 +272,11 @@ type Measured = (
 /// One timed job, the baseline first (the twin, or the first runner); variant 1 against 0.
 fn measure(
     twin: Option<&Twin>,
-    runners: &mut [(String, Runner<'_>)],
+    runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
-) -> Result<Measured, CheckError> {
-    let result = matrix::run_job(twin, runners, settings).map_err(CheckError::Script)?;
-    let c = result
-        .compare(0, 1)
-        .map_err(|e| CheckError::Input(format!("error: {e}")))?;
+) -> Result<CheckFigures, CheckError> {
+    let result = matrix::run_job(twin, runners, settings)?;
+    let c = result.compare(0, 1).map_err(CheckError::Compare)?;
     let ns = |i: usize| {
         result.variants[i]
             .summary

@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::ptr::{read_volatile, write_volatile};
 use std::sync::Arc;
 
-use super::hook::hook_loop;
+use crate::backend::hook::hook_loop;
 use crate::runtime::ScriptError;
 use crate::runtime::host::hot_sink;
 use crate::runtime::iface::{Hook, NativeCounter};
@@ -57,7 +57,8 @@ pub(super) extern "C-unwind" fn virtual_hook(_: *mut c_void, n: u64) -> u64 {
     hook_loop(h, n).unwrap_or(0) as u64
 }
 
-struct Field {
+/// A boxed object with one field.
+struct OneField {
     x: i64,
 }
 
@@ -65,7 +66,7 @@ struct Field {
 /// iteration (the script loads and stores the field each time). Hidden: `n`, the result.
 pub(super) extern "C-unwind" fn field_loop(_: *mut c_void, n: u64) -> u64 {
     let n = n_of(n);
-    let mut c = Box::new(Field { x: 0 });
+    let mut c = Box::new(OneField { x: 0 });
     let x: *mut i64 = &mut c.x;
     for i in 0..n {
         // SAFETY: `x` points into the live box, used by nothing else during the loop.

@@ -13,15 +13,15 @@ use std::sync::atomic::AtomicBool;
 
 use serde::Serialize;
 
-use super::backend::{Backend, CellError, Jits, LoadTimes, Runner};
+use super::backend::{Backend, CellError, LoadTimes, Loader, Sampler, case_loader};
 use super::reload::{ReloadRow, reload_rows};
 use super::spec::{Case, Mode};
 use super::twins::Twin;
 use crate::lang::Span;
 use crate::measure::{
-    Job, JobResult, NoObserver, Picos, Settings, Sources, Stop, Variant, best_timer,
+    Job, JobResult, MeasureError, NoObserver, Picos, Settings, Sources, Stop, Variant, best_timer,
 };
-use crate::runtime::catch_script;
+use crate::runtime::{ScriptError, catch_script};
 
 /// How the matrix runs.
 #[derive(Debug, Clone)]
@@ -105,7 +105,7 @@ impl Cell {
 
 /// One row of a backend's table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Row {
+pub struct MatrixRow {
     /// The case name.
     pub case: String,
     /// Its title.
@@ -132,7 +132,7 @@ pub struct BackendTable {
     /// Set when the backend cannot run at all (the table is then empty).
     pub unavailable: Option<String>,
     /// Its rows.
-    pub rows: Vec<Row>,
+    pub rows: Vec<MatrixRow>,
 }
 
 /// Load times of one script on one backend.
@@ -203,12 +203,31 @@ pub fn settings(time: f64, pin: bool, twin: &Twin) -> Settings {
     s
 }
 
+/// Why a timed run has no result.
+#[derive(Debug, thiserror::Error)]
+pub enum TimedRunError {
+    /// A runner kept an error from inside the job (its script raised, or it failed to run).
+    #[error("{name}: {error}")]
+    Runner {
+        /// The runner's name in the job.
+        name: String,
+        /// What it kept, as it renders it.
+        error: String,
+    },
+    /// A script error escaped the job itself.
+    #[error("script error while measuring: {0}")]
+    Script(ScriptError),
+    /// The engine refused the job.
+    #[error(transparent)]
+    Engine(#[from] MeasureError),
+}
+
 /// One timed run: the twin (if any) first, then the runners, interleaved by the engine.
 pub fn run_job(
     twin: Option<&Twin>,
-    runners: &mut [(String, Runner<'_>)],
+    runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
-) -> Result<JobResult, String> {
+) -> Result<JobResult, TimedRunError> {
     let mut job = Job::new(settings.clone());
     if let Some(t) = twin {
         // SAFETY: twins ignore their context and are plain Rust code.
@@ -244,12 +263,13 @@ pub fn run_job(
     drop(job);
     for (name, r) in runners.iter_mut() {
         if let Some(e) = r.take_error() {
-            return Err(format!("{name}: {e}"));
+            return Err(TimedRunError::Runner {
+                name: name.clone(),
+                error: e.to_string(),
+            });
         }
     }
-    result
-        .map_err(|e| format!("script error while measuring: {e}"))?
-        .map_err(|e| e.to_string())
+    Ok(result.map_err(TimedRunError::Script)??)
 }
 
 /// Per variant: the median ns per op and the median ratio to the twin (`None` where no run
@@ -260,10 +280,10 @@ pub type VariantFigures = (Option<f64>, Option<f64>);
 /// runs of (median ns per op, median ratio to the twin).
 pub fn measure(
     twin: &Twin,
-    runners: &mut [(String, Runner<'_>)],
+    runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
     reps: usize,
-) -> Result<Vec<VariantFigures>, String> {
+) -> Result<Vec<VariantFigures>, TimedRunError> {
     let k = runners.len() + 1;
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); k];
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); k];
@@ -319,11 +339,11 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
     let total =
         scripted * runnable.len() + if runnable.is_empty() { 0 } else { natives } + reload_steps;
     let mut done = 0usize;
-    let mut jits = Jits::default();
+    let mut jits = case_loader();
     let mut loads = Vec::new();
 
     // Native-only rows: once, shown in every table.
-    let mut native_rows: Vec<Row> = Vec::new();
+    let mut native_rows: Vec<MatrixRow> = Vec::new();
     if !runnable.is_empty() {
         for case in cases.iter().filter(|c| c.native_only()) {
             let twin = case.header.twin;
@@ -393,8 +413,8 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
     }
 }
 
-fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> Row {
-    Row {
+fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> MatrixRow {
+    MatrixRow {
         case: case.name.clone(),
         title: case.header.title.clone(),
         unit: case.header.unit.clone(),
@@ -411,10 +431,10 @@ fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> Row 
 pub fn run_case(
     case: &Case,
     backend: Backend,
-    jits: &mut Jits,
+    jits: &mut Loader,
     opts: &MatrixOptions,
     twin_alone: &mut std::collections::HashMap<String, Option<f64>>,
-) -> (Row, Vec<LoadRow>) {
+) -> (MatrixRow, Vec<LoadRow>) {
     let twin = case.header.twin;
     let expected = twin.run(opts.iters);
     let mut cells: BTreeMap<Mode, Cell> = BTreeMap::new();
@@ -445,11 +465,11 @@ pub fn run_case(
         }
     }
     let mut runners = Vec::new();
-    for (mode, l) in &loaded {
-        match l.runner() {
+    for (mode, l) in &mut loaded {
+        match l.sampler(&case.header.entry.workload()) {
             Ok(r) => runners.push((*mode, r)),
             Err(e) => {
-                cells.insert(*mode, Cell::failed(CellError::Failed(e)));
+                cells.insert(*mode, Cell::failed(CellError::Failed(e.to_string())));
             }
         }
     }
@@ -457,7 +477,7 @@ pub fn run_case(
     for (mode, r) in runners.iter_mut() {
         checks.push((*mode, r.checked(opts.iters)));
     }
-    let mut measured: Vec<(String, Runner<'_>)> = Vec::new();
+    let mut measured: Vec<(String, Sampler<'_>)> = Vec::new();
     let mut modes = Vec::new();
     for ((mode, r), (_, check)) in runners.into_iter().zip(checks) {
         match check {
@@ -476,7 +496,7 @@ pub fn run_case(
                 measured.push((format!("{}{}", case.name, mode.label()), r));
             }
             Err(e) => {
-                cells.insert(mode, Cell::failed(CellError::Failed(e)));
+                cells.insert(mode, Cell::failed(CellError::Failed(e.to_string())));
             }
         }
     }
@@ -503,7 +523,7 @@ pub fn run_case(
         Err(e) => {
             for mode in &modes {
                 if let Some(c) = cells.get_mut(mode) {
-                    c.error = Some(CellError::Failed(e.clone()));
+                    c.error = Some(CellError::Failed(e.to_string()));
                 }
             }
         }

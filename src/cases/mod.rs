@@ -1,19 +1,19 @@
 //! Cases and the backend matrix: `.hot`/`.clif` scripts in `cases/` with native Rust twins,
-//! loaded ([`spec`]), compiled for each backend ([`backend`]), measured beside their twins and
+//! loaded ([`spec`]), loaded on each backend through the one facade ([`backend`]), measured beside their twins and
 //! checked against them ([`matrix`]). `hotlab bench` and `hotlab check` are built on this.
 //! See `docs/cases.md`.
 
 pub mod backend;
 pub mod check;
 mod class_twins;
-pub mod hook;
 pub mod matrix;
 pub mod reload;
 pub mod render;
 pub mod spec;
-mod times;
 pub mod twins;
 
-pub use backend::{Backend, CellError, Jits, LoadTimes, Loaded, Runner};
-pub use spec::{Case, CaseError, ChecksumRule, Entry, Header, Mode, ScriptFile, load_dir};
+pub use backend::{Backend, CellError, LoadTimes, Loaded, Loader, Sampler, case_loader};
+pub use spec::{
+    Case, CaseError, CaseProblem, ChecksumRule, Entry, Header, Mode, ScriptFile, load_dir,
+};
 pub use twins::{Twin, twin_named, twins};

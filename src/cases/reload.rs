@@ -17,17 +17,20 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::backend::{Backend, CellError, Runner};
-use super::hook::{HookCell, TARGET, target_global};
+use super::backend::{Backend, CellError, Sampler};
 use super::matrix::{Cell, MatrixOptions, measure, settings};
-use super::spec::Entry;
 use super::twins::{Twin, twin_named};
 use crate::backend::Checks;
+use crate::backend::HookVia;
 use crate::backend::Value;
+use crate::backend::hook::{HookCell, TARGET, target_global};
 use crate::backend::interp::Interp;
-use crate::backend::jit::{JitOptions, OptLevel, ReloadFailure, ReloadOutcome, ScriptModule};
-use crate::backend::object::ObjectOptions;
-use crate::lang::{Program, SourceFile};
+use crate::backend::jit::{
+    JitError, JitOptions, OptLevel, ReloadFailure, ReloadOutcome, ScriptModule,
+};
+use crate::backend::object::{ObjectError, ObjectOptions};
+use crate::lang::{Diagnostics, Program, SourceFile};
+use crate::runtime::ScriptError;
 
 /// Objects alive during the timed reload.
 pub const OBJECTS: usize = 100;
@@ -116,17 +119,79 @@ pub fn call_source(v: u64) -> String {
     )
 }
 
+/// Why a reload row has no figure. The sources are fixed, so every one of these is a hotlab
+/// bug or a backend failing, shown in the row's cell.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadRowError {
+    /// A version of the row's source did not compile.
+    #[error("{}", .diagnostics.render(.file, false))]
+    Compile {
+        /// The version's source.
+        file: Arc<SourceFile>,
+        /// What the front end reported.
+        diagnostics: Diagnostics,
+    },
+    /// The JIT could not make a module of the first version.
+    #[error(transparent)]
+    Jit(#[from] JitError),
+    /// The object backend could not make a module of the first version.
+    #[error(transparent)]
+    Object(#[from] ObjectError),
+    /// The interpreter raised while running the first version's initializers.
+    #[error("{}", .error.render(.file))]
+    Init {
+        /// The version's source.
+        file: Arc<SourceFile>,
+        /// The error, at its span.
+        error: ScriptError,
+    },
+    /// The source has no `build` function.
+    #[error("no `build` in the reload source")]
+    NoBuild,
+    /// `build` raised.
+    #[error("{0}")]
+    Build(ScriptError),
+    /// `build` made another number of objects than it was asked for.
+    #[error("`build` returned {0}")]
+    Built(Value),
+    /// Reload `k` (1-based) failed.
+    #[error("reload {k}: {failure}")]
+    Reload {
+        /// Which reload.
+        k: u64,
+        /// Why (boxed: the other causes are a few words).
+        failure: Box<ReloadFailure>,
+    },
+    /// Reload `k` left class `Big` as it was.
+    #[error("reload {k}: class `Big` was not reloaded")]
+    NotReloaded {
+        /// Which reload.
+        k: u64,
+    },
+    /// Reload `k` migrated another number of objects than there are.
+    #[error("reload {k}: {migrated} objects migrated, not {OBJECTS}")]
+    Migrated {
+        /// Which reload.
+        k: u64,
+        /// How many it migrated.
+        migrated: usize,
+    },
+}
+
 fn source(name: &str, text: String) -> Arc<SourceFile> {
     Arc::new(SourceFile::new(name.to_string(), text))
 }
 
-fn compile(name: &str, text: String) -> Result<Program, String> {
+fn compile(name: &str, text: String) -> Result<Program, ReloadRowError> {
     let src = source(name, text);
-    crate::lang::compile(Arc::clone(&src)).map_err(|d| d.render(&src, false))
+    crate::lang::compile(Arc::clone(&src)).map_err(|diagnostics| ReloadRowError::Compile {
+        file: src,
+        diagnostics,
+    })
 }
 
 /// A reloadable module of `backend` (`jit` or `object`).
-fn module(backend: Backend, name: &str, text: String) -> Result<ScriptModule, String> {
+fn module(backend: Backend, name: &str, text: String) -> Result<ScriptModule, ReloadRowError> {
     let program = compile(name, text)?;
     let options = JitOptions {
         checks: Checks::On,
@@ -139,33 +204,39 @@ fn module(backend: Backend, name: &str, text: String) -> Result<ScriptModule, St
                 jit: options,
                 ..ObjectOptions::default()
             };
-            ScriptModule::new_object(program, options).map_err(|e| e.to_string())
+            Ok(ScriptModule::new_object(program, options)?)
         }
-        _ => ScriptModule::new(program, options).map_err(|e| e.to_string()),
+        _ => Ok(ScriptModule::new(program, options)?),
     }
 }
 
 /// The report of class `Big` in reload `k` (1-based), checked to have migrated every object;
 /// its time in ns.
-fn migrated_ns(k: usize, outcome: Result<ReloadOutcome, ReloadFailure>) -> Result<f64, String> {
-    let outcome = outcome.map_err(|e| format!("reload {k}: {e}"))?;
+fn migrated_ns(
+    k: u64,
+    outcome: Result<ReloadOutcome, ReloadFailure>,
+) -> Result<f64, ReloadRowError> {
+    let outcome = outcome.map_err(|failure| ReloadRowError::Reload {
+        k,
+        failure: Box::new(failure),
+    })?;
     let report = outcome
         .classes
         .iter()
         .find(|r| r.class == "Big")
-        .ok_or_else(|| format!("reload {k}: class `Big` was not reloaded"))?;
+        .ok_or(ReloadRowError::NotReloaded { k })?;
     if report.migrated != OBJECTS {
-        return Err(format!(
-            "reload {k}: {} objects migrated, not {OBJECTS}",
-            report.migrated
-        ));
+        return Err(ReloadRowError::Migrated {
+            k,
+            migrated: report.migrated,
+        });
     }
     Ok(report.total.as_secs_f64() * 1e9)
 }
 
-fn check_built(made: Value) -> Result<(), String> {
+fn check_built(made: Value) -> Result<(), ReloadRowError> {
     if made != Value::I64(OBJECTS as i64) {
-        return Err(format!("`build` returned {made}"));
+        return Err(ReloadRowError::Built(made));
     }
     Ok(())
 }
@@ -177,7 +248,7 @@ fn median(mut times: Vec<f64>) -> f64 {
 
 /// Median ns of `reloads` reloads of [`OBJECTS`] objects with [`FIELDS`] fields on `backend`
 /// (one that reloads), each checked to have migrated every object.
-pub fn time_reloads(backend: Backend, reloads: usize) -> Result<f64, String> {
+pub fn time_reloads(backend: Backend, reloads: usize) -> Result<f64, ReloadRowError> {
     let reloads = reloads.max(1);
     if backend == Backend::Interp {
         // The interpreter runs borrowed programs: both versions compiled first.
@@ -186,17 +257,20 @@ pub fn time_reloads(backend: Backend, reloads: usize) -> Result<f64, String> {
             compile("reload_fields.hot", fields_source(false))?,
         ];
         let first = compile("reload_fields.hot", fields_source(false))?;
-        let mut interp = Interp::new(&first, Checks::On).map_err(|e| e.render(&first.source))?;
+        let mut interp = Interp::new(&first, Checks::On).map_err(|error| ReloadRowError::Init {
+            file: Arc::clone(&first.source),
+            error,
+        })?;
         let build = first
             .function_named("build")
-            .ok_or("no `build` in the reload source")?;
+            .ok_or(ReloadRowError::NoBuild)?;
         check_built(
             interp
                 .call(build, &[Value::I64(OBJECTS as i64)])
-                .map_err(|e| e.to_string())?,
+                .map_err(ReloadRowError::Build)?,
         )?;
         let times = (0..reloads)
-            .map(|k| migrated_ns(k + 1, interp.reload(&versions[k % 2])))
+            .map(|k| migrated_ns(k as u64 + 1, interp.reload(&versions[k % 2])))
             .collect::<Result<_, _>>()?;
         return Ok(median(times));
     }
@@ -204,16 +278,16 @@ pub fn time_reloads(backend: Backend, reloads: usize) -> Result<f64, String> {
     let build = m
         .current()
         .function_named("build")
-        .ok_or("no `build` in the reload source")?;
+        .ok_or(ReloadRowError::NoBuild)?;
     check_built(
         m.current()
             .call(build, &[Value::I64(OBJECTS as i64)])
-            .map_err(|e| e.to_string())?,
+            .map_err(ReloadRowError::Build)?,
     )?;
     let mut times = Vec::new();
     for k in 0..reloads {
         let v = source("reload_fields.hot", fields_source(k % 2 == 0));
-        times.push(migrated_ns(k + 1, m.reload(v))?);
+        times.push(migrated_ns(k as u64 + 1, m.reload(v))?);
     }
     Ok(median(times))
 }
@@ -233,7 +307,9 @@ pub fn call_chain(
     let twin = call_twin();
     let expected = twin.run(opts.iters);
     let mut out = Vec::new();
-    let fail_rest = |out: &mut Vec<(Option<f64>, Cell)>, e: String| {
+    // The cells of the rows not reached: failed, with the text of `e`.
+    let fail_rest = |out: &mut Vec<(Option<f64>, Cell)>, e: &dyn std::fmt::Display| {
+        let e = e.to_string();
         out.extend(
             ns[out.len()..]
                 .iter()
@@ -243,20 +319,24 @@ pub fn call_chain(
     if backend == Backend::Interp {
         // Every version compiled first: the interpreter runs borrowed programs.
         let max = ns.iter().copied().max().unwrap_or(0);
-        let versions: Result<Vec<Program>, String> = (0..=max)
+        let versions: Result<Vec<Program>, ReloadRowError> = (0..=max)
             .map(|v| compile("reload_call.hot", call_source(v)))
             .collect();
         let versions = match versions {
             Ok(v) => v,
             Err(e) => {
-                fail_rest(&mut out, e);
+                fail_rest(&mut out, &e);
                 return out;
             }
         };
         let mut interp = match Interp::new(&versions[0], Checks::On) {
             Ok(i) => i,
             Err(e) => {
-                fail_rest(&mut out, e.render(&versions[0].source));
+                let error = ReloadRowError::Init {
+                    file: Arc::clone(&versions[0].source),
+                    error: e,
+                };
+                fail_rest(&mut out, &error);
                 return out;
             }
         };
@@ -267,37 +347,34 @@ pub fn call_chain(
                 interp.reload(&versions[k as usize]).map(drop)
             });
             if let Err(e) = reloaded {
-                fail_rest(&mut out, e);
+                fail_rest(&mut out, &e);
                 return out;
             }
             let program = interp.program();
             let target = match target_global(program) {
                 Ok(t) => t,
                 Err(e) => {
-                    fail_rest(&mut out, e);
+                    fail_rest(&mut out, &e);
                     return out;
                 }
             };
-            let cell = match HookCell::interpreted(interp, target, Entry::Hook, &program.source) {
+            let cell = match HookCell::interpreted(&mut interp, target, HookVia::Handle) {
                 Ok(c) => c,
                 Err(e) => {
-                    fail_rest(&mut out, e);
+                    fail_rest(&mut out, &e);
                     return out;
                 }
             };
-            let mut runners = vec![(format!("call after {n}"), Runner::Hook(Box::new(cell)))];
+            let runner = Sampler::hook(cell, Arc::clone(&program.source));
+            let mut runners = vec![(format!("call after {n}"), runner)];
             out.push(measure_calls(&mut runners, twin, expected, opts));
-            let Some((_, Runner::Hook(cell))) = runners.pop() else {
-                unreachable!("the runner pushed above")
-            };
-            interp = cell.into_interp().expect("an interpreted hook cell");
         }
         return out;
     }
     let mut m = match module(backend, "reload_call.hot", call_source(0)) {
         Ok(m) => m,
         Err(e) => {
-            fail_rest(&mut out, e);
+            fail_rest(&mut out, &e);
             return out;
         }
     };
@@ -309,15 +386,17 @@ pub fn call_chain(
                 .map(drop)
         });
         if let Err(e) = reloaded {
-            fail_rest(&mut out, e);
+            fail_rest(&mut out, &e);
             return out;
         }
-        let current = m.current();
-        let cell = HookCell::compiled(current.global_handle(TARGET), Entry::Hook, current.source());
+        let cell = HookCell::compiled(m.current().global_handle(TARGET), HookVia::Handle);
         let mut runners = match cell {
-            Ok(c) => vec![(format!("call after {n}"), Runner::Hook(Box::new(c)))],
+            Ok(c) => vec![(
+                format!("call after {n}"),
+                Sampler::hook(c, Arc::clone(&m.program().source)),
+            )],
             Err(e) => {
-                out.push((None, Cell::failed(CellError::Failed(e))));
+                out.push((None, Cell::failed(CellError::Failed(e.to_string()))));
                 continue;
             }
         };
@@ -332,10 +411,13 @@ fn reload_until(
     done: &mut u64,
     n: u64,
     mut reload: impl FnMut(u64) -> Result<(), ReloadFailure>,
-) -> Result<(), String> {
+) -> Result<(), ReloadRowError> {
     while *done < n {
         *done += 1;
-        reload(*done).map_err(|e| format!("reload {done}: {e}"))?;
+        reload(*done).map_err(|failure| ReloadRowError::Reload {
+            k: *done,
+            failure: Box::new(failure),
+        })?;
     }
     Ok(())
 }
@@ -343,14 +425,14 @@ fn reload_until(
 /// Check the one runner's call loop against the twin's `expected` checksum and measure it
 /// beside the twin: `(twin ns, cell)`.
 fn measure_calls(
-    runners: &mut [(String, Runner<'_>)],
+    runners: &mut [(String, Sampler<'_>)],
     twin: &Twin,
     expected: i64,
     opts: &MatrixOptions,
 ) -> (Option<f64>, Cell) {
     let got = match runners[0].1.checked(opts.iters) {
         Ok(v) => v,
-        Err(e) => return (None, Cell::failed(CellError::Failed(e))),
+        Err(e) => return (None, Cell::failed(CellError::Failed(e.to_string()))),
     };
     let s = settings(opts.time, opts.pin, twin);
     let mut cell = Cell {
@@ -366,7 +448,7 @@ fn measure_calls(
             (v[0].0, cell)
         }
         Err(e) => {
-            cell.error = Some(CellError::Failed(e));
+            cell.error = Some(CellError::Failed(e.to_string()));
             (None, cell)
         }
     }
@@ -418,7 +500,7 @@ pub fn reload_rows(opts: &MatrixOptions, progress: &mut dyn FnMut(&str)) -> Vec<
                 mismatch: false,
                 error: None,
             },
-            Err(e) => Cell::failed(CellError::Failed(e)),
+            Err(e) => Cell::failed(CellError::Failed(e.to_string())),
         };
         rows[0].cells.insert(backend, cell);
         for (k, (native, cell)) in call_chain(backend, &ns, opts, progress)

@@ -199,22 +199,75 @@ impl Case {
 }
 
 /// A problem in a case file, with where it is.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}:{line}: {message}")]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{path}:{line}: {problem}")]
 pub struct CaseError {
     /// The file.
     pub path: String,
     /// The 1-based line (0 when the whole file is meant).
     pub line: usize,
-    /// What is wrong and how to fix it.
-    pub message: String,
+    /// What is wrong.
+    pub problem: CaseProblem,
 }
 
-fn err(path: &Path, line: usize, message: impl Into<String>) -> CaseError {
+/// What is wrong in a case file, and how to fix it.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum CaseProblem {
+    /// A script that is neither `.hot` nor `.clif`.
+    #[error("a case script must end in .hot or .clif")]
+    NotAScript,
+    /// The file cannot be read.
+    #[error("cannot read: {0}")]
+    Unreadable(Arc<std::io::Error>),
+    /// The cases directory cannot be listed.
+    #[error("cannot read the cases directory: {0}")]
+    UnreadableDir(Arc<std::io::Error>),
+    /// The script does not open with header lines.
+    #[error(
+        "no case header: the file must open with `{prefix} title = \"...\"` lines \
+         (title, twin, unit, checksum; see docs/cases.md)"
+    )]
+    NoHeader {
+        /// The header lines' comment prefix (`//#`, `;#`).
+        prefix: &'static str,
+    },
+    /// The header is not valid TOML, or lacks or misspells a key (TOML's message).
+    #[error("bad header: {0}")]
+    BadHeader(String),
+    /// The header names a twin there is none of.
+    #[error("unknown twin `{name}`; known twins: {}", .known.join(", "))]
+    UnknownTwin {
+        /// The name given.
+        name: String,
+        /// The twins there are.
+        known: Vec<&'static str>,
+    },
+    /// The checksum rule is neither `exact` nor `within N`.
+    #[error("unknown checksum rule `{0}`: use \"exact\" or \"within N\" (N an integer)")]
+    UnknownChecksum(String),
+    /// A key that must have text is empty.
+    #[error("`{0}` must not be empty")]
+    Empty(&'static str),
+    /// The two modes of a case name different twins.
+    #[error("names twin `{this}`, but the other mode of case `{case}` names `{other}`")]
+    TwinsDisagree {
+        /// The twin this script names.
+        this: String,
+        /// The case.
+        case: String,
+        /// The twin its other mode names.
+        other: String,
+    },
+    /// Two native rows (or a row and a script) share a name.
+    #[error("row `{0}` is defined twice")]
+    DefinedTwice(String),
+}
+
+fn err(path: &Path, line: usize, problem: CaseProblem) -> CaseError {
     CaseError {
         path: path.display().to_string(),
         line,
-        message: message.into(),
+        problem,
     }
 }
 
@@ -228,8 +281,11 @@ fn line_of(text: &str, offset: usize) -> usize {
 fn toml_error(path: &Path, parsed: &str, lines: &[usize], e: &toml::de::Error) -> CaseError {
     let k = e.span().map(|s| line_of(parsed, s.start)).unwrap_or(1);
     let line = lines.get(k - 1).copied().unwrap_or(1);
-    let msg = e.message().trim().to_string();
-    err(path, line, format!("bad header: {msg}"))
+    err(
+        path,
+        line,
+        CaseProblem::BadHeader(e.message().trim().to_string()),
+    )
 }
 
 fn check_header(
@@ -247,34 +303,26 @@ fn check_header(
             .unwrap_or(1)
     };
     let twin = twin_named(&raw.twin).ok_or_else(|| {
-        let known: Vec<&str> = super::twins::twins().iter().map(|t| t.name).collect();
+        let known = super::twins::twins().iter().map(|t| t.name).collect();
         err(
             path,
             line_of_key("twin"),
-            format!(
-                "unknown twin `{}`; known twins: {}",
-                raw.twin,
-                known.join(", ")
-            ),
+            CaseProblem::UnknownTwin {
+                name: raw.twin.clone(),
+                known,
+            },
         )
     })?;
     let checksum = ChecksumRule::parse(&raw.checksum).ok_or_else(|| {
         err(
             path,
             line_of_key("checksum"),
-            format!(
-                "unknown checksum rule `{}`: use \"exact\" or \"within N\" (N an integer)",
-                raw.checksum
-            ),
+            CaseProblem::UnknownChecksum(raw.checksum.clone()),
         )
     })?;
     for (key, value) in [("title", &raw.title), ("unit", &raw.unit)] {
         if value.trim().is_empty() {
-            return Err(err(
-                path,
-                line_of_key(key),
-                format!("`{key}` must not be empty"),
-            ));
+            return Err(err(path, line_of_key(key), CaseProblem::Empty(key)));
         }
     }
     Ok(Header {
@@ -304,14 +352,7 @@ pub fn parse_header(path: &Path, mode: Mode, text: &str) -> Result<Header, CaseE
         }
     }
     if lines.is_empty() {
-        return Err(err(
-            path,
-            1,
-            format!(
-                "no case header: the file must open with `{prefix} title = \"...\"` lines \
-                 (title, twin, unit, checksum; see docs/cases.md)"
-            ),
-        ));
+        return Err(err(path, 1, CaseProblem::NoHeader { prefix }));
     }
     let raw: RawHeader =
         toml::from_str(&parsed).map_err(|e| toml_error(path, &parsed, &lines, &e))?;
@@ -323,10 +364,10 @@ pub fn load_script(path: &Path) -> Result<ScriptFile, CaseError> {
     let mode = match path.extension().and_then(|e| e.to_str()) {
         Some("hot") => Mode::Hot,
         Some("clif") => Mode::Clif,
-        _ => return Err(err(path, 0, "a case script must end in .hot or .clif")),
+        _ => return Err(err(path, 0, CaseProblem::NotAScript)),
     };
-    let text =
-        std::fs::read_to_string(path).map_err(|e| err(path, 0, format!("cannot read: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err(path, 0, CaseProblem::Unreadable(e.into())))?;
     let header = parse_header(path, mode, &text)?;
     Ok(ScriptFile {
         mode,
@@ -338,8 +379,8 @@ pub fn load_script(path: &Path) -> Result<ScriptFile, CaseError> {
 
 /// Read a `.toml` file of native-only rows.
 pub fn load_native_rows(path: &Path) -> Result<Vec<Case>, CaseError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| err(path, 0, format!("cannot read: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| err(path, 0, CaseProblem::Unreadable(e.into())))?;
     let lines: Vec<usize> = (1..=text.lines().count().max(1)).collect();
     let raw: RawNativeFile =
         toml::from_str(&text).map_err(|e| toml_error(path, &text, &lines, &e))?;
@@ -374,8 +415,8 @@ pub fn load_native_rows(path: &Path) -> Result<Vec<Case>, CaseError> {
 /// Load every case in `dir`: scripts paired by stem, native-only rows, sorted by `order`
 /// then name. Names must be unique; the two modes of a case must name the same twin.
 pub fn load_dir(dir: &Path) -> Result<Vec<Case>, CaseError> {
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| err(dir, 0, format!("cannot read the cases directory: {e}")))?;
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| err(dir, 0, CaseProblem::UnreadableDir(e.into())))?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     let mut cases: Vec<Case> = Vec::new();
@@ -391,10 +432,11 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Case>, CaseError> {
                         return Err(err(
                             &path,
                             1,
-                            format!(
-                                "names twin `{}`, but the other mode of case `{name}` names `{}`",
-                                script.header.twin.name, case.header.twin.name
-                            ),
+                            CaseProblem::TwinsDisagree {
+                                this: script.header.twin.name.to_string(),
+                                case: name,
+                                other: case.header.twin.name.to_string(),
+                            },
                         ));
                     }
                     if script.mode == Mode::Hot {
@@ -413,11 +455,7 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Case>, CaseError> {
             "toml" => {
                 for row in load_native_rows(&path)? {
                     if cases.iter().any(|c| c.name == row.name) {
-                        return Err(err(
-                            &path,
-                            0,
-                            format!("row `{}` is defined twice", row.name),
-                        ));
+                        return Err(err(&path, 0, CaseProblem::DefinedTwice(row.name)));
                     }
                     cases.push(row);
                 }
@@ -436,5 +474,42 @@ pub fn default_dir(dir: Option<&Path>) -> PathBuf {
         Some(d) => d.to_path_buf(),
         None if Path::new("cases").is_dir() => PathBuf::from("cases"),
         None => Path::new(env!("CARGO_MANIFEST_DIR")).join("cases"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problems_read_as_before() {
+        let e = parse_header(Path::new("x.clif"), Mode::Clif, "function %f() {}\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "x.clif:1: no case header: the file must open with `;# title = \"...\"` lines \
+             (title, twin, unit, checksum; see docs/cases.md)"
+        );
+        let e = err(
+            Path::new("c"),
+            3,
+            CaseProblem::UnknownChecksum("close".into()),
+        );
+        assert_eq!(
+            e.to_string(),
+            "c:3: unknown checksum rule `close`: use \"exact\" or \"within N\" (N an integer)"
+        );
+        let e = err(
+            Path::new("a.hot"),
+            1,
+            CaseProblem::TwinsDisagree {
+                this: "x".into(),
+                case: "a".into(),
+                other: "y".into(),
+            },
+        );
+        assert_eq!(
+            e.to_string(),
+            "a.hot:1: names twin `x`, but the other mode of case `a` names `y`"
+        );
     }
 }

@@ -5,12 +5,13 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::run::{OnOff, RunBackend};
+use super::run::OnOff;
 use super::snippet::{Snippet, load_snippet};
 use super::{Failure, exit};
+use crate::backend::Backend;
 use crate::backend::disasm::{self, Syntax};
 use crate::worker::jobs::{self, AsmInput};
-use crate::worker::protocol::{Backend, FailureKind, JobFailure};
+use crate::worker::protocol::{FailureKind, JobFailure};
 
 /// Assembly syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -41,7 +42,7 @@ pub struct AsmArgs {
     /// The backend whose machine code to show (`interp` makes none). The object backend shows
     /// the code as loaded from its shared library, relocations applied.
     #[arg(long, value_enum, conflicts_with_all = ["ladder", "twin"])]
-    pub backend: Option<RunBackend>,
+    pub backend: Option<Backend>,
     /// Short for `--backend jit-opt` (Cranelift `OptLevel::Speed`).
     #[arg(long, conflicts_with = "backend")]
     pub opt: bool,
@@ -84,22 +85,22 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
     };
     let backend = match (args.backend, args.opt) {
         (Some(b), _) => b,
-        (None, true) => RunBackend::JitOpt,
-        (None, false) => RunBackend::Jit,
+        (None, true) => Backend::JitOpt,
+        (None, false) => Backend::Jit,
     };
-    let backend = Backend::from(backend);
     let snippet = load_snippet(path)?;
     let file = path.display().to_string();
-    let input = match &snippet {
+    let input = match snippet {
         Snippet::Hot { program, .. } => AsmInput::Hot(program),
-        Snippet::Clif { source } => AsmInput::Clif(&source.text),
+        Snippet::Clif { source } => AsmInput::Clif(source),
     };
     let checks_on = args.checks == OnOff::On;
     let failure = |e: JobFailure| match e.kind {
         FailureKind::Script => Failure::script(e.message),
         _ => Failure::input(e.message),
     };
-    let code = jobs::machine_code(input, backend, checks_on, &file).map_err(failure)?;
+    let loaded = jobs::machine_code(input, backend, checks_on).map_err(failure)?;
+    let code = jobs::code_of(&loaded).map_err(failure)?;
     let selected =
         jobs::listings(&code, args.function.as_deref(), syntax, &file).map_err(failure)?;
     let mut out = String::new();

@@ -12,30 +12,36 @@ use crate::cases::spec::{default_dir, load_dir};
 use crate::cases::{Backend, CellError, Entry, Mode, render, twins};
 use crate::export::write_whole;
 
-/// `--backend`: one backend or all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BackendChoice {
-    /// Every backend.
-    All,
-    /// Cranelift JIT, no optimization.
-    Jit,
-    /// Cranelift JIT, optimized for speed.
-    JitOpt,
-    /// Cranelift object file, linked and dlopen'ed (classes and reloads included).
-    Object,
-    /// The reference interpreter.
-    Interp,
-}
+/// `--backend`: every backend, or one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BackendChoice(pub Option<Backend>);
 
 impl BackendChoice {
     /// The backends chosen.
     pub fn backends(self) -> Vec<Backend> {
-        match self {
-            BackendChoice::All => Backend::ALL.to_vec(),
-            BackendChoice::Jit => vec![Backend::Jit],
-            BackendChoice::JitOpt => vec![Backend::JitOpt],
-            BackendChoice::Object => vec![Backend::Object],
-            BackendChoice::Interp => vec![Backend::Interp],
+        match self.0 {
+            None => Backend::ALL.to_vec(),
+            Some(b) => vec![b],
+        }
+    }
+}
+
+impl ValueEnum for BackendChoice {
+    fn value_variants<'a>() -> &'a [Self] {
+        const CHOICES: [BackendChoice; 5] = [
+            BackendChoice(None),
+            BackendChoice(Some(Backend::ALL[0])),
+            BackendChoice(Some(Backend::ALL[1])),
+            BackendChoice(Some(Backend::ALL[2])),
+            BackendChoice(Some(Backend::ALL[3])),
+        ];
+        &CHOICES
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        match self.0 {
+            None => Some(clap::builder::PossibleValue::new("all").help("Every backend")),
+            Some(b) => b.to_possible_value(),
         }
     }
 }
@@ -53,7 +59,7 @@ minute. See docs/cases.md and docs/results.md.";
 #[command(after_help = BENCH_HELP)]
 pub struct BenchArgs {
     /// The backends to run.
-    #[arg(long, value_enum, default_value_t = BackendChoice::All)]
+    #[arg(long, value_enum, default_value_t = BackendChoice(None))]
     pub backend: BackendChoice,
     /// Run only the cases whose name or title contains this text.
     #[arg(long, value_name = "TEXT")]

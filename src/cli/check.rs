@@ -117,10 +117,14 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
         time: args.time,
         iters: args.iters,
     };
-    let answer = crate::cases::check::check(&script, &against, &options).map_err(|e| match e {
-        CheckError::Input(m) => Failure::input(m),
-        CheckError::Script(m) => Failure::script(m),
-    })?;
+    let answer =
+        crate::cases::check::check(&script, &against, &options).map_err(|e: CheckError| {
+            if e.is_input() {
+                Failure::input(e.to_string())
+            } else {
+                Failure::script(e.to_string())
+            }
+        })?;
     if args.json {
         let json = serde_json::to_string_pretty(&answer)
             .map_err(|e| Failure::input(format!("error: {e}")))?;

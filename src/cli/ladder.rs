@@ -12,7 +12,8 @@ use clap::{Args, ValueEnum};
 use super::snippet::{Snippet, load_snippet};
 use super::{Failure, exit};
 use crate::export::{self, Format};
-use crate::ladder::bench::{Bench, Build, DEFAULT_SNIPPET, Method};
+use crate::ladder::bench::{Build, DEFAULT_SNIPPET, Method};
+use crate::ladder::code::{StepCode, ladder_code};
 use crate::lang::{self, SourceFile};
 use crate::measure::{Picos, Progress, Settings, Stop};
 
@@ -108,18 +109,20 @@ pub fn snippet_program(path: Option<&PathBuf>) -> Result<lang::Program, Failure>
     }
 }
 
-/// Build the rows of `args` on this thread.
-pub fn build_bench(
+/// Each step's call-path code of one build of a ladder around the snippet option (or the
+/// default), built on this thread.
+fn ladder_step_code(
     ladder: &str,
     snippet: Option<&PathBuf>,
-    build: BuildArg,
-) -> Result<Bench, Failure> {
+    build: Build,
+    syntax: crate::backend::disasm::Syntax,
+) -> Result<Vec<StepCode>, Failure> {
     let ladder = resolve_ladder(ladder)?;
     let program = snippet_program(snippet)?;
     let where_ = snippet
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "<default snippet>".into());
-    Bench::build(ladder, Method::Snippet(&program), &build.builds()).map_err(|e| match e {
+    ladder_code(ladder, &program, build, syntax).map_err(|e| match e {
         crate::ladder::bench::BuildError::Raised(_) => {
             Failure::script(format!("error: {where_}: {e}"))
         }
@@ -221,65 +224,6 @@ pub enum AsmBuild {
     Aot,
 }
 
-/// The machine code of one step of a ladder in one build, and what changed from the step before.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepCode {
-    /// The step's title.
-    pub title: String,
-    /// The layer it adds.
-    pub layer: String,
-    /// The row's label in a measured ladder (`jit slot read`).
-    pub label: String,
-    /// The call path as a Rust type.
-    pub path: String,
-    /// Instructions in the row's call-path code.
-    pub instructions: usize,
-    /// The generated Cranelift IR (`jit` rows).
-    pub clif: String,
-    /// The listing: each function's name, then its instructions, without addresses.
-    pub listing: Vec<String>,
-    /// The unified diff from the step before (`None` for the first step), with the numbers of
-    /// added and removed lines.
-    pub diff: Option<(Vec<String>, usize, usize)>,
-}
-
-/// Each step's call-path machine code for one build of a built ladder, with its diff from the
-/// step before: what `hotlab asm --ladder` prints and the TUI's code pane shows.
-pub fn step_code(
-    bench: &Bench,
-    want: Build,
-    syntax: crate::backend::disasm::Syntax,
-) -> Vec<StepCode> {
-    let mut out: Vec<StepCode> = Vec::new();
-    for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
-        let listing: Vec<String> = row
-            .code
-            .iter()
-            .flat_map(|c| {
-                std::iter::once(format!("{}:", c.name))
-                    .chain(c.listing(syntax).into_iter().map(|l| format!("    {l}")))
-            })
-            .collect();
-        let step = &bench.ladder.steps[row.step];
-        // Against the step before's listing, kept in `out` (no copy).
-        let diff = out
-            .last()
-            .filter(|before| !before.listing.is_empty())
-            .map(|before| crate::ladder::code::diff(&before.listing, &listing));
-        out.push(StepCode {
-            title: step.title.clone(),
-            layer: step.layer.to_string(),
-            label: row.label(&bench.ladder),
-            path: row.path.to_string(),
-            instructions: row.instructions(),
-            clif: row.clif.clone(),
-            listing,
-            diff,
-        });
-    }
-    out
-}
-
 /// `hotlab asm --ladder NAME`: each step's call-path machine code, and what changed from the
 /// step before (a unified diff of the listings, without addresses).
 pub fn ladder_asm(
@@ -289,17 +233,16 @@ pub fn ladder_asm(
     ir: bool,
     syntax: super::asm::AsmSyntax,
 ) -> Result<ExitCode, Failure> {
-    let (arg, want) = match build {
-        AsmBuild::Jit => (BuildArg::Jit, Build::Jit),
-        AsmBuild::Aot => (BuildArg::Aot, Build::Aot),
+    let want = match build {
+        AsmBuild::Jit => Build::Jit,
+        AsmBuild::Aot => Build::Aot,
     };
-    let bench = build_bench(ladder, snippet, arg)?;
     let syntax = match syntax {
         super::asm::AsmSyntax::Intel => crate::backend::disasm::Syntax::Intel,
         super::asm::AsmSyntax::Att => crate::backend::disasm::Syntax::Att,
     };
     let mut out = String::new();
-    for step in step_code(&bench, want, syntax) {
+    for step in ladder_step_code(ladder, snippet, want, syntax)? {
         out.push_str(&format!(
             "=== {} ({}) — {want} {}: {} instructions\n",
             step.title, step.layer, step.path, step.instructions

@@ -3,9 +3,9 @@
 mod asm;
 mod bench;
 mod check;
+mod doctor;
 mod ladder;
 mod run;
-mod snippet;
 
 use std::process::ExitCode;
 
@@ -14,27 +14,12 @@ use clap::{Parser, Subcommand};
 pub use asm::AsmArgs;
 pub use bench::BenchArgs;
 pub use check::CheckArgs;
-pub use ladder::{LadderArgs, StepCode, step_code};
+pub use doctor::DoctorArgs;
+pub use ladder::LadderArgs;
 pub use run::RunArgs;
-pub use snippet::{Snippet, load_snippet};
 
-use crate::measure::doctor::DoctorArgs;
-
-/// Exit codes shared by every command (documented in `--help` and docs/cli.md).
-pub mod exit {
-    /// Success.
-    pub const OK: u8 = 0;
-    /// The script raised a `ScriptError` at run time.
-    pub const SCRIPT_ERROR: u8 = 1;
-    /// Bad input: a diagnostic in the snippet, an unreadable file, a bad option.
-    pub const BAD_INPUT: u8 = 2;
-    /// `check`: the two sides differ (slower or faster).
-    pub const DIFFERS: u8 = 3;
-    /// `check`: the data cannot tell (see the line for what would resolve it).
-    pub const UNRESOLVED: u8 = 4;
-    /// `check`/`bench`: a script's result differs from its twin's (or the other snippet's).
-    pub const RESULT_DIFFERS: u8 = 5;
-}
+// What the front ends share; the command files below reach it as `super::...`.
+use crate::frontend::{Failure, exit, snippet, use_color};
 
 const AFTER_HELP: &str = "\
 Exit codes: 0 success, 1 the script raised an error at run time, 2 bad input (a diagnostic in the
@@ -88,46 +73,10 @@ pub struct WorkerArgs {
     pub cpu: Option<usize>,
 }
 
-/// An error that already says what went wrong and where, with the exit code to use.
-#[derive(Debug)]
-pub struct Failure {
-    /// The message, printed to stderr as is (diagnostics are pre-rendered).
-    pub message: String,
-    /// The exit code.
-    pub code: u8,
-}
-
-impl Failure {
-    /// Bad input: exit code 2.
-    pub fn input(message: impl Into<String>) -> Failure {
-        Failure {
-            message: message.into(),
-            code: exit::BAD_INPUT,
-        }
-    }
-
-    /// A script fault: exit code 1.
-    pub fn script(message: impl Into<String>) -> Failure {
-        Failure {
-            message: message.into(),
-            code: exit::SCRIPT_ERROR,
-        }
-    }
-}
-
-/// Whether stderr/stdout should carry colour: a terminal, and `NO_COLOR` unset or empty.
-pub fn use_color(stream_is_tty: bool) -> bool {
-    stream_is_tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-}
-
 /// Whether `hotlab` with no command opens the TUI: stdin and stdout are terminals.
 fn on_terminal() -> bool {
     use std::io::IsTerminal;
     std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
-}
-
-fn doctor(args: &DoctorArgs) -> Result<ExitCode, Failure> {
-    crate::measure::doctor::run_doctor(args).map_err(|e| Failure::input(format!("error: {e:#}")))
 }
 
 /// Parse the command line and run it.
@@ -136,7 +85,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Run(args)) => run::run(&args),
         Some(Command::Asm(args)) => asm::asm(&args),
-        Some(Command::Doctor(args)) => doctor(&args),
+        Some(Command::Doctor(args)) => doctor::doctor(&args),
         Some(Command::Bench(args)) => bench::bench(&args),
         Some(Command::Check(args)) => check::check(&args),
         Some(Command::Worker(args)) => return crate::worker::serve(args.cpu),

@@ -12,39 +12,12 @@ use std::io::IsTerminal;
 use std::sync::Arc;
 
 use super::use_color;
-use crate::backend::jit::{
-    CompiledFunction, Jit, JitError, JitOptions, OptLevel, ReloadFailure, ScriptModule,
-};
-use crate::backend::object::{ObjectError, ObjectOptions, StageTimings, compile_object};
-use crate::backend::{Checks, Value, interp};
+use crate::backend::jit::{JitError, ReloadFailure};
+use crate::backend::object::{ObjectError, StageTimings};
+use crate::backend::{Backend, Checks, LoadError, LoadOptions, Loader, Value, load};
 use crate::lang::Program;
 use crate::lang::SourceFile;
-use crate::worker::protocol::{ClassReload, class_lines};
-
-/// The backends `run` offers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RunBackend {
-    /// Cranelift JIT in process.
-    Jit,
-    /// Cranelift JIT optimized for speed, objects in a fixed runtime (no reload).
-    #[value(name = "jit-opt")]
-    JitOpt,
-    /// Cranelift object file, linked into a shared library with `ld` and loaded with dlopen.
-    Object,
-    /// The reference interpreter.
-    Interp,
-}
-
-impl From<RunBackend> for crate::worker::protocol::Backend {
-    fn from(b: RunBackend) -> Self {
-        match b {
-            RunBackend::Jit => Self::Jit,
-            RunBackend::JitOpt => Self::JitOpt,
-            RunBackend::Object => Self::Object,
-            RunBackend::Interp => Self::Interp,
-        }
-    }
-}
+use crate::session::{ClassChange, class_lines};
 
 /// `on` / `off` for `--checks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -72,8 +45,8 @@ pub struct RunArgs {
     /// Backends are described in docs/backends.md.
     pub file: PathBuf,
     /// How to run it.
-    #[arg(long, value_enum, default_value_t = RunBackend::Jit)]
-    pub backend: RunBackend,
+    #[arg(long, value_enum, default_value_t = Backend::Jit)]
+    pub backend: Backend,
     /// Index bounds checks in script code (division by zero is always checked).
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub checks: OnOff,
@@ -111,40 +84,45 @@ fn micros(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1e6)
 }
 
+/// Values as `run` prints them: one per result, separated by spaces.
+fn shown(values: &[Value]) -> String {
+    let shown: Vec<String> = values.iter().map(Value::to_string).collect();
+    shown.join(" ")
+}
+
+/// A load failure: the initializer's error is the script's, the rest bad input.
+fn load_failure(e: LoadError, source: &SourceFile) -> Failure {
+    match e {
+        LoadError::Init(err) => Failure::script(err.render(source)),
+        LoadError::Setup(e) => Failure::input(format!("error: {e}")),
+        other => Failure::input(format!("error: {}: {other}", source.name)),
+    }
+}
+
 /// `hotlab run`.
 pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let snippet = load_snippet(&args.file)?;
-    let checks = Checks::from(args.checks);
-    match (snippet, args.backend) {
-        (Snippet::Clif { .. }, RunBackend::Interp | RunBackend::Object) => {
-            Err(Failure::input(format!(
-                "error: {}: the {} backend runs .hot snippets only; use --backend jit for .clif",
-                args.file.display(),
-                if args.backend == RunBackend::Interp {
-                    "interp"
-                } else {
-                    "object"
-                }
-            )))
-        }
-        (Snippet::Clif { source }, RunBackend::Jit | RunBackend::JitOpt) => {
-            let text = source.text.clone();
-            let opt = opt_level(args.backend);
+    let options = LoadOptions {
+        checks: Checks::from(args.checks),
+        ..LoadOptions::default()
+    };
+    let backend = args.backend;
+    match snippet {
+        Snippet::Clif { .. } if backend.refuses_clif().is_some() => Err(Failure::input(format!(
+            "error: {}: the {backend} backend runs .hot snippets only; use --backend jit for .clif",
+            args.file.display(),
+        ))),
+        Snippet::Clif { source } => {
+            let name = source.name.clone();
             let values = on_script_thread(move || {
-                let mut jit = Jit::new(JitOptions {
-                    checks,
-                    opt,
-                    ..JitOptions::default()
-                })?;
-                let program = jit.load_clif(&text)?;
-                program.run("main", &[])
+                let mut loaded = load(source, backend, &options).map_err(|e| e.to_string())?;
+                loaded.run_main().map_err(|e| e.to_string())
             })?
-            .map_err(|e| Failure::input(format!("error: {}: {e}", source.name)))?;
-            let shown: Vec<String> = values.iter().map(Value::to_string).collect();
-            println!("{}", shown.join(" "));
+            .map_err(|e| Failure::input(format!("error: {name}: {e}")))?;
+            println!("{}", shown(&values));
             Ok(ExitCode::from(exit::OK))
         }
-        (Snippet::Hot { program, .. }, backend) if !args.reload.is_empty() => {
+        Snippet::Hot { program, .. } if !args.reload.is_empty() => {
             let mut versions = Vec::new();
             for path in &args.reload {
                 let name = path.display().to_string();
@@ -152,16 +130,18 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
                     .map_err(|e| Failure::input(format!("error: cannot read {name}: {e}")))?;
                 versions.push(Arc::new(SourceFile::new(name, text)));
             }
-            on_script_thread(move || run_with_reloads(program, versions, checks, backend))?
+            on_script_thread(move || run_with_reloads(program, versions, options, backend))?
         }
-        (Snippet::Hot { program, timings }, backend) => {
+        Snippet::Hot { program, timings } => {
+            if program.main.is_none() {
+                return Err(Failure::input(format!(
+                    "error: {}: no `fn main` to run (add `fn main() -> i64 {{ ... }}`)",
+                    program.source.name
+                )));
+            }
             let want_timings = args.timings;
-            let outcome = on_script_thread(move || run_hot(&program, backend, checks))?;
-            let (value, stages, object_stages) = match outcome {
-                Ok(ok) => ok,
-                Err(Outcome::Script(msg)) => return Err(Failure::script(msg)),
-                Err(Outcome::Input(msg)) => return Err(Failure::input(msg)),
-            };
+            let (value, stages, object_stages) =
+                on_script_thread(move || run_main(program, backend, options))??;
             println!("{value}");
             if want_timings {
                 println!(
@@ -201,17 +181,38 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     }
 }
 
-/// The Cranelift optimization level a JIT backend asks for.
-fn opt_level(backend: RunBackend) -> OptLevel {
-    crate::worker::protocol::Backend::from(backend).opt_level()
+/// Each function's (name, lower time, compile time).
+type Stages = Vec<(String, Duration, Duration)>;
+
+/// Load `program` on `backend` and run its `main`: the value as printed, the functions'
+/// stage times, and the object backend's.
+fn run_main(
+    program: Program,
+    backend: Backend,
+    options: LoadOptions,
+) -> Result<(String, Stages, Option<StageTimings>), Failure> {
+    let source = Arc::clone(&program.source);
+    let mut loaded = Loader::new(options)
+        .load_checked(program, backend)
+        .map_err(|e| load_failure(e, &source))?;
+    let stages = loaded
+        .machine_code()
+        .unwrap_or_default()
+        .iter()
+        .map(|f| (f.name.clone(), f.lower_time, f.compile_time))
+        .collect();
+    let value = loaded
+        .run_main()
+        .map_err(|e| Failure::script(e.to_string()))?;
+    Ok((shown(&value), stages, loaded.object_stages()))
 }
 
 /// `main`, then each reload in order. Returns the exit code: the first failure's, or OK.
 fn run_with_reloads(
     program: Program,
     versions: Vec<Arc<SourceFile>>,
-    checks: Checks,
-    backend: RunBackend,
+    options: LoadOptions,
+    backend: Backend,
 ) -> Result<ExitCode, Failure> {
     if program.main.is_none() {
         return Err(Failure::input(format!(
@@ -220,57 +221,25 @@ fn run_with_reloads(
         )));
     }
     let source = Arc::clone(&program.source);
-    let jit = JitOptions {
-        checks,
-        opt: opt_level(backend),
-        ..JitOptions::default()
+    let options = LoadOptions {
+        reloadable: true,
+        ..options
     };
-    let script = |err: crate::runtime::ScriptError| Failure::script(err.render(&source));
-    let input = |e: String| Failure::input(format!("error: {}: {e}", source.name));
+    // On jit-opt every reload is refused (reported, exit code set), nothing changes.
+    let mut loaded = Loader::new(options)
+        .load_checked(program, backend)
+        .map_err(|e| match e {
+            LoadError::Init(err) => Failure::script(err.render(&source)),
+            other => Failure::input(format!("error: {}: {other}", source.name)),
+        })?;
+    let main = loaded
+        .run_main()
+        .map_err(|e| Failure::script(e.to_string()))?;
+    println!("{}", shown(&main));
     let mut code = exit::OK;
-    match backend {
-        RunBackend::Interp => {
-            // The interpreter runs borrowed programs: every version is compiled first (one
-            // that does not compile is reported at its turn and changes nothing).
-            let compiled: Vec<_> = versions
-                .iter()
-                .map(|v| crate::lang::compile(Arc::clone(v)))
-                .collect();
-            let mut interp = interp::Interp::new(&program, checks).map_err(script)?;
-            let main = program.main.expect("checked above");
-            println!("{}", interp.call(main, &[]).map_err(script)?);
-            for (version, next) in versions.iter().zip(&compiled) {
-                let result = match next {
-                    Ok(next) => interp.reload(next),
-                    Err(d) => Err(ReloadFailure::Compile(d.clone())),
-                };
-                code = code.max(report_reload(version, result));
-            }
-        }
-        RunBackend::Jit | RunBackend::JitOpt | RunBackend::Object => {
-            // On jit-opt every reload is refused (reported, exit code set), nothing changes.
-            let mut module = match backend {
-                RunBackend::Object => {
-                    let options = ObjectOptions {
-                        jit,
-                        ..ObjectOptions::default()
-                    };
-                    ScriptModule::new_object(program, options).map_err(|e| match e {
-                        ObjectError::Init(err) => script(err),
-                        other => input(other.to_string()),
-                    })?
-                }
-                _ => ScriptModule::new(program, jit).map_err(|e| match e {
-                    JitError::Init(err) => script(err),
-                    other => input(other.to_string()),
-                })?,
-            };
-            println!("{}", module.run_main().map_err(script)?);
-            for version in versions {
-                let result = module.reload(Arc::clone(&version));
-                code = code.max(report_reload(&version, result));
-            }
-        }
+    for version in versions {
+        let result = loaded.reload(Arc::clone(&version));
+        code = code.max(report_reload(&version, result));
     }
     Ok(ExitCode::from(code))
 }
@@ -284,7 +253,7 @@ fn report_reload(
     let color = use_color(std::io::stderr().is_terminal());
     match result {
         Ok(outcome) => {
-            let classes: Vec<ClassReload> = outcome.classes.iter().map(ClassReload::from).collect();
+            let classes: Vec<ClassChange> = outcome.classes.iter().map(ClassChange::from).collect();
             for line in class_lines(&version.name, &classes, &outcome.defined) {
                 eprintln!("{line}");
             }
@@ -299,7 +268,7 @@ fn report_reload(
             exit::BAD_INPUT
         }
         Err(ReloadFailure::AfterReload(e, applied) | ReloadFailure::Init(e, applied)) => {
-            let classes: Vec<ClassReload> = applied.classes.iter().map(ClassReload::from).collect();
+            let classes: Vec<ClassChange> = applied.classes.iter().map(ClassChange::from).collect();
             for line in class_lines(&version.name, &classes, &applied.defined) {
                 eprintln!("{line}");
             }
@@ -317,70 +286,4 @@ fn report_reload(
             exit::BAD_INPUT
         }
     }
-}
-
-enum Outcome {
-    Script(String),
-    Input(String),
-}
-
-type Stages = Vec<(String, Duration, Duration)>;
-
-fn run_hot(
-    program: &Program,
-    backend: RunBackend,
-    checks: Checks,
-) -> Result<(Value, Stages, Option<StageTimings>), Outcome> {
-    if program.main.is_none() {
-        return Err(Outcome::Input(format!(
-            "error: {}: no `fn main` to run (add `fn main() -> i64 {{ ... }}`)",
-            program.source.name
-        )));
-    }
-    let script = |e: crate::runtime::ScriptError| Outcome::Script(e.render(&program.source));
-    match backend {
-        RunBackend::Interp => Ok((
-            interp::run_main(program, checks).map_err(script)?,
-            vec![],
-            None,
-        )),
-        RunBackend::Object => {
-            let options = ObjectOptions {
-                jit: JitOptions {
-                    checks,
-                    ..JitOptions::default()
-                },
-                ..ObjectOptions::default()
-            };
-            let loaded = compile_object(program, &options).map_err(|e| match e {
-                ObjectError::Init(err) => script(err),
-                other => Outcome::Input(format!("error: {}: {other}", program.source.name)),
-            })?;
-            let stages = function_stages(loaded.functions());
-            let value = loaded.run_main().map_err(script)?;
-            Ok((value, stages, Some(loaded.timings())))
-        }
-        RunBackend::Jit | RunBackend::JitOpt => {
-            let mut jit = Jit::new(JitOptions {
-                checks,
-                opt: opt_level(backend),
-                ..JitOptions::default()
-            })
-            .map_err(|e| Outcome::Input(format!("error: {e}")))?;
-            let compiled = jit.compile(program).map_err(|e| match e {
-                crate::backend::jit::JitError::Init(err) => script(err),
-                other => Outcome::Input(format!("error: {}: {other}", program.source.name)),
-            })?;
-            let stages = function_stages(compiled.functions());
-            let value = compiled.run_main().map_err(script)?;
-            Ok((value, stages, None))
-        }
-    }
-}
-
-fn function_stages(functions: &[CompiledFunction]) -> Stages {
-    functions
-        .iter()
-        .map(|f| (f.name.clone(), f.lower_time, f.compile_time))
-        .collect()
 }

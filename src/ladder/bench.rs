@@ -26,7 +26,7 @@ use crate::backend::jit::{Jit, JitOptions, JitProgram, OptLevel, VmCtx};
 use crate::lang::Program;
 use crate::measure::{JobResult, MeasureError, Observer, RawVariantFn, Settings, Variant};
 use crate::runtime::ScriptError;
-use crate::runtime::class::{ClassDef, ClassRef, MethodDef};
+use crate::runtime::class::{ClassDef, ClassRef, DefineError, MethodDef};
 use crate::runtime::handle::Handle;
 use crate::runtime::iface::{Hook, HookCall, Signature};
 use crate::runtime::rt::Runtime;
@@ -76,16 +76,53 @@ pub enum Method<'a> {
 pub enum BuildError {
     /// The snippet lacks `fn call() -> i64` or has another signature.
     #[error("the snippet must define `fn call() -> i64` (the method the ladder calls): {0}")]
-    NoCall(String),
+    NoCall(NoCall),
     /// JIT compilation failed.
     #[error("cannot compile: {0}")]
     Jit(#[from] crate::backend::jit::JitError),
     /// The first call of `call` raised.
     #[error("the snippet's `call` raised an error on its first call: {0}")]
     Raised(ScriptError),
-    /// The runtime refused the class or the object.
+    /// The runtime refused the class or the object, or a row's code is not there.
     #[error("cannot make the script object: {0}")]
-    Runtime(String),
+    Runtime(RowSetupError),
+}
+
+/// How the snippet's `call` is not the `fn call() -> i64` a ladder needs.
+#[derive(Debug, thiserror::Error)]
+pub enum NoCall {
+    /// There is none.
+    #[error("there is no function `call`")]
+    Missing,
+    /// It has another signature.
+    #[error("{0}")]
+    Signature(crate::backend::jit::JitError),
+    /// It returned something other than an `i64`.
+    #[error("it returned {0}")]
+    Returned(Value),
+}
+
+/// What failed in making the script object and the rows around it.
+#[derive(Debug, thiserror::Error)]
+pub enum RowSetupError {
+    /// The runtime refused the class.
+    #[error("{0}")]
+    Define(DefineError),
+    /// The class's `call` is not in slot 0, where the rows read it.
+    #[error("`call` did not get slot 0")]
+    Slot,
+    /// The object could not be made or reached.
+    #[error("{0}")]
+    Object(ScriptError),
+    /// The binary has no ahead-of-time function for this path.
+    #[error("no aot function for {0}")]
+    NoAot(Path),
+    /// Row `i`'s `.clif` function is missing from the compiled text.
+    #[error("row {0} was not compiled")]
+    NotCompiled(usize),
+    /// A row function lacks the raw ABI.
+    #[error("`{0}` does not have the raw ABI (i64, i64) -> i64")]
+    NotRaw(String),
 }
 
 /// The native twin: a Rust object behind `&dyn Hook` returning what the snippet returns.
@@ -101,13 +138,15 @@ impl Hook for NativeTwin {
     }
 }
 
-enum Runner {
+/// How a row runs its loop of `n` calls: the native twin's Rust loop, or a raw-ABI function
+/// (an `aot` loop or a `jit` row's generated one).
+enum RowLoop {
     Native(Arc<NativeTwin>),
     Raw(RawVariantFn),
 }
 
 /// One row: a step of the ladder in one build.
-pub struct Row {
+pub struct LadderRow {
     /// Index of the step in the ladder.
     pub step: usize,
     /// The build (`None` for the native row).
@@ -118,20 +157,20 @@ pub struct Row {
     pub code: Vec<CodeBlock>,
     /// The generated IR (`jit` rows).
     pub clif: String,
-    runner: Runner,
+    row_loop: RowLoop,
     /// Owned (from `Box::into_raw`, freed on drop): a raw pointer so that a row may be entered
     /// again from inside its own call (recursion through the border) without aliasing a `&mut`.
     ctx: *mut RowCtx,
 }
 
-impl Drop for Row {
+impl Drop for LadderRow {
     fn drop(&mut self) {
         // SAFETY: `ctx` came from `Box::into_raw` and is freed only here.
         drop(unsafe { Box::from_raw(self.ctx) });
     }
 }
 
-impl Row {
+impl LadderRow {
     /// `jit slot read` / `native`.
     pub fn label(&self, ladder: &Ladder) -> String {
         let title = &ladder.steps[self.step].title;
@@ -157,16 +196,16 @@ impl Row {
     }
 
     /// Run `n` calls; may be re-entered from inside the row's own method (a fault stays in the
-    /// context until [`Row::take_fault`]).
+    /// context until [`LadderRow::take_fault`]).
     ///
     /// # Safety
     /// Call it on the thread that built the bench, while the bench lives.
     pub unsafe fn enter(&self, n: u64) -> u64 {
-        match &self.runner {
-            Runner::Native(t) => native_loop(t, n),
+        match &self.row_loop {
+            RowLoop::Native(t) => native_loop(t, n),
             // SAFETY: `f` is this row's function with the raw ABI and `ctx` its live context
             // (see `Bench::build`), used on the thread that made it.
-            Runner::Raw(f) => unsafe { f(self.ctx as *mut c_void, n) },
+            RowLoop::Raw(f) => unsafe { f(self.ctx as *mut c_void, n) },
         }
     }
 
@@ -193,7 +232,7 @@ pub struct Bench {
     /// The ladder.
     pub ladder: Ladder,
     /// The rows, in step order (the native row first, then each step's builds).
-    pub rows: Vec<Row>,
+    pub rows: Vec<LadderRow>,
     /// What one call returns (the native twin's value).
     pub value: i64,
     handle: Handle,
@@ -222,13 +261,13 @@ impl Bench {
                 let program = jit.compile(p)?;
                 let id = program
                     .function_named("call")
-                    .ok_or_else(|| BuildError::NoCall("there is no function `call`".into()))?;
+                    .ok_or(BuildError::NoCall(NoCall::Missing))?;
                 program
                     .raw_entry::<unsafe extern "C-unwind" fn(*mut VmCtx) -> i64>(id)
-                    .map_err(|e| BuildError::NoCall(e.to_string()))?;
+                    .map_err(|e| BuildError::NoCall(NoCall::Signature(e)))?;
                 let value = match program.call(id, &[]).map_err(BuildError::Raised)? {
                     Value::I64(v) => v,
-                    other => return Err(BuildError::NoCall(format!("it returned {other}"))),
+                    other => return Err(BuildError::NoCall(NoCall::Returned(other))),
                 };
                 let addr = program.functions()[id.index()].addr as *const c_void;
                 let vmctx = Box::new(program.vm_context());
@@ -259,16 +298,13 @@ impl Bench {
                 }],
                 vmctx: &mut *vmctx as *mut VmCtx as *mut c_void,
             })
-            .map_err(|e| BuildError::Runtime(e.to_string()))?;
+            .map_err(|e| BuildError::Runtime(RowSetupError::Define(e)))?;
         if class.slot_of("call").map(|s| s.get()) != Some(CALL_SLOT) {
-            return Err(BuildError::Runtime("`call` did not get slot 0".into()));
+            return Err(BuildError::Runtime(RowSetupError::Slot));
         }
-        let handle = runtime
-            .new_object(&class)
-            .map_err(|e| BuildError::Runtime(e.to_string()))?;
-        let obj = handle
-            .get()
-            .map_err(|e| BuildError::Runtime(e.to_string()))?;
+        let object = |e| BuildError::Runtime(RowSetupError::Object(e));
+        let handle = runtime.new_object(&class).map_err(object)?;
+        let obj = handle.get().map_err(object)?;
 
         let twin = Arc::new(NativeTwin { value });
         let mut rows = Vec::new();
@@ -279,15 +315,15 @@ impl Bench {
                 _ => builds.iter().copied().map(Some).collect(),
             };
             for build in builds {
-                let runner = match build {
-                    None => Runner::Native(Arc::clone(&twin)),
+                let row_loop = match build {
+                    None => RowLoop::Native(Arc::clone(&twin)),
                     // Filled in below, once the whole `.clif` text is compiled.
-                    Some(Build::Jit) => Runner::Native(Arc::clone(&twin)),
+                    Some(Build::Jit) => RowLoop::Native(Arc::clone(&twin)),
                     Some(Build::Aot) => {
                         let (f, lp) = aot_fn(&path).ok_or_else(|| {
-                            BuildError::Runtime(format!("no aot function for {path}"))
+                            BuildError::Runtime(RowSetupError::NoAot(path.clone()))
                         })?;
-                        rows.push(Row {
+                        rows.push(LadderRow {
                             step,
                             build,
                             code: vec![CodeBlock {
@@ -298,19 +334,19 @@ impl Bench {
                             }],
                             path: path.clone(),
                             clif: String::new(),
-                            runner: Runner::Raw(f),
+                            row_loop: RowLoop::Raw(f),
                             ctx: Box::into_raw(Box::new(RowCtx::new(obj))),
                         });
                         continue;
                     }
                 };
-                rows.push(Row {
+                rows.push(LadderRow {
                     step,
                     build,
                     path: path.clone(),
                     code: Vec::new(),
                     clif: String::new(),
-                    runner,
+                    row_loop,
                     ctx: Box::into_raw(Box::new(RowCtx::new(obj))),
                 });
             }
@@ -336,12 +372,12 @@ impl Bench {
                 let prefix = format!("r{i}_");
                 let entry = clif
                     .function(&format!("r{i}_row"))
-                    .ok_or_else(|| BuildError::Runtime(format!("row {i} was not compiled")))?;
+                    .ok_or(BuildError::Runtime(RowSetupError::NotCompiled(i)))?;
                 // SAFETY: `%rK_row` is generated by `row_clif` with exactly the raw ABI
                 // `(i64 ctx, i64 n) -> i64` (checked here), and its code lives while `clif`
                 // (kept in the bench) does.
                 let f = unsafe { raw_fn(entry)? };
-                row.runner = Runner::Raw(f);
+                row.row_loop = RowLoop::Raw(f);
                 row.code = clif
                     .functions()
                     .iter()
@@ -369,11 +405,8 @@ impl Bench {
     }
 
     /// The faults rows recorded while measured (taken out of their contexts).
-    pub fn take_faults(&mut self) -> Vec<Option<String>> {
-        self.rows
-            .iter_mut()
-            .map(|r| r.take_fault().map(|e| e.to_string()))
-            .collect()
+    pub fn take_faults(&mut self) -> Vec<Option<ScriptError>> {
+        self.rows.iter_mut().map(|r| r.take_fault()).collect()
     }
 
     /// The script object every row calls.
@@ -406,15 +439,15 @@ impl Bench {
         let ladder = &self.ladder;
         for row in &mut self.rows {
             let name = row.label(ladder);
-            let v = match &row.runner {
-                Runner::Native(t) => {
+            let v = match &row.row_loop {
+                RowLoop::Native(t) => {
                     let t = Arc::clone(t);
                     Variant::native(name, move |n| native_loop(&t, n))
                 }
                 // SAFETY: the row's function has the raw ABI; its context lives in the row,
                 // which outlives the job (the job is dropped at the end of this function), and
                 // the job runs on this thread, the one the context was made on.
-                Runner::Raw(f) => unsafe { Variant::raw(name, *f, row.ctx as *mut c_void) },
+                RowLoop::Raw(f) => unsafe { Variant::raw(name, *f, row.ctx as *mut c_void) },
             };
             job = job.with(v);
         }
@@ -429,10 +462,7 @@ impl Bench {
 unsafe fn raw_fn(f: &ClifFunction) -> Result<RawVariantFn, BuildError> {
     use cranelift_codegen::ir::types::I64;
     if f.params != [I64, I64] || f.returns != [I64] {
-        return Err(BuildError::Runtime(format!(
-            "`{}` does not have the raw ABI (i64, i64) -> i64",
-            f.name
-        )));
+        return Err(BuildError::Runtime(RowSetupError::NotRaw(f.name.clone())));
     }
     // SAFETY: checked above; the address is finalized code; fn pointers and addresses have one
     // representation.

@@ -1,10 +1,16 @@
 //! The machine code of a row's call path: its bytes (for `jit`, the generated loop and inner
-//! functions; for `aot`, rustc's monomorphized loop function), instruction counts, and the
-//! address-free listing diff between consecutive steps that `hotlab asm --ladder` prints.
+//! functions; for `aot`, rustc's monomorphized loop function), instruction counts, and each
+//! step's listing with the address-free diff from the step before ([`StepCode`]), which
+//! `hotlab asm --ladder` prints and the TUI's code pane shows (through the worker's
+//! `ladder_code` job).
 
 use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind};
+use serde::{Deserialize, Serialize};
 
+use super::Ladder;
+use super::bench::{Bench, Build, BuildError, Method};
 use crate::backend::disasm::{self, Syntax};
+use crate::lang::Program;
 
 /// One function of a row's path.
 #[derive(Debug, Clone)]
@@ -120,6 +126,73 @@ pub fn diff(before: &[String], after: &[String]) -> (Vec<String>, usize, usize) 
         }
     }
     (out, added, removed)
+}
+
+/// The machine code of one step of a ladder in one build, and what changed from the step before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepCode {
+    /// The step's title.
+    pub title: String,
+    /// The layer it adds.
+    pub layer: String,
+    /// The row's label in a measured ladder (`jit slot read`).
+    pub label: String,
+    /// The call path as a Rust type.
+    pub path: String,
+    /// Instructions in the row's call-path code.
+    pub instructions: usize,
+    /// The generated Cranelift IR (`jit` rows).
+    pub clif: String,
+    /// The listing: each function's name, then its instructions, without addresses.
+    pub listing: Vec<String>,
+    /// The unified diff from the step before (`None` for the first step), with the numbers of
+    /// added and removed lines.
+    pub diff: Option<(Vec<String>, usize, usize)>,
+}
+
+/// Each step's call-path machine code for one build of a built ladder, with its diff from the
+/// step before.
+pub fn step_code(bench: &Bench, want: Build, syntax: Syntax) -> Vec<StepCode> {
+    let mut out: Vec<StepCode> = Vec::new();
+    for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
+        let listing: Vec<String> = row
+            .code
+            .iter()
+            .flat_map(|c| {
+                std::iter::once(format!("{}:", c.name))
+                    .chain(c.listing(syntax).into_iter().map(|l| format!("    {l}")))
+            })
+            .collect();
+        let step = &bench.ladder.steps[row.step];
+        // Against the step before's listing, kept in `out` (no copy).
+        let diff = out
+            .last()
+            .filter(|before| !before.listing.is_empty())
+            .map(|before| diff(&before.listing, &listing));
+        out.push(StepCode {
+            title: step.title.clone(),
+            layer: step.layer.to_string(),
+            label: row.label(&bench.ladder),
+            path: row.path.to_string(),
+            instructions: row.instructions(),
+            clif: row.clif.clone(),
+            listing,
+            diff,
+        });
+    }
+    out
+}
+
+/// Build `ladder`'s rows of one build around `program`'s `fn call` and return each step's code
+/// ([`step_code`]): what `hotlab asm --ladder` prints and the worker's `ladder_code` job answers.
+pub fn ladder_code(
+    ladder: Ladder,
+    program: &Program,
+    build: Build,
+    syntax: Syntax,
+) -> Result<Vec<StepCode>, BuildError> {
+    let bench = Bench::build(ladder, Method::Snippet(program), &[build])?;
+    Ok(step_code(&bench, build, syntax))
 }
 
 #[cfg(test)]

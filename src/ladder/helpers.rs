@@ -165,7 +165,7 @@ pub unsafe extern "C-unwind" fn ladder_fused_slow(ctx: *mut RowCtx, room: i64) -
 /// layer around it (Rust's `Result<i64, Fault>` is two registers too).
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Outcome {
+pub struct LayerResult {
     /// The method's result (0 on a fault).
     pub value: i64,
     /// 0, or [`FAIL`].
@@ -173,7 +173,7 @@ pub struct Outcome {
 }
 
 /// The generated inner part of a path (the layers inside a `catch`, and the call).
-pub type InnerFn = unsafe extern "C-unwind" fn(ctx: *mut RowCtx) -> Outcome;
+pub type InnerFn = unsafe extern "C-unwind" fn(ctx: *mut RowCtx) -> LayerResult;
 /// A generated loop of `n` calls returning the sum of results.
 pub type LoopFn = unsafe extern "C-unwind" fn(ctx: *mut RowCtx, n: u64) -> u64;
 
@@ -194,7 +194,7 @@ fn restore(rec: &ThreadRecord, (room, entered): (u32, u32)) {
 ///
 /// # Safety
 /// `inner` must be a finalized generated function of type [`InnerFn`], `ctx` the row's context.
-pub unsafe extern "C-unwind" fn ladder_catch(inner: InnerFn, ctx: *mut RowCtx) -> Outcome {
+pub unsafe extern "C-unwind" fn ladder_catch(inner: InnerFn, ctx: *mut RowCtx) -> LayerResult {
     // SAFETY: the record is this thread's.
     let rec = unsafe { &*(*ctx).rec };
     let before = saved(rec);
@@ -204,7 +204,7 @@ pub unsafe extern "C-unwind" fn ladder_catch(inner: InnerFn, ctx: *mut RowCtx) -
         Err(payload) => {
             restore(rec, before);
             let e = caught(payload);
-            Outcome {
+            LayerResult {
                 value: 0,
                 fault: record(ctx, e),
             }

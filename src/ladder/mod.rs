@@ -11,7 +11,7 @@ pub mod report;
 pub mod run;
 pub mod spec;
 
-pub use spec::{Ladder, LadderError, Layer, Step};
+pub use spec::{Ladder, LadderError, LadderProblem, Layer, Step};
 
 use std::path::{Path, PathBuf};
 
@@ -36,16 +36,14 @@ pub fn resolve(name_or_path: &str) -> Result<Ladder, LadderError> {
     if path.extension().is_some() || path.exists() {
         return Ladder::load(path);
     }
-    let names: Vec<_> = BUILTIN.iter().map(|(n, _)| *n).collect();
     Err(LadderError {
         file: name_or_path.to_string(),
         line: 1,
         col: 1,
         key: "ladder".into(),
-        message: format!(
-            "no ladder of that name (shipped: {}) and no such file",
-            names.join(", ")
-        ),
+        problem: LadderProblem::NoSuchLadder {
+            shipped: BUILTIN.iter().map(|(n, _)| *n).collect(),
+        },
     })
 }
 

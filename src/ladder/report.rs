@@ -8,6 +8,7 @@ use serde::Serialize;
 use super::bench::{Bench, Build};
 use crate::export::Table;
 use crate::measure::{AbsVerdict, JobResult, Verdict};
+use crate::runtime::ScriptError;
 
 /// One row of the report.
 #[derive(Debug, Clone, Serialize)]
@@ -60,7 +61,7 @@ impl Report {
     pub fn new(
         bench: &Bench,
         result: &JobResult,
-        faults: &[Option<String>],
+        faults: &[Option<ScriptError>],
         header: Vec<String>,
     ) -> Report {
         let native = result.variants.first().and_then(|v| v.checksum);
@@ -107,7 +108,10 @@ impl Report {
                     cycles: v.cycles_est.map(|c| c.0),
                     instructions: row.instructions(),
                     checksum_ok,
-                    fault: faults.get(i).cloned().flatten(),
+                    fault: faults
+                        .get(i)
+                        .and_then(|f| f.as_ref())
+                        .map(|e| e.to_string()),
                 }
             })
             .collect();

@@ -9,33 +9,39 @@ use super::report::Report;
 use super::spec::Ladder;
 use crate::measure::env::health::{self, LiveProbes};
 use crate::measure::{MeasureError, Observer, Settings};
+use crate::runtime::ScriptError;
 
 /// Why a ladder was not measured.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The rows could not be built (no `fn call() -> i64`, a compile error, ...).
+    /// (Boxed: a build error carries a diagnostic or a script error.)
     #[error("{0}")]
-    Build(#[from] BuildError),
+    Build(Box<BuildError>),
     /// A row's first, untimed calls raised an error.
     #[error("row `{row}` failed: {error}")]
     Row {
         /// The row's label.
         row: String,
         /// The error.
-        error: String,
+        error: ScriptError,
     },
     /// The engine refused the settings.
     #[error("{0}")]
     Measure(#[from] MeasureError),
 }
 
+impl From<BuildError> for RunError {
+    fn from(e: BuildError) -> RunError {
+        RunError::Build(Box::new(e))
+    }
+}
+
 impl RunError {
     /// True when the snippet raised an error (as opposed to bad input).
     pub fn is_script_error(&self) -> bool {
-        matches!(
-            self,
-            RunError::Row { .. } | RunError::Build(BuildError::Raised(_))
-        )
+        matches!(self, RunError::Row { .. })
+            || matches!(self, RunError::Build(b) if matches!(**b, BuildError::Raised(_)))
     }
 }
 
@@ -57,7 +63,7 @@ pub fn measure(
         if let Some(e) = fault {
             return Err(RunError::Row {
                 row: bench.rows[i].label(&bench.ladder),
-                error: e.to_string(),
+                error: e,
             });
         }
     }
@@ -105,10 +111,25 @@ pub fn machine_header() -> Vec<String> {
     lines
 }
 
+/// Why [`with_layers`] made no ladder.
+#[derive(Debug, thiserror::Error)]
+pub enum LayersError {
+    /// Neither the ladder nor a shipped one has a step for the layer.
+    #[error("no ladder describes the layer `{0}`")]
+    NoStep(super::Layer),
+    /// The chosen ladder did not serialize.
+    #[error("cannot write the ladder: {0}")]
+    Write(#[from] toml::ser::Error),
+    /// The chosen layers do not make a ladder (a layer twice, `fused` or `direct` beside
+    /// another): the ladder file's problem, without a position.
+    #[error("{0}")]
+    Invalid(super::LadderProblem),
+}
+
 /// A ladder with its steps reordered or chosen: `layers` names the layers after `native`, in
 /// order (`native` first is implied). Each step keeps the title and text of the ladder that has
 /// it (`base` first, then the shipped ladders). The result is checked like a ladder file.
-pub fn with_layers(base: &Ladder, layers: &[super::Layer]) -> Result<Ladder, String> {
+pub fn with_layers(base: &Ladder, layers: &[super::Layer]) -> Result<Ladder, LayersError> {
     use super::{Layer, Step};
     let pool: Vec<Step> = base
         .steps
@@ -125,7 +146,7 @@ pub fn with_layers(base: &Ladder, layers: &[super::Layer]) -> Result<Ladder, Str
         pool.iter()
             .find(|s| s.layer == l)
             .cloned()
-            .ok_or_else(|| format!("no ladder describes the layer `{l}`"))
+            .ok_or(LayersError::NoStep(l))
     };
     let mut steps = vec![step(Layer::Native)?];
     for &l in layers.iter().filter(|l| **l != Layer::Native) {
@@ -137,7 +158,7 @@ pub fn with_layers(base: &Ladder, layers: &[super::Layer]) -> Result<Ladder, Str
         steps,
     };
     // Checked as a file would be: no layer twice, `fused`/`direct` alone.
-    let text = toml::to_string(&ladder).map_err(|e| format!("cannot write the ladder: {e}"))?;
-    Ladder::parse("<layers>", &text).map_err(|e| e.message)?;
+    let text = toml::to_string(&ladder)?;
+    Ladder::parse("<layers>", &text).map_err(|e| LayersError::Invalid(e.problem))?;
     Ok(ladder)
 }

@@ -10,6 +10,7 @@
 
 use std::fmt;
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -101,8 +102,8 @@ pub struct Ladder {
 }
 
 /// A ladder file that could not be used, with where and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {key}: {message}")]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{file}:{line}:{col}: {key}: {problem}")]
 pub struct LadderError {
     /// The file as named by the user.
     pub file: String,
@@ -112,8 +113,51 @@ pub struct LadderError {
     pub col: usize,
     /// The key at fault (`step[3].layer`), or `ladder` for the whole file.
     pub key: String,
-    /// What is wrong and how to fix it.
-    pub message: String,
+    /// What is wrong.
+    pub problem: LadderProblem,
+}
+
+/// What is wrong with a ladder, and how to fix it.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum LadderProblem {
+    /// Neither a shipped ladder's name nor a file.
+    #[error("no ladder of that name (shipped: {}) and no such file", .shipped.join(", "))]
+    NoSuchLadder {
+        /// The shipped ladders' names.
+        shipped: Vec<&'static str>,
+    },
+    /// The file cannot be read.
+    #[error("cannot read the file: {0}")]
+    Unreadable(Arc<std::io::Error>),
+    /// A layer name that is none of [`Layer::ALL`] (TOML's message).
+    #[error("unknown layer: {message} (layers: {})", Layer::ALL.map(|l| l.name()).join(", "))]
+    UnknownLayer {
+        /// TOML's message.
+        message: String,
+    },
+    /// Not TOML, or a key missing, misspelt or of the wrong type (TOML's message).
+    #[error("{0}")]
+    Toml(String),
+    /// No `[[step]]` at all.
+    #[error("a ladder needs at least one [[step]], the first with layer = \"native\"")]
+    NoSteps,
+    /// The first step is another layer than `native`.
+    #[error("the first step must be `native` (the floor every row is compared with), not `{0}`")]
+    FirstNotNative(Layer),
+    /// `native` after the first step.
+    #[error("`native` may only be the first step")]
+    NativeLater,
+    /// A layer twice.
+    #[error("layer `{0}` appears twice")]
+    Twice(Layer),
+    /// `fused` or `direct` beside another layer.
+    #[error("layer `{layer}` cannot follow `{prev}`: {}", conflict_reason(*.prev, *.layer))]
+    Conflict {
+        /// The layer before.
+        prev: Layer,
+        /// The layer that cannot follow it.
+        layer: Layer,
+    },
 }
 
 impl Ladder {
@@ -122,13 +166,12 @@ impl Ladder {
         let ladder: Ladder = toml::from_str(text).map_err(|e| {
             let offset = e.span().map(|s| s.start).unwrap_or(0);
             let message = e.message().trim().to_string();
-            let message = if message.starts_with("unknown variant") {
-                let names: Vec<_> = Layer::ALL.iter().map(|l| l.name()).collect();
-                format!("unknown layer: {message} (layers: {})", names.join(", "))
+            let problem = if message.starts_with("unknown variant") {
+                LadderProblem::UnknownLayer { message }
             } else {
-                message
+                LadderProblem::Toml(message)
             };
-            error_at(file, text, offset, message)
+            error_at(file, text, offset, problem)
         })?;
         ladder.validate(file, text)?;
         Ok(ladder)
@@ -142,15 +185,15 @@ impl Ladder {
             line: 1,
             col: 1,
             key: "ladder".into(),
-            message: format!("cannot read the file: {e}"),
+            problem: LadderProblem::Unreadable(e.into()),
         })?;
         Ladder::parse(&file, &text)
     }
 
     fn validate(&self, file: &str, text: &str) -> Result<(), LadderError> {
-        let at_step = |i: usize, message: String| {
+        let at_step = |i: usize, problem: LadderProblem| {
             let offset = step_offset(text, i).unwrap_or(0);
-            let mut err = error_at(file, text, offset, message);
+            let mut err = error_at(file, text, offset, problem);
             err.key = format!("step[{}].layer", i + 1);
             err
         };
@@ -160,35 +203,28 @@ impl Ladder {
                 line: 1,
                 col: 1,
                 key: "step".into(),
-                message: "a ladder needs at least one [[step]], the first with layer = \"native\""
-                    .into(),
+                problem: LadderProblem::NoSteps,
             });
         };
         if first.layer != Layer::Native {
-            return Err(at_step(
-                0,
-                format!(
-                    "the first step must be `native` (the floor every row is compared with), not `{}`",
-                    first.layer
-                ),
-            ));
+            return Err(at_step(0, LadderProblem::FirstNotNative(first.layer)));
         }
         let mut seen: Vec<Layer> = Vec::new();
         for (i, step) in self.steps.iter().enumerate().skip(1) {
             let l = step.layer;
             if l == Layer::Native {
-                return Err(at_step(i, "`native` may only be the first step".into()));
+                return Err(at_step(i, LadderProblem::NativeLater));
             }
             if seen.contains(&l) {
-                return Err(at_step(i, format!("layer `{l}` appears twice")));
+                return Err(at_step(i, LadderProblem::Twice(l)));
             }
             if let Some(prev) = seen.iter().find(|p| conflicts(**p, l)) {
                 return Err(at_step(
                     i,
-                    format!(
-                        "layer `{l}` cannot follow `{prev}`: {}",
-                        conflict_reason(*prev, l)
-                    ),
+                    LadderProblem::Conflict {
+                        prev: *prev,
+                        layer: l,
+                    },
                 ));
             }
             seen.push(l);
@@ -247,7 +283,7 @@ fn step_offset(text: &str, i: usize) -> Option<usize> {
 }
 
 /// A `LadderError` at a byte offset; the key is read back from the text (`step[N].key`).
-fn error_at(file: &str, text: &str, offset: usize, message: String) -> LadderError {
+fn error_at(file: &str, text: &str, offset: usize, problem: LadderProblem) -> LadderError {
     let offset = offset.min(text.len());
     let before = &text[..offset];
     let line = before.matches('\n').count() + 1;
@@ -273,12 +309,13 @@ fn error_at(file: &str, text: &str, offset: usize, message: String) -> LadderErr
         line,
         col,
         key,
-        message,
+        problem,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::resolve;
     use super::*;
 
     const GOOD: &str = r#"
@@ -308,7 +345,7 @@ text = "reads the slot"
         let bad = GOOD.replace("\"slot\"\ntitle", "\"slt\"\ntitle");
         let err = Ladder::parse("micro/t.toml", &bad).unwrap_err();
         assert_eq!((err.line, err.key.as_str()), (11, "step[2].layer"));
-        assert!(err.message.contains("unknown layer"), "{err}");
+        assert!(err.problem.to_string().contains("unknown layer"), "{err}");
         assert!(err.to_string().starts_with("micro/t.toml:11:"), "{err}");
     }
 
@@ -317,7 +354,7 @@ text = "reads the slot"
         let bad = GOOD.replace("text = \"floor\"", "text = \"floor\"\ncolour = 3");
         let err = Ladder::parse("t.toml", &bad).unwrap_err();
         assert_eq!(err.line, 9);
-        assert!(err.message.contains("colour"), "{err}");
+        assert!(err.problem.to_string().contains("colour"), "{err}");
     }
 
     #[test]
@@ -328,14 +365,36 @@ text = "reads the slot"
         let twice = format!("{GOOD}\n[[step]]\nlayer = \"slot\"\ntitle = \"x\"\ntext = \"y\"\n");
         let err = Ladder::parse("t.toml", &twice).unwrap_err();
         assert_eq!((err.line, err.key.as_str()), (16, "step[3].layer"));
-        assert!(err.message.contains("twice"));
+        assert!(err.problem.to_string().contains("twice"));
     }
 
     #[test]
     fn fused_stands_alone() {
         let bad = format!("{GOOD}\n[[step]]\nlayer = \"fused\"\ntitle = \"x\"\ntext = \"y\"\n");
         let err = Ladder::parse("t.toml", &bad).unwrap_err();
-        assert!(err.message.contains("stands alone"), "{err}");
+        assert!(err.problem.to_string().contains("stands alone"), "{err}");
+    }
+
+    #[test]
+    fn problems_read_as_before() {
+        let bad = GOOD.replacen("\"native\"\ntitle", "\"depth\"\ntitle", 1);
+        let err = Ladder::parse("t.toml", &bad).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.toml:6:9: step[1].layer: the first step must be `native` (the floor every row is \
+             compared with), not `depth`"
+        );
+        let none = Ladder::parse("t.toml", "name = \"x\"\ndescription = \"d\"\nstep = []\n");
+        assert_eq!(
+            none.unwrap_err().to_string(),
+            "t.toml:1:1: step: a ladder needs at least one [[step]], the first with layer = \"native\""
+        );
+        let err = resolve("nope").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "nope:1:1: ladder: no ladder of that name (shipped: host_call, fused, direct) and no \
+             such file"
+        );
     }
 
     #[test]

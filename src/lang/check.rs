@@ -27,8 +27,8 @@ use super::hir::{
     Block, ClassId, FuncId, Function, Global, GlobalId, Local, LocalId, NativeId, NativeImport,
     Place, PlaceKind, Program, Stmt, StmtKind, Type,
 };
+use super::host::{host_sig, host_signatures};
 use super::span::{SourceFile, Span};
-use crate::runtime::host::{HostType, host_fn, host_table};
 
 /// The most scalar cells one array type may hold (so array values fit on every backend's
 /// stack).
@@ -88,7 +88,7 @@ enum ModName {
 
 /// A function's signature as the checker knows it (`None`: a type that failed to resolve).
 #[derive(Debug, Clone)]
-struct Sig {
+struct FnSigInfo {
     name: String,
     params: Vec<Option<Type>>,
     ret: Option<Type>,
@@ -160,7 +160,7 @@ struct Checker {
     globals: Vec<Global>,
     global_types: Vec<Option<Type>>,
     natives: Vec<NativeImport>,
-    sigs: Vec<Sig>,
+    sigs: Vec<FnSigInfo>,
     functions: Vec<Function>,
     init_stmts: Vec<Stmt>,
     main: Option<FuncId>,
@@ -291,7 +291,7 @@ impl Checker {
         types
     }
 
-    fn fn_sig(&mut self, sig: &ast::FnSig, in_class: bool) -> Sig {
+    fn fn_sig(&mut self, sig: &ast::FnSig, in_class: bool) -> FnSigInfo {
         if let (Some(span), false) = (sig.self_param, in_class) {
             self.error(
                 Diagnostic::new(
@@ -307,7 +307,7 @@ impl Checker {
             Some(t) => self.resolve_type(t),
             None => Some(Type::Unit),
         };
-        Sig {
+        FnSigInfo {
             name: sig.name.name.clone(),
             params,
             ret,
@@ -316,7 +316,7 @@ impl Checker {
         }
     }
 
-    fn check_main(&mut self, decl: &ast::FnSig, sig: &Sig) {
+    fn check_main(&mut self, decl: &ast::FnSig, sig: &FnSigInfo) {
         if let Some(first) = decl.params.first() {
             let last = decl.params.last().map_or(first.ty.span, |p| p.ty.span);
             self.error(Diagnostic::new(
@@ -359,8 +359,8 @@ impl Checker {
             ret: ret.clone().unwrap_or(Type::Unit),
             span: sig.span,
         };
-        let Some((index, host)) = host_fn(&sig.name.name) else {
-            let names: Vec<&str> = host_table().iter().map(|h| h.name).collect();
+        let Some((index, host)) = host_sig(&sig.name.name) else {
+            let names: Vec<&str> = host_signatures().iter().map(|h| h.name).collect();
             self.error(
                 Diagnostic::new(
                     DiagKind::BadNative,
@@ -386,7 +386,7 @@ impl Checker {
                 .with_note(format!(
                     "the host declares `{}` as `{}`",
                     host.name,
-                    host_signature(host)
+                    host.signature()
                 )),
             );
         }
@@ -448,7 +448,7 @@ impl Checker {
         }
     }
 
-    fn function(&mut self, decl: &ast::FnDecl, sig: Sig) -> Function {
+    fn function(&mut self, decl: &ast::FnDecl, sig: FnSigInfo) -> Function {
         let self_class = self.f.self_class.take();
         self.f = FnState {
             ret: sig.ret.clone(),
@@ -582,17 +582,4 @@ impl Checker {
         }
         Ok(Some(what))
     }
-}
-
-fn host_signature(host: &crate::runtime::host::HostFn) -> String {
-    let params: Vec<String> = host
-        .params
-        .iter()
-        .map(|t| t.to_type().to_string())
-        .collect();
-    let ret = match host.ret {
-        HostType::Unit => String::new(),
-        t => format!(" -> {}", t.to_type()),
-    };
-    format!("fn({}){ret}", params.join(", "))
 }

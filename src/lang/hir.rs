@@ -2,7 +2,7 @@
 //!
 //! Names are resolved to ids, every expression carries its [`Type`], every node its [`Span`].
 //! Backends (`interp`, `jit`, later `jit-opt` and `object`) must give the same results and the
-//! same [`ScriptError`](crate::runtime::ScriptError)s, at the same spans, for the same program.
+//! same script errors (the runtime's `ScriptError`s), at the same spans, for the same program.
 //!
 //! # Semantics the backends share
 //! - Evaluation is left to right: operands, call arguments, array literal elements.
@@ -294,7 +294,8 @@ pub struct Global {
 pub struct NativeImport {
     /// The script-side name (equal to the host function's name).
     pub name: String,
-    /// Index into [`crate::runtime::host::host_table`].
+    /// The host function's id: its index into [`host_signatures`](super::host::host_signatures)
+    /// (and so into the runtime's host table).
     pub host: usize,
     /// Parameter types (scalars only).
     pub params: Vec<Type>,

@@ -4,6 +4,7 @@ pub mod ast;
 pub mod check;
 pub mod diag;
 pub mod hir;
+pub mod host;
 pub mod lexer;
 pub mod parser;
 pub mod span;

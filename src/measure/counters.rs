@@ -95,7 +95,7 @@ impl PerfGroup {
 
     /// Cycles, instructions, branches, branch misses (+ L1D read misses when it opens) of the
     /// calling thread, user space only.
-    pub fn hardware() -> Result<PerfGroup, String> {
+    pub fn hardware() -> Result<PerfGroup, CounterAbsence> {
         let hw = |e: Hardware| {
             let mut b = Builder::new(e);
             b.exclude_kernel(true).exclude_hv(true);
@@ -118,13 +118,13 @@ impl PerfGroup {
             (CounterKind::BranchMisses, hw(Hardware::BRANCH_MISSES), true),
             (CounterKind::L1dReadMisses, l1d, false),
         ])
-        .map_err(|e| absence_reason(&e, &live_facts()))
+        .map_err(|e| CounterAbsence::diagnose(&e, &live_facts()))
     }
 
     /// Context switches and CPU migrations of the calling thread. Both happen in kernel mode,
     /// so the events must include the kernel: with perf-event2's default `exclude_kernel` they
     /// open fine and count nothing.
-    pub fn disturbances() -> Result<PerfGroup, String> {
+    pub fn disturbances() -> Result<PerfGroup, CounterAbsence> {
         let sw = |e: Software| {
             let mut b = Builder::new(e);
             b.include_kernel();
@@ -142,7 +142,7 @@ impl PerfGroup {
                 true,
             ),
         ])
-        .map_err(|e| absence_reason(&e, &live_facts()))
+        .map_err(|e| CounterAbsence::diagnose(&e, &live_facts()))
     }
 }
 
@@ -183,47 +183,94 @@ fn live_facts() -> PmuFacts {
     }
 }
 
-/// A plain sentence for a failed `perf_event_open`.
-pub fn absence_reason(err: &io::Error, facts: &PmuFacts) -> String {
-    let code = err.raw_os_error().unwrap_or(0);
-    let name = match code {
-        libc::ENOENT => "ENOENT",
-        libc::ENODEV => "ENODEV",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::EACCES => "EACCES",
-        libc::EPERM => "EPERM",
-        libc::ENOSYS => "ENOSYS",
-        _ => "",
-    };
-    let call = if name.is_empty() {
-        format!("perf_event_open: {err}")
-    } else {
-        format!("perf_event_open: {name}")
-    };
-    match code {
-        libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP if !facts.pmu_device => {
-            let host = if facts.hypervisor {
-                "virtual machine without PMU"
-            } else {
-                "no PMU driver for this CPU"
-            };
-            format!("no hardware counters: {host} ({call})")
+/// Why a counter group is absent, by cause; its text is the sentence reports show.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CounterAbsence {
+    /// The machine has no PMU to count with (`call` is the failed `perf_event_open`).
+    #[error("no hardware counters: {} ({call})", if *.hypervisor { "virtual machine without PMU" } else { "no PMU driver for this CPU" })]
+    NoPmu {
+        /// CPUID says we run under a hypervisor.
+        hypervisor: bool,
+        /// `perf_event_open: ENOENT` and the like.
+        call: String,
+    },
+    /// The PMU exists but does not count this event.
+    #[error("hardware event not supported by this PMU ({call})")]
+    Unsupported {
+        /// The failed call.
+        call: String,
+    },
+    /// The kernel refuses perf events to this process.
+    #[error(
+        "perf events denied: perf_event_paranoid is {} ({call}); \
+         `sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON allows them",
+        .paranoid.map_or_else(|| "unknown".to_string(), |p| p.to_string())
+    )]
+    Denied {
+        /// `/proc/sys/kernel/perf_event_paranoid`, when readable.
+        paranoid: Option<i32>,
+        /// The failed call.
+        call: String,
+    },
+    /// The kernel has no perf events at all.
+    #[error("kernel built without perf events ({call})")]
+    NoPerfEvents {
+        /// The failed call.
+        call: String,
+    },
+    /// Any other failure of `perf_event_open`.
+    #[error("counters unavailable ({call})")]
+    Failed {
+        /// The failed call.
+        call: String,
+    },
+    /// Hardware counters were not asked for.
+    #[error("hardware counters not requested")]
+    NotRequested,
+    /// The caller chose not to open counters, for this reason.
+    #[error("{0}")]
+    NotOpened(String),
+}
+
+impl CounterAbsence {
+    /// The cause of a failed `perf_event_open`, given what is known of the machine.
+    pub fn diagnose(err: &io::Error, facts: &PmuFacts) -> CounterAbsence {
+        let code = err.raw_os_error().unwrap_or(0);
+        let name = match code {
+            libc::ENOENT => "ENOENT",
+            libc::ENODEV => "ENODEV",
+            libc::EOPNOTSUPP => "EOPNOTSUPP",
+            libc::EACCES => "EACCES",
+            libc::EPERM => "EPERM",
+            libc::ENOSYS => "ENOSYS",
+            _ => "",
+        };
+        let call = if name.is_empty() {
+            format!("perf_event_open: {err}")
+        } else {
+            format!("perf_event_open: {name}")
+        };
+        match code {
+            libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP if !facts.pmu_device => {
+                CounterAbsence::NoPmu {
+                    hypervisor: facts.hypervisor,
+                    call,
+                }
+            }
+            libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP => CounterAbsence::Unsupported { call },
+            libc::EACCES | libc::EPERM => CounterAbsence::Denied {
+                paranoid: facts.paranoid,
+                call,
+            },
+            libc::ENOSYS => CounterAbsence::NoPerfEvents { call },
+            _ => CounterAbsence::Failed { call },
         }
-        libc::ENOENT | libc::ENODEV | libc::EOPNOTSUPP => {
-            format!("hardware event not supported by this PMU ({call})")
-        }
-        libc::EACCES | libc::EPERM => {
-            let level = facts
-                .paranoid
-                .map_or_else(|| "unknown".to_string(), |p| p.to_string());
-            format!(
-                "perf events denied: perf_event_paranoid is {level} ({call}); \
-                 `sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON allows them"
-            )
-        }
-        libc::ENOSYS => format!("kernel built without perf events ({call})"),
-        _ => format!("counters unavailable ({call})"),
     }
+}
+
+/// A plain sentence for a failed `perf_event_open` (the text of [`CounterAbsence::diagnose`]).
+pub fn absence_reason(err: &io::Error, facts: &PmuFacts) -> String {
+    CounterAbsence::diagnose(err, facts).to_string()
 }
 
 /// Deltas of a group between two readings, scaled for multiplexing; `None` when the group did
@@ -335,4 +382,48 @@ pub struct CounterReport {
     pub unscheduled_samples: u64,
     /// Whether the kernel multiplexed the group (values are scaled estimates).
     pub multiplexed: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(code: i32, paranoid: Option<i32>, pmu_device: bool, hypervisor: bool) -> String {
+        let facts = PmuFacts {
+            paranoid,
+            pmu_device,
+            hypervisor,
+        };
+        absence_reason(&io::Error::from_raw_os_error(code), &facts)
+    }
+
+    #[test]
+    fn every_absence_reads_as_one_sentence() {
+        assert_eq!(
+            reason(libc::ENODEV, None, false, false),
+            "no hardware counters: no PMU driver for this CPU (perf_event_open: ENODEV)"
+        );
+        assert_eq!(
+            reason(libc::EOPNOTSUPP, None, true, false),
+            "hardware event not supported by this PMU (perf_event_open: EOPNOTSUPP)"
+        );
+        assert_eq!(
+            reason(libc::EPERM, None, true, false),
+            "perf events denied: perf_event_paranoid is unknown (perf_event_open: EPERM); \
+             `sysctl kernel.perf_event_paranoid=1` or CAP_PERFMON allows them"
+        );
+        assert_eq!(
+            reason(libc::ENOSYS, Some(1), true, false),
+            "kernel built without perf events (perf_event_open: ENOSYS)"
+        );
+        let other = reason(libc::EBUSY, Some(1), true, false);
+        assert!(
+            other.starts_with("counters unavailable (perf_event_open: "),
+            "{other}"
+        );
+        assert_eq!(
+            CounterAbsence::NotRequested.to_string(),
+            "hardware counters not requested"
+        );
+    }
 }

@@ -1,13 +1,13 @@
-//! `hotlab doctor`: the health report and a self-check of the engine on this machine —
+//! The doctor's report: the health report and a self-check of the engine on this machine —
 //! (a) A/A: one native variant against itself must come out `equal`; (b) +1 cycle: a dependent
 //! chain of 8 adds against 9 must come out `slower`, by about one cycle; (c) the calibrated core
-//! clock: chains of 64 and 128 adds must agree on the time per add.
+//! clock: chains of 64 and 128 adds must agree on the time per add. Options in, a
+//! [`DoctorReport`] out; `hotlab doctor` (`cli/doctor.rs`) and `:doctor` print it.
 
-use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, bail};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::arch::add_chain;
 use super::counters::Availability;
@@ -18,17 +18,12 @@ use super::stats::verdict::Verdict;
 use super::units::Picos;
 use super::variant::Variant;
 
-/// Options of `hotlab doctor`.
-#[derive(Debug, Clone, PartialEq, clap::Args)]
-pub struct DoctorArgs {
-    /// Print JSON instead of text.
-    #[arg(long)]
-    pub json: bool,
+/// What the doctor measures with: `hotlab doctor` and the worker's doctor job fill it in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DoctorOptions {
     /// Time budget of each self-check, in seconds.
-    #[arg(long, default_value_t = 1.0)]
-    pub time: f64,
-    /// CPU to measure on (default: a quiet one).
-    #[arg(long)]
+    pub time_s: f64,
+    /// CPU to measure on (`None`: a quiet one).
     pub cpu: Option<usize>,
 }
 
@@ -82,10 +77,10 @@ fn chain4(n: u64) -> u64 {
     add_chain::<4>(std::ptr::null_mut(), n)
 }
 
-fn ab_job(args: &DoctorArgs, a: Variant, b: Variant) -> anyhow::Result<JobResult> {
+fn ab_job(options: &DoctorOptions, a: Variant, b: Variant) -> anyhow::Result<JobResult> {
     let settings = Settings {
-        stop: Stop::Budget(Picos(args.time * 1e12)),
-        cpu: args.cpu,
+        stop: Stop::Budget(Picos(options.time_s * 1e12)),
+        cpu: options.cpu,
         ..Settings::default()
     };
     let mut job = Job::new(settings).with(a).with(b);
@@ -128,12 +123,10 @@ fn ab_line(name: &str, expected: Verdict, r: &JobResult, c: &Comparison) -> Chec
 }
 
 /// Runs the health report and the self-checks.
-pub fn doctor_report(args: &DoctorArgs) -> anyhow::Result<DoctorReport> {
-    if !(args.time.is_finite() && args.time > 0.0 && args.time <= 3600.0) {
-        bail!(
-            "--time must be a number of seconds in (0, 3600], got {}",
-            args.time
-        );
+pub fn doctor_report(options: &DoctorOptions) -> anyhow::Result<DoctorReport> {
+    let time = options.time_s;
+    if !(time.is_finite() && time > 0.0 && time <= 3600.0) {
+        bail!("--time must be a number of seconds in (0, 3600], got {time}");
     }
     let probes = LiveProbes::probe();
     let health = health::collect(std::path::Path::new("/"), &probes);
@@ -142,7 +135,7 @@ pub fn doctor_report(args: &DoctorArgs) -> anyhow::Result<DoctorReport> {
     // The same function twice: two closures would be two copies of the code at different
     // alignments, which really can differ by several percent.
     let aa = ab_job(
-        args,
+        options,
         Variant::native("chain4", chain4),
         Variant::native("chain4 again", chain4),
     )
@@ -159,7 +152,7 @@ pub fn doctor_report(args: &DoctorArgs) -> anyhow::Result<DoctorReport> {
             Variant::raw("chain9", add_chain::<9>, std::ptr::null_mut()),
         )
     };
-    let plus = ab_job(args, k8, k9).context("running the +1 cycle check")?;
+    let plus = ab_job(options, k8, k9).context("running the +1 cycle check")?;
     checks.push(ab_line(
         "+1 cycle",
         Verdict::Slower,
@@ -193,7 +186,7 @@ pub fn doctor_report(args: &DoctorArgs) -> anyhow::Result<DoctorReport> {
     Ok(DoctorReport {
         health,
         cpu,
-        time: args.time,
+        time,
         disturbances,
         iters,
         checks,
@@ -236,20 +229,4 @@ impl DoctorReport {
         });
         out
     }
-}
-
-/// `hotlab doctor`: prints the report (text or JSON); exit status 0 when every expectation was
-/// met, 1 otherwise.
-pub fn run_doctor(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
-    let report = doctor_report(args)?;
-    if args.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        print!("{}", report.render());
-    }
-    Ok(if report.all_met {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
 }

@@ -15,7 +15,7 @@ use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Serialize;
 
-use super::counters::{self, CounterSource, CounterTotals, PerfGroup, Reading};
+use super::counters::{self, CounterAbsence, CounterSource, CounterTotals, PerfGroup, Reading};
 use super::histogram::OpHistogram;
 use super::result::{self, JobResult, RoundRecord, TimerInfo};
 use super::schedule::{self, RoundOrder};
@@ -23,7 +23,7 @@ use super::stats::verdict::DEFAULT_BAND;
 use super::timer::{Timer, TimerKind, best_timer};
 use super::units::Picos;
 use super::variant::Variant;
-use super::{MeasureError, clock, env};
+use super::{BadSetting, MeasureError, clock, env};
 
 /// When collection stops.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -149,9 +149,9 @@ impl Observer for NoObserver {
 /// Counter groups for a run: each opened, or the reason it is absent.
 pub struct Sources {
     /// Software disturbance counters (context switches, migrations).
-    pub disturbances: Result<Box<dyn CounterSource>, String>,
+    pub disturbances: Result<Box<dyn CounterSource>, CounterAbsence>,
     /// Hardware counters.
-    pub hardware: Result<Box<dyn CounterSource>, String>,
+    pub hardware: Result<Box<dyn CounterSource>, CounterAbsence>,
 }
 
 impl Sources {
@@ -163,7 +163,7 @@ impl Sources {
             hardware: if hardware {
                 PerfGroup::hardware().map(boxed)
             } else {
-                Err("hardware counters not requested".to_string())
+                Err(CounterAbsence::NotRequested)
             },
         }
     }
@@ -171,8 +171,8 @@ impl Sources {
     /// No counters, for the given reason.
     pub fn none(reason: &str) -> Sources {
         Sources {
-            disturbances: Err(reason.to_string()),
-            hardware: Err(reason.to_string()),
+            disturbances: Err(CounterAbsence::NotOpened(reason.to_string())),
+            hardware: Err(CounterAbsence::NotOpened(reason.to_string())),
         }
     }
 }
@@ -188,14 +188,16 @@ pub struct Job {
 
 const OBSERVE_EVERY: Picos = Picos(50e9);
 
-enum Outcome {
+enum SampleOutcome {
     Sample(Picos),
     /// Disturbed; the per-op time it measured anyway (only sizing uses it).
     Disturbed(Picos),
     Cancelled,
 }
 
-struct Runner<'a> {
+/// Takes timed samples of the variants: the timer, its overhead, the counters read around
+/// each sample, and the cancel flag.
+struct TimedSampler<'a> {
     timer: &'a dyn Timer,
     cancel: &'a AtomicBool,
     overhead: Picos,
@@ -209,11 +211,11 @@ fn read(src: &mut Option<Box<dyn CounterSource>>) -> Option<Reading> {
     src.as_mut().and_then(|s| s.read().ok())
 }
 
-impl Runner<'_> {
+impl TimedSampler<'_> {
     /// One timed sample of `v` with `n` iterations; `count` says whether counters accumulate.
-    fn sample(&mut self, v: &mut Variant, idx: usize, n: u64, count: bool) -> Outcome {
+    fn sample(&mut self, v: &mut Variant, idx: usize, n: u64, count: bool) -> SampleOutcome {
         if self.cancel.load(Ordering::Relaxed) {
-            return Outcome::Cancelled;
+            return SampleOutcome::Cancelled;
         }
         let d0 = read(&mut self.dist);
         let h0 = read(&mut self.hw);
@@ -228,12 +230,12 @@ impl Runner<'_> {
         if let (Some(a), Some(b)) = (&d0, &d1)
             && counters::moved(a, b)
         {
-            return Outcome::Disturbed(per_op);
+            return SampleOutcome::Disturbed(per_op);
         }
         if count && let (Some(a), Some(b)) = (&h0, &h1) {
             self.hw_totals[idx].add(a, b, n);
         }
-        Outcome::Sample(per_op)
+        SampleOutcome::Sample(per_op)
     }
 }
 
@@ -263,22 +265,22 @@ impl Job {
                 len: self.variants.len(),
             });
         }
-        let bad = |m: &str| Err(MeasureError::BadSettings(m.to_string()));
+        let bad = |which| Err(MeasureError::BadSettings(which));
         match s.stop {
             Stop::Budget(b) if !(b.0 > 0.0 && b.0.is_finite()) => {
-                return bad("the time budget must be a positive number of seconds");
+                return bad(BadSetting::Budget);
             }
-            Stop::Rounds(0) => return bad("the round count must be at least 1"),
+            Stop::Rounds(0) => return bad(BadSetting::Rounds),
             _ => {}
         }
         if !(0.0..1.0).contains(&s.jitter) {
-            return bad("jitter must be in [0, 1)");
+            return bad(BadSetting::Jitter);
         }
         if !(s.band > 0.0 && s.band < 1.0) {
-            return bad("the equivalence band must be in (0, 1), e.g. 0.02 for ±2%");
+            return bad(BadSetting::Band);
         }
         if !(0.0..1.0).contains(&s.warmup_share) {
-            return bad("the warm-up share must be in [0, 1)");
+            return bad(BadSetting::WarmupShare);
         }
         Ok(())
     }
@@ -344,7 +346,7 @@ impl Job {
         };
         let (disturb_avail, dist) = availability(sources.disturbances);
         let (hw_avail, hw) = availability(sources.hardware);
-        let mut runner = Runner {
+        let mut sampler = TimedSampler {
             timer,
             cancel,
             overhead: cal.sample_overhead,
@@ -404,13 +406,13 @@ impl Job {
                 // unbounded (counting it as zero grew the count until one sample took minutes).
                 let mut time = Picos(f64::INFINITY);
                 for _ in 0..4 {
-                    match runner.sample(v, i, n, false) {
-                        Outcome::Sample(p) => {
+                    match sampler.sample(v, i, n, false) {
+                        SampleOutcome::Sample(p) => {
                             time = Picos(p.0 * n as f64);
                             break;
                         }
-                        Outcome::Disturbed(p) => time = Picos(time.0.min(p.0 * n as f64)),
-                        Outcome::Cancelled => return None,
+                        SampleOutcome::Disturbed(p) => time = Picos(time.0.min(p.0 * n as f64)),
+                        SampleOutcome::Cancelled => return None,
                     }
                 }
                 out.push(time);
@@ -458,14 +460,14 @@ impl Job {
                 let n = schedule::jittered(iters, s.jitter, &mut rng);
                 let mut per_op = vec![None; k];
                 for &i in order.order(round) {
-                    match runner.sample(&mut variants[i], i, n, collecting) {
-                        Outcome::Sample(p) => per_op[i] = Some(p),
-                        Outcome::Disturbed(_) => {
+                    match sampler.sample(&mut variants[i], i, n, collecting) {
+                        SampleOutcome::Sample(p) => per_op[i] = Some(p),
+                        SampleOutcome::Disturbed(_) => {
                             if collecting {
                                 dropped[i] += 1;
                             }
                         }
-                        Outcome::Cancelled => {
+                        SampleOutcome::Cancelled => {
                             cancelled = true;
                             break 'rounds;
                         }
@@ -521,14 +523,18 @@ impl Job {
             dropped,
             hists,
             rounds,
-            counters: runner.hw_totals.iter().map(CounterTotals::report).collect(),
-            checksums: runner.checksums,
+            counters: sampler
+                .hw_totals
+                .iter()
+                .map(CounterTotals::report)
+                .collect(),
+            checksums: sampler.checksums,
         }))
     }
 }
 
 fn availability(
-    src: Result<Box<dyn CounterSource>, String>,
+    src: Result<Box<dyn CounterSource>, CounterAbsence>,
 ) -> (counters::Availability, Option<Box<dyn CounterSource>>) {
     match src {
         Ok(s) => (
@@ -541,7 +547,7 @@ fn availability(
         Err(reason) => (
             counters::Availability {
                 events: Vec::new(),
-                reason: Some(reason),
+                reason: Some(reason.to_string()),
             },
             None,
         ),

@@ -47,5 +47,25 @@ pub enum MeasureError {
     },
     /// A setting is out of range.
     #[error("bad measurement setting: {0}")]
-    BadSettings(String),
+    BadSettings(BadSetting),
+}
+
+/// Which measurement setting is out of range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum BadSetting {
+    /// `Stop::Budget` of zero, a negative or not a finite time.
+    #[error("the time budget must be a positive number of seconds")]
+    Budget,
+    /// `Stop::Rounds(0)`.
+    #[error("the round count must be at least 1")]
+    Rounds,
+    /// `jitter` outside [0, 1).
+    #[error("jitter must be in [0, 1)")]
+    Jitter,
+    /// `band` outside (0, 1).
+    #[error("the equivalence band must be in (0, 1), e.g. 0.02 for ±2%")]
+    Band,
+    /// `warmup_share` outside [0, 1).
+    #[error("the warm-up share must be in [0, 1)")]
+    WarmupShare,
 }

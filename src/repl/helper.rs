@@ -73,7 +73,7 @@ impl ReplHelper {
                 .collect::<Vec<_>>()
         };
         let backends = || {
-            crate::worker::Backend::ALL
+            crate::session::SESSION_BACKENDS
                 .iter()
                 .map(|b| b.name().to_string())
                 .collect::<Vec<_>>()

@@ -21,9 +21,9 @@ use rustyline::error::ReadlineError;
 use rustyline::history::FileHistory;
 use rustyline::{CompletionType, Config, Editor};
 
+use crate::frontend::FrontArgs;
 use crate::session::merge::incomplete_in;
-use crate::session::{FrontArgs, Outcome, Session, SessionOptions, Sink, interrupt, store};
-use crate::worker::LiveProgress;
+use crate::session::{LineFlow, LiveSnapshot, Session, SessionOptions, Sink, interrupt, store};
 
 /// The prompt.
 pub const PROMPT: &str = "hot> ";
@@ -101,7 +101,7 @@ impl Sink for Printer {
         }
     }
 
-    fn progress(&mut self, p: &LiveProgress) {
+    fn progress(&mut self, p: &LiveSnapshot) {
         if !self.live {
             return;
         }
@@ -145,8 +145,8 @@ impl Run {
     /// Hand one complete input to the session.
     fn input(&mut self, session: &mut Session, printer: &mut Printer, input: &str) {
         match session.run_line(input, printer) {
-            Ok(Outcome::Quit) => self.quit = true,
-            Ok(Outcome::Continue) => {}
+            Ok(LineFlow::Quit) => self.quit = true,
+            Ok(LineFlow::Continue) => {}
             Err(e) => {
                 self.failed += 1;
                 printer.error(&e.to_string());
@@ -199,7 +199,7 @@ pub fn history_path() -> Option<PathBuf> {
 /// `hotlab repl`.
 pub fn run(args: &ReplArgs) -> ExitCode {
     let stdin_tty = std::io::stdin().is_terminal();
-    let color = stdin_tty && crate::cli::use_color(std::io::stdout().is_terminal());
+    let color = stdin_tty && crate::frontend::use_color(std::io::stdout().is_terminal());
     let mut printer = Printer {
         color,
         live: stdin_tty && std::io::stderr().is_terminal(),
@@ -211,7 +211,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
         Ok(s) => s,
         Err(e) => {
             printer.error(&e.to_string());
-            return ExitCode::from(crate::cli::exit::BAD_INPUT);
+            return ExitCode::from(crate::frontend::exit::BAD_INPUT);
         }
     };
     if let Err(e) = interrupt::install(session.cancel_flag()) {
@@ -251,7 +251,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
         }
     }
     if run.failed > 0 {
-        ExitCode::from(crate::cli::exit::SCRIPT_ERROR)
+        ExitCode::from(crate::frontend::exit::SCRIPT_ERROR)
     } else {
         ExitCode::SUCCESS
     }

@@ -1,53 +1,25 @@
-//! The host table: the Rust functions a script may declare with `native fn` and call.
+//! The host table: the Rust code behind the functions a script may declare with `native fn`.
 //!
-//! Every entry has a C-ABI function pointer (for JIT and object code) and a generic entry over
-//! raw 64-bit cells (for the interpreter), so both backends call the very same Rust code.
+//! The signatures are the language's ([`crate::lang::host`]); this table holds, at each of their
+//! ids, a C-ABI function pointer (for JIT and object code) and a generic entry over raw 64-bit
+//! cells (for the interpreter), so both backends call the very same Rust code. Its length is
+//! [`HOST_COUNT`] by type, and a test checks that every entry sits at its signature's id.
 //! Symbols carry the `hot_` prefix: the `object` backend exports exactly those from the binary.
 
-use crate::lang::hir::Type;
+use crate::lang::host::{HOST_COUNT, HOST_SIGNATURES};
+pub use crate::lang::host::{HostSig, HostType};
 
-/// A scalar type in a host signature.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostType {
-    /// `i64`
-    I64,
-    /// `f64`
-    F64,
-    /// `bool`
-    Bool,
-    /// no value
-    Unit,
-}
-
-impl HostType {
-    /// The script type it corresponds to.
-    pub fn to_type(self) -> Type {
-        match self {
-            HostType::I64 => Type::I64,
-            HostType::F64 => Type::F64,
-            HostType::Bool => Type::Bool,
-            HostType::Unit => Type::Unit,
-        }
-    }
-}
-
-/// One host function.
+/// One host function: the language's signature and the code behind it.
 #[derive(Debug, Clone, Copy)]
 pub struct HostFn {
-    /// The name a script declares (`native fn sink(x: i64) -> i64`).
-    pub name: &'static str,
+    /// What the script sees: name, parameter and return types.
+    pub sig: &'static HostSig,
     /// The exported symbol (`hot_sink`).
     pub symbol: &'static str,
-    /// Parameter types.
-    pub params: &'static [HostType],
-    /// Return type.
-    pub ret: HostType,
     /// The `extern "C-unwind"` function, for generated code.
     pub ptr: *const u8,
     /// The same function over raw cells (an `i64`, `f64::to_bits`, or 0/1 for `bool`).
     pub call_cells: fn(&[u64]) -> u64,
-    /// One line for `:help` and docs.
-    pub doc: &'static str,
 }
 
 // SAFETY: `ptr` points at a `fn` item, which is immutable code valid for the whole program.
@@ -77,33 +49,25 @@ pub extern "C-unwind" fn hot_sqrt(x: f64) -> f64 {
     x.sqrt()
 }
 
-static HOST_TABLE: [HostFn; 3] = [
+/// Indexed by the language's host ids: entry `i` is the code of `HOST_SIGNATURES[i]`.
+static HOST_TABLE: [HostFn; HOST_COUNT] = [
     HostFn {
-        name: "sink",
+        sig: &HOST_SIGNATURES[0],
         symbol: "hot_sink",
-        params: &[HostType::I64],
-        ret: HostType::I64,
         ptr: hot_sink as *const u8,
         call_cells: |a| hot_sink(a[0] as i64) as u64,
-        doc: "returns its argument, hidden from the optimizer (a black box)",
     },
     HostFn {
-        name: "sinkf",
+        sig: &HOST_SIGNATURES[1],
         symbol: "hot_sinkf",
-        params: &[HostType::F64],
-        ret: HostType::F64,
         ptr: hot_sinkf as *const u8,
         call_cells: |a| hot_sinkf(f64::from_bits(a[0])).to_bits(),
-        doc: "returns its f64 argument, hidden from the optimizer (a black box)",
     },
     HostFn {
-        name: "sqrt",
+        sig: &HOST_SIGNATURES[2],
         symbol: "hot_sqrt",
-        params: &[HostType::F64],
-        ret: HostType::F64,
         ptr: hot_sqrt as *const u8,
         call_cells: |a| hot_sqrt(f64::from_bits(a[0])).to_bits(),
-        doc: "square root (IEEE 754; negative gives NaN)",
     },
 ];
 
@@ -112,9 +76,10 @@ pub fn host_table() -> &'static [HostFn] {
     &HOST_TABLE
 }
 
-/// Find a host function by its script name.
+/// Find a host function by its script name: its id and entry.
 pub fn host_fn(name: &str) -> Option<(usize, &'static HostFn)> {
-    HOST_TABLE.iter().enumerate().find(|(_, f)| f.name == name)
+    let (id, _) = crate::lang::host::host_sig(name)?;
+    Some((id, &HOST_TABLE[id]))
 }
 
 #[cfg(test)]
@@ -129,5 +94,17 @@ mod tests {
         assert_eq!(i, 0);
         assert_eq!((sink.call_cells)(&[(-3i64) as u64]) as i64, -3);
         assert!(host_fn("nope").is_none());
+    }
+
+    #[test]
+    fn every_entry_sits_at_its_signatures_id() {
+        for (id, (host, sig)) in host_table().iter().zip(&HOST_SIGNATURES).enumerate() {
+            assert!(
+                std::ptr::eq(host.sig, sig),
+                "entry {id} is not `{}`'s",
+                sig.name
+            );
+            assert_eq!(host.symbol, format!("hot_{}", sig.name), "entry {id}");
+        }
     }
 }

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::worker::Backend;
+use crate::backend::Backend;
 
 /// A parsed input line.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,11 +7,10 @@ use std::time::Duration;
 
 use super::command::{self, Command, ExportFormat, Setting};
 use super::render::{measured_table, measured_text, record_table};
-use super::{Outcome, Session, SessionError, Sink, Snippet};
+use super::{Backend, FunctionSummary, JobReport, LineFlow, Session, SessionError, Sink, Snippet};
 use crate::export::{render_csv, render_markdown, write_whole};
 use crate::measure::env::pin;
-use crate::worker::protocol::{Contestant, MeasureSettings, SnippetSource};
-use crate::worker::{Backend, Job, JobOutput, WorkerError};
+use crate::worker::protocol::{Contestant, MeasureSettings, SnippetSource, WorkerJob};
 
 pub(super) fn source(s: &Snippet) -> SnippetSource {
     SnippetSource {
@@ -21,7 +20,7 @@ pub(super) fn source(s: &Snippet) -> SnippetSource {
 }
 
 /// The names of the snippet's own functions (not the module initializer `<init>`).
-fn function_names(functions: &[crate::worker::protocol::FunctionInfo]) -> Vec<&str> {
+fn function_names(functions: &[FunctionSummary]) -> Vec<&str> {
     functions
         .iter()
         .map(|f| f.name.as_str())
@@ -41,38 +40,38 @@ impl Session {
         cmd: Command,
         line: &str,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         match cmd {
             Command::Code(text) => self.add_code(&text, sink),
             Command::Help(None) => {
                 sink.text(&command::help_text());
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Help(Some(name)) => match command::help_for(&name) {
                 Some(c) => {
                     sink.text(&command::help_detail(c));
-                    Ok(Outcome::Continue)
+                    Ok(LineFlow::Continue)
                 }
                 None => Err(SessionError::Input(format!("no command named `{name}`"))),
             },
             Command::Backend(None) => {
-                let names: Vec<&str> = Backend::ALL.iter().map(|b| b.name()).collect();
+                let names: Vec<&str> = super::SESSION_BACKENDS.iter().map(|b| b.name()).collect();
                 sink.text(&format!(
                     "backend: {} (backends: {})",
                     self.state.backend.name(),
                     names.join(", ")
                 ));
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Backend(Some(b)) => {
                 self.state.backend = b;
                 sink.text(&format!("backend: {}", b.name()));
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Twin(None) => {
                 let twin = self.state.twin.as_deref().unwrap_or("none");
                 sink.text(&format!("twin: {twin}"));
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Twin(Some(name)) => self.twin(name, sink),
             Command::Run(function) => self.run(line, function, sink),
@@ -92,17 +91,17 @@ impl Session {
                     SessionError::Input(format!("cannot write {}: {e}", path.display()))
                 })?;
                 sink.text(&format!("saved {} to {}", s.name, path.display()));
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Export(format, path) => self.export(format, &path, sink),
             Command::Set(None) => {
                 sink.text(&self.settings_text());
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Set(Some(setting)) => {
                 self.set(setting);
                 sink.text(&self.settings_text());
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Snippet(name) => self.snippet(name, sink),
             Command::Show => {
@@ -117,13 +116,13 @@ impl Session {
                     s.name,
                     self.state.backend.name()
                 ));
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Clear => {
                 let i = self.state.current;
                 self.state.snippets[i].text.clear();
                 sink.text(&format!("{} is empty", self.state.snippets[i].name));
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
             Command::Doctor => self.doctor(line, sink),
             Command::History => {
@@ -135,19 +134,19 @@ impl Session {
                     .map(|(i, l)| format!("{:4}  {}", i + 1, l.replace('\n', "\n      ")))
                     .collect();
                 sink.text(&lines.join("\n"));
-                Ok(Outcome::Continue)
+                Ok(LineFlow::Continue)
             }
-            Command::Quit => Ok(Outcome::Quit),
+            Command::Quit => Ok(LineFlow::Quit),
         }
     }
 
     /// Run a job in the worker, pinning this thread off the worker's CPU meanwhile.
     pub(super) fn job(
         &mut self,
-        job: Job,
+        job: WorkerJob,
         limit: Duration,
         sink: &mut dyn Sink,
-    ) -> Result<JobOutput, SessionError> {
+    ) -> Result<JobReport, SessionError> {
         self.cancel.store(false, Ordering::Relaxed);
         let cancel = std::sync::Arc::clone(&self.cancel);
         let worker = self.worker()?;
@@ -157,28 +156,17 @@ impl Session {
             let other = pin::online_cpus().into_iter().find(|&c| c != w)?;
             pin::pin_current_thread(other).ok()
         });
-        let result = worker.run(job, limit, &cancel, &mut |p| sink.progress(p));
-        result.map_err(|e| match e {
-            WorkerError::Failed(f)
-                if f.kind == crate::worker::protocol::FailureKind::Unavailable =>
-            {
-                SessionError::Unavailable(
-                    f.message
-                        .trim_start_matches("not available in this build: ")
-                        .to_string(),
-                )
-            }
-            other => SessionError::Job(other),
-        })
+        let result = worker.run(job, limit, &cancel, &mut |p| sink.progress(&p.into()));
+        Ok(result?.into())
     }
 
     pub(super) fn limit(&self) -> Duration {
         Duration::from_secs_f64(self.state.settings.limit_s)
     }
 
-    fn add_code(&mut self, text: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    fn add_code(&mut self, text: &str, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         if text.trim().is_empty() {
-            return Ok(Outcome::Continue);
+            return Ok(LineFlow::Continue);
         }
         let i = self.state.current;
         let old = &self.state.snippets[i];
@@ -200,14 +188,14 @@ impl Session {
             name: old.name.clone(),
             text: merged.text.clone(),
         };
-        let job = Job::Compile {
+        let job = WorkerJob::Compile {
             snippet,
             backend: self.state.backend,
             checks: self.state.settings.checks,
         };
         // The code is kept only if the whole snippet still compiles.
         match self.job(job, self.limit(), sink)? {
-            JobOutput::Compiled { functions } => {
+            JobReport::Compiled { functions } => {
                 self.state.snippets[i].text = merged.text;
                 let names = function_names(&functions);
                 let mut msg = format!("ok: {}", names.join(", "));
@@ -228,7 +216,7 @@ impl Session {
             }
             other => sink.text(&format!("unexpected answer from the worker: {other:?}")),
         }
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     fn run(
@@ -236,7 +224,7 @@ impl Session {
         line: &str,
         function: Option<String>,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let s = self.state.snippet().clone();
         if s.text.trim().is_empty() {
             return Err(SessionError::Input(format!(
@@ -248,12 +236,12 @@ impl Session {
         // After a :reload, calls go to the live module while it runs the snippet as it is.
         let live = self.module_is_current();
         let job = if live {
-            Job::RunLive {
+            WorkerJob::RunLive {
                 snippet: s.name.clone(),
                 function,
             }
         } else {
-            Job::Run {
+            WorkerJob::Run {
                 snippet: source(&s),
                 backend: self.state.backend,
                 checks: self.state.settings.checks,
@@ -261,7 +249,7 @@ impl Session {
             }
         };
         let out = self.job(job, self.limit(), sink)?;
-        if let JobOutput::Ran { value, micros } = &out {
+        if let JobReport::Ran { value, micros } = &out {
             let on = if live {
                 "jit, live module"
             } else {
@@ -270,7 +258,7 @@ impl Session {
             sink.text(&format!("{value}    ({micros:.1} µs on {on})"));
         }
         self.record(line, vec![s.name], out);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     /// The other side of `:compare`: a backend, a snippet of the session, or a file.
@@ -324,7 +312,7 @@ impl Session {
         line: &str,
         other: &str,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let current = self.state.snippet().clone();
         let a = Contestant {
             label: format!("{} ({})", current.name, self.state.backend.name()),
@@ -339,16 +327,16 @@ impl Session {
         let names = vec![a.snippet.name.clone(), b.snippet.name.clone()];
         let settings = self.measure_settings();
         let limit = Duration::from_secs_f64(settings.time_s) + self.limit();
-        let job = Job::Measure {
+        let job = WorkerJob::Measure {
             contestants: vec![a, b],
             settings,
         };
         let out = self.job(job, limit, sink)?;
-        if let JobOutput::Measured(m) = &out {
+        if let JobReport::Measured(m) = &out {
             sink.text(&measured_text(m, &measured_table(m, line)));
         }
         self.record(line, names, out);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     fn asm(
@@ -357,19 +345,19 @@ impl Session {
         function: Option<String>,
         ir: bool,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let s = self.state.snippet().clone();
         let backend = match self.state.backend {
             Backend::Interp => Backend::Jit,
             b => b,
         };
-        let job = Job::Asm {
+        let job = WorkerJob::Asm {
             snippet: source(&s),
             backend,
             function,
         };
         let out = self.job(job, self.limit(), sink)?;
-        if let JobOutput::Asm { listings } = &out {
+        if let JobReport::Asm { listings } = &out {
             let mut text = String::new();
             if self.state.backend == Backend::Interp {
                 text.push_str("; the interp backend makes no machine code: shown for jit\n");
@@ -387,10 +375,10 @@ impl Session {
             sink.text(text.trim_end());
         }
         self.record(line, vec![s.name], out);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
-    fn load(&mut self, what: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    fn load(&mut self, what: &str, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         let path = Path::new(what);
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
@@ -408,8 +396,8 @@ impl Session {
         &mut self,
         snippet: Snippet,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
-        let job = Job::Compile {
+    ) -> Result<LineFlow, SessionError> {
+        let job = WorkerJob::Compile {
             snippet: source(&snippet),
             backend: self.state.backend,
             checks: self.state.settings.checks,
@@ -428,13 +416,13 @@ impl Session {
             }
         }
         match compiled? {
-            JobOutput::Compiled { functions } => {
+            JobReport::Compiled { functions } => {
                 let names = function_names(&functions);
                 sink.text(&format!("loaded {name}: {}", names.join(", ")));
             }
             other => sink.text(&format!("unexpected answer from the worker: {other:?}")),
         }
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     fn export(
@@ -442,7 +430,7 @@ impl Session {
         format: ExportFormat,
         path: &Path,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let Some(record) = self.state.results.last() else {
             return Err(SessionError::Input(
                 "no result to export yet: :run or :compare first".into(),
@@ -454,11 +442,11 @@ impl Session {
                 .map_err(|e| SessionError::Input(format!("cannot encode the result: {e}")))?,
             // The case matrix has its own pages (several tables, the load section).
             ExportFormat::Markdown => match &record.output {
-                JobOutput::Bench(b) => b.markdown.clone(),
+                JobReport::Bench(b) => b.markdown.clone(),
                 _ => render_markdown(&record_table(record)),
             },
             ExportFormat::Csv => match &record.output {
-                JobOutput::Bench(b) => b.csv.clone(),
+                JobReport::Bench(b) => b.csv.clone(),
                 _ => render_csv(&record_table(record)),
             },
         };
@@ -471,7 +459,7 @@ impl Session {
                 path.display()
             ));
         }
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     fn set(&mut self, setting: Setting) {
@@ -505,7 +493,7 @@ impl Session {
         &mut self,
         name: Option<String>,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         match name {
             None => {
                 let lines: Vec<String> = self
@@ -534,19 +522,19 @@ impl Session {
                 sink.text(&format!("snippet: {name}"));
             }
         }
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
-    fn doctor(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    fn doctor(&mut self, line: &str, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         let time_s = self.state.settings.time_s.min(1.0);
-        let job = Job::Doctor { time_s, cpu: None };
+        let job = WorkerJob::Doctor(crate::measure::doctor::DoctorOptions { time_s, cpu: None });
         // The doctor runs a handful of timed self-checks.
         let limit = Duration::from_secs_f64(time_s * 20.0) + self.limit();
         let out = self.job(job, limit, sink)?;
-        if let JobOutput::Doctor { text, .. } = &out {
+        if let JobReport::Doctor { text, .. } = &out {
             sink.text(text.trim_end());
         }
         self.record(line, Vec::new(), out);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 }

@@ -8,12 +8,14 @@
 //! state is saved after every change to the session file ([`store::default_path`]) and comes
 //! back with [`Session::resume`]. See `docs/session.md`.
 
+mod code;
 pub mod command;
 mod exec;
 pub mod interrupt;
-mod lab;
+mod lab_commands;
 pub mod merge;
 mod render;
+pub mod results;
 pub mod store;
 
 use std::path::PathBuf;
@@ -22,10 +24,26 @@ use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
-pub use command::{Command, CommandError, ExportFormat, Setting, parse};
-pub use render::{measured_table, record_table};
+/// The backend a session's jobs run on.
+pub use crate::backend::Backend;
 
-use crate::worker::{Backend, JobOutput, LiveProgress, Worker, WorkerError, WorkerOptions};
+/// The backends in the order the sessions list, complete and cycle them (`:backend`, F8): the
+/// interpreter, the reference, before the object backend, which is the slowest to build.
+pub const SESSION_BACKENDS: [Backend; 4] = [
+    Backend::Jit,
+    Backend::JitOpt,
+    Backend::Interp,
+    Backend::Object,
+];
+pub use command::{Command, CommandError, ExportFormat, Setting, parse};
+pub use render::{class_lines, measured_table, record_table};
+pub use results::{
+    AppliedReload, BenchResult, ClassChange, FailureCause, FunctionListing, FunctionSummary,
+    HistogramBucket, JobFailed, JobReport, LadderResult, LiveContestant, LiveSnapshot,
+    MeasuredComparison, MeasuredRow, Measurement, Quantile, ReloadResult, SourceLocation,
+};
+
+use crate::worker::{Worker, WorkerError, WorkerOptions};
 
 /// The version written into session files.
 pub const STATE_VERSION: u32 = 1;
@@ -78,7 +96,7 @@ pub struct JobRecord {
     /// Seconds since the Unix epoch when it finished.
     pub finished: u64,
     /// The output.
-    pub output: JobOutput,
+    pub output: JobReport,
 }
 
 /// Everything the session file keeps.
@@ -155,7 +173,7 @@ pub trait Sink {
     /// A block of text (a value, a table, a listing, a message).
     fn text(&mut self, text: &str);
     /// A live snapshot of a measuring job (about 20 per second).
-    fn progress(&mut self, progress: &LiveProgress) {
+    fn progress(&mut self, progress: &LiveSnapshot) {
         let _ = progress;
     }
 }
@@ -173,7 +191,7 @@ impl Sink for Collect {
     fn text(&mut self, text: &str) {
         self.texts.push(text.to_string());
     }
-    fn progress(&mut self, _: &LiveProgress) {
+    fn progress(&mut self, _: &LiveSnapshot) {
         self.progress += 1;
     }
 }
@@ -185,9 +203,9 @@ impl Collect {
     }
 }
 
-/// What the front end does next.
+/// What the front end does after a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub enum LineFlow {
     /// Read the next line.
     Continue,
     /// Leave.
@@ -206,12 +224,32 @@ pub enum SessionError {
     /// The job needs a feature this build does not have.
     #[error("not available in this build: {0}")]
     Unavailable(String),
-    /// The job failed, timed out, was cancelled, or the worker crashed.
+    /// The job failed in the worker: a diagnostic, a script error, a panic.
     #[error("{0}")]
-    Job(#[from] WorkerError),
+    Job(Box<JobFailed>),
+    /// The job did not finish: it timed out, was cancelled, or the worker crashed or cannot be
+    /// used.
+    #[error("{0}")]
+    Worker(WorkerError),
     /// The session file could not be written or read.
     #[error("{0}")]
     Store(String),
+}
+
+impl From<WorkerError> for SessionError {
+    fn from(e: WorkerError) -> SessionError {
+        match e {
+            WorkerError::Failed(f) => match JobFailed::from(f) {
+                f if f.cause == FailureCause::Unavailable => SessionError::Unavailable(
+                    f.message
+                        .trim_start_matches("not available in this build: ")
+                        .to_string(),
+                ),
+                f => SessionError::Job(Box::new(f)),
+            },
+            other => SessionError::Worker(other),
+        }
+    }
 }
 
 /// How to open a session.
@@ -232,28 +270,6 @@ impl SessionOptions {
             })?,
             store: store::default_path(),
         })
-    }
-}
-
-/// The options every interactive front end (`hotlab repl`, `hotlab tui`) shares: flatten it
-/// into the subcommand's arguments and open the session with [`FrontArgs::open`].
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct FrontArgs {
-    /// Go on with the saved session (snippets, settings, results, history) from the session
-    /// file in the XDG state directory, instead of starting afresh.
-    #[arg(long)]
-    pub resume: bool,
-}
-
-impl FrontArgs {
-    /// The saved session with `--resume`, else a fresh one (which, at its first change, moves
-    /// the saved session file to `session.prev.json` rather than overwrite it).
-    pub fn open(&self, options: SessionOptions) -> Result<Session, SessionError> {
-        if self.resume {
-            Session::resume(options)
-        } else {
-            Ok(Session::new(options))
-        }
     }
 }
 
@@ -376,7 +392,7 @@ impl Session {
 
     /// Parse `line`, add it to the history, run it, and save the session. Errors are
     /// returned for the front end to show; the session stays usable after any of them.
-    pub fn run_line(&mut self, line: &str, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    pub fn run_line(&mut self, line: &str, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         if !line.trim().is_empty() {
             self.state.history.push(line.trim_end().to_string());
             let extra = self.state.history.len().saturating_sub(MAX_HISTORY);
@@ -392,12 +408,12 @@ impl Session {
     }
 
     /// Carry out one command (without adding it to the history or saving).
-    pub fn execute(&mut self, cmd: Command, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    pub fn execute(&mut self, cmd: Command, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         let line = format!("{cmd:?}");
         self.execute_as(cmd, &line, sink)
     }
 
-    fn record(&mut self, command: &str, snippets: Vec<String>, output: JobOutput) {
+    fn record(&mut self, command: &str, snippets: Vec<String>, output: JobReport) {
         let finished = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())

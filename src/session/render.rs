@@ -2,15 +2,14 @@
 //! histograms. JSON exports use the results' own serde form instead.
 
 use super::JobRecord;
+use super::results::{ClassChange, JobFailed, JobReport, MeasuredRow, Measurement};
 use crate::export::{Table, render_text};
-use crate::worker::JobOutput;
-use crate::worker::protocol::Measured;
 
 fn num(v: Option<f64>, digits: usize) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.digits$}"))
 }
 
-fn pct(row: &crate::worker::protocol::Row, q: f64) -> String {
+fn pct(row: &MeasuredRow, q: f64) -> String {
     let v = row
         .percentiles
         .iter()
@@ -20,7 +19,7 @@ fn pct(row: &crate::worker::protocol::Row, q: f64) -> String {
 }
 
 /// The rows of a measurement, with the ratio against the first row and its CI.
-pub fn measured_table(m: &Measured, title: &str) -> Table {
+pub fn measured_table(m: &Measurement, title: &str) -> Table {
     let mut t = Table::new(
         title,
         &[
@@ -84,7 +83,7 @@ pub fn measured_table(m: &Measured, title: &str) -> Table {
 }
 
 /// The table as text, then each verdict's sentence, then each row's histogram.
-pub fn measured_text(m: &Measured, table: &Table) -> String {
+pub fn measured_text(m: &Measurement, table: &Table) -> String {
     let mut out = render_text(table);
     for c in &m.comparisons {
         out.push_str(&format!("\n{}: {}\n", c.b, c.explanation));
@@ -104,8 +103,8 @@ pub fn measured_text(m: &Measured, table: &Table) -> String {
 /// Any result as a table (for Markdown and CSV exports).
 pub fn record_table(r: &JobRecord) -> Table {
     match &r.output {
-        JobOutput::Measured(m) => measured_table(m, &r.command),
-        JobOutput::Ran { value, micros } => {
+        JobReport::Measured(m) => measured_table(m, &r.command),
+        JobReport::Ran { value, micros } => {
             let mut t = Table::new(&r.command, &["snippet", "backend", "value", ">µs"]);
             t.push(vec![
                 r.snippets.join(", "),
@@ -115,7 +114,7 @@ pub fn record_table(r: &JobRecord) -> Table {
             ]);
             t
         }
-        JobOutput::Compiled { functions } => {
+        JobReport::Compiled { functions } => {
             let mut t = Table::new(
                 &r.command,
                 &[
@@ -137,7 +136,7 @@ pub fn record_table(r: &JobRecord) -> Table {
             }
             t
         }
-        JobOutput::Asm { listings } => {
+        JobReport::Asm { listings } => {
             let mut t = Table::new(&r.command, &["function", ">bytes", ">instructions"]);
             for l in listings {
                 t.push(vec![
@@ -148,18 +147,18 @@ pub fn record_table(r: &JobRecord) -> Table {
             }
             t
         }
-        JobOutput::Doctor { text, all_met } => {
+        JobReport::Doctor { text, all_met } => {
             let mut t = Table::new(&r.command, &["all self-checks met"]);
             t.push(vec![all_met.to_string()]);
             t.notes = text.lines().map(str::to_string).collect();
             t
         }
-        JobOutput::Ladder(l) => {
-            let mut t = l.table.table();
+        JobReport::Ladder(l) => {
+            let mut t = l.table.clone();
             t.title = format!("{} ({} around {})", r.command, t.title, l.method);
             t
         }
-        JobOutput::Checked(a) => {
+        JobReport::Checked(a) => {
             let mut t = Table::new(
                 &r.command,
                 &[
@@ -192,13 +191,13 @@ pub fn record_table(r: &JobRecord) -> Table {
             t.notes.push(a.explanation.clone());
             t
         }
-        JobOutput::Bench(b) => {
+        JobReport::Bench(b) => {
             let mut t = Table::new(&r.command, &[">problems"]);
             t.push(vec![b.problems.to_string()]);
             t.notes = b.text.lines().map(str::to_string).collect();
             t
         }
-        JobOutput::Reloaded(x) => {
+        JobReport::Reloaded(x) => {
             let mut t = Table::new(
                 &r.command,
                 &[
@@ -235,5 +234,114 @@ pub fn record_table(r: &JobRecord) -> Table {
             }
             t
         }
+        JobReport::LadderCode { steps } => {
+            let mut t = Table::new(&r.command, &["step", "layer", "row", ">instructions"]);
+            for s in steps {
+                t.push(vec![
+                    s.title.clone(),
+                    s.layer.clone(),
+                    s.label.clone(),
+                    s.instructions.to_string(),
+                ]);
+            }
+            t
+        }
+    }
+}
+
+impl ClassChange {
+    /// One line: `reload NAME: class C v2: 1 object(s) migrated; kept [..] added [..] ...`.
+    /// ` reset [..]` follows only when a field held closures; a class the version dropped says
+    /// it was unloaded.
+    pub fn describe(&self, name: &str) -> String {
+        if self.unloaded {
+            return format!(
+                "reload {name}: class {} unloaded (not in the new version): {} object(s) destroyed",
+                self.class, self.migrated
+            );
+        }
+        let mut line = format!(
+            "reload {name}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed \
+             [{}] retyped [{}]",
+            self.class,
+            self.version,
+            self.migrated,
+            self.kept.join(", "),
+            self.added.join(", "),
+            self.removed.join(", "),
+            self.retyped.join(", ")
+        );
+        if !self.reset.is_empty() {
+            line.push_str(&format!(" reset [{}]", self.reset.join(", ")));
+        }
+        line
+    }
+}
+
+/// What a reload of source `name` did to its classes, one line each: every class reloaded
+/// ([`ClassChange::describe`]), then `reload NAME: class C defined` for each new class. `hotlab
+/// run --reload` and the session's `:reload` print these.
+pub fn class_lines(name: &str, classes: &[ClassChange], defined: &[String]) -> Vec<String> {
+    let reloaded = classes.iter().map(|c| c.describe(name));
+    let new = defined
+        .iter()
+        .map(|c| format!("reload {name}: class {c} defined"));
+    reloaded.chain(new).collect()
+}
+
+/// A failed job's text: what an applied reload did to the classes first, then the message.
+pub(super) fn failure_text(f: &JobFailed) -> String {
+    let mut text = match &f.applied {
+        Some(a) => class_lines(&a.snippet, &a.classes, &a.defined).join("\n"),
+        None => String::new(),
+    };
+    if !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(&f.message);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::results::{AppliedReload, FailureCause};
+    use super::*;
+
+    fn failed(applied: Option<AppliedReload>) -> JobFailed {
+        JobFailed {
+            cause: FailureCause::Script,
+            message: "error: boom\n(the reload was applied; after_reload raised)".into(),
+            location: None,
+            applied,
+        }
+    }
+
+    #[test]
+    fn a_failure_after_an_applied_reload_says_what_it_did_first() {
+        assert_eq!(
+            failed(None).to_string(),
+            "error: boom\n(the reload was applied; after_reload raised)"
+        );
+        let applied = AppliedReload {
+            snippet: "a.hot".into(),
+            classes: vec![ClassChange {
+                class: "C".into(),
+                version: 2,
+                migrated: 1,
+                kept: vec!["n".into()],
+                added: vec![],
+                removed: vec![],
+                retyped: vec![],
+                reset: vec![],
+                unloaded: false,
+            }],
+            defined: vec!["D".into()],
+        };
+        assert_eq!(
+            failed(Some(applied)).to_string(),
+            "reload a.hot: class C v2: 1 object(s) migrated; kept [n] added [] removed [] \
+             retyped []\nreload a.hot: class D defined\nerror: boom\n(the reload was applied; \
+             after_reload raised)"
+        );
     }
 }

@@ -1,16 +1,17 @@
-//! The TUI's state and what the user can ask of it. Keys become intent methods
-//! ([`App::on_key`]); intents change the state and may hand work to the session
-//! ([`Effect`]). Nothing here draws or talks to a process, so the key handling is unit-tested.
+//! The TUI's state and what the user can ask of it. Keys become actions through the bindings
+//! table ([`super::keys`]) and [`App::on_key`]; actions ([`App::act`]) change the state and may
+//! hand work to the session ([`Effect`]). Nothing here draws or talks to a process, so the key handling is unit-tested.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEvent, MouseEventKind};
 use tui_textarea::TextArea;
 
 use super::complete::{common_prefix, complete};
 use super::highlight::{self, DiagView, Mark};
+use super::keys::{self, Action, Context};
 use super::model::{CodeView, TableModel, TableState};
 use super::theme::{BUILTIN, Theme};
 use crate::ladder::Ladder;
-use crate::worker::Backend;
+use crate::session::Backend;
 
 /// The panes, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -320,8 +321,9 @@ impl App {
 
     /// The next backend.
     pub fn next_backend(&mut self) -> Vec<Effect> {
-        let i = Backend::ALL.iter().position(|b| *b == self.backend);
-        let b = Backend::ALL[i.map_or(0, |i| (i + 1) % Backend::ALL.len())];
+        let order = crate::session::SESSION_BACKENDS;
+        let i = order.iter().position(|b| *b == self.backend);
+        let b = order[i.map_or(0, |i| (i + 1) % order.len())];
         self.line(format!(":backend {}", b.name()))
     }
 
@@ -444,118 +446,127 @@ impl App {
         }
     }
 
-    /// A key.
+    /// What the screen is in, for looking keys up.
+    fn key_context(&self) -> Context {
+        Context {
+            busy: self.busy.is_some(),
+            popup: self.popup,
+            help: self.help,
+            command: self.command.is_some(),
+            focus: self.focus,
+        }
+    }
+
+    /// A key: the bound action ([`keys::action`]), or else the key closes an overlay, types
+    /// into the command line, or edits the editor's text.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        if ctrl && key.code == KeyCode::Char('q') {
-            return vec![Effect::Quit];
-        }
-        if self.busy.is_some()
-            && (key.code == KeyCode::Esc || (ctrl && key.code == KeyCode::Char('c')))
-        {
-            self.say("cancelling…", false);
-            return vec![Effect::Cancel];
-        }
-        if self.popup && self.scroll_popup(key.code) {
-            return Vec::new();
+        if let Some(action) = keys::action(&key, &self.key_context()) {
+            return self.act(action);
         }
         if self.help || self.popup {
             self.help = false;
             self.popup = false;
-            return Vec::new();
-        }
-        if self.command.is_some() {
-            return self.command_key(key);
-        }
-        match (key.code, ctrl) {
-            (KeyCode::F(1), _) => {
-                self.help = true;
-                return Vec::new();
-            }
-            (KeyCode::F(5), _) | (KeyCode::Char('r'), true) => return self.run(),
-            (KeyCode::F(6), _) | (KeyCode::Char('k'), true) => return self.check(),
-            (KeyCode::F(7), _) => return self.next_ladder(),
-            (KeyCode::F(8), _) => return self.next_backend(),
-            (KeyCode::F(9), _) => {
-                self.next_theme();
-                return Vec::new();
-            }
-            (KeyCode::Tab, false) => {
-                self.cycle_pane(true);
-                return Vec::new();
-            }
-            (KeyCode::BackTab, _) => {
-                self.cycle_pane(false);
-                return Vec::new();
-            }
-            (KeyCode::Char('c'), true) => return vec![Effect::Quit],
-            _ => {}
-        }
-        if self.focus == Pane::Editor {
-            if key.code == KeyCode::Esc {
-                self.focus = Pane::Table;
-            } else if self.editor.input(key) {
-                self.edited();
-            }
-            return Vec::new();
-        }
-        match key.code {
-            KeyCode::Char('?') => self.help = true,
-            KeyCode::Char(':') => {
-                self.command = Some(":".into());
-                self.completion = (Vec::new(), 0);
-            }
-            KeyCode::Char('q') => return vec![Effect::Quit],
-            KeyCode::Char('e') | KeyCode::Char('i') | KeyCode::Enter
-                if self.focus != Pane::Code =>
-            {
-                self.focus = Pane::Editor
-            }
-            KeyCode::Char('r') => return self.run(),
-            KeyCode::Char('c') => return self.check(),
-            KeyCode::Char('l') => return self.next_ladder(),
-            KeyCode::Char('b') => return self.next_backend(),
-            KeyCode::Char('t') => self.next_theme(),
-            KeyCode::Char(' ') => return self.toggle_layer(),
-            KeyCode::Char('K') | KeyCode::Char('[') => return self.move_layer(true),
-            KeyCode::Char('J') | KeyCode::Char(']') => return self.move_layer(false),
-            KeyCode::Char('d') => self.code_diff = !self.code_diff,
-            KeyCode::Up | KeyCode::Char('k') if self.focus == Pane::Code => {
-                self.code_scroll = self.code_scroll.saturating_sub(1)
-            }
-            KeyCode::Down | KeyCode::Char('j') if self.focus == Pane::Code => {
-                self.code_scroll = self.code_scroll.saturating_add(1)
-            }
-            KeyCode::PageUp if self.focus == Pane::Code => {
-                self.code_scroll = self.code_scroll.saturating_sub(10)
-            }
-            KeyCode::PageDown if self.focus == Pane::Code => {
-                self.code_scroll = self.code_scroll.saturating_add(10)
-            }
-            KeyCode::Up | KeyCode::Char('k') => self.select(-1),
-            KeyCode::Down | KeyCode::Char('j') => self.select(1),
-            KeyCode::Home => self.select(isize::MIN / 2),
-            KeyCode::End => self.select(isize::MAX / 2),
-            KeyCode::Esc => self.message = None,
-            _ => {}
+        } else if self.command.is_some() {
+            self.type_command(key.code);
+        } else if self.focus == Pane::Editor && self.editor.input(key) {
+            self.edited();
         }
         Vec::new()
     }
 
-    fn command_key(&mut self, key: KeyEvent) -> Vec<Effect> {
-        let Some(cmd) = self.command.as_mut() else {
+    /// Carry out an action.
+    pub fn act(&mut self, action: Action) -> Vec<Effect> {
+        match action {
+            Action::Quit => return vec![Effect::Quit],
+            Action::Cancel => {
+                self.say("cancelling…", false);
+                return vec![Effect::Cancel];
+            }
+            Action::Help => self.help = true,
+            Action::Run => return self.run(),
+            Action::Check => return self.check(),
+            Action::NextLadder => return self.next_ladder(),
+            Action::NextBackend => return self.next_backend(),
+            Action::NextTheme => self.next_theme(),
+            Action::ToggleLayer => return self.toggle_layer(),
+            Action::LayerEarlier => return self.move_layer(true),
+            Action::LayerLater => return self.move_layer(false),
+            Action::NextPane => self.cycle_pane(true),
+            Action::PreviousPane => self.cycle_pane(false),
+            Action::Edit => self.focus = Pane::Editor,
+            Action::LeaveEditor => self.focus = Pane::Table,
+            Action::SelectUp => self.select(-1),
+            Action::SelectDown => self.select(1),
+            Action::SelectFirst => self.select(isize::MIN / 2),
+            Action::SelectLast => self.select(isize::MAX / 2),
+            Action::CodeUp => self.code_scroll = self.code_scroll.saturating_sub(1),
+            Action::CodeDown => self.code_scroll = self.code_scroll.saturating_add(1),
+            Action::CodePageUp => self.code_scroll = self.code_scroll.saturating_sub(10),
+            Action::CodePageDown => self.code_scroll = self.code_scroll.saturating_add(10),
+            Action::ToggleDiff => self.code_diff = !self.code_diff,
+            Action::CommandLine => {
+                self.command = Some(":".into());
+                self.completion = (Vec::new(), 0);
+            }
+            Action::CommandRun => return self.run_command(),
+            Action::CommandComplete => self.complete_command(),
+            Action::CommandLeave => self.command = None,
+            Action::ClearMessage => self.message = None,
+            Action::PopupUp
+            | Action::PopupDown
+            | Action::PopupPageUp
+            | Action::PopupPageDown
+            | Action::PopupTop
+            | Action::PopupBottom => self.scroll_popup(action),
+            // A mouse event carries a position: `on_mouse` carries it out.
+            Action::Mouse => {}
+        }
+        Vec::new()
+    }
+
+    fn run_command(&mut self) -> Vec<Effect> {
+        let Some(line) = self.command.take() else {
             return Vec::new();
         };
-        match key.code {
-            KeyCode::Esc => self.command = None,
-            KeyCode::Enter => {
-                let line = cmd.clone();
-                self.command = None;
-                if line.trim() == ":" {
-                    return Vec::new();
-                }
-                return self.line(line);
+        if line.trim() == ":" {
+            return Vec::new();
+        }
+        self.line(line)
+    }
+
+    fn complete_command(&mut self) {
+        let Some(cmd) = self.command.as_mut() else {
+            return;
+        };
+        if self.completion.0.is_empty() {
+            let c = complete(cmd, &self.snippets);
+            let prefix = common_prefix(&c);
+            if c.len() == 1 {
+                *cmd = format!("{} ", c[0]);
+            } else if prefix.len() > cmd.len() {
+                *cmd = prefix;
+            } else if !c.is_empty() {
+                *cmd = c[0].clone();
+                self.completion = (c, 1);
+                return;
+            } else {
+                self.say("no completion", false);
             }
+            self.completion = (Vec::new(), 0);
+        } else {
+            let (c, i) = &mut self.completion;
+            *cmd = c[*i % c.len()].clone();
+            *i += 1;
+        }
+    }
+
+    /// The command line's own editing: letters type, Backspace deletes (and leaves the empty
+    /// line).
+    fn type_command(&mut self, code: KeyCode) {
+        let Some(cmd) = self.command.as_mut() else {
+            return;
+        };
+        match code {
             KeyCode::Backspace => {
                 cmd.pop();
                 if cmd.is_empty() {
@@ -563,35 +574,12 @@ impl App {
                 }
                 self.completion = (Vec::new(), 0);
             }
-            KeyCode::Tab => {
-                if self.completion.0.is_empty() {
-                    let c = complete(cmd, &self.snippets);
-                    let prefix = common_prefix(&c);
-                    if c.len() == 1 {
-                        *cmd = format!("{} ", c[0]);
-                    } else if prefix.len() > cmd.len() {
-                        *cmd = prefix;
-                    } else if !c.is_empty() {
-                        *cmd = c[0].clone();
-                        self.completion = (c, 1);
-                        return Vec::new();
-                    } else {
-                        self.say("no completion", false);
-                    }
-                    self.completion = (Vec::new(), 0);
-                } else {
-                    let (c, i) = &mut self.completion;
-                    *cmd = c[*i % c.len()].clone();
-                    *i += 1;
-                }
-            }
             KeyCode::Char(ch) => {
                 cmd.push(ch);
                 self.completion = (Vec::new(), 0);
             }
             _ => {}
         }
-        Vec::new()
     }
 
     /// A mouse event: a click on a row of the table (drawn at `table`) selects it; the wheel
@@ -618,8 +606,14 @@ impl App {
                 }
                 false
             }
-            MouseEventKind::ScrollDown if self.popup => self.scroll_popup(KeyCode::Down),
-            MouseEventKind::ScrollUp if self.popup => self.scroll_popup(KeyCode::Up),
+            MouseEventKind::ScrollDown if self.popup => {
+                self.scroll_popup(Action::PopupDown);
+                true
+            }
+            MouseEventKind::ScrollUp if self.popup => {
+                self.scroll_popup(Action::PopupUp);
+                true
+            }
             MouseEventKind::ScrollDown => {
                 self.select(1);
                 true
@@ -632,26 +626,25 @@ impl App {
         }
     }
 
-    /// Scroll the popup for a scrolling key (true), or leave it for the key to close (false).
-    /// The render clamps the scroll to the popup's height; here it stays within the text.
-    fn scroll_popup(&mut self, code: KeyCode) -> bool {
+    /// Scroll the popup. The render clamps the scroll to the popup's height; here it stays
+    /// within the text.
+    fn scroll_popup(&mut self, action: Action) {
         let lines = self
             .message
             .as_ref()
             .map_or(0, |m| m.text.trim_end().lines().count());
         let last = u16::try_from(lines.saturating_sub(1)).unwrap_or(u16::MAX);
         let page = 10;
-        self.popup_scroll = match code {
-            KeyCode::Up | KeyCode::Char('k') => self.popup_scroll.saturating_sub(1),
-            KeyCode::Down | KeyCode::Char('j') => self.popup_scroll.saturating_add(1),
-            KeyCode::PageUp => self.popup_scroll.saturating_sub(page),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.popup_scroll.saturating_add(page),
-            KeyCode::Home | KeyCode::Char('g') => 0,
-            KeyCode::End | KeyCode::Char('G') => last,
-            _ => return false,
+        self.popup_scroll = match action {
+            Action::PopupUp => self.popup_scroll.saturating_sub(1),
+            Action::PopupDown => self.popup_scroll.saturating_add(1),
+            Action::PopupPageUp => self.popup_scroll.saturating_sub(page),
+            Action::PopupPageDown => self.popup_scroll.saturating_add(page),
+            Action::PopupTop => 0,
+            Action::PopupBottom => last,
+            _ => self.popup_scroll,
         }
         .min(last);
-        true
     }
 
     /// Whether the table shows a finished or running measurement.

@@ -2,7 +2,6 @@
 //! (backends, ladders, settings, export formats, snippet names, files).
 
 use crate::session::command::COMMANDS;
-use crate::worker::Backend;
 
 /// Completions of `line` (the whole command line, starting with `:`), as whole lines, sorted.
 /// `snippets` are the session's snippet names.
@@ -23,7 +22,12 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
         Some((d, w)) => (format!("{d} "), w),
         None => (String::new(), arg),
     };
-    let backends = || Backend::ALL.iter().map(|b| b.name().to_string()).collect();
+    let backends = || {
+        crate::session::SESSION_BACKENDS
+            .iter()
+            .map(|b| b.name().to_string())
+            .collect()
+    };
     // An alias completes as its command does (the typed alias stays on the line).
     let name = crate::session::command::help_for(cmd).map_or(cmd, |c| c.name);
     let options: Vec<String> = match name {

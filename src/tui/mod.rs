@@ -5,8 +5,9 @@
 //! - [`app`]: the state and the keys' intents (no drawing, no processes: unit-tested);
 //! - [`panes`]: drawing, one file per pane, colours from the [`theme`] by purpose;
 //! - [`model`]: what the panes show, made from the session's results;
-//! - `runtime`: the session thread (jobs go on to the worker process) and a background thread
-//!   for the ladder's machine code and the machine probe.
+//! - [`keys`]: the key bindings as data, read by the key handling and the help overlay;
+//! - `threads`: the session thread (its jobs, the ladder's machine code too, go on to the worker
+//!   process) and a background thread for the machine probe.
 //!
 //! The UI thread sleeps in `crossterm::event::poll` between events: 50 ms while a job streams
 //! snapshots (about 20 a second), longer when idle. See `docs/tui.md`.
@@ -14,10 +15,11 @@
 pub mod app;
 pub mod complete;
 pub mod highlight;
+pub mod keys;
 pub mod model;
 pub mod panes;
-pub mod runtime;
 pub mod theme;
+pub mod threads;
 mod update;
 
 use std::io::Write;
@@ -27,7 +29,7 @@ use std::time::Duration;
 
 use crossterm::event::{self, DisableMouseCapture, EnableMouseCapture, Event, KeyEventKind};
 
-use crate::cli::{Failure, exit};
+use crate::frontend::{Failure, exit};
 use crate::session::{Session, SessionOptions};
 use app::{App, Effect};
 use theme::Theme;
@@ -41,7 +43,7 @@ pub struct TuiArgs {
     pub theme: Option<String>,
     /// Options shared with the other interactive front ends (`--resume`).
     #[command(flatten)]
-    pub front: crate::session::FrontArgs,
+    pub front: crate::frontend::FrontArgs,
 }
 
 /// How long the UI sleeps waiting for an event while a job runs (and snapshots stream in).
@@ -83,11 +85,18 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
         app.say(w.clone(), true);
     }
     let cancel = session.cancel_flag();
-    let (lines, from_session) =
-        runtime::spawn_session(session).map_err(|e| Failure::input(format!("error: {e}")))?;
-    let (code_req, from_background) =
-        runtime::spawn_background().map_err(|e| Failure::input(format!("error: {e}")))?;
-    let _ = code_req.send((app.chosen_ladder(), app.text()));
+    let threads::Threads {
+        requests: lines,
+        from_session,
+        from_background,
+    } = threads::spawn(session).map_err(|e| Failure::input(format!("error: {e}")))?;
+    let code_request = |app: &App| {
+        threads::ThreadRequest::Code(threads::CodeRequest {
+            ladder: app.chosen_ladder(),
+            text: app.text(),
+        })
+    };
+    let _ = lines.send(code_request(&app));
 
     let mut terminal = ratatui::try_init()
         .map_err(|e| Failure::input(format!("error: cannot open the terminal: {e}")))?;
@@ -109,11 +118,12 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
                 }
                 Effect::Cancel => cancel.store(true, Ordering::Relaxed),
                 Effect::LadderCode => {
-                    let _ = code_req.send((app.chosen_ladder(), app.text()));
+                    let _ = lines.send(code_request(&app));
                 }
                 Effect::Line { line, text } => {
                     app.busy = Some(line.clone());
-                    if lines.send(runtime::LineRequest { line, text }).is_err() {
+                    let request = threads::ThreadRequest::Line(threads::LineRequest { line, text });
+                    if lines.send(request).is_err() {
                         app.busy = None;
                         app.say("the session thread ended", true);
                     }

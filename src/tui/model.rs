@@ -4,8 +4,7 @@
 
 use crate::ladder::Ladder;
 use crate::ladder::report::Report;
-use crate::worker::LiveProgress;
-use crate::worker::protocol::{Bucket, Measured, Percentile};
+use crate::session::{FunctionListing, HistogramBucket, LiveSnapshot, Measurement, Quantile};
 
 /// What a verdict means, for colouring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +84,9 @@ pub struct TableRow {
     /// Whether its result equals the first row's (`!` when not).
     pub ok: bool,
     /// Histogram percentiles.
-    pub percentiles: Vec<Percentile>,
+    pub percentiles: Vec<Quantile>,
     /// Histogram counts.
-    pub buckets: Vec<Bucket>,
+    pub buckets: Vec<HistogramBucket>,
     /// Hardware counters per op (the engine's JSON form).
     pub counters: Option<serde_json::Value>,
     /// Estimated core cycles per op.
@@ -172,7 +171,7 @@ impl TableModel {
     /// A finished measurement (a comparison, or a ladder measured as rows): ratio and verdict
     /// against the first row, and what each row adds over the row before it, when the result
     /// has those comparisons.
-    pub fn from_measured(m: &Measured, title: &str) -> TableModel {
+    pub fn from_measured(m: &Measurement, title: &str) -> TableModel {
         let first = m.rows.first().map(|r| r.name.as_str()).unwrap_or("");
         let checksum0 = m.rows.first().and_then(|r| r.checksum);
         let rows = m
@@ -315,7 +314,7 @@ impl TableModel {
 
     /// Lay a live snapshot over the table: rows are matched by label (new ones are added),
     /// totals and histograms become the running values.
-    pub fn apply_live(&mut self, p: &LiveProgress, title: &str) {
+    pub fn apply_live(&mut self, p: &LiveSnapshot, title: &str) {
         if self.state != TableState::Live || self.title != title {
             // A new job: start from the plan's rows if they match, else from nothing.
             let same = p
@@ -430,7 +429,7 @@ pub struct CodeView {
 
 impl CodeView {
     /// From `hotlab asm --ladder`'s per-step code.
-    pub fn from_steps(steps: &[crate::cli::StepCode]) -> Vec<CodeView> {
+    pub fn from_steps(steps: &[crate::ladder::code::StepCode]) -> Vec<CodeView> {
         steps
             .iter()
             .map(|s| CodeView {
@@ -444,7 +443,7 @@ impl CodeView {
     }
 
     /// From the worker's `:asm` listings of the snippet's functions.
-    pub fn from_listings(listings: &[crate::worker::protocol::Listing]) -> Vec<CodeView> {
+    pub fn from_listings(listings: &[FunctionListing]) -> Vec<CodeView> {
         listings
             .iter()
             .map(|l| CodeView {

@@ -2,9 +2,8 @@
 
 use super::app::{App, Effect};
 use super::model::{CodeView, TableModel};
-use super::runtime::{Background, FromSession};
-use crate::session::{JobRecord, SessionState};
-use crate::worker::JobOutput;
+use super::threads::{Background, FromSession};
+use crate::session::{JobRecord, JobReport, SessionState};
 
 impl App {
     /// A report from the session thread.
@@ -31,7 +30,7 @@ impl App {
                 if let Some(r) = record {
                     self.apply_record(&r);
                     match &r.output {
-                        JobOutput::Measured(m) => {
+                        JobReport::Measured(m) => {
                             // The table shows the numbers; the message keeps the verdicts.
                             text = m
                                 .comparisons
@@ -40,7 +39,7 @@ impl App {
                                 .collect::<Vec<_>>()
                                 .join("\n");
                         }
-                        JobOutput::Ladder(l) => {
+                        JobReport::Ladder(l) => {
                             // The table pane shows the ladder: one line, not the whole text
                             // table (it made a popup wider than the screen that ate a key).
                             text = format!(
@@ -111,7 +110,7 @@ impl App {
     /// A finished job's result.
     pub fn apply_record(&mut self, r: &JobRecord) {
         match &r.output {
-            JobOutput::Measured(m) => {
+            JobReport::Measured(m) => {
                 let mut t = TableModel::from_measured(m, &r.command);
                 if t.rows.len() == 1 {
                     t.rows[0].verdict = None;
@@ -121,10 +120,10 @@ impl App {
                     self.status.cpu = Some(cpu);
                 }
             }
-            JobOutput::Asm { listings } if !self.is_ladder_table() => {
+            JobReport::Asm { listings } if !self.is_ladder_table() => {
                 self.code = CodeView::from_listings(listings);
             }
-            JobOutput::Ladder(l) => {
+            JobReport::Ladder(l) => {
                 let note = l
                     .note
                     .clone()

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::protocol::{Event, Job, JobFailure, JobOutput, LiveProgress, Request, Response};
+use super::protocol::{Event, JobFailure, JobOutput, LiveProgress, Request, Response, WorkerJob};
 
 /// How long a cancelled measuring job may take to answer with the samples it has before the
 /// worker is killed. The engine stops within a sample (it checks the flag before each), but the
@@ -296,16 +296,18 @@ impl Worker {
     /// starts a new one before this returns.
     pub fn run(
         &mut self,
-        job: Job,
+        job: WorkerJob,
         limit: Duration,
         cancel: &AtomicBool,
-        on_progress: &mut dyn FnMut(&LiveProgress),
+        on_progress: &mut dyn FnMut(LiveProgress),
     ) -> Result<JobOutput, WorkerError> {
         let id = self.next_id;
         self.next_id += 1;
-        let cooperative = matches!(job, Job::Measure { .. } | Job::Ladder { .. });
+        let cooperative = matches!(job, WorkerJob::Measure { .. } | WorkerJob::Ladder { .. });
         let kind = match job {
-            Job::Run { .. } | Job::RunLive { .. } | Job::Compile { .. } => "snippet".to_string(),
+            WorkerJob::Run { .. } | WorkerJob::RunLive { .. } | WorkerJob::Compile { .. } => {
+                "snippet".to_string()
+            }
             ref other => format!("{} job", other.kind()),
         };
         if let Err(e) = self.send(&Request::Job { id, job }) {
@@ -337,7 +339,7 @@ impl Worker {
             match self.lines.recv_timeout(POLL) {
                 Ok(Line::Response(r)) if r.id == id => match r.event {
                     Event::Started { .. } => {}
-                    Event::Progress(p) => on_progress(&p),
+                    Event::Progress(p) => on_progress(p),
                     Event::Done(out) => return Ok(out),
                     Event::Failed(f) => return Err(WorkerError::Failed(f)),
                 },

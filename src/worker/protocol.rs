@@ -4,64 +4,14 @@
 //! second while measuring), then exactly one `done` or `failed`.
 //!
 //! Every type here is plain data (strings and numbers), so both sides can be read by people and
-//! by other tools, and a saved session keeps the results exactly as they arrived.
+//! by other tools. This is the worker's own wire format: the session converts each answer into
+//! its results model (`session::results`) as it arrives, and the front ends read that. Nothing
+//! here renders text.
 
 use serde::{Deserialize, Serialize};
 
-/// How a snippet becomes code.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Backend {
-    /// Cranelift JIT without optimization (reloadable).
-    Jit,
-    /// Cranelift JIT, optimized for speed.
-    JitOpt,
-    /// The reference interpreter.
-    Interp,
-    /// Cranelift object file, linked into a shared library and loaded (`.hot` only).
-    Object,
-}
-
-impl Backend {
-    /// Every backend, in the order `:help backend` lists them.
-    pub const ALL: [Backend; 4] = [
-        Backend::Jit,
-        Backend::JitOpt,
-        Backend::Interp,
-        Backend::Object,
-    ];
-
-    /// The name used in commands and output.
-    pub fn name(self) -> &'static str {
-        match self {
-            Backend::Jit => "jit",
-            Backend::JitOpt => "jit-opt",
-            Backend::Interp => "interp",
-            Backend::Object => "object",
-        }
-    }
-
-    /// The backend with this name.
-    pub fn from_name(name: &str) -> Option<Backend> {
-        Backend::ALL.into_iter().find(|b| b.name() == name)
-    }
-
-    /// The Cranelift optimization level it compiles at.
-    pub fn opt_level(self) -> crate::backend::jit::OptLevel {
-        crate::cases::Backend::from(self).opt_level()
-    }
-}
-
-impl From<Backend> for crate::cases::Backend {
-    fn from(b: Backend) -> Self {
-        match b {
-            Backend::Jit => Self::Jit,
-            Backend::JitOpt => Self::JitOpt,
-            Backend::Interp => Self::Interp,
-            Backend::Object => Self::Object,
-        }
-    }
-}
+/// How a snippet becomes code (the one list of backends, shared with the CLI and the cases).
+pub use crate::backend::Backend;
 
 /// Script source sent to the worker: `.hot` unless the name ends in `.clif`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,7 +58,7 @@ pub struct Contestant {
 /// What a job does.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Job {
+pub enum WorkerJob {
     /// Compile a snippet and report its functions.
     Compile {
         /// The snippet.
@@ -146,12 +96,7 @@ pub enum Job {
         settings: MeasureSettings,
     },
     /// The machine's health report and the engine's self-checks.
-    Doctor {
-        /// Seconds per self-check.
-        time_s: f64,
-        /// CPU to pin to.
-        cpu: Option<usize>,
-    },
+    Doctor(crate::measure::doctor::DoctorOptions),
     /// Measure a ladder around a snippet's `fn call() -> i64` (the default empty method when
     /// there is no snippet or it has no `call`), both builds (jit and aot) interleaved.
     Ladder {
@@ -200,6 +145,15 @@ pub enum Job {
         /// The function.
         function: String,
     },
+    /// The machine code of each step of a ladder's `jit` build around a snippet's `fn call()
+    /// -> i64` (the default empty method when the text has no `fn call(`), with each step's
+    /// diff from the step before: the TUI's code pane.
+    LadderCode {
+        /// The ladder (its steps already chosen and ordered).
+        ladder: crate::ladder::Ladder,
+        /// The snippet whose `call` is the method.
+        snippet: SnippetSource,
+    },
     /// Test only: panic in the worker with this message.
     #[doc(hidden)]
     Panic {
@@ -208,21 +162,22 @@ pub enum Job {
     },
 }
 
-impl Job {
+impl WorkerJob {
     /// A short name for messages.
     pub fn kind(&self) -> &'static str {
         match self {
-            Job::Compile { .. } => "compile",
-            Job::Run { .. } => "run",
-            Job::Asm { .. } => "asm",
-            Job::Measure { .. } => "measure",
-            Job::Doctor { .. } => "doctor",
-            Job::Ladder { .. } => "ladder",
-            Job::Check { .. } => "check",
-            Job::Bench { .. } => "bench",
-            Job::Reload { .. } => "reload",
-            Job::RunLive { .. } => "run",
-            Job::Panic { .. } => "panic",
+            WorkerJob::Compile { .. } => "compile",
+            WorkerJob::Run { .. } => "run",
+            WorkerJob::Asm { .. } => "asm",
+            WorkerJob::Measure { .. } => "measure",
+            WorkerJob::Doctor(_) => "doctor",
+            WorkerJob::Ladder { .. } => "ladder",
+            WorkerJob::Check { .. } => "check",
+            WorkerJob::Bench { .. } => "bench",
+            WorkerJob::Reload { .. } => "reload",
+            WorkerJob::RunLive { .. } => "run",
+            WorkerJob::LadderCode { .. } => "ladder code",
+            WorkerJob::Panic { .. } => "panic",
         }
     }
 }
@@ -252,7 +207,7 @@ pub enum Request {
         /// Chosen by the front end; echoed in every response.
         id: u64,
         /// The job.
-        job: Job,
+        job: WorkerJob,
     },
     /// Stop a measuring job soon (it ends with the samples it has).
     Cancel {
@@ -358,8 +313,48 @@ pub enum FailureKind {
 pub struct JobFailure {
     /// Why.
     pub kind: FailureKind,
-    /// What and where, ready to print (diagnostics pre-rendered).
+    /// What went wrong (diagnostics drawn with their source lines).
     pub message: String,
+    /// Where in the snippet, when the failure has a place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<FailureLocation>,
+    /// What a reload applied before the script failed did to the classes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<Box<AppliedReload>>,
+}
+
+impl JobFailure {
+    /// A failure without a place.
+    pub fn new(kind: FailureKind, message: impl Into<String>) -> JobFailure {
+        JobFailure {
+            kind,
+            message: message.into(),
+            location: None,
+            applied: None,
+        }
+    }
+}
+
+/// A place in a snippet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FailureLocation {
+    /// The snippet's name.
+    pub snippet: String,
+    /// 1-based line.
+    pub line: u32,
+    /// 1-based column, in characters.
+    pub column: u32,
+}
+
+/// A reload applied before a failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppliedReload {
+    /// The snippet reloaded.
+    pub snippet: String,
+    /// The classes reloaded.
+    pub classes: Vec<ClassReload>,
+    /// Classes defined for the first time.
+    pub defined: Vec<String>,
 }
 
 /// A compiled function.
@@ -430,6 +425,11 @@ pub enum JobOutput {
     Bench(BenchOut),
     /// From `reload`.
     Reloaded(ReloadOut),
+    /// From `ladder_code`.
+    LadderCode {
+        /// One per step, in the ladder's order.
+        steps: Vec<crate::ladder::code::StepCode>,
+    },
 }
 
 /// A table as the exports draw it: column names starting with `>` are right-aligned.
@@ -552,46 +552,6 @@ impl From<&crate::runtime::reload::ReloadReport> for ClassReload {
     }
 }
 
-impl ClassReload {
-    /// One line: `reload NAME: class C v2: 1 object(s) migrated; kept [..] added [..] ...`.
-    /// ` reset [..]` follows only when a field held closures; a class the version dropped says
-    /// it was unloaded.
-    pub fn describe(&self, name: &str) -> String {
-        if self.unloaded {
-            return format!(
-                "reload {name}: class {} unloaded (not in the new version): {} object(s) destroyed",
-                self.class, self.migrated
-            );
-        }
-        let mut line = format!(
-            "reload {name}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed \
-             [{}] retyped [{}]",
-            self.class,
-            self.version,
-            self.migrated,
-            self.kept.join(", "),
-            self.added.join(", "),
-            self.removed.join(", "),
-            self.retyped.join(", ")
-        );
-        if !self.reset.is_empty() {
-            line.push_str(&format!(" reset [{}]", self.reset.join(", ")));
-        }
-        line
-    }
-}
-
-/// What a reload of source `name` did to its classes, one line each: every class reloaded
-/// ([`ClassReload::describe`]), then `reload NAME: class C defined` for each new class. `hotlab
-/// run --reload` and the session's `:reload` print these.
-pub fn class_lines(name: &str, classes: &[ClassReload], defined: &[String]) -> Vec<String> {
-    let reloaded = classes.iter().map(|c| c.describe(name));
-    let new = defined
-        .iter()
-        .map(|c| format!("reload {name}: class {c} defined"));
-    reloaded.chain(new).collect()
-}
-
 /// What a reload job did.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReloadOut {
@@ -620,7 +580,7 @@ pub struct Percentile {
 
 /// One measured row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Row {
+pub struct MeasuredRowOut {
     /// The row label.
     pub name: String,
     /// Samples kept.
@@ -681,7 +641,7 @@ pub struct ComparisonOut {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measured {
     /// One per contestant.
-    pub rows: Vec<Row>,
+    pub rows: Vec<MeasuredRowOut>,
     /// With two or more contestants: each against the first.
     pub comparisons: Vec<ComparisonOut>,
     /// Shared iterations per sample.

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use super::jobs::run_job;
-use super::protocol::{Event, FailureKind, Job, JobFailure, Request, Response};
+use super::protocol::{Event, FailureKind, JobFailure, Request, Response, WorkerJob};
 use crate::measure::env::pin;
 
 /// Stack of the job thread: deep recursion is allowed, runaway recursion stops with an error.
@@ -47,12 +47,17 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-fn job_thread(cpu: Option<usize>, jobs: mpsc::Receiver<(u64, Job)>, out: Output, flags: Flags) {
+fn job_thread(
+    cpu: Option<usize>,
+    jobs: mpsc::Receiver<(u64, WorkerJob)>,
+    out: Output,
+    flags: Flags,
+) {
     // Kept for the thread's life: the job thread stays on the worker's CPU.
     let pinned = cpu.and_then(|c| pin::pin_current_thread(c).ok());
     let on_cpu = pinned.as_ref().map(|g| g.cpu());
     // The live module of `reload` jobs, kept between jobs.
-    let mut state = super::lab::State::default();
+    let mut state = super::command_jobs::State::default();
     for (id, job) in jobs {
         let cancel = flags
             .lock()
@@ -68,15 +73,15 @@ fn job_thread(cpu: Option<usize>, jobs: mpsc::Receiver<(u64, Job)>, out: Output,
         let event = match result {
             Ok(Ok(output)) => Event::Done(output),
             Ok(Err(failure)) => Event::Failed(failure),
-            Err(payload) => Event::Failed(JobFailure {
-                kind: FailureKind::Panic,
-                message: format!(
+            Err(payload) => Event::Failed(JobFailure::new(
+                FailureKind::Panic,
+                format!(
                     "the worker panicked during the {} job: {} (a bug in hotlab; the worker \
                      goes on)",
                     job.kind(),
                     panic_message(payload.as_ref())
                 ),
-            }),
+            )),
         };
         out.send(id, event);
         if let Ok(mut f) = flags.lock() {
@@ -123,10 +128,10 @@ pub fn serve(cpu: Option<usize>) -> ExitCode {
             Ok(Request::Shutdown) => break,
             Err(e) => out.send(
                 0,
-                Event::Failed(JobFailure {
-                    kind: FailureKind::Input,
-                    message: format!("error: the worker cannot read a request line: {e}"),
-                }),
+                Event::Failed(JobFailure::new(
+                    FailureKind::Input,
+                    format!("error: the worker cannot read a request line: {e}"),
+                )),
             ),
         }
     }

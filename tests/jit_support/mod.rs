@@ -8,8 +8,8 @@ use hotlab::lang::hir::{
     BinOp, Block, Expr, ExprKind, FuncId, Function, Global, GlobalId, Local, LocalId, LogicOp,
     NativeId, NativeImport, Place, PlaceKind, Program, Stmt, StmtKind, Type, UnOp,
 };
+use hotlab::lang::host::host_sig;
 use hotlab::lang::span::{SourceFile, Span};
-use hotlab::runtime::host::host_fn;
 
 pub fn sp(start: usize, end: usize) -> Span {
     Span::new(start, end)
@@ -262,7 +262,7 @@ impl ProgramBuilder {
     }
 
     pub fn native(&mut self, name: &str) -> NativeId {
-        let (host, f) = host_fn(name).expect("host function");
+        let (host, f) = host_sig(name).expect("host function");
         self.natives.push(NativeImport {
             name: name.into(),
             host,

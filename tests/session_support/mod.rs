@@ -2,7 +2,7 @@
 //! temporary directory, and running lines that must succeed or fail.
 #![allow(dead_code)]
 
-use hotlab::session::{Collect, Outcome, Session, SessionError, SessionOptions};
+use hotlab::session::{Collect, LineFlow, Session, SessionError, SessionOptions};
 
 /// Options with the built hotlab as the worker and the session file in `dir`.
 pub fn options(dir: &std::path::Path) -> SessionOptions {
@@ -21,8 +21,8 @@ pub fn session(dir: &std::path::Path) -> Session {
 pub fn line(s: &mut Session, l: &str) -> String {
     let mut out = Collect::default();
     match s.run_line(l, &mut out) {
-        Ok(Outcome::Continue) => out.all(),
-        Ok(Outcome::Quit) => "<quit>".into(),
+        Ok(LineFlow::Continue) => out.all(),
+        Ok(LineFlow::Quit) => "<quit>".into(),
         Err(e) => panic!("`{l}` failed: {e}"),
     }
 }

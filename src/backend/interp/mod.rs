@@ -529,7 +529,7 @@ impl<'p> Interp<'p> {
                 }
                 let host = &host_table()[import.host];
                 let raw = catch_script(e.span, || (host.call_cells)(&cells))?;
-                match host.ret {
+                match host.sig.ret {
                     HostType::I64 => Val::I(raw as i64),
                     HostType::F64 => Val::F(f64::from_bits(raw)),
                     HostType::Bool => Val::B(raw != 0),

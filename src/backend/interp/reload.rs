@@ -22,7 +22,7 @@ use std::ffi::c_void;
 use super::val::Val;
 use super::{Interp, objects};
 use crate::backend::Value;
-use crate::backend::jit::module::{AFTER_RELOAD, ReloadFailure, ReloadOutcome};
+use crate::backend::jit::module::{AFTER_RELOAD, ReloadFailure, ReloadOutcome, ReloadRefusal};
 use crate::backend::objects::{install_classes, new_class_names, reload_precheck};
 use crate::lang::hir::Program;
 use crate::runtime::{ScriptError, ScriptErrorKind};
@@ -32,7 +32,7 @@ impl<'p> Interp<'p> {
     /// On a refusal nothing changed; on a failing `<init>` or `after_reload` the classes were
     /// already reloaded (as on the JIT) and the error is returned.
     pub fn reload(&mut self, next: &'p Program) -> Result<ReloadOutcome, ReloadFailure> {
-        reload_precheck(&self.runtime, next).map_err(ReloadFailure::Refused)?;
+        reload_precheck(&self.runtime, next).map_err(ReloadRefusal::Classes)?;
         let defined = new_class_names(&self.runtime, next);
         let link: *const objects::HostLink = &**self
             .host
@@ -41,7 +41,7 @@ impl<'p> Interp<'p> {
         let vmctx = link as *mut c_void;
         let installed =
             install_classes(&self.runtime, next, vmctx, |m| objects::slot_code(next, m))
-                .map_err(ReloadFailure::Refused)?;
+                .map_err(ReloadRefusal::Classes)?;
         self.classes = installed.classes;
 
         // The new version runs from here: its `<init>` fills a fresh set of module variables,

@@ -20,8 +20,8 @@ use crate::runtime::handle::Handle;
 use crate::runtime::reload::{Held, ReloadReport};
 use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
+use super::helper_table::VmCtx;
 use super::lower_value::elem_kind;
-use super::runtime::VmCtx;
 use super::{CompiledFunction, JitError};
 use crate::runtime::values;
 
@@ -191,7 +191,7 @@ impl JitProgram {
         &mut self,
         program: &Program,
         mut objects: Box<ProgramObjects>,
-    ) -> Result<(Vec<ReloadReport>, Option<Held>), String> {
+    ) -> Result<(Vec<ReloadReport>, Option<Held>), objects::ObjectsError> {
         *self.method_ctx.0 = VmCtx::for_current_thread(&self.names, self.largest_frame);
         let vmctx = &mut *self.method_ctx.0 as *mut VmCtx as *mut c_void;
         let functions = &self.functions;

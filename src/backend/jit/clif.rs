@@ -30,7 +30,7 @@ use crate::runtime::host::host_table;
 use super::call::call_entry;
 use super::compile::Lowered;
 use super::entry::{ArgSource, build_entry, entry_signature};
-use super::runtime::VmCtx;
+use super::helper_table::VmCtx;
 use super::{CodeKeeper, CompiledFunction, Jit, JitError};
 
 /// One function of a `.clif` file.
@@ -54,8 +54,93 @@ pub struct ClifProgram {
     _not_sync: PhantomData<Cell<()>>,
 }
 
-fn clif_err(msg: impl Into<String>) -> JitError {
-    JitError::Clif(msg.into())
+/// Why a `.clif` text could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClifError {
+    /// Cranelift's reader refused the text.
+    #[error("cannot parse .clif (line {line}): {message}")]
+    Parse {
+        /// The line (1-based).
+        line: usize,
+        /// The reader's message.
+        message: String,
+    },
+    /// No function in the text.
+    #[error("the .clif text defines no function")]
+    Empty,
+    /// Two functions with one name.
+    #[error("function `{0}` is defined twice")]
+    DefinedTwice(String),
+    /// A problem in one function.
+    #[error("`{function}`: {problem}")]
+    InFunction {
+        /// The function.
+        function: String,
+        /// What is wrong with it.
+        problem: ClifProblem,
+    },
+}
+
+/// What is wrong with one function of a `.clif` text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClifProblem {
+    /// A parameter or result type the host border cannot carry.
+    #[error("type {0} cannot cross the host border (use i8..i64, f32, f64)")]
+    BorderType(String),
+    /// The module refused a declaration.
+    #[error("{0}")]
+    Declare(String),
+    /// A symbol global value.
+    #[error("symbol global values are not supported in .clif scripts")]
+    SymbolGlobal,
+    /// A call of `u{namespace}:{index}` that is no host function.
+    #[error(
+        "`{callee}` calls u{namespace}:{index}, which is not a host function (hosts are \
+         u0:0..u0:{last}: {hosts}); call this file's functions by %name"
+    )]
+    NotAHost {
+        /// The function reference (`fnK`).
+        callee: String,
+        /// Its namespace.
+        namespace: u32,
+        /// Its index.
+        index: u32,
+        /// The last host index.
+        last: usize,
+        /// The host functions' names.
+        hosts: String,
+    },
+    /// A call of a `%name` the file does not define.
+    #[error("`{callee}` calls %{name}, which this file does not define")]
+    Undefined {
+        /// The function reference (`fnK`).
+        callee: String,
+        /// The name it calls.
+        name: String,
+    },
+    /// A libcall this process does not have.
+    #[error("libcall `{0}` is not available in this process")]
+    NoLibcall(String),
+    /// A known symbol.
+    #[error("known symbol {0} is not supported in .clif scripts")]
+    KnownSymbol(String),
+    /// A call declared with another signature than its callee's.
+    #[error("`{callee}` is declared as {declared}, but the function is {actual}")]
+    WrongSignature {
+        /// The function reference (`fnK`).
+        callee: String,
+        /// The signature the call declares.
+        declared: String,
+        /// The callee's.
+        actual: String,
+    },
+}
+
+fn in_function(function: &str, problem: ClifProblem) -> JitError {
+    JitError::Clif(ClifError::InFunction {
+        function: function.to_string(),
+        problem,
+    })
 }
 
 fn func_name(name: &UserFuncName) -> String {
@@ -76,13 +161,13 @@ impl Jit {
     /// Parse, verify and compile every function of a `.clif` text (see the module docs).
     pub fn load_clif(&mut self, text: &str) -> Result<ClifProgram, JitError> {
         let parsed = cranelift_reader::parse_functions(text).map_err(|e| {
-            clif_err(format!(
-                "cannot parse .clif (line {}): {}",
-                e.location.line_number, e.message
-            ))
+            JitError::Clif(ClifError::Parse {
+                line: e.location.line_number,
+                message: e.message.clone(),
+            })
         })?;
         if parsed.is_empty() {
-            return Err(clif_err("the .clif text defines no function"));
+            return Err(JitError::Clif(ClifError::Empty));
         }
         let serial = self.next_serial();
         let mut ids: HashMap<String, (FuncId, ir::Signature)> = HashMap::new();
@@ -90,14 +175,14 @@ impl Jit {
         for f in &parsed {
             let name = func_name(&f.name);
             if ids.contains_key(&name) {
-                return Err(clif_err(format!("function `{name}` is defined twice")));
+                return Err(JitError::Clif(ClifError::DefinedTwice(name)));
             }
             for ty in f.signature.params.iter().chain(&f.signature.returns) {
                 if !cell_type(ty.value_type) {
-                    return Err(clif_err(format!(
-                        "`{name}`: type {} cannot cross the host border (use i8..i64, f32, f64)",
-                        ty.value_type
-                    )));
+                    return Err(in_function(
+                        &name,
+                        ClifProblem::BorderType(ty.value_type.to_string()),
+                    ));
                 }
             }
             let id = self
@@ -107,7 +192,7 @@ impl Jit {
                     Linkage::Local,
                     &f.signature,
                 )
-                .map_err(|e| clif_err(format!("`{name}`: {e}")))?;
+                .map_err(|e| in_function(&name, ClifProblem::Declare(e.to_string())))?;
             ids.insert(name.clone(), (id, f.signature.clone()));
             names.push(name);
         }
@@ -125,7 +210,7 @@ impl Jit {
                     Linkage::Local,
                     &entry_signature(self.call_conv),
                 )
-                .map_err(|e| clif_err(format!("`{name}`: {e}")))?;
+                .map_err(|e| in_function(name, ClifProblem::Declare(e.to_string())))?;
             entries.push((entry, *id, sig.clone(), name.clone()));
             lowered.push(Lowered {
                 id: *id,
@@ -193,9 +278,7 @@ impl Jit {
     ) -> Result<(), JitError> {
         for gv in func.global_values.values() {
             if let GlobalValueData::Symbol { .. } = gv {
-                return Err(clif_err(format!(
-                    "`{name}`: symbol global values are not supported in .clif scripts"
-                )));
+                return Err(in_function(name, ClifProblem::SymbolGlobal));
             }
         }
         let refs: Vec<ir::FuncRef> = func.dfg.ext_funcs.keys().collect();
@@ -211,18 +294,18 @@ impl Jit {
                             (id, decl.signature.clone())
                         }
                         _ => {
-                            return Err(clif_err(format!(
-                                "`{name}`: `{r}` calls u{}:{}, which is not a host function \
-                                 (hosts are u0:0..u0:{}: {}); call this file's functions by %name",
-                                user.namespace,
-                                user.index,
-                                host_table().len().saturating_sub(1),
-                                host_table()
-                                    .iter()
-                                    .map(|h| h.name)
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            )));
+                            let hosts: Vec<&str> =
+                                host_table().iter().map(|h| h.sig.name).collect();
+                            return Err(in_function(
+                                name,
+                                ClifProblem::NotAHost {
+                                    callee: r.to_string(),
+                                    namespace: user.namespace,
+                                    index: user.index,
+                                    last: host_table().len().saturating_sub(1),
+                                    hosts: hosts.join(", "),
+                                },
+                            ));
                         }
                     }
                 }
@@ -231,9 +314,13 @@ impl Jit {
                     match ids.get(&callee) {
                         Some((id, sig)) => (*id, sig.clone()),
                         None => {
-                            return Err(clif_err(format!(
-                                "`{name}`: `{r}` calls %{callee}, which this file does not define"
-                            )));
+                            return Err(in_function(
+                                name,
+                                ClifProblem::Undefined {
+                                    callee: r.to_string(),
+                                    name: callee,
+                                },
+                            ));
                         }
                     }
                 }
@@ -242,22 +329,26 @@ impl Jit {
                     // is missing: check first.
                     let symbol = (cranelift_module::default_libcall_names())(*libcall);
                     if !symbol_exists(&symbol) {
-                        return Err(clif_err(format!(
-                            "`{name}`: libcall `{symbol}` is not available in this process"
-                        )));
+                        return Err(in_function(name, ClifProblem::NoLibcall(symbol)));
                     }
                     continue;
                 }
                 ExternalName::KnownSymbol(k) => {
-                    return Err(clif_err(format!(
-                        "`{name}`: known symbol {k:?} is not supported in .clif scripts"
-                    )));
+                    return Err(in_function(
+                        name,
+                        ClifProblem::KnownSymbol(format!("{k:?}")),
+                    ));
                 }
             };
             if sig.params != want.params || sig.returns != want.returns {
-                return Err(clif_err(format!(
-                    "`{name}`: `{r}` is declared as {sig}, but the function is {want}"
-                )));
+                return Err(in_function(
+                    name,
+                    ClifProblem::WrongSignature {
+                        callee: r.to_string(),
+                        declared: sig.to_string(),
+                        actual: want.to_string(),
+                    },
+                ));
             }
             let user = func.declare_imported_user_function(UserExternalName {
                 namespace: 0,

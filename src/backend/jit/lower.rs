@@ -29,7 +29,7 @@ use crate::backend::Checks;
 use crate::lang::hir::{self, Block as HirBlock, LocalId, Place, PlaceKind, Stmt, StmtKind, Type};
 use crate::lang::span::Span;
 
-use super::runtime::VMCTX_STACK_LIMIT;
+use super::helper_table::VMCTX_STACK_LIMIT;
 
 /// Why a function could not be lowered (a checker bug or hand-built HIR that breaks the rules).
 #[derive(Debug, Clone, PartialEq, Eq)]

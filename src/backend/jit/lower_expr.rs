@@ -13,7 +13,7 @@ use crate::lang::hir::{BinOp, Expr, ExprKind, FuncId, LocalId, LogicOp, NativeId
 use crate::lang::span::Span;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, bad};
-use super::lower_unwind::Held;
+use super::lower_unwind::TempHold;
 
 impl FunctionTranslator<'_, '_> {
     /// Evaluate `e`: a scalar, an array's address, or a placeholder for unit.
@@ -285,7 +285,7 @@ impl FunctionTranslator<'_, '_> {
         values: &mut Vec<Value>,
         ret: &Type,
         args: &[Expr],
-    ) -> LResult<(Option<Value>, Vec<Held>)> {
+    ) -> LResult<(Option<Value>, Vec<TempHold>)> {
         let out = if let Type::Array(..) = ret {
             let slot = self.new_slot(ret.cells());
             let out = self.slot_addr(slot);

@@ -77,7 +77,7 @@ pub(crate) fn frame_map(maps: &[(u32, u32, UserStackMap)]) -> FrameMap {
 /// from the pool (a one-cell temporary) rather than an array temporary's own slot; `None` for
 /// a value that owns nothing.
 #[must_use = "a hold must be given back with `unhold` when its value is consumed"]
-pub(crate) struct Held(Option<(StackSlot, bool)>);
+pub(crate) struct TempHold(Option<(StackSlot, bool)>);
 
 /// The owned cells of a function being lowered (see the module docs).
 #[derive(Default)]
@@ -141,13 +141,13 @@ impl FunctionTranslator<'_, '_> {
 
     /// Hold owned temporary `v` of type `ty` while other code runs (nothing for a type that
     /// owns nothing).
-    pub(crate) fn hold(&mut self, ty: &Type, v: Value) -> Held {
+    pub(crate) fn hold(&mut self, ty: &Type, v: Value) -> TempHold {
         if let Type::Array(..) = ty {
             return self.hold_array(ty, v);
         }
         let kind = elem_kind(ty);
         if map_type(kind).is_none() {
-            return Held(None);
+            return TempHold(None);
         }
         let slot = match self.cells.free.pop() {
             Some(slot) => slot,
@@ -155,7 +155,7 @@ impl FunctionTranslator<'_, '_> {
         };
         self.builder.ins().stack_store(types::I64, v, slot, 0);
         self.cells.held.push((slot, 0, kind));
-        Held(Some((slot, true)))
+        TempHold(Some((slot, true)))
     }
 
     /// Hold an owned array temporary: an array expression of an owning type yields the address
@@ -163,9 +163,9 @@ impl FunctionTranslator<'_, '_> {
     /// cells are named where they are, without a store. Anything else (an address that is not
     /// a temporary slot's, an array owning nothing, an owned array local's slot, already named)
     /// holds nothing.
-    fn hold_array(&mut self, ty: &Type, v: Value) -> Held {
+    fn hold_array(&mut self, ty: &Type, v: Value) -> TempHold {
         if !ty.owns_cells() {
-            return Held(None);
+            return TempHold(None);
         }
         let dfg = &self.builder.func.dfg;
         let slot = match dfg.value_def(v).inst().map(|i| &dfg.insts[i]) {
@@ -174,26 +174,30 @@ impl FunctionTranslator<'_, '_> {
                 stack_slot,
                 offset,
             }) if i64::from(offset) == 0 => stack_slot,
-            _ => return Held(None),
+            _ => return TempHold(None),
         };
         if self.owned_arrays.iter().any(|(s, _)| *s == slot) {
-            return Held(None);
+            return TempHold(None);
         }
         for (cell, kind) in crate::backend::objects::owned_cells(ty) {
             self.cells.held.push((slot, (cell * 8) as u32, kind));
         }
-        Held(Some((slot, false)))
+        TempHold(Some((slot, false)))
     }
 
     /// [`Self::hold`] when `owned`, else nothing (a borrowed operand: its variable's home slot
     /// names it).
-    pub(crate) fn hold_if(&mut self, owned: bool, ty: &Type, v: Value) -> Held {
-        if owned { self.hold(ty, v) } else { Held(None) }
+    pub(crate) fn hold_if(&mut self, owned: bool, ty: &Type, v: Value) -> TempHold {
+        if owned {
+            self.hold(ty, v)
+        } else {
+            TempHold(None)
+        }
     }
 
     /// The held value is consumed from here on: calls no longer name it.
-    pub(crate) fn unhold(&mut self, held: Held) {
-        let Held(Some((slot, pooled))) = held else {
+    pub(crate) fn unhold(&mut self, held: TempHold) {
+        let TempHold(Some((slot, pooled))) = held else {
             return;
         };
         self.cells.held.retain(|(s, _, _)| *s != slot);
@@ -203,7 +207,7 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Unhold several held values (in any order).
-    pub(crate) fn unhold_all(&mut self, held: Vec<Held>) {
+    pub(crate) fn unhold_all(&mut self, held: Vec<TempHold>) {
         for h in held.into_iter().rev() {
             self.unhold(h);
         }

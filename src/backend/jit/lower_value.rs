@@ -25,7 +25,7 @@ use crate::runtime::values::VecBlock;
 use super::lower::{
     FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem, place_has_vec_index,
 };
-use super::lower_unwind::Held;
+use super::lower_unwind::TempHold;
 
 pub(crate) use crate::backend::objects::elem_kind;
 
@@ -49,7 +49,7 @@ enum VecRoot {
 pub(crate) struct VecPath {
     root: VecRoot,
     /// An owned field-root handle, held until [`FunctionTranslator::finish_vec_path`].
-    root_held: Option<Held>,
+    root_held: Option<TempHold>,
     /// `(index, its span, the indexed vec's type)`, outermost first.
     steps: Vec<(Value, Span, Type)>,
 }

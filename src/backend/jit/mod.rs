@@ -16,6 +16,7 @@ mod call;
 pub mod clif;
 pub(crate) mod compile;
 pub(crate) mod entry;
+pub mod helper_table;
 pub(crate) mod lower;
 mod lower_array;
 mod lower_closure;
@@ -30,7 +31,6 @@ pub mod module;
 mod opt_globals;
 pub(crate) mod opt_inline;
 mod opt_object;
-pub mod runtime;
 mod unwind;
 
 use std::mem::ManuallyDrop;
@@ -53,8 +53,8 @@ use crate::runtime::sweep::{self, FrameMap, Registration};
 
 pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
-pub use module::{ReloadFailure, ReloadOutcome, ScriptModule};
-pub use runtime::VmCtx;
+pub use helper_table::VmCtx;
+pub use module::{ReloadFailure, ReloadOutcome, ReloadRefusal, ScriptModule};
 
 pub(crate) use lower::Helpers;
 use unwind::RegisteredFrames;
@@ -121,8 +121,8 @@ pub enum JitError {
         message: String,
     },
     /// A `.clif` text could not be parsed or does not follow the import convention.
-    #[error("{0}")]
-    Clif(String),
+    #[error(transparent)]
+    Clif(#[from] clif::ClifError),
     /// No function with that name.
     #[error("no function named `{0}`")]
     UnknownFunction(String),
@@ -136,8 +136,8 @@ pub enum JitError {
     },
     /// The object runtime refused the program's classes (a reload that changes a method's
     /// signature or a class's parent, ...).
-    #[error("{0}")]
-    Objects(String),
+    #[error(transparent)]
+    Objects(#[from] crate::backend::objects::ObjectsError),
     /// The program's initializer raised an error.
     #[error("initializer failed: {0}")]
     Init(ScriptError),
@@ -233,7 +233,7 @@ impl Jit {
         for host in host_table() {
             builder.symbol(host.symbol, host.ptr);
         }
-        for (symbol, ptr) in runtime::helper_symbols() {
+        for (symbol, ptr) in helper_table::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
         for (symbol, ptr) in crate::runtime::values::helper_symbols() {
@@ -381,7 +381,7 @@ impl Jit {
         // SAFETY: every address is the start of the finalized function its info describes; the
         // registration goes into the keeper, which drops it before freeing the code.
         let registered = unsafe { RegisteredFrames::register(self.module.isa(), &frames) }
-            .map_err(JitError::Setup)?;
+            .map_err(|e| JitError::Setup(e.to_string()))?;
         if let Some(r) = registered {
             self.lock_keeper().frames.push(r);
         }
@@ -422,11 +422,11 @@ pub(crate) fn declare_imports(
     let mut hosts = Vec::new();
     for host in host_table() {
         let mut sig = ir::Signature::new(call_conv);
-        for p in host.params {
+        for p in host.sig.params {
             sig.params.push(AbiParam::new(host_type(*p)));
         }
-        if host.ret != HostType::Unit {
-            sig.returns.push(AbiParam::new(host_type(host.ret)));
+        if host.sig.ret != HostType::Unit {
+            sig.returns.push(AbiParam::new(host_type(host.sig.ret)));
         }
         hosts.push(
             module

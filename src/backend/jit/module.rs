@@ -27,6 +27,7 @@
 use std::sync::Arc;
 
 use crate::backend::Value;
+use crate::backend::objects::ObjectsError;
 use crate::lang::hir::{Program, Type};
 use crate::lang::{Diagnostics, SourceFile};
 use crate::runtime::ScriptError;
@@ -68,6 +69,20 @@ pub struct ReloadOutcome {
     pub after_reload: Option<Value>,
 }
 
+/// Why a program refuses a new version.
+#[derive(Debug, thiserror::Error)]
+pub enum ReloadRefusal {
+    /// A `jit-opt` module reloads nothing.
+    #[error("{JIT_OPT_NO_RELOAD}")]
+    JitOpt,
+    /// The program was loaded without `LoadOptions::reloadable`.
+    #[error("the program was not loaded to be reloaded")]
+    NotReloadable,
+    /// The runtime would refuse the new version's classes.
+    #[error(transparent)]
+    Classes(ObjectsError),
+}
+
 /// Why a reload failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ReloadFailure {
@@ -75,9 +90,9 @@ pub enum ReloadFailure {
     #[error("the new version does not compile")]
     Compile(Diagnostics),
     /// The new version cannot replace the old one (a method changes its signature, a class its
-    /// parent): nothing changed.
-    #[error("{0}")]
-    Refused(String),
+    /// parent), or the program cannot reload: nothing changed.
+    #[error(transparent)]
+    Refused(#[from] ReloadRefusal),
     /// The JIT or the runtime failed while applying it.
     #[error("{0}")]
     Jit(JitError),
@@ -195,10 +210,10 @@ impl ScriptModule {
     /// calls) cannot reload: [`ReloadFailure::Refused`], nothing changed.
     pub fn reload(&mut self, source: Arc<SourceFile>) -> Result<ReloadOutcome, ReloadFailure> {
         if self.runtime.is_fixed() {
-            return Err(ReloadFailure::Refused(JIT_OPT_NO_RELOAD.into()));
+            return Err(ReloadRefusal::JitOpt.into());
         }
         let program = crate::lang::compile(source).map_err(ReloadFailure::Compile)?;
-        self.precheck(&program).map_err(ReloadFailure::Refused)?;
+        self.precheck(&program).map_err(ReloadRefusal::Classes)?;
         let defined = crate::backend::objects::new_class_names(&self.runtime, &program);
         let (mut next, classes, held) = self
             .compiler
@@ -230,7 +245,7 @@ impl ScriptModule {
 
     /// Refuse, before anything changes, what the runtime would refuse half-way: a class with
     /// another parent, a method with another signature.
-    fn precheck(&self, program: &Program) -> Result<(), String> {
+    fn precheck(&self, program: &Program) -> Result<(), ObjectsError> {
         crate::backend::objects::reload_precheck(&self.runtime, program)
     }
 }

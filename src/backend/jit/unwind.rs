@@ -17,6 +17,11 @@ unsafe extern "C" {
     fn __deregister_frame(begin: *const u8);
 }
 
+/// The unwind information of a function could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write .eh_frame: {0}")]
+pub(crate) struct EhFrameError(cranelift_codegen::gimli::write::Error);
+
 /// Registered `.eh_frame` sections, one per function; deregistered on drop.
 ///
 /// One section per function, not one per batch: libgcc 12 keeps registered objects sorted by
@@ -41,7 +46,7 @@ impl RegisteredFrames {
     pub(crate) unsafe fn register(
         isa: &dyn TargetIsa,
         functions: &[(*const u8, UnwindInfo)],
-    ) -> Result<Option<RegisteredFrames>, String> {
+    ) -> Result<Option<RegisteredFrames>, EhFrameError> {
         let endian = if isa.endianness() == cranelift_codegen::ir::Endianness::Little {
             RunTimeEndian::Little
         } else {
@@ -59,9 +64,7 @@ impl RegisteredFrames {
             let cie_id = table.add_cie(cie);
             table.add_fde(cie_id, info.to_fde(Address::Constant(*ptr as u64)));
             let mut eh_frame = EhFrame(EndianVec::new(endian));
-            table
-                .write_eh_frame(&mut eh_frame)
-                .map_err(|e| format!("cannot write .eh_frame: {e}"))?;
+            table.write_eh_frame(&mut eh_frame).map_err(EhFrameError)?;
             let mut bytes = eh_frame.0.into_vec();
             // libgcc stops walking the section at a zero length word.
             bytes.extend_from_slice(&[0, 0, 0, 0]);

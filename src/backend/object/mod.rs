@@ -321,13 +321,13 @@ impl ObjectBackend {
         let mut loaded = JitProgram::new(parts);
         let (reports, held) = loaded
             .install_objects(program, Box::new(ProgramObjects::new(runtime, program)))
-            .map_err(|e| ObjectError::Compile(JitError::Objects(e)))?;
+            .map_err(|e| ObjectError::Compile(e.into()))?;
         if let Some(objects) = loaded.objects() {
             // SAFETY: the cells are the library's own writable data objects (`codegen`), no
             // code of the library has run yet, and the objects are boxed inside `loaded`, which
             // keeps the library mapped for as long as it lives.
             unsafe { objects.bind_library(&library_objects) }
-                .map_err(|e| ObjectError::Compile(JitError::Objects(e)))?;
+                .map_err(|e| ObjectError::Compile(e.into()))?;
         }
         timings.init = start.elapsed();
         let program = ObjectProgram {

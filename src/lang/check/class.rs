@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{Checker, ModName, Sig};
+use super::{Checker, FnSigInfo, ModName};
 use crate::lang::ast::{self, ClassMember, Item};
 use crate::lang::diag::{DiagKind, Diagnostic};
 use crate::lang::hir::{
@@ -599,7 +599,7 @@ impl Checker {
 }
 
 /// `fn name(self, a: T) -> R` for messages.
-fn sig_text(name: &str, sig: &Sig) -> String {
+fn sig_text(name: &str, sig: &FnSigInfo) -> String {
     let params: String = sig
         .params
         .iter()

@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::pin::parse_cpu_list;
 use crate::measure::arch::CpuidFacts;
 use crate::measure::clock::CoreClock;
+use crate::measure::counters::CounterAbsence;
 use crate::measure::result::TimerInfo;
 use crate::measure::timer::TimerKind;
 
@@ -38,7 +39,7 @@ pub struct LiveProbes {
     /// CPUID facts.
     pub cpuid: Option<CpuidFacts>,
     /// `Ok` when hardware counters opened, else the reason.
-    pub hw_counters: Result<(), String>,
+    pub hw_counters: Result<(), CounterAbsence>,
     /// The timer and its calibration.
     pub timer: Option<TimerInfo>,
     /// The calibrated core clock.

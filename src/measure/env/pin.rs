@@ -4,12 +4,22 @@
 
 use std::io;
 
+/// An entry of a kernel CPU list that is neither a number nor an ascending range.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad CPU list entry {entry:?}")]
+pub struct BadCpuList {
+    /// The entry, trimmed.
+    pub entry: String,
+}
+
 /// Parses a kernel CPU list such as `0-3,5,7-8` (empty input: no CPUs).
-pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
+pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, BadCpuList> {
     let mut out = Vec::new();
     for part in s.trim().split(',').filter(|p| !p.trim().is_empty()) {
         let part = part.trim();
-        let bad = || format!("bad CPU list entry {part:?}");
+        let bad = || BadCpuList {
+            entry: part.to_string(),
+        };
         match part.split_once('-') {
             Some((a, b)) => {
                 let (a, b): (usize, usize) =

@@ -8,11 +8,11 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Styles;
 use super::table::{bar, ns};
+use crate::session::HistogramBucket;
 use crate::tui::app::{App, Pane};
-use crate::worker::protocol::Bucket;
 
 /// `buckets` merged into `rows` bars of (lower edge ns, count).
-pub fn rebin(buckets: &[Bucket], rows: usize) -> Vec<(f64, f64, u64)> {
+pub fn rebin(buckets: &[HistogramBucket], rows: usize) -> Vec<(f64, f64, u64)> {
     if buckets.is_empty() || rows == 0 {
         return Vec::new();
     }
@@ -124,8 +124,8 @@ mod tests {
 
     #[test]
     fn rebin_keeps_every_count() {
-        let b: Vec<Bucket> = (0..32)
-            .map(|i| Bucket {
+        let b: Vec<HistogramBucket> = (0..32)
+            .map(|i| HistogramBucket {
                 lo_ns: i as f64,
                 hi_ns: i as f64 + 1.0,
                 count: i,

@@ -7,50 +7,7 @@ use ratatui::widgets::{Clear, Paragraph, Widget, Wrap};
 
 use super::Styles;
 use crate::tui::app::App;
-
-/// Every key, as the help overlay lists it (and docs/tui.md).
-pub const KEYS: &[(&str, &str)] = &[
-    (
-        "F5, r, Ctrl-R",
-        "run: the ladder around fn call, run(n) against another backend, or main",
-    ),
-    (
-        "F6, c, Ctrl-K",
-        "check: the snippet against its native twin",
-    ),
-    ("F7, l", "next ladder (host_call, fused, direct)"),
-    ("F8, b", "next backend (jit, jit-opt, interp, object)"),
-    ("F9, t", "next theme (dark, light, high-contrast)"),
-    (
-        "space",
-        "leave the selected row's layer out, or put it back",
-    ),
-    ("[ ], K J", "move the selected row's layer earlier or later"),
-    ("Tab, Shift-Tab", "next or previous pane"),
-    ("e, i, Enter", "edit the snippet (Esc leaves the editor)"),
-    ("↑ ↓, j k", "select a row (in the code pane: scroll)"),
-    (
-        "mouse",
-        "click a row to select it; the wheel moves the selection",
-    ),
-    (
-        "d",
-        "code pane: diff from the step before, or the whole listing",
-    ),
-    (
-        ":",
-        "command line: the REPL's commands (Tab completes, :help lists)",
-    ),
-    (
-        "Esc, Ctrl-C",
-        "cancel the running job (Esc also clears a message)",
-    ),
-    ("?, F1", "this help"),
-    (
-        "q, Ctrl-Q",
-        "quit (the session is saved; hotlab tui --resume reopens it)",
-    ),
-];
+use crate::tui::keys::{HELP, POPUP};
 
 fn centered(area: Rect, w: u16, h: u16) -> Rect {
     let w = w.min(area.width);
@@ -66,17 +23,17 @@ fn centered(area: Rect, w: u16, h: u16) -> Rect {
 /// The help overlay.
 pub fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
     let s = Styles(&app.theme);
-    let r = centered(area, 78, KEYS.len() as u16 + 4);
+    let r = centered(area, 78, HELP.len() as u16 + 4);
     Clear.render(r, buf);
     let block = s.block(" keys (any key closes) ", true);
     let inner = block.inner(r);
     block.render(r, buf);
-    let mut lines: Vec<Line> = KEYS
+    let mut lines: Vec<Line> = HELP
         .iter()
-        .map(|(k, what)| {
+        .map(|entry| {
             Line::from(vec![
-                Span::styled(format!("{k:<15} "), s.title()),
-                Span::styled(*what, s.text()),
+                Span::styled(format!("{:<15} ", entry.label()), s.title()),
+                Span::styled(entry.help, s.text()),
             ])
         })
         .collect();
@@ -112,9 +69,10 @@ pub fn render_popup(app: &App, area: Rect, buf: &mut Buffer) {
     let top = app.popup_scroll.min(n.saturating_sub(visible));
     let title = if n > visible {
         format!(
-            " output {}-{} of {n} (↑↓ PgUp PgDn Home End scroll; other keys close) ",
+            " output {}-{} of {n} ({}) ",
             top + 1,
-            top + visible
+            top + visible,
+            popup_keys()
         )
     } else {
         " output (any key closes) ".to_string()
@@ -127,4 +85,26 @@ pub fn render_popup(app: &App, area: Rect, buf: &mut Buffer) {
         .style(style)
         .scroll((top, 0))
         .render(inner, buf);
+}
+
+/// The popup title's key hint, from the popup's bindings: `↑↓ PgUp PgDn Home End scroll; other
+/// keys close`.
+fn popup_keys() -> String {
+    let groups: Vec<String> = POPUP
+        .keys
+        .iter()
+        .map(|g| g.iter().map(|b| b.key.name()).collect::<String>())
+        .collect();
+    format!("{} {}", groups.join(" "), POPUP.help)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_popup_title_names_its_keys_as_before() {
+        assert_eq!(
+            super::popup_keys(),
+            "↑↓ PgUp PgDn Home End scroll; other keys close"
+        );
+    }
 }

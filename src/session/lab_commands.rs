@@ -7,13 +7,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::exec::{file_name, source};
-use super::{Outcome, Session, SessionError, Sink, Snippet};
+use super::render::class_lines;
+use super::{JobReport, LineFlow, ReloadResult, Session, SessionError, Sink, Snippet};
 use crate::cases::spec::{default_dir, load_dir, parse_header};
 use crate::cases::{Mode, twin_named, twins};
 use crate::export::{Table, render_text};
 use crate::ladder::{Ladder, Layer};
-use crate::worker::protocol::{ReloadOut, class_lines};
-use crate::worker::{Against, Job, JobOutput};
+use crate::worker::protocol::{Against, WorkerJob};
 
 /// Loop count of `:check`'s result check (as `hotlab check`'s default).
 const CHECK_ITERS: i64 = 10_000;
@@ -49,7 +49,7 @@ fn mode_of(name: &str) -> Mode {
 }
 
 /// What a reload did, one line per fact.
-pub fn reload_text(name: &str, r: &ReloadOut) -> String {
+pub fn reload_text(name: &str, r: &ReloadResult) -> String {
     let mut lines = Vec::new();
     if r.started {
         lines.push(format!(
@@ -82,7 +82,7 @@ impl Session {
         &mut self,
         name: String,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let Some(t) = twin_named(&name) else {
             let known: Vec<&str> = twins().iter().map(|t| t.name).collect();
             return Err(input(format!(
@@ -92,7 +92,7 @@ impl Session {
         };
         sink.text(&format!("twin: {} — {}", t.name, t.doc));
         self.state.twin = Some(name);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     /// A snippet of the session by name, else a file.
@@ -129,7 +129,7 @@ impl Session {
         line: &str,
         other: Option<&str>,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let s = self.nonempty_snippet()?;
         let mut names = vec![s.name.clone()];
         let against = match other {
@@ -157,7 +157,7 @@ impl Session {
         let settings = self.measure_settings();
         // Two compiles and two checked runs besides the measurement.
         let limit = Duration::from_secs_f64(settings.time_s) + self.limit() * 2;
-        let job = Job::Check {
+        let job = WorkerJob::Check {
             snippet: source(&s),
             against,
             backend: self.state.backend,
@@ -165,11 +165,11 @@ impl Session {
             iters: CHECK_ITERS,
         };
         let out = self.job(job, limit, sink)?;
-        if let JobOutput::Checked(a) = &out {
+        if let JobReport::Checked(a) = &out {
             sink.text(&crate::cases::check::line(a));
         }
         self.record(line, names, out);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     /// The ladder the next `:ladder` measures: the session's ladder with its chosen layers.
@@ -183,7 +183,7 @@ impl Session {
                     .iter()
                     .map(|n| parse_layer(n))
                     .collect::<Result<Vec<_>, _>>()?;
-                crate::ladder::run::with_layers(&base, &layers).map_err(input)
+                crate::ladder::run::with_layers(&base, &layers).map_err(|e| input(e.to_string()))
             }
         }
     }
@@ -193,7 +193,7 @@ impl Session {
         line: &str,
         name: Option<String>,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         if let Some(name) = name {
             crate::ladder::resolve(&name).map_err(|e| input(e.to_string()))?;
             if self.state.ladder.as_deref() != Some(name.as_str()) {
@@ -207,13 +207,13 @@ impl Session {
         let settings = self.measure_settings();
         // Building the rows compiles every step; the header probes the machine.
         let limit = Duration::from_secs_f64(settings.time_s) + self.limit() * 2;
-        let job = Job::Ladder {
+        let job = WorkerJob::Ladder {
             ladder,
             snippet,
             settings,
         };
         let out = self.job(job, limit, sink)?;
-        if let JobOutput::Ladder(l) = &out {
+        if let JobReport::Ladder(l) = &out {
             let mut text = format!("ladder {} around {}\n", l.ladder, l.method);
             if let Some(note) = &l.note {
                 text.push_str(&format!("note: {note}\n"));
@@ -223,18 +223,18 @@ impl Session {
                 text.push('\n');
             }
             text.push('\n');
-            text.push_str(&render_text(&l.table.table()));
+            text.push_str(&render_text(&l.table));
             sink.text(text.trim_end());
         }
         self.record(line, vec![current.name], out);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     pub(super) fn layers(
         &mut self,
         args: &[String],
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let current: Vec<String> = self
             .next_ladder()?
             .steps
@@ -312,7 +312,7 @@ impl Session {
             text.push_str(&format!("\nnot measured: {}", left.join(", ")));
         }
         sink.text(&text);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     pub(super) fn bench(
@@ -320,9 +320,9 @@ impl Session {
         line: &str,
         filter: Option<String>,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let time_s = self.state.settings.time_s.min(0.25);
-        let job = Job::Bench {
+        let job = WorkerJob::Bench {
             filter,
             time_s,
             reps: 1,
@@ -330,11 +330,11 @@ impl Session {
         // Every cell loads its scripts and runs a calibrated job: allow minutes.
         let limit = Duration::from_secs(300) + self.limit();
         let out = self.job(job, limit, sink)?;
-        if let JobOutput::Bench(b) = &out {
+        if let JobReport::Bench(b) = &out {
             sink.text(b.text.trim_end());
         }
         self.record(line, Vec::new(), out);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     /// Whether the worker holds a live module of the current snippet.
@@ -358,12 +358,12 @@ impl Session {
         &mut self,
         line: &str,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let s = self.nonempty_snippet()?;
         if !self.module_is_live() {
             self.live = None;
         }
-        let job = Job::Reload {
+        let job = WorkerJob::Reload {
             snippet: source(&s),
             checks: self.state.settings.checks,
         };
@@ -377,17 +377,17 @@ impl Session {
                 return Err(e);
             }
         };
-        if let JobOutput::Reloaded(r) = &out {
+        if let JobReport::Reloaded(r) = &out {
             sink.text(&reload_text(&s.name, r));
         }
         if let Some(pid) = self.worker_pid() {
             self.live = Some((s.name.clone(), pid, s.text.clone()));
         }
         self.record(line, vec![s.name], out);
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
-    pub(super) fn cases(&mut self, sink: &mut dyn Sink) -> Result<Outcome, SessionError> {
+    pub(super) fn cases(&mut self, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         let dir = default_dir(None);
         let cases = load_dir(&dir).map_err(|e| input(format!("error: {e}")))?;
         let mut t = Table::new(
@@ -410,14 +410,14 @@ impl Session {
         t.notes
             .push(":load CASE loads its .hot script and twin (CASE.clif: the .clif one)".into());
         sink.text(render_text(&t).trim_end());
-        Ok(Outcome::Continue)
+        Ok(LineFlow::Continue)
     }
 
     pub(super) fn load_case(
         &mut self,
         what: &str,
         sink: &mut dyn Sink,
-    ) -> Result<Outcome, SessionError> {
+    ) -> Result<LineFlow, SessionError> {
         let (stem, mode) = match what.rsplit_once('.') {
             Some((stem, "clif")) => (stem, Some(Mode::Clif)),
             Some((stem, "hot")) => (stem, Some(Mode::Hot)),

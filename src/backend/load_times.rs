@@ -1,4 +1,5 @@
-//! The load section's figures: time per stage of getting a script ready.
+//! [`LoadTimes`]: the time each stage of getting a script ready took (the load section of
+//! `hotlab bench`).
 
 use std::time::Duration;
 

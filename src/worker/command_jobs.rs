@@ -1,18 +1,18 @@
-//! The worker's side of the lab jobs built on the ladder engine and the cases: ladders,
-//! checks against twins, the case matrix, and reloads of the live module. Each reuses the code
-//! path of its one-shot command (`crate::ladder::run`, `crate::cases::check`,
-//! `crate::cases::matrix`, `ScriptModule::reload`).
+//! The worker's side of the jobs that reuse a one-shot command's code path: ladders
+//! (`crate::ladder::run`), checks against twins (`crate::cases::check`), the case matrix
+//! (`crate::cases::matrix`), and reloads of the live module (`Loaded::reload`, as `hotlab run
+//! --reload` does).
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::jobs::{fail, front, input, live};
 use super::protocol::{
-    Against, BenchOut, ClassReload, FailureKind, JobFailure, JobOutput, LadderOut, LiveProgress,
-    MeasureSettings, ReloadOut, SnippetSource, TableOut,
+    Against, AppliedReload, BenchOut, ClassReload, FailureKind, JobFailure, JobOutput, LadderOut,
+    LiveProgress, MeasureSettings, ReloadOut, SnippetSource, TableOut,
 };
-use crate::backend::Checks;
-use crate::backend::jit::{JitError, JitOptions, ReloadFailure, ScriptModule};
+use crate::backend::jit::{JitError, ReloadFailure};
+use crate::backend::{Backend, CallError, Checks, LoadError, LoadOptions, Loaded, Loader};
 use crate::cases::check::{self, CheckError, CheckOptions, Script};
 use crate::cases::{Mode, twin_named, twins};
 use crate::ladder::bench::{Build, DEFAULT_SNIPPET, Method};
@@ -22,7 +22,7 @@ use crate::measure::{Picos, Progress, Settings, Stop};
 /// What lives in the worker between jobs: the module `:reload` works on.
 #[derive(Default)]
 pub struct State {
-    live: Option<(String, ScriptModule)>,
+    live: Option<(String, Loaded)>,
 }
 
 fn engine_settings(s: &MeasureSettings) -> Settings {
@@ -124,7 +124,7 @@ fn script(s: &SnippetSource) -> Script {
 pub fn check(
     snippet: &SnippetSource,
     against: &Against,
-    backend: super::Backend,
+    backend: Backend,
     settings: &MeasureSettings,
     iters: i64,
 ) -> Result<JobOutput, JobFailure> {
@@ -139,16 +139,19 @@ pub fn check(
         Against::Snippet { snippet } => check::Against::Script(script(snippet)),
     };
     let options = CheckOptions {
-        backend: backend.into(),
+        backend,
         band: settings.band,
         time: settings.time_s,
         iters,
     };
     check::check(&script(snippet), &against, &options)
         .map(JobOutput::Checked)
-        .map_err(|e| match e {
-            CheckError::Input(m) => input(m),
-            CheckError::Script(m) => fail(FailureKind::Script, m),
+        .map_err(|e: CheckError| {
+            if e.is_input() {
+                input(e.to_string())
+            } else {
+                fail(FailureKind::Script, e.to_string())
+            }
         })
 }
 
@@ -215,29 +218,31 @@ pub fn reload(
         .is_some_and(|(name, _)| *name == snippet.name);
     if !same {
         let program = front(snippet)?;
-        let options = JitOptions {
+        let has_main = program.main.is_some();
+        let defined = program.classes.iter().map(|c| c.name.clone()).collect();
+        let options = LoadOptions {
             checks: if checks { Checks::On } else { Checks::Off },
-            ..JitOptions::default()
+            reloadable: true,
+            ..LoadOptions::default()
         };
-        let module = ScriptModule::new(program, options).map_err(|e| match e {
-            JitError::Init(err) => fail(FailureKind::Script, err.render(&source)),
-            other => input(format!("error: {}: {other}", snippet.name)),
-        })?;
-        let main = match module.program().main {
-            Some(_) => Some(
+        let mut module = Loader::new(options)
+            .load_checked(program, Backend::Jit)
+            .map_err(|e| match e {
+                LoadError::Init(err) => fail(FailureKind::Script, err.render(&source)),
+                other => input(format!("error: {}: {other}", snippet.name)),
+            })?;
+        let main = match has_main {
+            true => Some(
                 module
                     .run_main()
-                    .map_err(|e| fail(FailureKind::Script, e.render(&source)))?
-                    .to_string(),
+                    .map_err(|e| fail(FailureKind::Script, e.to_string()))?
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(" "),
             ),
-            None => None,
+            false => None,
         };
-        let defined = module
-            .program()
-            .classes
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
         state.live = Some((snippet.name.clone(), module));
         return Ok(JobOutput::Reloaded(ReloadOut {
             started: true,
@@ -292,20 +297,22 @@ fn applied_then(
     error: &str,
     what: &str,
 ) -> JobFailure {
-    let classes: Vec<ClassReload> = applied.classes.iter().map(ClassReload::from).collect();
-    let mut text = super::protocol::class_lines(name, &classes, &applied.defined).join("\n");
-    if !text.is_empty() {
-        text.push('\n');
+    JobFailure {
+        applied: Some(Box::new(AppliedReload {
+            snippet: name.to_string(),
+            classes: applied.classes.iter().map(ClassReload::from).collect(),
+            defined: applied.defined.clone(),
+        })),
+        ..fail(
+            FailureKind::Script,
+            format!("{error}\n(the reload was applied; {what})"),
+        )
     }
-    fail(
-        FailureKind::Script,
-        format!("{text}{error}\n(the reload was applied; {what})"),
-    )
 }
 
 /// `run_live`: call `function` in the live module of `snippet`.
-pub fn run_live(state: &State, snippet: &str, function: &str) -> Result<JobOutput, JobFailure> {
-    let module = match &state.live {
+pub fn run_live(state: &mut State, snippet: &str, function: &str) -> Result<JobOutput, JobFailure> {
+    let module = match &mut state.live {
         Some((name, module)) if name == snippet => module,
         _ => {
             return Err(input(format!(
@@ -313,25 +320,23 @@ pub fn run_live(state: &State, snippet: &str, function: &str) -> Result<JobOutpu
             )));
         }
     };
-    let program = module.current();
-    let Some(id) = program.function_named(function) else {
-        let names: Vec<&str> = module
-            .program()
-            .functions
-            .iter()
-            .map(|f| f.name.as_str())
-            .collect();
-        return Err(input(format!(
-            "error: {snippet}: no function named `{function}` (functions: {})",
-            names.join(", ")
-        )));
-    };
     let start = std::time::Instant::now();
-    let value = program
-        .call(id, &[])
-        .map_err(|e| fail(FailureKind::Script, e.render(&module.program().source)))?;
+    let values = module.call(function).map_err(|e| match e {
+        CallError::NoFunction(_) => {
+            let names: Vec<&str> = module
+                .program()
+                .map(|p| p.functions.iter().map(|f| f.name.as_str()).collect())
+                .unwrap_or_default();
+            input(format!(
+                "error: {snippet}: no function named `{function}` (functions: {})",
+                names.join(", ")
+            ))
+        }
+        other => fail(FailureKind::Script, other.to_string()),
+    })?;
+    let shown: Vec<String> = values.iter().map(ToString::to_string).collect();
     Ok(JobOutput::Ran {
-        value: value.to_string(),
+        value: shown.join(" "),
         micros: start.elapsed().as_secs_f64() * 1e6,
     })
 }

@@ -1,0 +1,37 @@
+//! The ladder's machine code for a front end that shows it beside the measurement (the TUI's
+//! code pane). It is built by a worker job like every other, so a crash while building it ends
+//! only the worker.
+
+use super::results::JobReport;
+use super::{Collect, Session, SessionError};
+use crate::ladder::Ladder;
+use crate::ladder::code::StepCode;
+use crate::worker::protocol::{SnippetSource, WorkerJob};
+
+impl Session {
+    /// Each step's `jit` machine code of `ladder` around `text`'s `fn call() -> i64` (the
+    /// default empty method when the text has no `fn call(`), with each step's diff from the
+    /// step before. `text` is the current snippet's (it need not be set first); nothing is
+    /// recorded in the results or the history.
+    pub fn ladder_code(
+        &mut self,
+        ladder: Ladder,
+        text: &str,
+    ) -> Result<Vec<StepCode>, SessionError> {
+        let snippet = SnippetSource {
+            name: self.state.snippet().name.clone(),
+            text: text.to_string(),
+        };
+        let limit = self.limit();
+        match self.job(
+            WorkerJob::LadderCode { ladder, snippet },
+            limit,
+            &mut Collect::default(),
+        )? {
+            JobReport::LadderCode { steps } => Ok(steps),
+            other => Err(SessionError::Input(format!(
+                "unexpected answer from the worker: {other:?}"
+            ))),
+        }
+    }
+}
