@@ -36,7 +36,7 @@ use crate::lang::span::Span;
 use crate::runtime::values::VecBlock;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, bad, mem};
-use super::lower_unwind::Held;
+use super::lower_unwind::TempHold;
 
 /// Where an array lives, for reading its elements without a copy.
 #[derive(Clone, Copy)]
@@ -52,7 +52,7 @@ enum ArrayAt {
 struct Root {
     cell: Value,
     owned: bool,
-    held: Held,
+    held: TempHold,
 }
 
 /// Whether `e`, an index expression, is pure in the sense of the module docs: it cannot write
