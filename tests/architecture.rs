@@ -18,6 +18,8 @@ const LAYERS: &[&[&str]] = &[
     &["backend"],
     // What is measured: ladders of call-path layers, and the cases with their twins.
     &["ladder", "cases"],
+    // What a job produced, defined once: the worker builds it, the session keeps it.
+    &["results"],
     // Jobs in a child process (a private wire format).
     &["worker"],
     // The session model every front end reads.
