@@ -333,3 +333,20 @@ fn the_wire_form_is_the_documented_one() {
     assert!(serde_json::from_str::<Request>(r#"{"type":"job","id":1}"#).is_err());
     assert!(serde_json::from_str::<Request>(r#"{"type":"launch"}"#).is_err());
 }
+
+#[test]
+fn a_class_change_reads_and_writes_without_the_runtime_timings() {
+    // The form the session file has always held: no timings, `reset` and `unloaded` optional.
+    let old = r#"{"output":"reloaded","started":false,"main":null,"classes":[{"class":"P","version":2,"migrated":3,"kept":["x"],"added":[],"removed":[],"retyped":[]}],"defined":[],"globals_kept":[],"after_reload":null}"#;
+    let report: JobReport = serde_json::from_str(old).expect("decodes");
+    let JobReport::Reloaded(r) = &report else {
+        panic!("{report:?}")
+    };
+    assert_eq!(r.classes[0].waited, Duration::ZERO);
+    assert!(r.classes[0].reset.is_empty() && !r.classes[0].unloaded);
+    let text = round_trip(&report);
+    assert!(
+        !text.contains("waited") && !text.contains("total"),
+        "{text}"
+    );
+}
