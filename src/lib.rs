@@ -10,6 +10,7 @@ pub mod ladder;
 pub mod lang;
 pub mod measure;
 pub mod repl;
+pub mod results;
 pub mod runtime;
 pub mod session;
 pub mod tui;

@@ -6,9 +6,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use hotlab::worker::protocol::{
-    Backend, Contestant, FailureKind, JobOutput, MeasureSettings, SnippetSource, WorkerJob,
-};
+use hotlab::results::{FailureCause, JobReport};
+use hotlab::worker::protocol::{Backend, Contestant, MeasureSettings, SnippetSource, WorkerJob};
 use hotlab::worker::{Worker, WorkerError, WorkerOptions};
 
 fn worker() -> Worker {
@@ -32,7 +31,7 @@ fn run_main(
     w: &mut Worker,
     snippet: SourceOrText,
     limit: Duration,
-) -> Result<JobOutput, WorkerError> {
+) -> Result<JobReport, WorkerError> {
     let snippet = match snippet {
         SourceOrText::Text(t) => hot(t),
         SourceOrText::Source(s) => s,
@@ -54,7 +53,7 @@ enum SourceOrText {
 fn assert_healthy(w: &mut Worker) {
     let out = run_main(w, SourceOrText::Text(SUM), Duration::from_secs(30)).expect("runs");
     assert!(
-        matches!(out, JobOutput::Ran { ref value, .. } if value == "45"),
+        matches!(out, JobReport::Ran { ref value, .. } if value == "45"),
         "{out:?}"
     );
 }
@@ -140,7 +139,7 @@ fn cancel_stops_a_measuring_job() {
     // Either the engine stopped within the grace and answered with the samples it had, or the
     // worker was killed after it (a loaded machine): both end the job.
     match out {
-        Ok(JobOutput::Measured(m)) => {
+        Ok(JobReport::Measured(m)) => {
             assert_eq!(m.stopped, "cancelled");
             assert_eq!(m.rows.len(), 2);
         }
@@ -202,7 +201,7 @@ fn a_panic_in_the_worker_is_reported_and_the_worker_goes_on() {
         .unwrap_err();
     match &err {
         WorkerError::Failed(f) => {
-            assert_eq!(f.kind, FailureKind::Panic);
+            assert_eq!(f.cause, FailureCause::Panic);
             assert!(f.message.contains("deliberate test panic"), "{}", f.message);
         }
         other => panic!("unexpected: {other:?}"),
@@ -218,7 +217,7 @@ fn script_errors_and_bad_snippets_fail_the_job_only() {
     let div = "fn main() -> i64 {\n    let z = 0\n    return 1 / z\n}\n";
     let err = run_main(&mut w, SourceOrText::Text(div), Duration::from_secs(30)).unwrap_err();
     assert!(
-        matches!(&err, WorkerError::Failed(f) if f.kind == FailureKind::Script),
+        matches!(&err, WorkerError::Failed(f) if f.cause == FailureCause::Script),
         "{err:?}"
     );
     let err = run_main(
@@ -228,7 +227,7 @@ fn script_errors_and_bad_snippets_fail_the_job_only() {
     )
     .unwrap_err();
     assert!(
-        matches!(&err, WorkerError::Failed(f) if f.kind == FailureKind::Input),
+        matches!(&err, WorkerError::Failed(f) if f.cause == FailureCause::Input),
         "{err:?}"
     );
     assert!(

@@ -1,10 +1,17 @@
 //! Every protocol message survives a JSON round trip, and the wire form is the documented one.
 
+use std::time::Duration;
+
+use hotlab::export::Table;
+use hotlab::results::{
+    AppliedReload, BenchResult, FailureCause, FunctionListing, FunctionSummary, JobFailed,
+    JobReport, LadderResult, LiveContestant, LiveSnapshot, MeasuredComparison, MeasuredRow,
+    Measurement, Quantile, ReloadResult, SourceLocation,
+};
+use hotlab::runtime::reload::ReloadReport;
 use hotlab::worker::protocol::{
-    Against, AppliedReload, Backend, BenchOut, ClassReload, ComparisonOut, Contestant, Event,
-    FailureKind, FailureLocation, FunctionInfo, JobFailure, JobOutput, LadderOut, Listing,
-    LiveProgress, LiveVariant, MeasureSettings, Measured, MeasuredRowOut, Percentile, ReloadOut,
-    Request, Response, SnippetSource, TableOut, WorkerJob,
+    Against, Backend, Contestant, Event, MeasureSettings, Request, Response, SnippetSource,
+    WorkerJob,
 };
 
 fn round_trip<T>(v: &T) -> String
@@ -105,9 +112,9 @@ fn jobs() -> Vec<WorkerJob> {
     ]
 }
 
-fn measured() -> Measured {
-    Measured {
-        rows: vec![MeasuredRowOut {
+fn measured() -> Measurement {
+    Measurement {
+        rows: vec![MeasuredRow {
             name: "a".into(),
             samples: 10,
             dropped: 1,
@@ -119,12 +126,12 @@ fn measured() -> Measured {
             outliers: 2,
             unstable: false,
             checksum: Some((1000, 42)),
-            percentiles: vec![Percentile { q: 0.5, ns: 1.25 }],
+            percentiles: vec![Quantile { q: 0.5, ns: 1.25 }],
             histogram: vec!["1.20 ##### 50%".into()],
             buckets: vec![],
             counters: Some(serde_json::json!({"cycles": 3.5})),
         }],
-        comparisons: vec![ComparisonOut {
+        comparisons: vec![MeasuredComparison {
             a: "a".into(),
             b: "b".into(),
             verdict: "unresolved".into(),
@@ -158,8 +165,8 @@ fn every_request_round_trips() {
 #[test]
 fn every_response_round_trips() {
     let outputs = vec![
-        JobOutput::Compiled {
-            functions: vec![FunctionInfo {
+        JobReport::Compiled {
+            functions: vec![FunctionSummary {
                 name: "main".into(),
                 bytes: 12,
                 instructions: 4,
@@ -167,12 +174,12 @@ fn every_response_round_trips() {
                 compile_us: 30.0,
             }],
         },
-        JobOutput::Ran {
+        JobReport::Ran {
             value: "45".into(),
             micros: 3.0,
         },
-        JobOutput::Asm {
-            listings: vec![Listing {
+        JobReport::Asm {
+            listings: vec![FunctionListing {
                 name: "main".into(),
                 clif: "function %main".into(),
                 asm: "ret".into(),
@@ -180,26 +187,26 @@ fn every_response_round_trips() {
                 instructions: 1,
             }],
         },
-        JobOutput::Measured(measured()),
-        JobOutput::Doctor {
+        JobReport::Measured(measured()),
+        JobReport::Doctor {
             text: "ok".into(),
             all_met: true,
         },
-        JobOutput::Ladder(LadderOut {
+        JobReport::Ladder(LadderResult {
             ladder: "host_call".into(),
             method: "a.hot".into(),
             note: None,
             header: vec!["machine: x".into()],
-            table: TableOut {
-                title: "ladder host_call".into(),
-                columns: vec!["step".into(), ">total ns".into()],
-                rows: vec![vec!["native".into(), "1.00".into()]],
-                notes: vec!["a note".into()],
+            table: {
+                let mut t = Table::new("ladder host_call", &["step", ">total ns"]);
+                t.push(vec!["native".into(), "1.00".into()]);
+                t.notes.push("a note".into());
+                t
             },
             all_ok: true,
             report: serde_json::json!({"ladder": "host_call", "rows": []}),
         }),
-        JobOutput::Checked(hotlab::cases::check::CheckAnswer {
+        JobReport::Checked(hotlab::cases::check::CheckAnswer {
             file: "a.hot".into(),
             against: "twin int_loop".into(),
             backend: "jit".into(),
@@ -217,17 +224,17 @@ fn every_response_round_trips() {
             explanation: "run longer".into(),
             exit_code: 4,
         }),
-        JobOutput::Bench(BenchOut {
+        JobReport::Bench(BenchResult {
             text: "table".into(),
             markdown: "| a |".into(),
             csv: "a".into(),
             json: serde_json::json!({"tables": []}),
             problems: 0,
         }),
-        JobOutput::Reloaded(ReloadOut {
+        JobReport::Reloaded(ReloadResult {
             started: false,
             main: None,
-            classes: vec![ClassReload {
+            classes: vec![ReloadReport {
                 class: "P".into(),
                 version: 2,
                 migrated: 3,
@@ -237,6 +244,8 @@ fn every_response_round_trips() {
                 retyped: vec![],
                 reset: vec!["f".into()],
                 unloaded: false,
+                waited: Duration::ZERO,
+                total: Duration::ZERO,
             }],
             defined: vec!["Q".into()],
             globals_kept: vec!["p".into()],
@@ -245,13 +254,13 @@ fn every_response_round_trips() {
     ];
     let mut events = vec![
         Event::Started { cpu: Some(1) },
-        Event::Progress(LiveProgress {
+        Event::Progress(LiveSnapshot {
             phase: "collect".into(),
             rounds: 3,
             elapsed_ms: 120.0,
             budget_ms: Some(1000.0),
             iters: 5000,
-            variants: vec![LiveVariant {
+            variants: vec![LiveContestant {
                 name: "a".into(),
                 samples: 3,
                 dropped: 0,
@@ -264,16 +273,16 @@ fn every_response_round_trips() {
     ];
     events.extend(outputs.into_iter().map(Event::Done));
     for kind in [
-        FailureKind::Input,
-        FailureKind::Script,
-        FailureKind::Unavailable,
-        FailureKind::Panic,
+        FailureCause::Input,
+        FailureCause::Script,
+        FailureCause::Unavailable,
+        FailureCause::Panic,
     ] {
-        events.push(Event::Failed(JobFailure::new(kind, "what and where")));
+        events.push(Event::Failed(JobFailed::new(kind, "what and where")));
     }
     // A diagnostic's place, and a reload applied before a script error.
-    events.push(Event::Failed(JobFailure {
-        location: Some(FailureLocation {
+    events.push(Event::Failed(JobFailed {
+        location: Some(SourceLocation {
             snippet: "a.hot".into(),
             line: 2,
             column: 5,
@@ -283,7 +292,7 @@ fn every_response_round_trips() {
             classes: vec![],
             defined: vec!["C".into()],
         })),
-        ..JobFailure::new(FailureKind::Script, "what")
+        ..JobFailed::new(FailureCause::Script, "what")
     }));
     for event in events {
         round_trip(&Response { id: 3, event });
@@ -312,7 +321,7 @@ fn the_wire_form_is_the_documented_one() {
     );
     let done = round_trip(&Response {
         id: 1,
-        event: Event::Done(JobOutput::Ran {
+        event: Event::Done(JobReport::Ran {
             value: "1".into(),
             micros: 2.0,
         }),
@@ -323,4 +332,21 @@ fn the_wire_form_is_the_documented_one() {
     );
     assert!(serde_json::from_str::<Request>(r#"{"type":"job","id":1}"#).is_err());
     assert!(serde_json::from_str::<Request>(r#"{"type":"launch"}"#).is_err());
+}
+
+#[test]
+fn a_class_change_reads_and_writes_without_the_runtime_timings() {
+    // The form the session file has always held: no timings, `reset` and `unloaded` optional.
+    let old = r#"{"output":"reloaded","started":false,"main":null,"classes":[{"class":"P","version":2,"migrated":3,"kept":["x"],"added":[],"removed":[],"retyped":[]}],"defined":[],"globals_kept":[],"after_reload":null}"#;
+    let report: JobReport = serde_json::from_str(old).expect("decodes");
+    let JobReport::Reloaded(r) = &report else {
+        panic!("{report:?}")
+    };
+    assert_eq!(r.classes[0].waited, Duration::ZERO);
+    assert!(r.classes[0].reset.is_empty() && !r.classes[0].unloaded);
+    let text = round_trip(&report);
+    assert!(
+        !text.contains("waited") && !text.contains("total"),
+        "{text}"
+    );
 }

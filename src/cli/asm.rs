@@ -10,8 +10,8 @@ use super::snippet::{Snippet, load_snippet};
 use super::{Failure, exit};
 use crate::backend::Backend;
 use crate::backend::disasm::{self, Syntax};
+use crate::session::{FailureCause, JobFailed};
 use crate::worker::jobs::{self, AsmInput};
-use crate::worker::protocol::{FailureKind, JobFailure};
 
 /// Assembly syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -95,8 +95,8 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
         Snippet::Clif { source } => AsmInput::Clif(source),
     };
     let checks_on = args.checks == OnOff::On;
-    let failure = |e: JobFailure| match e.kind {
-        FailureKind::Script => Failure::script(e.message),
+    let failure = |e: JobFailed| match e.cause {
+        FailureCause::Script => Failure::script(e.message),
         _ => Failure::input(e.message),
     };
     let loaded = jobs::machine_code(input, backend, checks_on).map_err(failure)?;

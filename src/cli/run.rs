@@ -17,7 +17,7 @@ use crate::backend::object::{ObjectError, StageTimings};
 use crate::backend::{Backend, Checks, LoadError, LoadOptions, Loader, Value, load};
 use crate::lang::Program;
 use crate::lang::SourceFile;
-use crate::session::{ClassChange, class_lines};
+use crate::session::class_lines;
 
 /// `on` / `off` for `--checks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -253,8 +253,7 @@ fn report_reload(
     let color = use_color(std::io::stderr().is_terminal());
     match result {
         Ok(outcome) => {
-            let classes: Vec<ClassChange> = outcome.classes.iter().map(ClassChange::from).collect();
-            for line in class_lines(&version.name, &classes, &outcome.defined) {
+            for line in class_lines(&version.name, &outcome.classes, &outcome.defined) {
                 eprintln!("{line}");
             }
             if let Some(v) = outcome.after_reload {
@@ -268,8 +267,7 @@ fn report_reload(
             exit::BAD_INPUT
         }
         Err(ReloadFailure::AfterReload(e, applied) | ReloadFailure::Init(e, applied)) => {
-            let classes: Vec<ClassChange> = applied.classes.iter().map(ClassChange::from).collect();
-            for line in class_lines(&version.name, &classes, &applied.defined) {
+            for line in class_lines(&version.name, &applied.classes, &applied.defined) {
                 eprintln!("{line}");
             }
             eprintln!("{}", e.render(version));

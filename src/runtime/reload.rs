@@ -28,8 +28,9 @@ use crate::runtime::handle::Handle;
 use crate::runtime::object::{self, NOT_LISTED, Object};
 use crate::runtime::rt::{Runtime, lock};
 
-/// What a reload did.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What a reload did to one class and its live objects. Its serde form (the worker's answer,
+/// the session file) leaves out the two timings, which read back as zero.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ReloadReport {
     /// The class.
     pub class: String,
@@ -48,14 +49,18 @@ pub struct ReloadReport {
     /// Fields of the same name and type that hold closures (`fn(..)`, `vec<fn(..)>`, ...): the
     /// closures' code belongs to the version being replaced, which never runs again, so the old
     /// value was dropped and the initializer run, as for a retyped field.
+    #[serde(default)]
     pub reset: Vec<String>,
     /// The new version does not define the class: it was unloaded, and its `migrated` objects
     /// were destroyed instead (handles to them are stale), because its code is the replaced
     /// version's.
+    #[serde(default)]
     pub unloaded: bool,
     /// Time spent waiting for threads to leave calls.
+    #[serde(skip)]
     pub waited: Duration,
     /// Time of the whole reload (not the compile, which happened before).
+    #[serde(skip)]
     pub total: Duration,
 }
 

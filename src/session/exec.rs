@@ -156,8 +156,7 @@ impl Session {
             let other = pin::online_cpus().into_iter().find(|&c| c != w)?;
             pin::pin_current_thread(other).ok()
         });
-        let result = worker.run(job, limit, &cancel, &mut |p| sink.progress(&p.into()));
-        Ok(result?.into())
+        Ok(worker.run(job, limit, &cancel, &mut |p| sink.progress(&p))?)
     }
 
     pub(super) fn limit(&self) -> Duration {

@@ -38,9 +38,9 @@ pub const SESSION_BACKENDS: [Backend; 4] = [
 pub use command::{Command, CommandError, ExportFormat, Setting, parse};
 pub use render::{class_lines, measured_table, record_table};
 pub use results::{
-    AppliedReload, BenchResult, ClassChange, FailureCause, FunctionListing, FunctionSummary,
-    HistogramBucket, JobFailed, JobReport, LadderResult, LiveContestant, LiveSnapshot,
-    MeasuredComparison, MeasuredRow, Measurement, Quantile, ReloadResult, SourceLocation,
+    AppliedReload, BenchResult, FailureCause, FunctionListing, FunctionSummary, HistogramBucket,
+    JobFailed, JobReport, LadderResult, LiveContestant, LiveSnapshot, MeasuredComparison,
+    MeasuredRow, Measurement, Quantile, ReloadReport, ReloadResult, SourceLocation,
 };
 
 use crate::worker::{Worker, WorkerError, WorkerOptions};
@@ -239,7 +239,7 @@ pub enum SessionError {
 impl From<WorkerError> for SessionError {
     fn from(e: WorkerError) -> SessionError {
         match e {
-            WorkerError::Failed(f) => match JobFailed::from(f) {
+            WorkerError::Failed(f) => match f {
                 f if f.cause == FailureCause::Unavailable => SessionError::Unavailable(
                     f.message
                         .trim_start_matches("not available in this build: ")

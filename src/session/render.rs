@@ -2,7 +2,7 @@
 //! histograms. JSON exports use the results' own serde form instead.
 
 use super::JobRecord;
-use super::results::{ClassChange, JobFailed, JobReport, MeasuredRow, Measurement};
+use super::results::{JobFailed, JobReport, MeasuredRow, Measurement, ReloadReport};
 use crate::export::{Table, render_text};
 
 fn num(v: Option<f64>, digits: usize) -> String {
@@ -249,40 +249,38 @@ pub fn record_table(r: &JobRecord) -> Table {
     }
 }
 
-impl ClassChange {
-    /// One line: `reload NAME: class C v2: 1 object(s) migrated; kept [..] added [..] ...`.
-    /// ` reset [..]` follows only when a field held closures; a class the version dropped says
-    /// it was unloaded.
-    pub fn describe(&self, name: &str) -> String {
-        if self.unloaded {
-            return format!(
-                "reload {name}: class {} unloaded (not in the new version): {} object(s) destroyed",
-                self.class, self.migrated
-            );
-        }
-        let mut line = format!(
-            "reload {name}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed \
-             [{}] retyped [{}]",
-            self.class,
-            self.version,
-            self.migrated,
-            self.kept.join(", "),
-            self.added.join(", "),
-            self.removed.join(", "),
-            self.retyped.join(", ")
+/// One line: `reload NAME: class C v2: 1 object(s) migrated; kept [..] added [..] ...`.
+/// ` reset [..]` follows only when a field held closures; a class the version dropped says it
+/// was unloaded.
+fn class_line(c: &ReloadReport, name: &str) -> String {
+    if c.unloaded {
+        return format!(
+            "reload {name}: class {} unloaded (not in the new version): {} object(s) destroyed",
+            c.class, c.migrated
         );
-        if !self.reset.is_empty() {
-            line.push_str(&format!(" reset [{}]", self.reset.join(", ")));
-        }
-        line
     }
+    let mut line = format!(
+        "reload {name}: class {} v{}: {} object(s) migrated; kept [{}] added [{}] removed \
+         [{}] retyped [{}]",
+        c.class,
+        c.version,
+        c.migrated,
+        c.kept.join(", "),
+        c.added.join(", "),
+        c.removed.join(", "),
+        c.retyped.join(", ")
+    );
+    if !c.reset.is_empty() {
+        line.push_str(&format!(" reset [{}]", c.reset.join(", ")));
+    }
+    line
 }
 
 /// What a reload of source `name` did to its classes, one line each: every class reloaded
-/// ([`ClassChange::describe`]), then `reload NAME: class C defined` for each new class. `hotlab
+/// (see `class_line`), then `reload NAME: class C defined` for each new class. `hotlab
 /// run --reload` and the session's `:reload` print these.
-pub fn class_lines(name: &str, classes: &[ClassChange], defined: &[String]) -> Vec<String> {
-    let reloaded = classes.iter().map(|c| c.describe(name));
+pub fn class_lines(name: &str, classes: &[ReloadReport], defined: &[String]) -> Vec<String> {
+    let reloaded = classes.iter().map(|c| class_line(c, name));
     let new = defined
         .iter()
         .map(|c| format!("reload {name}: class {c} defined"));
@@ -290,20 +288,23 @@ pub fn class_lines(name: &str, classes: &[ClassChange], defined: &[String]) -> V
 }
 
 /// A failed job's text: what an applied reload did to the classes first, then the message.
-pub(super) fn failure_text(f: &JobFailed) -> String {
-    let mut text = match &f.applied {
-        Some(a) => class_lines(&a.snippet, &a.classes, &a.defined).join("\n"),
-        None => String::new(),
-    };
-    if !text.is_empty() {
-        text.push('\n');
+impl std::fmt::Display for JobFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(a) = &self.applied {
+            for line in class_lines(&a.snippet, &a.classes, &a.defined) {
+                writeln!(f, "{line}")?;
+            }
+        }
+        f.write_str(&self.message)
     }
-    text.push_str(&f.message);
-    text
 }
+
+impl std::error::Error for JobFailed {}
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::super::results::{AppliedReload, FailureCause};
     use super::*;
 
@@ -312,7 +313,7 @@ mod tests {
             cause: FailureCause::Script,
             message: "error: boom\n(the reload was applied; after_reload raised)".into(),
             location: None,
-            applied,
+            applied: applied.map(Box::new),
         }
     }
 
@@ -324,7 +325,7 @@ mod tests {
         );
         let applied = AppliedReload {
             snippet: "a.hot".into(),
-            classes: vec![ClassChange {
+            classes: vec![ReloadReport {
                 class: "C".into(),
                 version: 2,
                 migrated: 1,
@@ -334,6 +335,8 @@ mod tests {
                 retyped: vec![],
                 reset: vec![],
                 unloaded: false,
+                waited: Duration::ZERO,
+                total: Duration::ZERO,
             }],
             defined: vec!["D".into()],
         };

@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use super::protocol::{Event, JobFailure, JobOutput, LiveProgress, Request, Response, WorkerJob};
+use super::protocol::{Event, Request, Response, WorkerJob};
+use crate::results::{JobFailed, JobReport, LiveSnapshot};
 
 /// How long a cancelled measuring job may take to answer with the samples it has before the
 /// worker is killed. The engine stops within a sample (it checks the flag before each), but the
@@ -49,7 +50,7 @@ impl WorkerOptions {
 pub enum WorkerError {
     /// The job failed inside a healthy worker.
     #[error("{}", .0.message)]
-    Failed(JobFailure),
+    Failed(JobFailed),
     /// The job ran past its limit and the worker was killed.
     #[error("the {job} did not finish within {}: it was stopped (a new worker takes the next job)", secs(*.limit))]
     TimedOut {
@@ -299,8 +300,8 @@ impl Worker {
         job: WorkerJob,
         limit: Duration,
         cancel: &AtomicBool,
-        on_progress: &mut dyn FnMut(LiveProgress),
-    ) -> Result<JobOutput, WorkerError> {
+        on_progress: &mut dyn FnMut(LiveSnapshot),
+    ) -> Result<JobReport, WorkerError> {
         let id = self.next_id;
         self.next_id += 1;
         let cooperative = matches!(job, WorkerJob::Measure { .. } | WorkerJob::Ladder { .. });

@@ -7,10 +7,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::jobs::{fail, front, input, live};
-use super::protocol::{
-    Against, AppliedReload, BenchOut, ClassReload, FailureKind, JobFailure, JobOutput, LadderOut,
-    LiveProgress, MeasureSettings, ReloadOut, SnippetSource, TableOut,
-};
+use super::protocol::{Against, MeasureSettings, SnippetSource};
 use crate::backend::jit::{JitError, ReloadFailure};
 use crate::backend::{Backend, CallError, Checks, LoadError, LoadOptions, Loaded, Loader};
 use crate::cases::check::{self, CheckError, CheckOptions, Script};
@@ -18,6 +15,10 @@ use crate::cases::{Mode, twin_named, twins};
 use crate::ladder::bench::{Build, DEFAULT_SNIPPET, Method};
 use crate::lang::{self, SourceFile, Span};
 use crate::measure::{Picos, Progress, Settings, Stop};
+use crate::results::{
+    AppliedReload, BenchResult, FailureCause, JobFailed, JobReport, LadderResult, LiveSnapshot,
+    ReloadResult,
+};
 
 /// What lives in the worker between jobs: the module `:reload` works on.
 #[derive(Default)]
@@ -40,8 +41,8 @@ pub fn ladder(
     snippet: Option<&SnippetSource>,
     settings: &MeasureSettings,
     cancel: &AtomicBool,
-    progress: &mut dyn FnMut(LiveProgress),
-) -> Result<JobOutput, JobFailure> {
+    progress: &mut dyn FnMut(LiveSnapshot),
+) -> Result<JobReport, JobFailed> {
     // The core clock is calibrated once per process (~100 ms): before measuring, not after a
     // cancel.
     crate::measure::clock::core_clock();
@@ -94,20 +95,20 @@ pub fn ladder(
         Ok(Ok(r)) => r,
         Ok(Err(e)) => {
             let kind = if e.is_script_error() {
-                FailureKind::Script
+                FailureCause::Script
             } else {
-                FailureKind::Input
+                FailureCause::Input
             };
             return Err(fail(kind, format!("error: {method}: {e}")));
         }
-        Err(e) => return Err(fail(FailureKind::Script, e.render(&program.source))),
+        Err(e) => return Err(fail(FailureCause::Script, e.render(&program.source))),
     };
-    Ok(JobOutput::Ladder(LadderOut {
+    Ok(JobReport::Ladder(LadderResult {
         ladder: report.ladder.clone(),
         method,
         note,
         header: report.header.clone(),
-        table: TableOut::from(&report.table()),
+        table: report.table(),
         all_ok: report.all_ok(),
         report: serde_json::to_value(&report).unwrap_or_default(),
     }))
@@ -127,7 +128,7 @@ pub fn check(
     backend: Backend,
     settings: &MeasureSettings,
     iters: i64,
-) -> Result<JobOutput, JobFailure> {
+) -> Result<JobReport, JobFailed> {
     let against = match against {
         Against::Twin { name } => check::Against::Twin(twin_named(name).ok_or_else(|| {
             let known: Vec<&str> = twins().iter().map(|t| t.name).collect();
@@ -145,12 +146,12 @@ pub fn check(
         iters,
     };
     check::check(&script(snippet), &against, &options)
-        .map(JobOutput::Checked)
+        .map(JobReport::Checked)
         .map_err(|e: CheckError| {
             if e.is_input() {
                 input(e.to_string())
             } else {
-                fail(FailureKind::Script, e.to_string())
+                fail(FailureCause::Script, e.to_string())
             }
         })
 }
@@ -160,8 +161,8 @@ pub fn bench(
     filter: Option<&str>,
     time_s: f64,
     reps: usize,
-    progress: &mut dyn FnMut(LiveProgress),
-) -> Result<JobOutput, JobFailure> {
+    progress: &mut dyn FnMut(LiveSnapshot),
+) -> Result<JobReport, JobFailed> {
     use crate::cases::{matrix, render, spec};
     let dir = spec::default_dir(None);
     let cases = spec::load_dir(&dir).map_err(|e| input(format!("error: {e}")))?;
@@ -180,7 +181,7 @@ pub fn bench(
     }
     let start = std::time::Instant::now();
     let mut bar = |done: usize, total: usize, what: &str| {
-        progress(LiveProgress {
+        progress(LiveSnapshot {
             phase: format!("{done}/{total} {what}"),
             rounds: done as u64,
             elapsed_ms: start.elapsed().as_secs_f64() * 1e3,
@@ -190,7 +191,7 @@ pub fn bench(
         });
     };
     let m = matrix::run_matrix(&cases, &opts, &mut bar);
-    Ok(JobOutput::Bench(BenchOut {
+    Ok(JobReport::Bench(BenchResult {
         text: render::text(&m),
         markdown: render::markdown(&m),
         csv: render::csv(&m),
@@ -204,7 +205,7 @@ pub fn reload(
     state: &mut State,
     snippet: &SnippetSource,
     checks: bool,
-) -> Result<JobOutput, JobFailure> {
+) -> Result<JobReport, JobFailed> {
     if snippet.is_clif() {
         return Err(input(format!(
             "error: {}: .clif code has no classes to reload",
@@ -228,14 +229,14 @@ pub fn reload(
         let mut module = Loader::new(options)
             .load_checked(program, Backend::Jit)
             .map_err(|e| match e {
-                LoadError::Init(err) => fail(FailureKind::Script, err.render(&source)),
+                LoadError::Init(err) => fail(FailureCause::Script, err.render(&source)),
                 other => input(format!("error: {}: {other}", snippet.name)),
             })?;
         let main = match has_main {
             true => Some(
                 module
                     .run_main()
-                    .map_err(|e| fail(FailureKind::Script, e.to_string()))?
+                    .map_err(|e| fail(FailureCause::Script, e.to_string()))?
                     .iter()
                     .map(ToString::to_string)
                     .collect::<Vec<_>>()
@@ -244,7 +245,7 @@ pub fn reload(
             false => None,
         };
         state.live = Some((snippet.name.clone(), module));
-        return Ok(JobOutput::Reloaded(ReloadOut {
+        return Ok(JobReport::Reloaded(ReloadResult {
             started: true,
             main,
             classes: Vec::new(),
@@ -257,10 +258,10 @@ pub fn reload(
         return Err(input("error: no live module (a bug in hotlab)"));
     };
     match module.reload(Arc::clone(&source)) {
-        Ok(outcome) => Ok(JobOutput::Reloaded(ReloadOut {
+        Ok(outcome) => Ok(JobReport::Reloaded(ReloadResult {
             started: false,
             main: None,
-            classes: outcome.classes.iter().map(ClassReload::from).collect(),
+            classes: outcome.classes,
             defined: outcome.defined,
             globals_kept: outcome.globals_kept,
             after_reload: outcome.after_reload.map(|v| v.to_string()),
@@ -283,7 +284,7 @@ pub fn reload(
             "after_reload raised",
         )),
         Err(ReloadFailure::Jit(JitError::Init(e))) => {
-            Err(fail(FailureKind::Script, e.render(&source)))
+            Err(fail(FailureCause::Script, e.render(&source)))
         }
         Err(e) => Err(input(format!("error: reload of {}: {e}", snippet.name))),
     }
@@ -296,22 +297,22 @@ fn applied_then(
     applied: &crate::backend::jit::ReloadOutcome,
     error: &str,
     what: &str,
-) -> JobFailure {
-    JobFailure {
+) -> JobFailed {
+    JobFailed {
         applied: Some(Box::new(AppliedReload {
             snippet: name.to_string(),
-            classes: applied.classes.iter().map(ClassReload::from).collect(),
+            classes: applied.classes.clone(),
             defined: applied.defined.clone(),
         })),
         ..fail(
-            FailureKind::Script,
+            FailureCause::Script,
             format!("{error}\n(the reload was applied; {what})"),
         )
     }
 }
 
 /// `run_live`: call `function` in the live module of `snippet`.
-pub fn run_live(state: &mut State, snippet: &str, function: &str) -> Result<JobOutput, JobFailure> {
+pub fn run_live(state: &mut State, snippet: &str, function: &str) -> Result<JobReport, JobFailed> {
     let module = match &mut state.live {
         Some((name, module)) if name == snippet => module,
         _ => {
@@ -332,10 +333,10 @@ pub fn run_live(state: &mut State, snippet: &str, function: &str) -> Result<JobO
                 names.join(", ")
             ))
         }
-        other => fail(FailureKind::Script, other.to_string()),
+        other => fail(FailureCause::Script, other.to_string()),
     })?;
     let shown: Vec<String> = values.iter().map(ToString::to_string).collect();
-    Ok(JobOutput::Ran {
+    Ok(JobReport::Ran {
         value: shown.join(" "),
         micros: start.elapsed().as_secs_f64() * 1e6,
     })

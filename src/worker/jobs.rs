@@ -5,11 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use super::protocol::{
-    Bucket, ComparisonOut, Contestant, FailureKind, FailureLocation, FunctionInfo, JobFailure,
-    JobOutput, Listing, LiveProgress, LiveVariant, MeasureSettings, Measured, MeasuredRowOut,
-    Percentile, SnippetSource, WorkerJob,
-};
+use super::protocol::{Contestant, MeasureSettings, SnippetSource, WorkerJob};
 use crate::backend::disasm::{self, Syntax};
 use crate::backend::jit::CompiledFunction;
 use crate::backend::{
@@ -19,6 +15,11 @@ use crate::backend::{
 use crate::lang::{self, Program, SourceFile};
 use crate::measure::histogram::OpHistogram;
 use crate::measure::{self, JobResult, Picos, Progress, Stop};
+use crate::results::{
+    FailureCause, FunctionListing, FunctionSummary, HistogramBucket, JobFailed, JobReport,
+    LiveContestant, LiveSnapshot, MeasuredComparison, MeasuredRow, Measurement, Quantile,
+    SourceLocation,
+};
 
 /// Rows and width of histograms sent to front ends.
 const HIST_ROWS: usize = 8;
@@ -27,12 +28,12 @@ const HIST_WIDTH: usize = 48;
 const BUCKETS: usize = 32;
 const QUANTILES: [f64; 9] = [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1.0];
 
-pub(super) fn fail(kind: FailureKind, message: impl Into<String>) -> JobFailure {
-    JobFailure::new(kind, message)
+pub(super) fn fail(kind: FailureCause, message: impl Into<String>) -> JobFailed {
+    JobFailed::new(kind, message)
 }
 
-pub(super) fn input(message: impl Into<String>) -> JobFailure {
-    fail(FailureKind::Input, message)
+pub(super) fn input(message: impl Into<String>) -> JobFailed {
+    fail(FailureCause::Input, message)
 }
 
 fn checks(on: bool) -> Checks {
@@ -48,7 +49,7 @@ fn loader(checks_on: bool) -> Loader {
 }
 
 /// Why `backend` refuses a `.clif` snippet, as the worker says it.
-fn refuse_clif(backend: Backend, name: &str) -> JobFailure {
+fn refuse_clif(backend: Backend, name: &str) -> JobFailed {
     match backend {
         Backend::Object => input(format!(
             "error: {name}: the object backend builds .hot snippets only (a .clif snippet is \
@@ -62,30 +63,30 @@ fn refuse_clif(backend: Backend, name: &str) -> JobFailure {
 
 /// A load failure as the worker reports it (`source`: the snippet, for diagnostics and script
 /// errors).
-fn load_failure(e: LoadError, backend: Backend, source: &SourceFile) -> JobFailure {
+fn load_failure(e: LoadError, backend: Backend, source: &SourceFile) -> JobFailed {
     let name = &source.name;
     match e {
         LoadError::HotOnly(_) => refuse_clif(backend, name),
         LoadError::Front(d) => input(d.render(source, false)),
         LoadError::Setup(e) => input(format!("error: {e}")),
-        LoadError::Init(err) => fail(FailureKind::Script, err.render(source)),
+        LoadError::Init(err) => fail(FailureCause::Script, err.render(source)),
         other => input(format!("error: {name}: {other}")),
     }
 }
 
 /// Run the front end over a `.hot` snippet; diagnostics come back rendered.
-pub(super) fn front(snippet: &SnippetSource) -> Result<Program, JobFailure> {
+pub(super) fn front(snippet: &SnippetSource) -> Result<Program, JobFailed> {
     let source = source_of(snippet);
     lang::compile(Arc::clone(&source)).map_err(|d| {
         let location = d.0.first().map(|first| {
             let at = source.line_col(first.span.start);
-            FailureLocation {
+            SourceLocation {
                 snippet: source.name.clone(),
                 line: at.line,
                 column: at.col,
             }
         });
-        JobFailure {
+        JobFailed {
             location,
             ..input(d.render(&source, false))
         }
@@ -101,8 +102,8 @@ pub fn run_job(
     job: &WorkerJob,
     state: &mut super::command_jobs::State,
     cancel: &AtomicBool,
-    progress: &mut dyn FnMut(LiveProgress),
-) -> Result<JobOutput, JobFailure> {
+    progress: &mut dyn FnMut(LiveSnapshot),
+) -> Result<JobReport, JobFailed> {
     match job {
         WorkerJob::Compile {
             snippet,
@@ -127,7 +128,7 @@ pub fn run_job(
         WorkerJob::Doctor(options) => {
             let report = measure::doctor::doctor_report(options)
                 .map_err(|e| input(format!("error: {e:#}")))?;
-            Ok(JobOutput::Doctor {
+            Ok(JobReport::Doctor {
                 text: report.render(),
                 all_met: report.all_met,
             })
@@ -164,9 +165,9 @@ fn compile(
     snippet: &SnippetSource,
     backend: Backend,
     checks_on: bool,
-) -> Result<JobOutput, JobFailure> {
+) -> Result<JobReport, JobFailed> {
     let micros = |d: std::time::Duration| d.as_secs_f64() * 1e6;
-    let info = |f: &CompiledFunction| FunctionInfo {
+    let info = |f: &CompiledFunction| FunctionSummary {
         name: f.name.clone(),
         bytes: f.bytes.len(),
         instructions: disasm::instruction_count(&f.bytes),
@@ -181,7 +182,7 @@ fn compile(
         let functions = front(snippet)?
             .functions
             .iter()
-            .map(|f| FunctionInfo {
+            .map(|f| FunctionSummary {
                 name: f.name.clone(),
                 bytes: 0,
                 instructions: 0,
@@ -189,11 +190,11 @@ fn compile(
                 compile_us: 0.0,
             })
             .collect();
-        return Ok(JobOutput::Compiled { functions });
+        return Ok(JobReport::Compiled { functions });
     }
     let loaded = snippet_code(snippet, backend, checks_on)?;
     let functions = code_of(&loaded)?.into_iter().map(info).collect();
-    Ok(JobOutput::Compiled { functions })
+    Ok(JobReport::Compiled { functions })
 }
 
 /// The names of a program's functions, for "no function named ...".
@@ -207,7 +208,7 @@ fn run(
     backend: Backend,
     checks_on: bool,
     function: &str,
-) -> Result<JobOutput, JobFailure> {
+) -> Result<JobReport, JobFailed> {
     let source = source_of(snippet);
     let mut loaded = if snippet.is_clif() {
         loader(checks_on)
@@ -228,12 +229,15 @@ fn run(
     };
     let start = Instant::now();
     let values = loaded.call(function).map_err(|e| match e {
-        CallError::Clif(e) => fail(FailureKind::Script, format!("error: {}: {e}", snippet.name)),
-        other => fail(FailureKind::Script, other.to_string()),
+        CallError::Clif(e) => fail(
+            FailureCause::Script,
+            format!("error: {}: {e}", snippet.name),
+        ),
+        other => fail(FailureCause::Script, other.to_string()),
     })?;
     let micros = start.elapsed().as_secs_f64() * 1e6;
     let shown: Vec<String> = values.iter().map(Value::to_string).collect();
-    Ok(JobOutput::Ran {
+    Ok(JobReport::Ran {
         value: shown.join(" "),
         micros,
     })
@@ -243,10 +247,10 @@ fn asm(
     snippet: &SnippetSource,
     backend: Backend,
     function: Option<&str>,
-) -> Result<JobOutput, JobFailure> {
+) -> Result<JobReport, JobFailed> {
     let loaded = snippet_code(snippet, backend, true)?;
     let listings = listings(&code_of(&loaded)?, function, Syntax::Intel, &snippet.name)?;
-    Ok(JobOutput::Asm { listings })
+    Ok(JobReport::Asm { listings })
 }
 
 /// What [`machine_code`] builds: a checked program, or the source of a `.clif` snippet.
@@ -261,7 +265,7 @@ fn snippet_code(
     snippet: &SnippetSource,
     backend: Backend,
     checks_on: bool,
-) -> Result<Loaded, JobFailure> {
+) -> Result<Loaded, JobFailed> {
     if snippet.is_clif() {
         let what = AsmInput::Clif(source_of(snippet));
         return machine_code(what, backend, checks_on);
@@ -279,7 +283,7 @@ pub(crate) fn machine_code(
     what: AsmInput,
     backend: Backend,
     checks_on: bool,
-) -> Result<Loaded, JobFailure> {
+) -> Result<Loaded, JobFailed> {
     if !backend.makes_machine_code() {
         return Err(input(NO_MACHINE_CODE));
     }
@@ -297,7 +301,7 @@ pub(crate) fn machine_code(
 }
 
 /// The machine code of a loaded snippet's functions.
-pub(crate) fn code_of(loaded: &Loaded) -> Result<Vec<&CompiledFunction>, JobFailure> {
+pub(crate) fn code_of(loaded: &Loaded) -> Result<Vec<&CompiledFunction>, JobFailed> {
     loaded.machine_code().ok_or_else(|| input(NO_MACHINE_CODE))
 }
 
@@ -308,13 +312,13 @@ pub(crate) fn listings(
     function: Option<&str>,
     syntax: Syntax,
     name: &str,
-) -> Result<Vec<Listing>, JobFailure> {
-    let listings: Vec<Listing> = code
+) -> Result<Vec<FunctionListing>, JobFailed> {
+    let listings: Vec<FunctionListing> = code
         .iter()
         .filter(|f| function.is_none_or(|n| n == f.name))
         .map(|f| {
             let lines = disasm::disassemble(&f.bytes, f.addr, syntax);
-            Listing {
+            FunctionListing {
                 name: f.name.clone(),
                 clif: f.clif.clone(),
                 asm: disasm::render(&lines),
@@ -335,7 +339,7 @@ pub(crate) fn listings(
 }
 
 /// A contestant loaded for its `fn NAME(n: i64) -> i64` (a `.clif` one: `%run(ctx, n)`).
-fn contestant(c: &Contestant, loader: &mut Loader) -> Result<Loaded, JobFailure> {
+fn contestant(c: &Contestant, loader: &mut Loader) -> Result<Loaded, JobFailed> {
     let source = source_of(&c.snippet);
     let workload = Workload::Loop(c.function.clone());
     loader
@@ -352,8 +356,8 @@ fn contestant(c: &Contestant, loader: &mut Loader) -> Result<Loaded, JobFailure>
         })
 }
 
-pub(super) fn live(p: &Progress<'_>) -> LiveProgress {
-    LiveProgress {
+pub(super) fn live(p: &Progress<'_>) -> LiveSnapshot {
+    LiveSnapshot {
         phase: format!("{:?}", p.phase).to_lowercase(),
         rounds: p.rounds,
         elapsed_ms: p.elapsed.0 / 1e9,
@@ -363,7 +367,7 @@ pub(super) fn live(p: &Progress<'_>) -> LiveProgress {
             .variants
             .iter()
             .enumerate()
-            .map(|(i, v)| LiveVariant {
+            .map(|(i, v)| LiveContestant {
                 name: p.names.get(i).cloned().unwrap_or_default(),
                 samples: v.samples,
                 dropped: v.dropped,
@@ -384,8 +388,8 @@ fn measure_job(
     contestants: &[Contestant],
     settings: &MeasureSettings,
     cancel: &AtomicBool,
-    progress: &mut dyn FnMut(LiveProgress),
-) -> Result<JobOutput, JobFailure> {
+    progress: &mut dyn FnMut(LiveSnapshot),
+) -> Result<JobReport, JobFailed> {
     if contestants.is_empty() {
         return Err(input("error: nothing to measure: no contestants"));
     }
@@ -425,7 +429,7 @@ fn measure_job(
     // A script error is reported against the first contestant's name (without its text).
     let script_error = |e: &crate::runtime::ScriptError| {
         let src = SourceFile::new(contestants[0].snippet.name.clone(), String::new());
-        fail(FailureKind::Script, e.render(&src))
+        fail(FailureCause::Script, e.render(&src))
     };
     let result = match result {
         Ok(r) => {
@@ -436,7 +440,7 @@ fn measure_job(
         }
         Err(e) => return Err(script_error(&e)),
     };
-    Ok(JobOutput::Measured(measured(&result)))
+    Ok(JobReport::Measured(measured(&result)))
 }
 
 /// JSON has no NaN: a number the statistics could not give is absent.
@@ -448,13 +452,13 @@ fn ns(p: Picos) -> f64 {
     p.0 / 1e3
 }
 
-fn percentiles(h: &OpHistogram) -> Vec<Percentile> {
+fn percentiles(h: &OpHistogram) -> Vec<Quantile> {
     if h.is_empty() {
         return Vec::new();
     }
     QUANTILES
         .iter()
-        .map(|&q| Percentile {
+        .map(|&q| Quantile {
             q,
             ns: ns(h.quantile(q)),
         })
@@ -463,7 +467,7 @@ fn percentiles(h: &OpHistogram) -> Vec<Percentile> {
 
 /// The histogram as [`BUCKETS`] equal-width buckets over p1..p99 (the tails go to the edge
 /// buckets), so a front end can draw bars at any size.
-fn buckets(h: &OpHistogram) -> Vec<Bucket> {
+fn buckets(h: &OpHistogram) -> Vec<HistogramBucket> {
     if h.is_empty() {
         return Vec::new();
     }
@@ -479,7 +483,7 @@ fn buckets(h: &OpHistogram) -> Vec<Bucket> {
     counts
         .iter()
         .enumerate()
-        .map(|(i, &count)| Bucket {
+        .map(|(i, &count)| HistogramBucket {
             lo_ns: (lo + step * i as f64) / 1e3,
             hi_ns: (lo + step * (i + 1) as f64) / 1e3,
             count,
@@ -488,11 +492,11 @@ fn buckets(h: &OpHistogram) -> Vec<Bucket> {
 }
 
 /// The protocol's form of an engine result.
-pub fn measured(r: &JobResult) -> Measured {
+pub fn measured(r: &JobResult) -> Measurement {
     let rows = r
         .variants
         .iter()
-        .map(|v| MeasuredRowOut {
+        .map(|v| MeasuredRow {
             name: v.name.clone(),
             samples: v.samples,
             dropped: v.dropped,
@@ -518,7 +522,7 @@ pub fn measured(r: &JobResult) -> Measured {
         .collect();
     let comparisons = (1..r.variants.len())
         .filter_map(|b| r.compare(0, b).ok())
-        .map(|c| ComparisonOut {
+        .map(|c| MeasuredComparison {
             a: r.variants[c.a].name.clone(),
             b: r.variants[c.b].name.clone(),
             verdict: c.verdict.verdict.to_string(),
@@ -532,7 +536,7 @@ pub fn measured(r: &JobResult) -> Measured {
                 .map(|d| (d.estimate / 1e3, d.low / 1e3, d.high / 1e3)),
         })
         .collect();
-    Measured {
+    Measurement {
         rows,
         comparisons,
         iters: r.iters,
@@ -557,7 +561,7 @@ pub fn measured(r: &JobResult) -> Measured {
 fn ladder_code(
     ladder: &crate::ladder::Ladder,
     snippet: &SnippetSource,
-) -> Result<JobOutput, JobFailure> {
+) -> Result<JobReport, JobFailed> {
     use crate::ladder::bench::{Build, BuildError, DEFAULT_SNIPPET};
     let text = if snippet.text.contains("fn call(") {
         snippet.text.as_str()
@@ -570,8 +574,8 @@ fn ladder_code(
     let steps =
         crate::ladder::code::ladder_code(ladder.clone(), &program, Build::Jit, Syntax::Intel)
             .map_err(|e| match e {
-                BuildError::Raised(_) => fail(FailureKind::Script, e.to_string()),
+                BuildError::Raised(_) => fail(FailureCause::Script, e.to_string()),
                 _ => input(e.to_string()),
             })?;
-    Ok(JobOutput::LadderCode { steps })
+    Ok(JobReport::LadderCode { steps })
 }

@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use super::jobs::run_job;
-use super::protocol::{Event, FailureKind, JobFailure, Request, Response, WorkerJob};
+use super::protocol::{Event, Request, Response, WorkerJob};
 use crate::measure::env::pin;
+use crate::results::{FailureCause, JobFailed};
 
 /// Stack of the job thread: deep recursion is allowed, runaway recursion stops with an error.
 const JOB_STACK: usize = 256 << 20;
@@ -73,8 +74,8 @@ fn job_thread(
         let event = match result {
             Ok(Ok(output)) => Event::Done(output),
             Ok(Err(failure)) => Event::Failed(failure),
-            Err(payload) => Event::Failed(JobFailure::new(
-                FailureKind::Panic,
+            Err(payload) => Event::Failed(JobFailed::new(
+                FailureCause::Panic,
                 format!(
                     "the worker panicked during the {} job: {} (a bug in hotlab; the worker \
                      goes on)",
@@ -128,8 +129,8 @@ pub fn serve(cpu: Option<usize>) -> ExitCode {
             Ok(Request::Shutdown) => break,
             Err(e) => out.send(
                 0,
-                Event::Failed(JobFailure::new(
-                    FailureKind::Input,
+                Event::Failed(JobFailed::new(
+                    FailureCause::Input,
                     format!("error: the worker cannot read a request line: {e}"),
                 )),
             ),
