@@ -42,24 +42,45 @@ fn the_session_is_saved_after_every_change_and_resumed() {
     assert_eq!(s.state().snippet().name, "second.hot");
     assert_eq!(s.state().results.len(), 1);
     assert_eq!(s.state().history.last().map(String::as_str), Some(":run"));
-    // Written whole: no temporary file is left beside it.
-    let names: Vec<_> = std::fs::read_dir(path.parent().expect("dir"))
-        .expect("list")
-        .map(|e| e.expect("entry").file_name())
-        .collect();
-    assert_eq!(names, vec![std::ffi::OsString::from("session.json")]);
+    // Written whole: no temporary file is left beside it (only the lock of the session that
+    // holds it, removed when that session ends).
+    let names = || -> Vec<_> {
+        let mut n: Vec<_> = std::fs::read_dir(path.parent().expect("dir"))
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(
+        names(),
+        vec![
+            std::ffi::OsString::from("session.json"),
+            std::ffi::OsString::from("session.lock")
+        ]
+    );
+    drop(s);
+    assert_eq!(names(), vec![std::ffi::OsString::from("session.json")]);
 
     // A fresh session does not overwrite the saved one: its first change moves the saved file
     // to session.prev.json, which still resumes to the state before.
     let mut fresh = Session::new(options());
     assert!(path.exists(), "nothing moved before the first change");
+    // Choosing the backend it already has changes only the history: nothing is written.
     fresh.run_line(":backend jit", &mut out).expect("backend");
+    assert!(
+        !store::previous_path(&path).exists(),
+        "a no-op moves nothing"
+    );
+    fresh
+        .run_line(":backend jit-opt", &mut out)
+        .expect("backend");
     let prev = store::previous_path(&path);
     assert_eq!(prev, path.with_file_name("session.prev.json"));
     let kept = store::load(&prev).expect("readable").expect("kept");
     assert_eq!(kept, before);
     let now = store::load(&path).expect("readable").expect("saved");
-    assert_eq!(now.backend, Backend::Jit);
+    assert_eq!(now.backend, Backend::JitOpt);
     assert!(now.results.is_empty(), "the fresh session's own state");
     // Only the first save moves: the second change keeps the previous file as it was.
     fresh.run_line(":set band 3%", &mut out).expect("set");

@@ -71,6 +71,9 @@ pub struct WorkerArgs {
     /// Pin the job thread to this CPU.
     #[arg(long)]
     pub cpu: Option<usize>,
+    /// The front end's process id: the worker ends when that process does.
+    #[arg(long)]
+    pub parent: Option<u32>,
 }
 
 /// Whether `hotlab` with no command opens the TUI: stdin and stdout are terminals.
@@ -88,7 +91,7 @@ pub fn main() -> ExitCode {
         Some(Command::Doctor(args)) => doctor::doctor(&args),
         Some(Command::Bench(args)) => bench::bench(&args),
         Some(Command::Check(args)) => check::check(&args),
-        Some(Command::Worker(args)) => return crate::worker::serve(args.cpu),
+        Some(Command::Worker(args)) => return crate::worker::serve(args.cpu, args.parent),
         Some(Command::Ladder(args)) => ladder::ladder(&args),
         Some(Command::Repl(args)) => return crate::repl::run(&args),
         Some(Command::Tui(args)) => crate::tui::run(&args),

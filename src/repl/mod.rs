@@ -214,6 +214,10 @@ pub fn run(args: &ReplArgs) -> ExitCode {
             return ExitCode::from(crate::frontend::exit::BAD_INPUT);
         }
     };
+    if let Some(note) = session.store_note() {
+        // Piped or not: two front ends on one file must never pass unnoticed.
+        eprintln!("note: {note}");
+    }
     if let Err(e) = interrupt::install(session.cancel_flag()) {
         printer.error(&format!("Ctrl-C will not cancel jobs: {e}"));
     }
@@ -234,7 +238,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
         } else if let Some(path) = session.store_path().filter(|p| p.exists()) {
             println!(
                 "a saved session exists (hotlab repl --resume goes on with it); this fresh one \
-                 moves it to {} at its first change",
+                 moves it to {} at its first change (commands that only look change nothing)",
                 crate::session::store::previous_path(path).display()
             );
         }

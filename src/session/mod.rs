@@ -285,6 +285,27 @@ pub struct Session {
     /// A fresh session that has not saved yet: its first save first moves the saved session
     /// (if any) to `session.prev.json`.
     keep_previous: std::cell::Cell<bool>,
+    /// The state as last saved or loaded: a command that changes only the history writes
+    /// nothing, so a look (`:show`, `:help`, a piped script of them) never replaces a file.
+    saved: std::cell::RefCell<SessionState>,
+    /// The session file held for this session (`None`: not saved, or saved to a copy).
+    _lock: Option<store::StoreLock>,
+    /// What the front end should tell the user about the session file (another front end
+    /// holds it, say).
+    note: Option<String>,
+}
+
+/// Whether two states differ in more than the history.
+fn same_but_history(a: &SessionState, b: &SessionState) -> bool {
+    a.version == b.version
+        && a.snippets == b.snippets
+        && a.current == b.current
+        && a.backend == b.backend
+        && a.twin == b.twin
+        && a.ladder == b.ladder
+        && a.layers == b.layers
+        && a.settings == b.settings
+        && a.results == b.results
 }
 
 impl std::fmt::Debug for Session {
@@ -305,17 +326,52 @@ impl Session {
         s
     }
 
-    /// A session with this state.
-    pub fn with_state(options: SessionOptions, mut state: SessionState) -> Session {
+    /// A session with this state. Its session file is held for it (a lock file beside it);
+    /// when another front end holds it, this session saves to a copy of its own
+    /// ([`store::copy_path`]) and [`Session::store_note`] says so.
+    pub fn with_state(mut options: SessionOptions, mut state: SessionState) -> Session {
         state.repair();
+        let (lock, note) = match options.store.clone() {
+            None => (None, None),
+            Some(path) => match store::lock(&path) {
+                Ok(lock) => (Some(lock), None),
+                Err(store::LockError::InUse(pid)) => {
+                    let copy = store::copy_path(&path);
+                    let note = format!(
+                        "the session file {} is in use by another hotlab (pid {pid}); this \
+                         session is saved to {} instead, so neither overwrites the other",
+                        path.display(),
+                        copy.display()
+                    );
+                    options.store = Some(copy);
+                    (None, Some(note))
+                }
+                Err(store::LockError::Io(why)) => {
+                    let note = format!(
+                        "{why}: another front end on {} would not be noticed",
+                        path.display()
+                    );
+                    (None, Some(note))
+                }
+            },
+        };
         Session {
+            saved: std::cell::RefCell::new(state.clone()),
             state,
             options,
             worker: None,
             cancel: Arc::new(AtomicBool::new(false)),
             live: None,
             keep_previous: std::cell::Cell::new(false),
+            _lock: lock,
+            note,
         }
+    }
+
+    /// What the front end should tell the user about the session file, if anything: another
+    /// front end holds it and this session saves to a copy.
+    pub fn store_note(&self) -> Option<&str> {
+        self.note.as_deref()
     }
 
     /// The saved session from the session file, or a fresh one if there is none yet. A file
@@ -357,18 +413,24 @@ impl Session {
         self.worker.as_ref().map(Worker::pid)
     }
 
-    /// Write the state to the session file (done after every command by [`Session::run_line`]).
+    /// Write the state to the session file (done after every command by [`Session::run_line`])
+    /// when it changed in more than the history since it was last saved or loaded: a command
+    /// that only looks writes nothing. A fresh session's first write first moves the saved
+    /// session to `session.prev.json` (older ones a generation down).
     pub fn save(&self) -> Result<(), SessionError> {
-        match &self.options.store {
-            Some(path) => {
-                if self.keep_previous.get() {
-                    store::keep_previous(path).map_err(SessionError::Store)?;
-                    self.keep_previous.set(false);
-                }
-                store::save(path, &self.state).map_err(SessionError::Store)
-            }
-            None => Ok(()),
+        let Some(path) = &self.options.store else {
+            return Ok(());
+        };
+        if same_but_history(&self.state, &self.saved.borrow()) {
+            return Ok(());
         }
+        if self.keep_previous.get() {
+            store::keep_previous(path).map_err(SessionError::Store)?;
+            self.keep_previous.set(false);
+        }
+        store::save(path, &self.state).map_err(SessionError::Store)?;
+        *self.saved.borrow_mut() = self.state.clone();
+        Ok(())
     }
 
     fn worker(&mut self) -> Result<&mut Worker, SessionError> {

@@ -1,6 +1,12 @@
 //! Where the session lives between runs: `$XDG_STATE_HOME/hotlab/session.json`, else
 //! `~/.local/state/hotlab/session.json`. Written whole after every change (temporary file, then
 //! rename), so a crash of the front end loses at most the command it was running.
+//!
+//! Nothing saved is lost: a fresh session's first real change moves the saved file to
+//! `session.prev.json`, and an older `session.prev.json` to `session.prev.2.json`, and so on
+//! ([`GENERATIONS`] kept). A front end holds the file with a lock beside it
+//! (`session.lock`, the holder's pid); a second front end on the same file is told so and saves
+//! to a copy of its own ([`copy_path`]).
 
 use std::path::{Path, PathBuf};
 
@@ -20,16 +26,49 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("hotlab").join("session.json"))
 }
 
-/// Where a fresh session moves the file it would overwrite: `session.prev.json` beside it.
-pub fn previous_path(path: &Path) -> PathBuf {
-    path.with_file_name("session.prev.json")
+/// Previous sessions kept: `session.prev.json` (the newest), then `session.prev.2.json` up to
+/// `session.prev.10.json`.
+pub const GENERATIONS: usize = 10;
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "session".into())
 }
 
-/// Move a saved session out of the way of a fresh one (to [`previous_path`]), so starting
-/// without `--resume` loses nothing; nothing to do when there is no file.
+/// Where a fresh session moves the file it would overwrite: `session.prev.json` beside it.
+pub fn previous_path(path: &Path) -> PathBuf {
+    path.with_file_name(format!("{}.prev.json", stem(path)))
+}
+
+/// The `n`th previous session (1 is [`previous_path`], the newest).
+pub fn generation_path(path: &Path, n: usize) -> PathBuf {
+    if n <= 1 {
+        previous_path(path)
+    } else {
+        path.with_file_name(format!("{}.prev.{n}.json", stem(path)))
+    }
+}
+
+/// Move a saved session out of the way of a fresh one (to [`previous_path`], the older
+/// generations one step down, the oldest of [`GENERATIONS`] dropped), so starting without
+/// `--resume` loses nothing; nothing to do when there is no file.
 pub fn keep_previous(path: &Path) -> Result<(), String> {
     if !path.exists() {
         return Ok(());
+    }
+    for n in (1..GENERATIONS).rev() {
+        let from = generation_path(path, n);
+        if from.exists() {
+            let to = generation_path(path, n + 1);
+            std::fs::rename(&from, &to).map_err(|e| {
+                format!(
+                    "cannot move {} to {}: {e}; nothing was overwritten",
+                    from.display(),
+                    to.display()
+                )
+            })?;
+        }
     }
     let prev = previous_path(path);
     std::fs::rename(path, &prev).map_err(|e| {
@@ -38,6 +77,115 @@ pub fn keep_previous(path: &Path) -> Result<(), String> {
             prev.display()
         )
     })
+}
+
+/// The lock file of a session file: `session.lock` beside `session.json`.
+pub fn lock_path(path: &Path) -> PathBuf {
+    path.with_file_name(format!("{}.lock", stem(path)))
+}
+
+/// Where a front end saves when another one holds the session file: `session.copy-PID.json`.
+pub fn copy_path(path: &Path) -> PathBuf {
+    path.with_file_name(format!("{}.copy-{}.json", stem(path), std::process::id()))
+}
+
+/// Session files locked by this process (a lock file cannot tell two sessions of one process
+/// apart).
+static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// A held session file: its lock file is removed when this is dropped.
+#[derive(Debug)]
+pub struct StoreLock {
+    file: PathBuf,
+    store: PathBuf,
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        // Removed only while it still names this process (a stale lock taken over by
+        // another front end is theirs).
+        if read_holder(&self.file) == Some(std::process::id()) {
+            let _ = std::fs::remove_file(&self.file);
+        }
+        if let Ok(mut held) = HELD.lock() {
+            held.retain(|p| p != &self.store);
+        }
+    }
+}
+
+fn read_holder(lock: &Path) -> Option<u32> {
+    std::fs::read_to_string(lock).ok()?.trim().parse().ok()
+}
+
+fn running(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Why a session file cannot be held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LockError {
+    /// Another front end (this pid) holds it.
+    InUse(u32),
+    /// The lock file cannot be written (a read-only directory, say).
+    Io(String),
+}
+
+/// Hold the session file `path` for this front end: its lock file names this process. A lock
+/// left by a front end that is no longer running is taken over.
+pub fn lock(path: &Path) -> Result<StoreLock, LockError> {
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    if held.iter().any(|p| p == path) {
+        return Err(LockError::InUse(std::process::id()));
+    }
+    let file = lock_path(path);
+    if let Some(dir) = file.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| LockError::Io(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    for _ in 0..2 {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&file)
+        {
+            Ok(mut f) => {
+                use std::io::Write;
+                writeln!(f, "{}", std::process::id())
+                    .map_err(|e| LockError::Io(format!("cannot write {}: {e}", file.display())))?;
+                held.push(path.to_path_buf());
+                return Ok(StoreLock {
+                    file,
+                    store: path.to_path_buf(),
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match read_holder(&file) {
+                Some(pid) if pid != std::process::id() && running(pid) => {
+                    return Err(LockError::InUse(pid));
+                }
+                // Stale (its holder is gone) or unreadable: take it over.
+                _ => {
+                    let _ = std::fs::remove_file(&file);
+                }
+            },
+            Err(e) => {
+                return Err(LockError::Io(format!(
+                    "cannot create {}: {e}",
+                    file.display()
+                )));
+            }
+        }
+    }
+    Err(LockError::Io(format!(
+        "cannot take {}: another front end keeps creating it",
+        file.display()
+    )))
 }
 
 /// Write the state whole, creating the directory if needed.

@@ -73,6 +73,11 @@ fn open(args: &TuiArgs) -> Result<(Session, App, Option<String>), Failure> {
         app.apply_record(last);
     }
     let warning = theme_err.map(|e| format!("theme: {e} (using the default theme)"));
+    // Another front end on the session file is said first.
+    let warning = match (session.store_note(), warning) {
+        (Some(note), Some(w)) => Some(format!("{note}; {w}")),
+        (note, w) => note.map(str::to_string).or(w),
+    };
     Ok((session, app, warning))
 }
 

@@ -128,7 +128,8 @@ impl App {
                     .note
                     .clone()
                     .unwrap_or_else(|| "measured through the session".to_string());
-                if let Some(t) = TableModel::from_report_json(&l.report, &note) {
+                if let Some(mut t) = TableModel::from_report_json(&l.report, &note) {
+                    keep_distributions(&self.table, &mut t);
                     self.set_table(t);
                 }
             }
@@ -188,6 +189,27 @@ impl App {
                 self.status.health = health;
                 self.status.no_pmu = no_pmu;
             }
+        }
+    }
+}
+
+/// A ladder's report carries every row's numbers but not its distribution: the samples,
+/// percentiles, histogram and counters the live snapshots showed are kept for the rows of the
+/// same label, so the histogram pane does not empty when the job ends.
+fn keep_distributions(live: &TableModel, done: &mut TableModel) {
+    for row in &mut done.rows {
+        let Some(seen) = live.rows.iter().find(|r| r.label == row.label) else {
+            continue;
+        };
+        if row.buckets.is_empty() && row.percentiles.is_empty() {
+            row.buckets = seen.buckets.clone();
+            row.percentiles = seen.percentiles.clone();
+            if row.samples.0 == 0 {
+                row.samples = seen.samples;
+            }
+        }
+        if row.counters.is_none() {
+            row.counters = seen.counters.clone();
         }
     }
 }

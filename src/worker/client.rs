@@ -133,6 +133,45 @@ pub fn describe_status(status: ExitStatus) -> (String, String) {
     }
 }
 
+type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
+
+/// Start `cmd` from a thread that lasts as long as the process. The worker asks for SIGKILL when
+/// its parent ends, and to the kernel the parent is the *thread* that forked it: a worker
+/// started from a thread that ends (a TUI's session thread, a test's thread, a job's helper)
+/// would be killed with that thread, while its session goes on. This thread never ends, so the
+/// worker dies with the front end's process and only then.
+fn spawn_from_lasting_thread(cmd: Command) -> std::io::Result<Child> {
+    static SPAWNER: std::sync::OnceLock<Mutex<mpsc::Sender<SpawnRequest>>> =
+        std::sync::OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnRequest>();
+        let started = std::thread::Builder::new()
+            .name("hotlab-spawn".into())
+            .spawn(move || {
+                // The sender lives in the static, so this loop runs until the process ends.
+                for (mut cmd, reply) in rx {
+                    let _ = reply.send(cmd.spawn());
+                }
+            });
+        if let Err(e) = started {
+            eprintln!("warning: hotlab cannot start its spawning thread: {e}");
+        }
+        Mutex::new(tx)
+    });
+    let (reply_tx, reply) = mpsc::channel();
+    let sent = match spawner.lock() {
+        Ok(tx) => tx.send((cmd, reply_tx)),
+        Err(poisoned) => poisoned.into_inner().send((cmd, reply_tx)),
+    };
+    match sent {
+        Ok(()) => reply
+            .recv()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the spawning thread ended"))),
+        // No spawning thread: start it from this one (the pipe's end still ends the worker).
+        Err(mpsc::SendError((mut cmd, _))) => cmd.spawn(),
+    }
+}
+
 enum Line {
     Response(Box<Response>),
     Garbled(String),
@@ -163,13 +202,14 @@ impl Worker {
         if let Some(cpu) = options.cpu {
             cmd.arg("--cpu").arg(cpu.to_string());
         }
+        cmd.arg("--parent").arg(std::process::id().to_string());
         // Its own process group: Ctrl-C in the terminal reaches the front end only, which
         // then cancels the job through the protocol.
         cmd.process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut child = cmd.spawn().map_err(|e| {
+        let mut child = spawn_from_lasting_thread(cmd).map_err(|e| {
             WorkerError::Broken(format!("cannot start {}: {e}", options.exe.display()))
         })?;
         let (Some(stdin), Some(stdout), Some(mut err)) =
@@ -311,6 +351,11 @@ impl Worker {
             }
             ref other => format!("{} job", other.kind()),
         };
+        // A worker that died while idle (killed from outside, say) is replaced before the job,
+        // so the job does not fail for a death it did not cause.
+        if matches!(self.child.try_wait(), Ok(Some(_))) {
+            self.restart()?;
+        }
         if let Err(e) = self.send(&Request::Job { id, job }) {
             // A worker that cannot take a request is replaced; the caller may retry.
             let _ = self.restart();

@@ -216,7 +216,8 @@ pub enum Request {
         /// The job.
         id: u64,
     },
-    /// Finish the current job and exit.
+    /// Stop: jobs are cancelled, and the worker exits once the running one ends, or after
+    /// half a second if it does not (as when stdin closes).
     Shutdown,
 }
 

@@ -2,6 +2,11 @@
 //! thread (with a large stack for deep script recursion, pinned to the worker's CPU) runs jobs
 //! in order and writes responses to stdout. A cancel request sets the job's flag, which the
 //! engine checks before every sample.
+//!
+//! The worker never outlives its front end: it asks the kernel for SIGKILL when the process that
+//! started it ends (`PR_SET_PDEATHSIG`, checked against `--parent` for the race of a parent that
+//! died first), and its read loop ends it when stdin closes, even while a job spins on the job
+//! thread (the front end's end of the pipe closes however the front end goes, SIGKILL included).
 
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
@@ -9,6 +14,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
 
 use super::jobs::run_job;
 use super::protocol::{Event, Request, Response, WorkerJob};
@@ -91,8 +97,35 @@ fn job_thread(
     }
 }
 
-/// Serve requests from stdin until EOF or `shutdown`; the job thread runs on `cpu`.
-pub fn serve(cpu: Option<usize>) -> ExitCode {
+/// How long the worker waits, once stdin closed or `shutdown` came, for the running job to stop
+/// by its cancel flag before it exits anyway (a job in an endless loop never stops).
+const EXIT_GRACE: Duration = Duration::from_millis(500);
+
+/// End this process with SIGKILL when its parent ends, and at once if `parent` (the front end's
+/// pid) is already gone: a parent that died before the request was made would go unnoticed.
+fn die_with_parent(parent: Option<u32>) {
+    // SAFETY: plain syscalls without pointers; PR_SET_PDEATHSIG takes the signal number.
+    let set = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) };
+    if set != 0 {
+        eprintln!(
+            "warning: the worker cannot ask to end with its front end: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    // SAFETY: getppid has no preconditions.
+    let ppid = unsafe { libc::getppid() };
+    if let Some(p) = parent
+        && i64::from(ppid) != i64::from(p)
+    {
+        // The front end is gone (we were reparented): nobody will read an answer.
+        std::process::exit(0);
+    }
+}
+
+/// Serve requests from stdin until EOF or `shutdown`; the job thread runs on `cpu`. `parent` is
+/// the front end's pid (`--parent`): the worker ends when that process ends.
+pub fn serve(cpu: Option<usize>, parent: Option<u32>) -> ExitCode {
+    die_with_parent(parent);
     let out = Output(Arc::new(Mutex::new(std::io::stdout())));
     let flags: Flags = Arc::default();
     let (tx, rx) = mpsc::channel();
@@ -107,6 +140,11 @@ pub fn serve(cpu: Option<usize>) -> ExitCode {
         eprintln!("error: the worker cannot start its job thread");
         return ExitCode::from(1);
     };
+    let (finished_tx, finished) = mpsc::channel::<()>();
+    let watcher = std::thread::spawn(move || {
+        let _ = thread.join();
+        let _ = finished_tx.send(());
+    });
     for line in std::io::stdin().lock().lines() {
         let Ok(line) = line else { break };
         if line.trim().is_empty() {
@@ -136,7 +174,19 @@ pub fn serve(cpu: Option<usize>) -> ExitCode {
             ),
         }
     }
+    // The front end is gone or done: stop every job (a measuring one ends within a sample),
+    // give the running job a moment, and exit even if it spins (the job thread cannot be
+    // stopped from outside; the process can).
     drop(tx);
-    let _ = thread.join();
-    ExitCode::SUCCESS
+    if let Ok(f) = flags.lock() {
+        for flag in f.values() {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+    if finished.recv_timeout(EXIT_GRACE).is_ok() {
+        let _ = watcher.join();
+        return ExitCode::SUCCESS;
+    }
+    // Every response was flushed when sent; a job thread blocked on a write must not block this.
+    std::process::exit(0)
 }
