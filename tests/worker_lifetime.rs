@@ -9,8 +9,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
+use hotlab::session::JobReport;
 use hotlab::session::{Collect, Session, SessionOptions};
-use hotlab::worker::protocol::{Backend, JobOutput, Request, SnippetSource, WorkerJob};
+use hotlab::worker::protocol::{Backend, Request, SnippetSource, WorkerJob};
 use hotlab::worker::{Worker, WorkerOptions};
 
 const EXE: &str = env!("CARGO_BIN_EXE_hotlab");
@@ -215,7 +216,7 @@ fn a_worker_killed_while_idle_is_replaced_before_the_next_job() {
         .run(job(), limit, &no, &mut |_| {})
         .expect("the next job runs");
     assert!(
-        matches!(out, JobOutput::Ran { ref value, .. } if value == "5"),
+        matches!(out, JobReport::Ran { ref value, .. } if value == "5"),
         "{out:?}"
     );
     assert_ne!(w.pid(), pid, "a new worker ran it");
