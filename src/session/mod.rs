@@ -233,7 +233,7 @@ pub enum SessionError {
     Worker(WorkerError),
     /// The session file could not be written or read.
     #[error("{0}")]
-    Store(String),
+    Store(#[from] store::StoreError),
 }
 
 impl From<WorkerError> for SessionError {

@@ -50,10 +50,73 @@ pub fn generation_path(path: &Path, n: usize) -> PathBuf {
     }
 }
 
+/// Why the session file could not be kept, read or written; each says what and where.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// A kept generation could not be moved down.
+    #[error("cannot move {} to {}: {error}; nothing was overwritten", .from.display(), .to.display())]
+    Shift {
+        /// The generation.
+        from: PathBuf,
+        /// Where it was to go.
+        to: PathBuf,
+        /// Why not.
+        error: std::io::Error,
+    },
+    /// The saved session could not become the previous one.
+    #[error("cannot keep the saved session as {}: {error}; nothing was overwritten", .prev.display())]
+    Keep {
+        /// The previous session's path.
+        prev: PathBuf,
+        /// Why not.
+        error: std::io::Error,
+    },
+    /// The state directory could not be made.
+    #[error("cannot create {}: {error}", .dir.display())]
+    CreateDir {
+        /// The directory.
+        dir: PathBuf,
+        /// Why not.
+        error: std::io::Error,
+    },
+    /// The state could not be encoded.
+    #[error("cannot encode the session: {0}")]
+    Encode(serde_json::Error),
+    /// The file could not be written.
+    #[error("cannot write {}: {error}", .path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        error: std::io::Error,
+    },
+    /// The file could not be read.
+    #[error("cannot read {}: {error}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        error: std::io::Error,
+    },
+    /// The file is not a session (where it stops being one).
+    #[error(
+        "{} is not a hotlab session (line {}, column {}: {error}); move it away to start afresh",
+        .path.display(),
+        .error.line(),
+        .error.column()
+    )]
+    NotASession {
+        /// The file.
+        path: PathBuf,
+        /// The parse error, with its line and column.
+        error: serde_json::Error,
+    },
+}
+
 /// Move a saved session out of the way of a fresh one (to [`previous_path`], the older
 /// generations one step down, the oldest of [`GENERATIONS`] dropped), so starting without
 /// `--resume` loses nothing; nothing to do when there is no file.
-pub fn keep_previous(path: &Path) -> Result<(), String> {
+pub fn keep_previous(path: &Path) -> Result<(), StoreError> {
     if !path.exists() {
         return Ok(());
     }
@@ -61,21 +124,17 @@ pub fn keep_previous(path: &Path) -> Result<(), String> {
         let from = generation_path(path, n);
         if from.exists() {
             let to = generation_path(path, n + 1);
-            std::fs::rename(&from, &to).map_err(|e| {
-                format!(
-                    "cannot move {} to {}: {e}; nothing was overwritten",
-                    from.display(),
-                    to.display()
-                )
+            std::fs::rename(&from, &to).map_err(|error| StoreError::Shift {
+                from: from.clone(),
+                to: to.clone(),
+                error,
             })?;
         }
     }
     let prev = previous_path(path);
-    std::fs::rename(path, &prev).map_err(|e| {
-        format!(
-            "cannot keep the saved session as {}: {e}; nothing was overwritten",
-            prev.display()
-        )
+    std::fs::rename(path, &prev).map_err(|error| StoreError::Keep {
+        prev: prev.clone(),
+        error,
     })
 }
 
@@ -189,31 +248,38 @@ pub fn lock(path: &Path) -> Result<StoreLock, LockError> {
 }
 
 /// Write the state whole, creating the directory if needed.
-pub fn save(path: &Path, state: &SessionState) -> Result<(), String> {
+pub fn save(path: &Path, state: &SessionState) -> Result<(), StoreError> {
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|error| StoreError::CreateDir {
+            dir: dir.to_path_buf(),
+            error,
+        })?;
     }
-    let json =
-        serde_json::to_vec_pretty(state).map_err(|e| format!("cannot encode the session: {e}"))?;
-    write_whole(path, &json).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    let json = serde_json::to_vec_pretty(state).map_err(StoreError::Encode)?;
+    write_whole(path, &json).map_err(|error| StoreError::Write {
+        path: path.to_path_buf(),
+        error,
+    })
 }
 
 /// Read a saved state; `Ok(None)` when there is no file yet.
-pub fn load(path: &Path) -> Result<Option<SessionState>, String> {
+pub fn load(path: &Path) -> Result<Option<SessionState>, StoreError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(error) => {
+            return Err(StoreError::Read {
+                path: path.to_path_buf(),
+                error,
+            });
+        }
     };
-    serde_json::from_str(&text).map(Some).map_err(|e| {
-        format!(
-            "{} is not a hotlab session (line {}, column {}: {e}); move it away to start afresh",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })
+    serde_json::from_str(&text)
+        .map(Some)
+        .map_err(|error| StoreError::NotASession {
+            path: path.to_path_buf(),
+            error,
+        })
 }
