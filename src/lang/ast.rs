@@ -8,6 +8,9 @@ use super::span::Span;
 pub struct Module {
     /// Top-level declarations, in order.
     pub items: Vec<Item>,
+    /// The deepest nesting in the module, in the levels
+    /// [`crate::lang::parser::MAX_EXPR_DEPTH`] counts.
+    pub nesting: u32,
 }
 
 /// A name as written, with its span.
@@ -241,6 +244,10 @@ pub struct Expr {
     pub kind: ExprKind,
     /// Where it is.
     pub span: Span,
+    /// How many levels deep the tree under this node goes, the node included (1 for a leaf;
+    /// a closure counts the blocks and statements of its body). The parser keeps it, with the
+    /// levels around the expression, within [`crate::lang::parser::MAX_EXPR_DEPTH`].
+    pub nesting: u32,
 }
 
 /// Expressions.

@@ -34,9 +34,46 @@ use super::span::{SourceFile, Span};
 /// stack).
 pub const MAX_ARRAY_CELLS: u64 = 1 << 16;
 
+/// The deepest module (in [`ast::Module::nesting`] levels) checked on the caller's thread: at
+/// about 3.5 KiB of stack per level in a release build and several times that in a debug
+/// build, this fits the smallest stack a caller has (a 2 MiB spawned thread).
+pub const INLINE_NESTING: u32 = 64;
+
+/// The stack of the thread that checks a module nesting deeper than [`INLINE_NESTING`]: room
+/// for [`crate::lang::parser::MAX_EXPR_DEPTH`] levels at 16 KiB each, twice over. Only the
+/// pages a check touches are ever backed by memory.
+pub const CHECK_STACK: usize = 128 << 20;
+
 /// Check a parsed module; `source` is the file it was parsed from (the program keeps it for
-/// locations).
+/// locations). A deeply nested module is checked on a thread with [`CHECK_STACK`], whatever
+/// stack the caller has; the others on the caller's thread.
 pub fn check(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, Diagnostics> {
+    if module.nesting <= INLINE_NESTING {
+        return check_here(module, source);
+    }
+    std::thread::scope(|scope| {
+        let checker = std::thread::Builder::new()
+            .name("hotlab-check".into())
+            .stack_size(CHECK_STACK)
+            .spawn_scoped(scope, || check_here(module, Arc::clone(&source)));
+        match checker {
+            Ok(checker) => checker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            Err(e) => Err(Diagnostics(vec![Diagnostic::new(
+                DiagKind::Other,
+                Span::default(),
+                format!(
+                    "this module nests {} levels deep and its check needs a thread with a \
+                     larger stack, which cannot start: {e}",
+                    module.nesting
+                ),
+            )])),
+        }
+    })
+}
+
+fn check_here(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, Diagnostics> {
     let mut ck = Checker::default();
     ck.declare_class_names(module);
     ck.declare_items(module);
@@ -74,6 +111,7 @@ pub fn check(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, D
         init,
         main,
         classes,
+        nesting: module.nesting,
     })
 }
 

@@ -246,6 +246,10 @@ pub struct Program {
     pub main: Option<FuncId>,
     /// Script classes, parents before their children.
     pub classes: Vec<Class>,
+    /// How deeply the source nests ([`crate::lang::ast::Module::nesting`]): the HIR's
+    /// expressions go about as deep, which tells a backend walking them recursively how much
+    /// stack that takes (0 when unknown: the program was not parsed from source).
+    pub nesting: u32,
 }
 
 impl Program {

@@ -4,8 +4,15 @@
 //! Errors: a syntax error abandons the current statement (or declaration), which is skipped up
 //! to its end, and parsing goes on, so a file gets one diagnostic per broken statement. An error
 //! found at the end of the input is [`DiagKind::Incomplete`] (something is still open: a
-//! bracket, a block, a trailing operator) and ends parsing. Nesting deeper than
-//! [`MAX_NESTING`] is an error rather than a risk to the stack.
+//! bracket, a block, a trailing operator) and ends parsing.
+//!
+//! Depth: brackets, blocks and types nesting deeper than [`MAX_NESTING`] are an error (the
+//! parser recurses on them), and so is an expression tree deeper than [`MAX_EXPR_DEPTH`]
+//! levels, counting every operator of a chain (`1 + 1 + 1` is three levels), cast, call,
+//! index and field access as well as the blocks around it: the checker, the lowering and the
+//! interpreter recurse once per level, so this bound is what keeps them within their stacks.
+//! Chains are built in loops here, so the parser itself stays shallow and linear whatever the
+//! input.
 
 mod expr;
 
@@ -17,8 +24,19 @@ use super::diag::{DiagKind, Diagnostic, Diagnostics};
 use super::span::Span;
 use super::token::{Keyword, Punct, Token, TokenKind};
 
-/// How deeply expressions, blocks and types may nest.
+/// How deeply brackets, blocks and types may nest.
 pub const MAX_NESTING: u32 = 128;
+
+/// How many levels deep an expression may go, with the blocks and statements around it: every
+/// binary operator of a chain, prefix operator, cast, call, index, field access, bracket and
+/// closure body is a level. The checker needs about 3.5 KiB of stack per level in a release
+/// build (more in a debug one), so a module nesting deeper than [`check::INLINE_NESTING`]
+/// is checked on a thread of its own with [`check::CHECK_STACK`]; the lowering and the
+/// interpreter run on the script thread (256 MiB) and need far less per level.
+///
+/// [`check::INLINE_NESTING`]: crate::lang::check::INLINE_NESTING
+/// [`check::CHECK_STACK`]: crate::lang::check::CHECK_STACK
+pub const MAX_EXPR_DEPTH: u32 = 4000;
 
 type PResult<T> = Result<T, Diagnostic>;
 
@@ -34,6 +52,7 @@ pub fn parse(tokens: &[Token]) -> Result<Module, Diagnostics> {
         pos: 0,
         prev_end: 0,
         depth: 0,
+        reach: 0,
         diags: Vec::new(),
         split_gt: false,
     };
@@ -52,6 +71,8 @@ pub(super) struct Parser<'t> {
     /// End of the last consumed token: where a node being built ends.
     prev_end: u32,
     depth: u32,
+    /// The deepest level reached so far: [`Parser::depth`] plus an expression's nesting.
+    reach: u32,
     diags: Vec<Diagnostic>,
     /// Half of a `>>` was taken as the `>` closing `vec<vec<T>>`.
     split_gt: bool,
@@ -209,7 +230,10 @@ impl<'t> Parser<'t> {
                 }
             }
         }
-        Module { items }
+        Module {
+            items,
+            nesting: self.reach,
+        }
     }
 
     /// Skip to the next token that can start a declaration at the top level.

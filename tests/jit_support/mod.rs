@@ -338,6 +338,7 @@ impl ProgramBuilder {
             init: id,
             main,
             classes: Vec::new(),
+            nesting: 0,
         }
     }
 

@@ -21,8 +21,9 @@
 //! stand-in for the stack pointer) against a limit: the low end of the current thread's stack
 //! (from `pthread_getattr_np`) plus [`STACK_MARGIN`]. Past the limit the call raises
 //! `StackExhausted` at the callee's name span instead of overflowing. The margin covers the
-//! deepest Rust recursion between two calls (expressions and blocks nest at most
-//! [`crate::lang::parser::MAX_NESTING`] levels). Where the thread's stack cannot be queried,
+//! deepest Rust recursion between two calls: [`LEVEL_STACK`] for each level the program's
+//! source nests ([`Program::nesting`], at most [`crate::lang::parser::MAX_EXPR_DEPTH`]) on top
+//! of [`STACK_MARGIN`]. Where the thread's stack cannot be queried,
 //! the limit is [`FALLBACK_BUDGET`] below the stack position at the outermost `call`.
 
 use std::rc::Rc;
@@ -52,6 +53,11 @@ use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 
 /// Stack kept free below the limit for the Rust frames between two script calls.
 pub const STACK_MARGIN: usize = 256 * 1024;
+
+/// More stack kept free per level of the program's nesting: evaluating one level of an
+/// expression takes a few hundred bytes in a release build (a 1,000-term sum in a recursive
+/// function overflowed the 256 KiB margin alone).
+pub const LEVEL_STACK: usize = 2 * 1024;
 
 /// Stack a run may use when the thread's stack bounds are unknown.
 pub const FALLBACK_BUDGET: usize = 1024 * 1024;
@@ -243,7 +249,7 @@ impl<'p> Interp<'p> {
         );
         let outer = self.stack_limit == 0;
         if outer {
-            self.stack_limit = stack_limit();
+            self.stack_limit = stack_limit(self.program.nesting);
         }
         let saved_len = self.stack.len();
         let saved_base = self.base;
@@ -689,14 +695,16 @@ impl Interp<'_> {
     }
 }
 
-/// The lowest stack address a call may start at on this thread.
-fn stack_limit() -> usize {
+/// The lowest stack address a call may start at on this thread, for a program nesting
+/// `nesting` levels deep.
+fn stack_limit(nesting: u32) -> usize {
+    let margin = STACK_MARGIN.saturating_add(LEVEL_STACK.saturating_mul(nesting as usize));
     let here = {
         let marker = 0u8;
         std::hint::black_box(&marker) as *const u8 as usize
     };
     match thread_stack_low() {
-        Some(low) if low < here => low.saturating_add(STACK_MARGIN),
+        Some(low) if low < here => low.saturating_add(margin),
         _ => here.saturating_sub(FALLBACK_BUDGET),
     }
 }

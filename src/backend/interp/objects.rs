@@ -325,7 +325,7 @@ impl<'p> Interp<'p> {
         let func = self.dispatch(obj, name);
         let outer = self.stack_limit == 0;
         if outer {
-            self.stack_limit = super::stack_limit();
+            self.stack_limit = super::stack_limit(self.program.nesting);
         }
         let (saved_len, saved_base) = (self.stack.len(), self.base);
         self.stack.push(this);

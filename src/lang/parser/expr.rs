@@ -1,9 +1,43 @@
 //! Expressions (precedence climbing) and types.
 
-use super::{PResult, Parser};
+use super::{MAX_EXPR_DEPTH, PResult, Parser};
 use crate::lang::ast::{BinaryOp, Expr, ExprKind, StrPart, TypeExpr, TypeKind, UnaryOp};
 use crate::lang::diag::{DiagKind, Diagnostic};
+use crate::lang::span::Span;
 use crate::lang::token::{Keyword, Punct, TokenKind};
+
+/// The deepest of an expression's direct subexpressions (0 for a leaf; a closure's body is
+/// counted by [`Parser::closure`]).
+fn children_nesting(kind: &ExprKind) -> u32 {
+    let most = |es: &[Expr]| es.iter().map(|e| e.nesting).max().unwrap_or(0);
+    match kind {
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Null
+        | ExprKind::Name(_)
+        | ExprKind::SelfValue
+        | ExprKind::VecNew(_)
+        | ExprKind::Closure { .. } => 0,
+        ExprKind::Str(parts) => parts
+            .iter()
+            .map(|p| match p {
+                StrPart::Text(_) => 0,
+                StrPart::Interp(e) => e.nesting,
+            })
+            .max()
+            .unwrap_or(0),
+        ExprKind::Paren(e)
+        | ExprKind::Unary { operand: e, .. }
+        | ExprKind::Cast(e, _)
+        | ExprKind::Field(e, _) => e.nesting,
+        ExprKind::Binary { lhs, rhs, .. } => lhs.nesting.max(rhs.nesting),
+        ExprKind::Index(a, b) | ExprKind::ArrayRepeat(a, b) => a.nesting.max(b.nesting),
+        ExprKind::Call(callee, args) => callee.nesting.max(most(args)),
+        ExprKind::MethodCall { receiver, args, .. } => receiver.nesting.max(most(args)),
+        ExprKind::ArrayLit(items) | ExprKind::New(_, items) => most(items),
+    }
+}
 
 /// The binary operator a token spells, if any.
 fn binary_op(p: Punct) -> Option<BinaryOp> {
@@ -48,6 +82,30 @@ pub(super) fn compound_op(p: Punct) -> Option<BinaryOp> {
 }
 
 impl Parser<'_> {
+    /// A node one level above its deepest subexpression (`body` levels more for a closure),
+    /// or an error at `at` (the token that adds the level) past [`MAX_EXPR_DEPTH`].
+    fn node(&mut self, kind: ExprKind, span: Span, at: Span, body: u32) -> PResult<Expr> {
+        let nesting = children_nesting(&kind).max(body).saturating_add(1);
+        let level = self.depth.saturating_add(nesting);
+        if level > MAX_EXPR_DEPTH {
+            return Err(Diagnostic::new(
+                DiagKind::Syntax,
+                at,
+                format!("expression nested too deeply: more than {MAX_EXPR_DEPTH} levels"),
+            )
+            .with_note(
+                "every operator of a chain, cast, call, index, field access and bracket is a \
+                 level; split the expression with `let`: `let a = <first half>` then `a + ...`",
+            ));
+        }
+        self.reach = self.reach.max(level);
+        Ok(Expr {
+            kind,
+            span,
+            nesting,
+        })
+    }
+
     /// A whole expression.
     pub(super) fn expr(&mut self) -> PResult<Expr> {
         self.nested(|p| p.binary(1))
@@ -78,15 +136,13 @@ impl Parser<'_> {
             let op_span = self.bump().span;
             let rhs = self.nested(|p| p.binary(prec + 1))?;
             let span = lhs.span.to(rhs.span);
-            lhs = Expr {
-                kind: ExprKind::Binary {
-                    op,
-                    op_span,
-                    lhs: Box::new(lhs),
-                    rhs: Box::new(rhs),
-                },
-                span,
+            let kind = ExprKind::Binary {
+                op,
+                op_span,
+                lhs: Box::new(lhs),
+                rhs: Box::new(rhs),
             };
+            lhs = self.node(kind, span, op_span, 0)?;
         }
         Ok(lhs)
     }
@@ -94,13 +150,11 @@ impl Parser<'_> {
     /// Prefix operators, then any number of `as T`.
     fn cast(&mut self) -> PResult<Expr> {
         let mut e = self.unary()?;
-        while self.eat_kw(Keyword::As) {
+        while self.is_kw(Keyword::As) {
+            let at = self.bump().span;
             let ty = self.type_expr()?;
             let span = e.span.to(ty.span);
-            e = Expr {
-                kind: ExprKind::Cast(Box::new(e), ty),
-                span,
-            };
+            e = self.node(ExprKind::Cast(Box::new(e), ty), span, at, 0)?;
         }
         Ok(e)
     }
@@ -117,49 +171,42 @@ impl Parser<'_> {
         };
         let start = self.bump().span;
         let operand = self.nested(|p| p.unary())?;
-        Ok(Expr {
-            span: start.to(operand.span),
-            kind: ExprKind::Unary {
-                op,
-                operand: Box::new(operand),
-            },
-        })
+        let span = start.to(operand.span);
+        let kind = ExprKind::Unary {
+            op,
+            operand: Box::new(operand),
+        };
+        self.node(kind, span, start, 0)
     }
 
     fn postfix(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
         loop {
+            let at = self.span();
             if self.is_punct(Punct::LParen) {
                 let args = self.args()?;
                 let span = self.since(e.span);
-                e = Expr {
-                    kind: ExprKind::Call(Box::new(e), args),
-                    span,
-                };
+                e = self.node(ExprKind::Call(Box::new(e), args), span, at, 0)?;
             } else if self.eat_punct(Punct::LBracket) {
                 let index = self.expr()?;
                 self.expect_punct(Punct::RBracket)?;
                 let span = self.since(e.span);
-                e = Expr {
-                    kind: ExprKind::Index(Box::new(e), Box::new(index)),
-                    span,
-                };
+                e = self.node(ExprKind::Index(Box::new(e), Box::new(index)), span, at, 0)?;
             } else if self.eat_punct(Punct::Dot) {
                 let name = self.ident("a field or method name")?;
+                let start = e.span;
                 let kind = if self.is_punct(Punct::LParen) {
                     let args = self.args()?;
                     ExprKind::MethodCall {
-                        receiver: Box::new(e.clone()),
+                        receiver: Box::new(e),
                         method: name,
                         args,
                     }
                 } else {
-                    ExprKind::Field(Box::new(e.clone()), name)
+                    ExprKind::Field(Box::new(e), name)
                 };
-                e = Expr {
-                    kind,
-                    span: self.since(e.span),
-                };
+                let span = self.since(start);
+                e = self.node(kind, span, at, 0)?;
             } else {
                 return Ok(e);
             }
@@ -234,13 +281,15 @@ impl Parser<'_> {
                 let args = self.args()?;
                 ExprKind::New(class, args)
             }
-            TokenKind::Punct(Punct::Pipe | Punct::OrOr) => self.closure()?,
+            TokenKind::Punct(Punct::Pipe | Punct::OrOr) => {
+                let (kind, body) = self.closure()?;
+                let span = self.since(start);
+                return self.node(kind, span, start, body);
+            }
             _ => return Err(self.unexpected("an expression")),
         };
-        Ok(Expr {
-            kind,
-            span: self.since(start),
-        })
+        let span = self.since(start);
+        self.node(kind, span, start, 0)
     }
 
     fn string(&mut self) -> PResult<ExprKind> {
@@ -293,8 +342,9 @@ impl Parser<'_> {
         Ok(ExprKind::ArrayLit(items))
     }
 
-    /// `|a: T, b: U| -> R { body }` or `|| { body }`.
-    fn closure(&mut self) -> PResult<ExprKind> {
+    /// `|a: T, b: U| -> R { body }` or `|| { body }`, with how many levels its body goes
+    /// below the closure (its blocks, statements and their expressions).
+    fn closure(&mut self) -> PResult<(ExprKind, u32)> {
         let mut params = Vec::new();
         if !self.eat_punct(Punct::OrOr) {
             self.bump();
@@ -311,8 +361,12 @@ impl Parser<'_> {
         } else {
             None
         };
-        let body = self.block()?;
-        Ok(ExprKind::Closure { params, ret, body })
+        let outer = std::mem::replace(&mut self.reach, self.depth);
+        let body = self.block();
+        let levels = self.reach - self.depth;
+        self.reach = self.reach.max(outer);
+        let body = body?;
+        Ok((ExprKind::Closure { params, ret, body }, levels))
     }
 
     /// The `>` closing `vec<T`, also as the first half of `>>`.
