@@ -9,7 +9,7 @@ use std::sync::Arc;
 use hotlab::cases::matrix::MatrixOptions;
 use hotlab::cases::reload::{ReloadKind, chain, reload_rows, time_reloads};
 use hotlab::cases::spec::{load_dir, load_script};
-use hotlab::cases::{Backend, CellError, Entry, Mode, case_loader};
+use hotlab::cases::{Backend, CaseEntry, CellError, Mode, case_loader};
 use hotlab::lang::SourceFile;
 
 fn cases_dir() -> std::path::PathBuf {
@@ -79,10 +79,10 @@ fn class_cases_match_their_twins_on_every_backend() {
 fn hook_twins_count_what_the_scripts_count() {
     let cases = load_dir(&cases_dir()).unwrap();
     let host = cases.iter().find(|c| c.name == "host_call").unwrap();
-    assert_eq!(host.header.entry, Entry::Hook);
+    assert_eq!(host.header.entry, CaseEntry::Hook);
     assert_eq!(host.header.twin.run(10), 10);
     let virt = cases.iter().find(|c| c.name == "virtual_hook").unwrap();
-    assert_eq!(virt.header.entry, Entry::HookVirtual);
+    assert_eq!(virt.header.entry, CaseEntry::HookVirtual);
     // A counter: 1 + 2 + ... + 10.
     assert_eq!(virt.header.twin.run(10), 55);
 }
@@ -104,7 +104,7 @@ fn the_object_backend_runs_classes_and_host_calls_from_its_library() {
     }
 }
 
-fn load_text(text: &str, entry: Entry) -> String {
+fn load_text(text: &str, entry: CaseEntry) -> String {
     let src = Arc::new(SourceFile::new("bad.hot".to_string(), text.to_string()));
     match Backend::Jit.load_source(Mode::Hot, &src, entry, &mut case_loader()) {
         Err(e) => e.to_string(),
@@ -116,7 +116,7 @@ fn load_text(text: &str, entry: Entry) -> String {
 fn broken_hook_cases_say_what_is_expected() {
     let e = load_text(
         "class C : Hook { fn call(self) -> i64 { return 1 } }",
-        Entry::Hook,
+        CaseEntry::Hook,
     );
     assert!(
         e.contains("bad.hot") && e.contains("no module variable `target`"),
@@ -124,13 +124,13 @@ fn broken_hook_cases_say_what_is_expected() {
     );
     let e = load_text(
         "class C { var n: i64 = 0 }\nlet target = new C()",
-        Entry::Hook,
+        CaseEntry::Hook,
     );
     assert!(
         e.contains("class `C` of `target` does not implement Hook"),
         "{e}"
     );
-    let e = load_text("let target = 3", Entry::HookVirtual);
+    let e = load_text("let target = 3", CaseEntry::HookVirtual);
     assert!(e.contains("`target` is i64, not an object"), "{e}");
     // A derived class of a Hook class is a Hook.
     let src = Arc::new(SourceFile::new(
@@ -139,11 +139,11 @@ fn broken_hook_cases_say_what_is_expected() {
             .to_string(),
     ));
     let (mut loaded, _) = Backend::Jit
-        .load_source(Mode::Hot, &src, Entry::Hook, &mut case_loader())
+        .load_source(Mode::Hot, &src, CaseEntry::Hook, &mut case_loader())
         .unwrap();
     assert_eq!(
         loaded
-            .sampler(&Entry::Hook.workload())
+            .sampler(&CaseEntry::Hook.workload())
             .unwrap()
             .checked(5)
             .unwrap(),

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::spec::{Entry, Mode, ScriptFile};
+use super::spec::{CaseEntry, Mode, ScriptFile};
 pub use crate::backend::{Backend, LoadTimes, Loaded, Loader, Sampler};
 use crate::backend::{HookVia, LoadError, LoadOptions, Workload, WorkloadError};
 use crate::lang::SourceFile;
@@ -34,7 +34,7 @@ impl Backend {
         self,
         mode: Mode,
         source: &Arc<SourceFile>,
-        entry: Entry,
+        entry: CaseEntry,
         loader: &mut Loader,
     ) -> Result<(Loaded, LoadTimes), CellError> {
         if let Some(why) = self.unavailable(mode) {
@@ -50,13 +50,13 @@ impl Backend {
     }
 }
 
-impl Entry {
+impl CaseEntry {
     /// What a measured sample of a script with this entry runs.
     pub fn workload(self) -> Workload {
         match self {
-            Entry::Run => Workload::Loop("run".into()),
-            Entry::Hook => Workload::Hook(HookVia::Handle),
-            Entry::HookVirtual => Workload::Hook(HookVia::Virtual),
+            CaseEntry::Run => Workload::Loop("run".into()),
+            CaseEntry::Hook => Workload::Hook(HookVia::Handle),
+            CaseEntry::HookVirtual => Workload::Hook(HookVia::Virtual),
         }
     }
 }

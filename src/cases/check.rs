@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::backend::{Backend, CellError, Loaded, Loader, Sampler, case_loader};
 use super::matrix;
-use super::spec::{Entry, Mode, parse_header};
+use super::spec::{CaseEntry, Mode, parse_header};
 use super::twins::Twin;
 use crate::lang::SourceFile;
 use crate::measure::{MeasureError, Picos, Settings, Stop, Verdict};
@@ -135,9 +135,9 @@ pub mod code {
 
 /// How to run a script: its header's `entry` (a hook case is the host's `Hook.call` loop), or
 /// `run` for a file without a case header.
-fn entry_of(script: &Script) -> Entry {
+fn entry_of(script: &Script) -> CaseEntry {
     let path = std::path::Path::new(&script.source.name);
-    parse_header(path, script.mode, &script.source.text).map_or(Entry::Run, |h| h.entry)
+    parse_header(path, script.mode, &script.source.text).map_or(CaseEntry::Run, |h| h.entry)
 }
 
 fn load(backend: Backend, script: &Script, jits: &mut Loader) -> Result<Loaded, CheckError> {

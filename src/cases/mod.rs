@@ -14,6 +14,6 @@ pub mod twins;
 
 pub use backend::{Backend, CellError, LoadTimes, Loaded, Loader, Sampler, case_loader};
 pub use spec::{
-    Case, CaseError, CaseProblem, ChecksumRule, Entry, Header, Mode, ScriptFile, load_dir,
+    Case, CaseEntry, CaseError, CaseProblem, ChecksumRule, Header, Mode, ScriptFile, load_dir,
 };
 pub use twins::{Twin, twin_named, twins};

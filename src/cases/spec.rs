@@ -53,7 +53,7 @@ impl Mode {
 /// How the host runs a case's script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Entry {
+pub enum CaseEntry {
     /// `fn run(n: i64) -> i64` loops `n` times (a `.clif` script: `%run(ctx, n)`).
     #[default]
     Run,
@@ -65,13 +65,13 @@ pub enum Entry {
     HookVirtual,
 }
 
-impl Entry {
+impl CaseEntry {
     /// Its name in a header (`entry = "..."`).
     pub fn name(self) -> &'static str {
         match self {
-            Entry::Run => "run",
-            Entry::Hook => "hook",
-            Entry::HookVirtual => "hook_virtual",
+            CaseEntry::Run => "run",
+            CaseEntry::Hook => "hook",
+            CaseEntry::HookVirtual => "hook_virtual",
         }
     }
 }
@@ -116,7 +116,7 @@ struct RawHeader {
     #[serde(default = "default_order")]
     order: i64,
     #[serde(default)]
-    entry: Entry,
+    entry: CaseEntry,
     #[serde(default)]
     absent: Option<String>,
 }
@@ -157,7 +157,7 @@ pub struct Header {
     /// Where the row goes (smaller first).
     pub order: i64,
     /// How the host runs the script.
-    pub entry: Entry,
+    pub entry: CaseEntry,
     /// Why the case has no script of its other mode (shown as that cell's `n/a` reason).
     pub absent: Option<String>,
 }
@@ -396,7 +396,7 @@ pub fn load_native_rows(path: &Path) -> Result<Vec<Case>, CaseError> {
                 unit: r.unit,
                 checksum: "exact".into(),
                 order: r.order,
-                entry: Entry::Run,
+                entry: CaseEntry::Run,
                 absent: None,
             };
             let header = check_header(path, header, &[], "").map_err(|mut e| {

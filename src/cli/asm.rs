@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Args, ValueEnum};
 
 use super::run::OnOff;
-use super::snippet::{Snippet, load_snippet};
+use super::snippet::{SnippetFile, load_snippet};
 use super::{Failure, exit};
 use crate::backend::Backend;
 use crate::backend::disasm::{self, Syntax};
@@ -91,8 +91,8 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
     let snippet = load_snippet(path)?;
     let file = path.display().to_string();
     let input = match snippet {
-        Snippet::Hot { program, .. } => AsmInput::Hot(program),
-        Snippet::Clif { source } => AsmInput::Clif(source),
+        SnippetFile::Hot { program, .. } => AsmInput::Hot(program),
+        SnippetFile::Clif { source } => AsmInput::Clif(source),
     };
     let checks_on = args.checks == OnOff::On;
     let failure = |e: JobFailed| match e.cause {

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use super::{Failure, exit};
 use crate::cases::matrix::{MatrixOptions, run_matrix};
 use crate::cases::spec::{default_dir, load_dir};
-use crate::cases::{Backend, CellError, Entry, Mode, render, twins};
+use crate::cases::{Backend, CaseEntry, CellError, Mode, render, twins};
 use crate::export::write_whole;
 
 /// `--backend`: every backend, or one of them.
@@ -119,7 +119,7 @@ fn list(cases: &[crate::cases::Case]) -> String {
             files.join(" ")
         };
         let entry = match c.header.entry {
-            Entry::Run => String::new(),
+            CaseEntry::Run => String::new(),
             e => format!("; entry {}", e.name()),
         };
         s.push_str(&format!(

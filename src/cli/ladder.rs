@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use clap::{Args, ValueEnum};
 
-use super::snippet::{Snippet, load_snippet};
+use super::snippet::{SnippetFile, load_snippet};
 use super::{Failure, exit};
 use crate::export::{self, Format};
 use crate::ladder::bench::{Build, DEFAULT_SNIPPET, Method};
@@ -99,8 +99,8 @@ pub fn snippet_program(path: Option<&PathBuf>) -> Result<lang::Program, Failure>
         )))
         .map_err(|_| Failure::input("error: the default snippet does not compile")),
         Some(p) => match load_snippet(p)? {
-            Snippet::Hot { program, .. } => Ok(program),
-            Snippet::Clif { .. } => Err(Failure::input(format!(
+            SnippetFile::Hot { program, .. } => Ok(program),
+            SnippetFile::Clif { .. } => Err(Failure::input(format!(
                 "error: {}: a ladder's method must be a .hot snippet with `fn call() -> i64` \
                  (.clif code has no method ABI)",
                 p.display()

@@ -37,12 +37,12 @@ cases.md, results.md, backends.md, session.md, repl.md).";
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Option<CliCommand>,
 }
 
 /// The commands.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum CliCommand {
     /// Compile a snippet (.hot or .clif) and print the result of `main`.
     Run(RunArgs),
     /// Print the machine code (and with --ir the Cranelift IR) of a snippet's functions.
@@ -86,15 +86,15 @@ fn on_terminal() -> bool {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Some(Command::Run(args)) => run::run(&args),
-        Some(Command::Asm(args)) => asm::asm(&args),
-        Some(Command::Doctor(args)) => doctor::doctor(&args),
-        Some(Command::Bench(args)) => bench::bench(&args),
-        Some(Command::Check(args)) => check::check(&args),
-        Some(Command::Worker(args)) => return crate::worker::serve(args.cpu, args.parent),
-        Some(Command::Ladder(args)) => ladder::ladder(&args),
-        Some(Command::Repl(args)) => return crate::repl::run(&args),
-        Some(Command::Tui(args)) => crate::tui::run(&args),
+        Some(CliCommand::Run(args)) => run::run(&args),
+        Some(CliCommand::Asm(args)) => asm::asm(&args),
+        Some(CliCommand::Doctor(args)) => doctor::doctor(&args),
+        Some(CliCommand::Bench(args)) => bench::bench(&args),
+        Some(CliCommand::Check(args)) => check::check(&args),
+        Some(CliCommand::Worker(args)) => return crate::worker::serve(args.cpu, args.parent),
+        Some(CliCommand::Ladder(args)) => ladder::ladder(&args),
+        Some(CliCommand::Repl(args)) => return crate::repl::run(&args),
+        Some(CliCommand::Tui(args)) => crate::tui::run(&args),
         // With no arguments on a terminal: the TUI on the host_call ladder.
         None if on_terminal() => crate::tui::run(&crate::tui::TuiArgs::default()),
         // Without one (CI, pipes): the seed's ladder, both builds, default settings, printed.

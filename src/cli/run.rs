@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::snippet::{Snippet, load_snippet};
+use super::snippet::{SnippetFile, load_snippet};
 use super::{Failure, exit};
 use std::io::IsTerminal;
 use std::sync::Arc;
@@ -108,11 +108,13 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     };
     let backend = args.backend;
     match snippet {
-        Snippet::Clif { .. } if backend.refuses_clif().is_some() => Err(Failure::input(format!(
-            "error: {}: the {backend} backend runs .hot snippets only; use --backend jit for .clif",
-            args.file.display(),
-        ))),
-        Snippet::Clif { source } => {
+        SnippetFile::Clif { .. } if backend.refuses_clif().is_some() => {
+            Err(Failure::input(format!(
+                "error: {}: the {backend} backend runs .hot snippets only; use --backend jit for .clif",
+                args.file.display(),
+            )))
+        }
+        SnippetFile::Clif { source } => {
             let name = source.name.clone();
             let values = on_script_thread(move || {
                 let mut loaded = load(source, backend, &options).map_err(|e| e.to_string())?;
@@ -122,7 +124,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
             println!("{}", shown(&values));
             Ok(ExitCode::from(exit::OK))
         }
-        Snippet::Hot { program, .. } if !args.reload.is_empty() => {
+        SnippetFile::Hot { program, .. } if !args.reload.is_empty() => {
             let mut versions = Vec::new();
             for path in &args.reload {
                 let name = path.display().to_string();
@@ -132,7 +134,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
             }
             on_script_thread(move || run_with_reloads(program, versions, options, backend))?
         }
-        Snippet::Hot { program, timings } => {
+        SnippetFile::Hot { program, timings } => {
             if program.main.is_none() {
                 return Err(Failure::input(format!(
                     "error: {}: no `fn main` to run (add `fn main() -> i64 {{ ... }}`)",

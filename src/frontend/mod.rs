@@ -4,7 +4,7 @@
 
 pub mod snippet;
 
-pub use snippet::{Snippet, load_snippet};
+pub use snippet::{SnippetFile, load_snippet};
 
 use crate::session::{Session, SessionError, SessionOptions};
 

@@ -8,7 +8,7 @@ use super::{Failure, use_color};
 use crate::lang::{self, FrontTimings, Program, SourceFile};
 
 /// A loaded snippet.
-pub enum Snippet {
+pub enum SnippetFile {
     /// A checked hot program.
     Hot {
         /// The program.
@@ -24,17 +24,17 @@ pub enum Snippet {
 }
 
 /// Read `path` and run the front end; a diagnostic comes back rendered, with exit code 2.
-pub fn load_snippet(path: &Path) -> Result<Snippet, Failure> {
+pub fn load_snippet(path: &Path) -> Result<SnippetFile, Failure> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path)
         .map_err(|e| Failure::input(format!("error: cannot read {name}: {e}")))?;
     let source = Arc::new(SourceFile::new(name, text));
     if path.extension().is_some_and(|e| e == "clif") {
-        return Ok(Snippet::Clif { source });
+        return Ok(SnippetFile::Clif { source });
     }
     let (program, timings) = lang::compile_timed(Arc::clone(&source));
     match program {
-        Ok(program) => Ok(Snippet::Hot { program, timings }),
+        Ok(program) => Ok(SnippetFile::Hot { program, timings }),
         Err(diags) => Err(Failure::input(
             diags.render(&source, use_color(std::io::stderr().is_terminal())),
         )),

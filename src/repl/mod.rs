@@ -159,11 +159,11 @@ impl Run {
 /// Collects lines into complete inputs: a `:command` is one line, code runs until every
 /// definition is closed.
 #[derive(Default)]
-struct Block {
+struct PendingInput {
     text: String,
 }
 
-impl Block {
+impl PendingInput {
     /// Add a line of code for the snippet `snippet`; returns a complete input when there is
     /// one.
     fn push(&mut self, line: &str, snippet: &str) -> Option<String> {
@@ -263,7 +263,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
 
 /// Piped stdin: every line in order, no prompts (with `--echo`, each line after one).
 fn script(session: &mut Session, printer: &mut Printer, run: &mut Run, echo: bool) {
-    let mut block = Block::default();
+    let mut block = PendingInput::default();
     let mut opened_at = 0;
     for (n, line) in std::io::stdin().lock().lines().enumerate() {
         let line = match line {
@@ -324,7 +324,7 @@ fn interactive(session: &mut Session, printer: &mut Printer, run: &mut Run, colo
         // No history yet is fine.
         let _ = rl.load_history(p);
     }
-    let mut block = Block::default();
+    let mut block = PendingInput::default();
     loop {
         let prompt = if block.open() { CONTINUE } else { PROMPT };
         match rl.readline(prompt) {
@@ -352,7 +352,7 @@ fn interactive(session: &mut Session, printer: &mut Printer, run: &mut Run, colo
                 }
             }
             // Ctrl-C at the prompt: drop what is typed (and an open definition).
-            Err(ReadlineError::Interrupted) => block = Block::default(),
+            Err(ReadlineError::Interrupted) => block = PendingInput::default(),
             Err(ReadlineError::Eof) => return,
             Err(e) => {
                 printer.error(&format!("cannot read a line: {e}"));
@@ -368,7 +368,7 @@ mod tests {
 
     #[test]
     fn blocks_join_lines_until_definitions_close() {
-        let mut b = Block::default();
+        let mut b = PendingInput::default();
         let hot = "snippet.hot";
         assert_eq!(b.push(":help", hot), Some(":help".into()));
         assert_eq!(b.push("# a comment", hot), None);

@@ -67,15 +67,15 @@ thread_local! {
     };
     // Lazily made at registration (the slow path); its drop takes the record out of the registry
     // before the thread's TLS memory goes away.
-    static REGISTRATION: RefCell<Option<Registration>> = const { RefCell::new(None) };
+    static REGISTRATION: RefCell<Option<ThreadRegistration>> = const { RefCell::new(None) };
 }
 
 /// Every registered thread's record, by address.
 static REGISTRY: Mutex<Vec<usize>> = Mutex::new(Vec::new());
 
-struct Registration(usize);
+struct ThreadRegistration(usize);
 
-impl Drop for Registration {
+impl Drop for ThreadRegistration {
     fn drop(&mut self) {
         let mut reg = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
         reg.retain(|&a| a != self.0);
@@ -118,7 +118,7 @@ pub fn ensure_registered() -> bool {
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .push(addr);
-                    *slot = Some(Registration(addr));
+                    *slot = Some(ThreadRegistration(addr));
                 }
             })
             .is_ok();

@@ -7,7 +7,7 @@
 //! variables' home slots and the temporaries it holds), each with its kind. After a function is
 //! compiled its maps become a [`FrameMap`] (sorted by return address offset); when its code is
 //! mapped, `(start, length, map)` goes into a process-wide registry ([`register`]) until the
-//! code is freed ([`Registration`] deregisters on drop).
+//! code is freed ([`CodeRegistration`] deregisters on drop).
 //!
 //! [`ScriptError::raise`](crate::runtime::ScriptError::raise) calls [`sweep`] before it
 //! unwinds. The sweep walks the stack with libgcc's `_Unwind_Backtrace`, from the raise outward:
@@ -88,14 +88,14 @@ static REGISTRY: RwLock<Vec<Region>> = RwLock::new(Vec::new());
 
 /// Registered code ranges; removed from the registry on drop (before the code is freed).
 #[derive(Debug, Default)]
-pub(crate) struct Registration {
+pub(crate) struct CodeRegistration {
     starts: Vec<usize>,
 }
 
 /// Register functions `(code start, code length, map)` as script code.
 ///
 /// The returned registration must be dropped before the code is unmapped or reused.
-pub(crate) fn register(functions: Vec<(usize, usize, Arc<FrameMap>)>) -> Registration {
+pub(crate) fn register(functions: Vec<(usize, usize, Arc<FrameMap>)>) -> CodeRegistration {
     let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
     let mut starts = Vec::with_capacity(functions.len());
     for (start, len, map) in functions {
@@ -113,10 +113,10 @@ pub(crate) fn register(functions: Vec<(usize, usize, Arc<FrameMap>)>) -> Registr
         );
         starts.push(start);
     }
-    Registration { starts }
+    CodeRegistration { starts }
 }
 
-impl Drop for Registration {
+impl Drop for CodeRegistration {
     fn drop(&mut self) {
         let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
         for start in self.starts.drain(..) {
@@ -153,7 +153,7 @@ unsafe extern "C" {
 }
 
 /// The walk's state between frames.
-struct Walk<'a> {
+struct FrameWalk<'a> {
     registry: &'a [Region],
     /// Whether the run of script frames has started.
     in_script: bool,
@@ -162,8 +162,8 @@ struct Walk<'a> {
 }
 
 extern "C" fn visit(ctx: *mut UnwindContext, arg: *mut c_void) -> UnwindReasonCode {
-    // SAFETY: `arg` is the `Walk` that `sweep` passed, alive and used only here for the walk.
-    let walk = unsafe { &mut *(arg as *mut Walk<'_>) };
+    // SAFETY: `arg` is the `FrameWalk` that `sweep` passed, alive and used only here for the walk.
+    let walk = unsafe { &mut *(arg as *mut FrameWalk<'_>) };
     // SAFETY: `ctx` is the context libgcc passes to this callback, valid during the call.
     let (pc, cfa) = unsafe { (_Unwind_GetIP(ctx), _Unwind_GetCFA(ctx)) };
     match region_of(walk.registry, pc) {
@@ -199,14 +199,14 @@ pub(crate) fn sweep() {
         if registry.is_empty() {
             return;
         }
-        let mut walk = Walk {
+        let mut walk = FrameWalk {
             registry: &registry,
             in_script: false,
             found: Vec::new(),
         };
         // SAFETY: `visit` matches libgcc's trace callback type and only reads `walk` through
         // `arg` for the duration of this call.
-        unsafe { _Unwind_Backtrace(visit, &mut walk as *mut Walk<'_> as *mut c_void) };
+        unsafe { _Unwind_Backtrace(visit, &mut walk as *mut FrameWalk<'_> as *mut c_void) };
         walk.found
     };
     // Released after the lock is gone: a release may free a closure, whose captures release

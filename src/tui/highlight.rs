@@ -8,7 +8,7 @@ use crate::lang::{self, DiagKind, SourceFile};
 
 /// What a stretch of source is, for colouring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
+pub enum TokenClass {
     /// A keyword.
     Keyword,
     /// A number literal.
@@ -27,7 +27,7 @@ pub struct Mark {
     /// End byte.
     pub end: usize,
     /// What it is.
-    pub class: Class,
+    pub class: TokenClass,
 }
 
 /// A diagnostic as the editor shows it: under its span, with its message.
@@ -65,9 +65,9 @@ pub fn marks(text: &str) -> Vec<Mark> {
         comments(text, last, start.min(text.len()), &mut out);
         last = last.max(end);
         let class = match &t.kind {
-            TokenKind::Kw(_) => Class::Keyword,
-            TokenKind::Int(_) | TokenKind::Float(_) => Class::Number,
-            TokenKind::StrStart | TokenKind::StrText(_) | TokenKind::StrEnd => Class::Str,
+            TokenKind::Kw(_) => TokenClass::Keyword,
+            TokenKind::Int(_) | TokenKind::Float(_) => TokenClass::Number,
+            TokenKind::StrStart | TokenKind::StrText(_) | TokenKind::StrEnd => TokenClass::Str,
             _ => continue,
         };
         if end > start {
@@ -92,7 +92,7 @@ fn comments(text: &str, from: usize, to: usize, out: &mut Vec<Mark>) {
             out.push(Mark {
                 start: from + i,
                 end: from + i + end,
-                class: Class::Comment,
+                class: TokenClass::Comment,
             });
             i += end;
         } else if rest.starts_with("/*") {
@@ -100,7 +100,7 @@ fn comments(text: &str, from: usize, to: usize, out: &mut Vec<Mark>) {
             out.push(Mark {
                 start: from + i,
                 end: from + i + end,
-                class: Class::Comment,
+                class: TokenClass::Comment,
             });
             i += end;
         } else {
@@ -159,16 +159,20 @@ mod tests {
                 .map(|x| &text[x.start..x.end])
                 .collect::<Vec<_>>()
         };
-        assert_eq!(of(Class::Comment), ["// c"]);
-        assert_eq!(of(Class::Keyword), ["fn", "return", "let"]);
-        assert_eq!(of(Class::Number), ["42"]);
-        assert!(of(Class::Str).contains(&"hi"), "{:?}", of(Class::Str));
+        assert_eq!(of(TokenClass::Comment), ["// c"]);
+        assert_eq!(of(TokenClass::Keyword), ["fn", "return", "let"]);
+        assert_eq!(of(TokenClass::Number), ["42"]);
+        assert!(
+            of(TokenClass::Str).contains(&"hi"),
+            "{:?}",
+            of(TokenClass::Str)
+        );
     }
 
     #[test]
     fn a_lexer_error_keeps_the_marks_before_it() {
         let m = marks("fn f() -> i64 { return 1 }\n$");
-        assert!(m.iter().any(|x| x.class == Class::Keyword));
+        assert!(m.iter().any(|x| x.class == TokenClass::Keyword));
     }
 
     #[test]

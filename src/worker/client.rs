@@ -172,7 +172,7 @@ fn spawn_from_lasting_thread(cmd: Command) -> std::io::Result<Child> {
     }
 }
 
-enum Line {
+enum WireLine {
     Response(Box<Response>),
     Garbled(String),
     Eof,
@@ -183,7 +183,7 @@ pub struct Worker {
     options: WorkerOptions,
     child: Child,
     stdin: ChildStdin,
-    lines: mpsc::Receiver<Line>,
+    lines: mpsc::Receiver<WireLine>,
     stderr: Arc<Mutex<String>>,
     next_id: u64,
 }
@@ -225,14 +225,14 @@ impl Worker {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { break };
                 let msg = match serde_json::from_str::<Response>(&line) {
-                    Ok(r) => Line::Response(Box::new(r)),
-                    Err(_) => Line::Garbled(line),
+                    Ok(r) => WireLine::Response(Box::new(r)),
+                    Err(_) => WireLine::Garbled(line),
                 };
                 if tx.send(msg).is_err() {
                     return;
                 }
             }
-            let _ = tx.send(Line::Eof);
+            let _ = tx.send(WireLine::Eof);
         });
         let stderr = Arc::new(Mutex::new(String::new()));
         let keep = Arc::clone(&stderr);
@@ -383,22 +383,22 @@ impl Worker {
                 return Err(WorkerError::TimedOut { job: kind, limit });
             }
             match self.lines.recv_timeout(POLL) {
-                Ok(Line::Response(r)) if r.id == id => match r.event {
+                Ok(WireLine::Response(r)) if r.id == id => match r.event {
                     Event::Started { .. } => {}
                     Event::Progress(p) => on_progress(p),
                     Event::Done(out) => return Ok(out),
                     Event::Failed(f) => return Err(WorkerError::Failed(f)),
                 },
                 // Late events of an earlier job, or a complaint about a request line.
-                Ok(Line::Response(_)) => {}
-                Ok(Line::Garbled(line)) => {
+                Ok(WireLine::Response(_)) => {}
+                Ok(WireLine::Garbled(line)) => {
                     let _ = self.restart();
                     return Err(WorkerError::Broken(format!(
                         "the worker wrote a line that is not a response: {line}"
                     )));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Ok(Line::Eof) | Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Ok(WireLine::Eof) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                     let err = self.death();
                     self.restart()?;
                     return Err(err);

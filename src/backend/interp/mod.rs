@@ -89,7 +89,7 @@ enum Root<'p> {
 
 /// One index of a place: an array's, checked when evaluated; a vec's, checked at the store.
 #[derive(Clone, Copy)]
-enum Step {
+enum PlaceStep {
     Array(usize),
     Vec(i64, Span),
 }
@@ -107,16 +107,18 @@ enum PlaceOp {
 
 /// The element a place's path leads to from its root, making shared arrays and vecs unique on
 /// the way and checking vec indexes against the lengths they have now.
-fn walk<'v>(mut slot: &'v mut Val, path: &[Step]) -> R<&'v mut Val> {
+fn walk<'v>(mut slot: &'v mut Val, path: &[PlaceStep]) -> R<&'v mut Val> {
     for step in path {
         slot = match (slot, *step) {
-            (Val::A(items), Step::Array(i)) => &mut Rc::make_mut(items)[i],
-            (vec, Step::Vec(i, span)) => {
+            (Val::A(items), PlaceStep::Array(i)) => &mut Rc::make_mut(items)[i],
+            (vec, PlaceStep::Vec(i, span)) => {
                 let items = vec.vec_mut();
                 let i = check_index(i, items.len() as i64, span)?;
                 &mut items[i]
             }
-            (_, Step::Array(_)) => unreachable!("checked program: an array index on a non-array"),
+            (_, PlaceStep::Array(_)) => {
+                unreachable!("checked program: an array index on a non-array")
+            }
         };
     }
     Ok(slot)
@@ -444,7 +446,7 @@ impl<'p> Interp<'p> {
 
     /// Evaluate a place's indexes, outermost first; an array index is checked against its
     /// array's length now, a vec index later (see [`walk`]).
-    fn resolve_place(&mut self, place: &'p Place, path: &mut Vec<Step>) -> R<Root<'p>> {
+    fn resolve_place(&mut self, place: &'p Place, path: &mut Vec<PlaceStep>) -> R<Root<'p>> {
         match &place.kind {
             PlaceKind::Local(id) => Ok(Root::Local(id.index())),
             PlaceKind::Global(id) => Ok(Root::Global(id.index())),
@@ -452,8 +454,10 @@ impl<'p> Interp<'p> {
                 let root = self.resolve_place(base, path)?;
                 let i = self.eval(index)?.int();
                 path.push(match &base.ty {
-                    Type::Array(_, n) => Step::Array(check_index(i, i64::from(*n), index.span)?),
-                    Type::Vec(_) => Step::Vec(i, index.span),
+                    Type::Array(_, n) => {
+                        PlaceStep::Array(check_index(i, i64::from(*n), index.span)?)
+                    }
+                    Type::Vec(_) => PlaceStep::Vec(i, index.span),
                     _ => unreachable!("checked program: indexing a non-array place"),
                 });
                 Ok(root)

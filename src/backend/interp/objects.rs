@@ -5,7 +5,7 @@ use std::cell::Cell;
 use std::ffi::c_void;
 
 use super::ops::{binary, check_index};
-use super::{Interp, PlaceOp, R, Step, Val};
+use super::{Interp, PlaceOp, PlaceStep, R, Val};
 use crate::backend::objects::check_cell;
 use crate::backend::objects::elem_kind;
 use crate::lang::hir::{self, Expr, FuncId, Program, Type};
@@ -79,21 +79,21 @@ pub(super) unsafe fn cell_place<'t>(
     obj: &Object,
     i: usize,
     ty: &'t Type,
-    path: &[Step],
+    path: &[PlaceStep],
 ) -> R<(*mut u64, &'t Type)> {
     // SAFETY: as in `read_cell`.
     let mut cell = unsafe { obj.state_ptr().add(i) };
     let mut ty = ty;
     for step in path {
         let (index, elem) = match (*step, ty) {
-            (Step::Vec(index, span), Type::Vec(elem)) => {
+            (PlaceStep::Vec(index, span), Type::Vec(elem)) => {
                 // SAFETY: `cell` holds a vec owned by the field (or by a vec the field owns).
                 let len = unsafe { values::vec_block(*cell) }.map_or(0, |b| b.len());
                 (check_index(index, len as i64, span)?, &**elem)
             }
             // An array inside a vec is boxed in a block of its elements (`values::box_array`),
             // changed like a vec's; its index was checked against the type's length already.
-            (Step::Array(index), Type::Array(elem, _)) => (index, &**elem),
+            (PlaceStep::Array(index), Type::Array(elem, _)) => (index, &**elem),
             _ => unreachable!("checked program: a field's place indexes vecs and boxed arrays"),
         };
         // SAFETY: `cell` holds a vec of `elem` (the caller's contract, then each step's).

@@ -100,7 +100,7 @@ impl GlobalsBlock {
 
 /// The signature of one script function, as the host border needs it.
 #[derive(Debug, Clone)]
-struct Signature {
+struct BorderSignature {
     name: String,
     params: Vec<Type>,
     ret: Type,
@@ -113,7 +113,7 @@ struct Signature {
 /// one thread at a time may call into it.
 pub struct JitProgram {
     source: Arc<SourceFile>,
-    sigs: Vec<Signature>,
+    sigs: Vec<BorderSignature>,
     /// Function names for `StackExhausted` (the `VmCtx` points at them; a boxed slice keeps
     /// them in place when the program moves).
     names: Box<[String]>,
@@ -140,7 +140,7 @@ impl JitProgram {
         let sigs = program
             .functions
             .iter()
-            .map(|f| Signature {
+            .map(|f| BorderSignature {
                 name: f.name.clone(),
                 // A lambda's code takes its closure first, which the host cannot make: a call
                 // from the host is refused as a bad argument.

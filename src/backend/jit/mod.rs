@@ -49,7 +49,7 @@ use cranelift_module::{FuncId, Linkage, Module};
 use crate::backend::Checks;
 use crate::runtime::ScriptError;
 use crate::runtime::host::{HostType, host_table};
-use crate::runtime::sweep::{self, FrameMap, Registration};
+use crate::runtime::sweep::{self, CodeRegistration, FrameMap};
 
 pub(crate) use call::{GlobalsBlock, ProgramParts};
 pub use call::{JitProgram, RawEntry, RawScalar};
@@ -187,7 +187,7 @@ struct Parked {
     module: Option<JITModule>,
     frames: Vec<RegisteredFrames>,
     /// The functions' frame maps, registered for the sweep.
-    maps: Vec<Registration>,
+    maps: Vec<CodeRegistration>,
 }
 
 /// Shared owner of code memory and unwind registrations (see the module docs).

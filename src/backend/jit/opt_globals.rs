@@ -42,7 +42,7 @@ pub(crate) fn loop_globals(
     head: &[&Expr],
     body: &Block,
 ) -> Option<Vec<GlobalId>> {
-    let mut w = Walk {
+    let mut w = GlobalsWalk {
         program,
         found: Vec::new(),
     };
@@ -53,19 +53,19 @@ pub(crate) fn loop_globals(
 /// Whether evaluating `e` cannot run other code (no call of any kind, no `new`): nothing it does
 /// can destroy, detach or reload an object, or write a module variable.
 pub(crate) fn runs_no_code(program: &Program, e: &Expr) -> bool {
-    Walk {
+    GlobalsWalk {
         program,
         found: Vec::new(),
     }
     .expr(e)
 }
 
-struct Walk<'a> {
+struct GlobalsWalk<'a> {
     program: &'a Program,
     found: Vec<GlobalId>,
 }
 
-impl Walk<'_> {
+impl GlobalsWalk<'_> {
     fn global(&mut self, id: GlobalId) {
         let ty = &self.program.globals[id.index()].ty;
         let scalar = matches!(

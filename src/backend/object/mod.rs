@@ -180,7 +180,7 @@ impl StageTimings {
 /// the sweep (`runtime::sweep`), which drops first (fields drop in order), before the library is
 /// unloaded.
 struct LoadedLibrary {
-    _maps: crate::runtime::sweep::Registration,
+    _maps: crate::runtime::sweep::CodeRegistration,
     _library: link::Library,
 }
 

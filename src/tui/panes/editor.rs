@@ -10,7 +10,7 @@ use ratatui::widgets::{Paragraph, Widget};
 
 use super::Styles;
 use crate::tui::app::{App, Pane};
-use crate::tui::highlight::Class;
+use crate::tui::highlight::TokenClass;
 
 /// The editor pane.
 pub fn render_editor(app: &App, area: Rect, buf: &mut Buffer) {
@@ -52,10 +52,10 @@ pub fn render_editor(app: &App, area: Rect, buf: &mut Buffer) {
             let mut style = s.text();
             if let Some(m) = app.marks.iter().find(|m| m.start <= byte && byte < m.end) {
                 style = match m.class {
-                    Class::Keyword => s.fg(c.keyword).add_modifier(Modifier::BOLD),
-                    Class::Number => s.fg(c.number),
-                    Class::Str => s.fg(c.string),
-                    Class::Comment => s.fg(c.comment).add_modifier(Modifier::ITALIC),
+                    TokenClass::Keyword => s.fg(c.keyword).add_modifier(Modifier::BOLD),
+                    TokenClass::Number => s.fg(c.number),
+                    TokenClass::Str => s.fg(c.string),
+                    TokenClass::Comment => s.fg(c.comment).add_modifier(Modifier::ITALIC),
                 };
             }
             let in_diag = app.diagnostics.iter().any(|d| {
