@@ -14,9 +14,10 @@ use crate::runtime::ScriptError;
 /// Why a ladder was not measured.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The rows could not be built (no `fn call() -> i64`, a compile error, ...).
+    /// The rows could not be built (no `fn call() -> i64`, a compile error, ...). Boxed: a
+    /// build error is large, and this is the `Err` of every ladder measurement.
     #[error("{0}")]
-    Build(#[from] BuildError),
+    Build(Box<BuildError>),
     /// A row's first, untimed calls raised an error.
     #[error("row `{row}` failed: {error}")]
     Row {
@@ -30,13 +31,17 @@ pub enum RunError {
     Measure(#[from] MeasureError),
 }
 
+impl From<BuildError> for RunError {
+    fn from(e: BuildError) -> RunError {
+        RunError::Build(Box::new(e))
+    }
+}
+
 impl RunError {
     /// True when the snippet raised an error (as opposed to bad input).
     pub fn is_script_error(&self) -> bool {
-        matches!(
-            self,
-            RunError::Row { .. } | RunError::Build(BuildError::Raised(_))
-        )
+        matches!(self, RunError::Row { .. })
+            || matches!(self, RunError::Build(b) if matches!(**b, BuildError::Raised(_)))
     }
 }
 
