@@ -29,7 +29,8 @@ fn has(row: &LadderRow, layer: Layer) -> bool {
         // jit-opt's host entry: no entry word (a fixed runtime has no reload), every other check.
         Path::Direct => matches!(layer, Layer::Detached | Layer::Depth | Layer::Catch),
         Path::Layered { wrappers, .. } => wrappers.contains(&layer),
-        Path::Native => false,
+        // The runtime's own rungs are tested in ladder_runtime.rs.
+        Path::Native | Path::Runtime(_) => false,
     }
 }
 

@@ -151,6 +151,7 @@ fn ladder_report() -> Report {
         header: Vec::new(),
         rows,
         band: 0.02,
+        bench_agreement: None,
     }
 }
 

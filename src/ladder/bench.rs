@@ -19,11 +19,14 @@ use super::clif::row_clif;
 use super::code::{CodeBlock, rust_function_bytes};
 use super::helpers::RowCtx;
 use super::path::Path;
+use super::real::{HOST_CALL_CASE, HOST_CALL_CASE_NAME, rung_fn};
 use super::spec::{Ladder, Layer};
-use crate::backend::Value;
+use crate::backend::hook::HookCell;
 use crate::backend::jit::clif::{ClifFunction, ClifProgram};
 use crate::backend::jit::{Jit, JitOptions, JitProgram, OptLevel, VmCtx};
+use crate::backend::{Backend, HookVia, LoadOptions, Loaded, Sampler, Value, Workload};
 use crate::lang::Program;
+use crate::lang::SourceFile;
 use crate::measure::{JobResult, MeasureError, Observer, RawVariantFn, Settings, Variant};
 use crate::runtime::ScriptError;
 use crate::runtime::class::{ClassDef, ClassRef, DefineError, MethodDef};
@@ -47,6 +50,8 @@ pub enum Build {
     Jit,
     /// Compiled by rustc from the runtime's `CallPath` wrappers.
     Aot,
+    /// Not a model: the runtime's own functions (the `rt-*` rungs), or the bench's row itself.
+    Runtime,
 }
 
 impl fmt::Display for Build {
@@ -54,6 +59,7 @@ impl fmt::Display for Build {
         f.write_str(match self {
             Build::Jit => "jit",
             Build::Aot => "aot",
+            Build::Runtime => "runtime",
         })
     }
 }
@@ -123,6 +129,9 @@ pub enum RowSetupError {
     /// A row function lacks the raw ABI.
     #[error("`{0}` does not have the raw ABI (i64, i64) -> i64")]
     NotRaw(String),
+    /// The bench's host-call case (the `bench` rung) did not load on the `jit` backend.
+    #[error("the bench's case {name}: {0}", name = super::real::HOST_CALL_CASE_NAME)]
+    BenchCase(String),
 }
 
 /// The native twin: a Rust object behind `&dyn Hook` returning what the snippet returns.
@@ -143,6 +152,9 @@ impl Hook for NativeTwin {
 enum RowLoop {
     Native(Arc<NativeTwin>),
     Raw(RawVariantFn),
+    /// The bench's own sampler (the `bench` rung). Owned (from `Box::into_raw`, freed on drop);
+    /// it borrows the bench's loaded case, which the `Bench` drops after its rows.
+    Bench(*mut Sampler<'static>),
 }
 
 /// One row: a step of the ladder in one build.
@@ -167,6 +179,10 @@ impl Drop for LadderRow {
     fn drop(&mut self) {
         // SAFETY: `ctx` came from `Box::into_raw` and is freed only here.
         drop(unsafe { Box::from_raw(self.ctx) });
+        if let RowLoop::Bench(s) = self.row_loop {
+            // SAFETY: as `ctx`; the program it borrows is still alive (see `RowLoop::Bench`).
+            drop(unsafe { Box::from_raw(s) });
+        }
     }
 }
 
@@ -206,14 +222,33 @@ impl LadderRow {
             // SAFETY: `f` is this row's function with the raw ABI and `ctx` its live context
             // (see `Bench::build`), used on the thread that made it.
             RowLoop::Raw(f) => unsafe { f(self.ctx as *mut c_void, n) },
+            RowLoop::Bench(s) => {
+                // SAFETY: the sampler is this row's, set up on this thread (the caller's duty);
+                // nothing else uses it while the row runs.
+                match unsafe { (**s).checked(n as i64) } {
+                    Ok(v) => v as u64,
+                    Err(e) => {
+                        // SAFETY: `ctx` is live and this row's.
+                        let ctx = unsafe { &mut *self.ctx };
+                        ctx.fault
+                            .get_or_insert_with(|| Box::new(e.script_error().clone()));
+                        0
+                    }
+                }
+            }
         }
     }
 
     /// The first fault recorded since the last take.
     pub fn take_fault(&self) -> Option<ScriptError> {
+        let kept = match self.row_loop {
+            // SAFETY: the sampler is this row's and not running (as for `ctx` below).
+            RowLoop::Bench(s) => unsafe { (*s).take_error() }.map(|e| e.script_error().clone()),
+            _ => None,
+        };
         // SAFETY: `ctx` is live; nothing runs the row while this plain read-modify happens on
         // the row's thread (generated code only writes it inside a call).
-        unsafe { (*self.ctx).fault.take().map(|e| *e) }
+        unsafe { (*self.ctx).fault.take().map(|e| *e) }.or(kept)
     }
 }
 
@@ -233,6 +268,9 @@ pub struct Bench {
     pub ladder: Ladder,
     /// The rows, in step order (the native row first, then each step's builds).
     pub rows: Vec<LadderRow>,
+    /// The bench's host-call case on the `jit` backend, when a `bench` rung measures it (after
+    /// `rows`: the rung's sampler borrows it, and drops first).
+    _bench_case: Option<Box<Loaded>>,
     /// What one call returns (the native twin's value).
     pub value: i64,
     handle: Handle,
@@ -308,15 +346,73 @@ impl Bench {
 
         let twin = Arc::new(NativeTwin { value });
         let mut rows = Vec::new();
+        let mut bench_case: Option<Box<Loaded>> = None;
         for (step, layers) in ladder.cumulative().into_iter().enumerate() {
             let path = Path::of(&layers);
             let builds: Vec<Option<Build>> = match path {
                 Path::Native => vec![None],
+                Path::Runtime(_) => vec![Some(Build::Runtime)],
                 _ => builds.iter().copied().map(Some).collect(),
             };
             for build in builds {
                 let row_loop = match build {
                     None => RowLoop::Native(Arc::clone(&twin)),
+                    Some(Build::Runtime) => {
+                        let Path::Runtime(layer) = path else {
+                            unreachable!("only runtime rungs have the runtime build")
+                        };
+                        let mut ctx = RowCtx::new(obj);
+                        let (row_loop, code) = if layer == Layer::Bench {
+                            let loaded = bench_case.insert(Box::new(load_host_call_case()?));
+                            let loaded: *mut Loaded = &mut **loaded;
+                            // SAFETY: the box's contents stay where they are until the `Bench`
+                            // drops it, after its rows (field order), so the sampler's borrow,
+                            // widened to 'static here, never outlives what it borrows.
+                            let sampler = unsafe { &mut *loaded }
+                                .sampler(&Workload::Hook(HookVia::Handle))
+                                .map_err(|e| {
+                                    BuildError::Runtime(RowSetupError::BenchCase(e.to_string()))
+                                })?;
+                            let sampler: Sampler<'static> =
+                                // SAFETY: as above; only the lifetime changes.
+                                unsafe { std::mem::transmute::<Sampler<'_>, Sampler<'static>>(sampler) };
+                            (
+                                RowLoop::Bench(Box::into_raw(Box::new(sampler))),
+                                host_loop_code(),
+                            )
+                        } else {
+                            if layer == Layer::RtHandle {
+                                ctx.hook = Some(
+                                    HookCell::compiled(Some(handle.clone()), HookVia::Handle)
+                                        .map_err(|e| {
+                                            BuildError::Runtime(RowSetupError::BenchCase(
+                                                e.to_string(),
+                                            ))
+                                        })?,
+                                );
+                            }
+                            let (f, addr) = rung_fn(layer).ok_or_else(|| {
+                                BuildError::Runtime(RowSetupError::NoAot(path.clone()))
+                            })?;
+                            let code = vec![CodeBlock {
+                                name: format!("{path}"),
+                                addr: addr as u64,
+                                // SAFETY: `addr` is a function of this binary.
+                                bytes: unsafe { rust_function_bytes(addr) },
+                            }];
+                            (RowLoop::Raw(f), code)
+                        };
+                        rows.push(LadderRow {
+                            step,
+                            build,
+                            code,
+                            path: path.clone(),
+                            clif: String::new(),
+                            row_loop,
+                            ctx: Box::into_raw(Box::new(ctx)),
+                        });
+                        continue;
+                    }
                     // Filled in below, once the whole `.clif` text is compiled.
                     Some(Build::Jit) => RowLoop::Native(Arc::clone(&twin)),
                     Some(Build::Aot) => {
@@ -393,6 +489,7 @@ impl Bench {
         Ok(Bench {
             ladder,
             rows,
+            _bench_case: bench_case,
             value,
             handle,
             class,
@@ -448,11 +545,41 @@ impl Bench {
                 // which outlives the job (the job is dropped at the end of this function), and
                 // the job runs on this thread, the one the context was made on.
                 RowLoop::Raw(f) => unsafe { Variant::raw(name, *f, row.ctx as *mut c_void) },
+                // SAFETY: the bench's own variant of its sampler, which the row owns and which
+                // outlives the job; run on this thread, the one it was set up on.
+                RowLoop::Bench(s) => unsafe { (**s).variant(&name) },
             };
             job = job.with(v);
         }
         job.run(cancel, observer)
     }
+}
+
+/// The machine code of the bench's host loop (`HookCell::run`, which its sampler's entry
+/// calls once per sample): the code of the `bench` row's calls.
+fn host_loop_code() -> Vec<CodeBlock> {
+    use crate::backend::sample::HostLoop;
+    let f: fn(&mut HookCell<'static, 'static>, u64) -> Result<i64, ScriptError> =
+        <HookCell<'static, 'static> as HostLoop>::run;
+    let addr = f as *const c_void as usize;
+    vec![CodeBlock {
+        name: "HookCell::run".into(),
+        addr: addr as u64,
+        // SAFETY: `addr` is a function of this binary.
+        bytes: unsafe { rust_function_bytes(addr) },
+    }]
+}
+
+/// The bench's host-call case loaded on the `jit` backend as `hotlab bench` loads it (the
+/// cases' loader options: no verifier, checks on).
+fn load_host_call_case() -> Result<Loaded, BuildError> {
+    let source = Arc::new(SourceFile::new(HOST_CALL_CASE_NAME, HOST_CALL_CASE));
+    let options = LoadOptions {
+        verify: false,
+        ..LoadOptions::default()
+    };
+    crate::backend::load(source, Backend::Jit, &options)
+        .map_err(|e| BuildError::Runtime(RowSetupError::BenchCase(e.to_string())))
 }
 
 /// The row function of a compiled `.clif` row, typed, after checking its signature.

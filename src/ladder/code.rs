@@ -154,7 +154,11 @@ pub struct StepCode {
 /// step before.
 pub fn step_code(bench: &Bench, want: Build, syntax: Syntax) -> Vec<StepCode> {
     let mut out: Vec<StepCode> = Vec::new();
-    for row in bench.rows.iter().filter(|r| r.build == Some(want)) {
+    for row in bench
+        .rows
+        .iter()
+        .filter(|r| r.build == Some(want) || r.build == Some(Build::Runtime))
+    {
         let listing: Vec<String> = row
             .code
             .iter()

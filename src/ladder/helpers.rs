@@ -13,6 +13,7 @@ use std::ffi::c_void;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
+use crate::backend::hook::HookCell;
 use crate::runtime::border::{Fault, nested, wait_while_pending};
 use crate::runtime::class::ENTRY_PENDING;
 use crate::runtime::depth::{ThreadRecord, ensure_registered};
@@ -22,7 +23,6 @@ use crate::runtime::object::Object;
 /// What a row function is called with (`ctx` of the measure engine's raw ABI). `#[repr(C)]`:
 /// generated code loads `this` at [`RowCtx::THIS`] and the thread record at [`RowCtx::REC`].
 #[repr(C)]
-#[derive(Debug)]
 pub struct RowCtx {
     /// The script object's shell.
     pub this: *const Object,
@@ -30,6 +30,20 @@ pub struct RowCtx {
     pub rec: *const ThreadRecord,
     /// The first fault of the row, recorded by a helper; the row stops at it.
     pub fault: Option<Fault>,
+    /// The host's calls through the object's handle, as the bench makes them (the `rt-handle`
+    /// rung only).
+    pub hook: Option<HookCell<'static, 'static>>,
+}
+
+impl std::fmt::Debug for RowCtx {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RowCtx")
+            .field("this", &self.this)
+            .field("rec", &self.rec)
+            .field("fault", &self.fault)
+            .field("hook", &self.hook.is_some())
+            .finish()
+    }
 }
 
 impl RowCtx {
@@ -44,6 +58,7 @@ impl RowCtx {
             this,
             rec: crate::runtime::depth::thread_record(),
             fault: None,
+            hook: None,
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod clif;
 pub mod code;
 pub mod helpers;
 pub mod path;
+pub mod real;
 pub mod report;
 pub mod run;
 pub mod spec;
@@ -21,10 +22,11 @@ pub fn micro_dir() -> PathBuf {
 }
 
 /// The ladders shipped in the binary, so `--ladder NAME` works from any directory.
-pub const BUILTIN: [(&str, &str); 3] = [
+pub const BUILTIN: [(&str, &str); 4] = [
     ("host_call", include_str!("../../micro/host_call.toml")),
     ("fused", include_str!("../../micro/fused.toml")),
     ("direct", include_str!("../../micro/direct.toml")),
+    ("runtime", include_str!("../../micro/runtime.toml")),
 ];
 
 /// Find a ladder by name (a shipped one) or by path (a `.toml` file).

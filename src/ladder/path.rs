@@ -38,11 +38,20 @@ pub enum Path {
     Fused,
     /// The runtime's direct path (a fixed runtime's host entry) around the interface entry.
     Direct,
+    /// One of the runtime's own functions, not a model (an `rt-*` layer or `bench`).
+    Runtime(Layer),
 }
 
 impl Path {
     /// The path of a row whose active layers are `layers` (in ladder order).
     pub fn of(layers: &[Layer]) -> Path {
+        if let Some(&last) = layers.last()
+            && last.is_runtime()
+        {
+            return Path::Runtime(last);
+        }
+        let layers: Vec<Layer> = layers.iter().copied().filter(|l| !l.is_runtime()).collect();
+        let layers = layers.as_slice();
         if layers.contains(&Layer::Fused) {
             return Path::Fused;
         }
@@ -78,6 +87,7 @@ impl fmt::Display for Path {
             Path::Native => f.write_str("&dyn Hook"),
             Path::Fused => f.write_str("Fused<Slot>"),
             Path::Direct => f.write_str("Direct<Iface>"),
+            Path::Runtime(l) => f.write_str(runtime_function(*l)),
             Path::Layered { terminal, wrappers } => {
                 for w in wrappers.iter().rev() {
                     write!(f, "{}<", wrapper_type(*w))?;
@@ -93,6 +103,18 @@ impl fmt::Display for Path {
                 Ok(())
             }
         }
+    }
+}
+
+/// The runtime function a runtime rung calls, as the path column shows it.
+pub fn runtime_function(l: Layer) -> &'static str {
+    match l {
+        Layer::RtSlot => "border::call_slot",
+        Layer::RtFused => "border::fused_enter",
+        Layer::RtObject => "Hook for Object",
+        Layer::RtHandle => "Hook for Handle",
+        Layer::Bench => "bench: host_call.hot, jit",
+        _ => "?",
     }
 }
 
@@ -122,5 +144,7 @@ mod tests {
         assert_eq!(Path::Direct.to_string(), "Direct<Iface>");
         assert_eq!(Path::of(&[Fused]), Path::Fused);
         assert_eq!(Path::of(&[]), Path::Native);
+        assert_eq!(Path::of(&[Fused, RtSlot]), Path::Runtime(RtSlot));
+        assert_eq!(Path::of(&[RtSlot, Depth]).to_string(), "Depth<Bound>");
     }
 }

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use super::bench::{Bench, Build};
+use super::spec::Layer;
 use crate::export::Table;
 use crate::measure::{AbsVerdict, JobResult, Verdict};
 use crate::runtime::ScriptError;
@@ -54,6 +55,9 @@ pub struct Report {
     pub rows: Vec<ReportRow>,
     /// The equivalence band.
     pub band: f64,
+    /// The runtime's call (`rt-handle`) against the bench's row (`bench`) measured in the same
+    /// job: the ratio bench / rt-handle and its CI, when the ladder has both rungs.
+    pub bench_agreement: Option<(f64, f64, f64)>,
 }
 
 impl Report {
@@ -115,11 +119,25 @@ impl Report {
                 }
             })
             .collect();
+        let rung = |l: Layer| {
+            bench
+                .rows
+                .iter()
+                .position(|r| bench.ladder.steps[r.step].layer == l)
+        };
+        let bench_agreement = match (rung(Layer::RtHandle), rung(Layer::Bench)) {
+            (Some(h), Some(b)) => result
+                .compare(h, b)
+                .ok()
+                .map(|c| (c.verdict.ratio.0, c.verdict.low.0, c.verdict.high.0)),
+            _ => None,
+        };
         Report {
             ladder: bench.ladder.name.clone(),
             header,
             rows,
             band: result.band,
+            bench_agreement,
         }
     }
 
@@ -178,6 +196,26 @@ impl Report {
              row's call-path machine code",
             self.band * 100.0
         ));
+        if self.rows.iter().any(|r| r.build == Some(Build::Runtime)) {
+            t.notes.push(
+                "build `runtime`: the runtime's own code, not a model (jit: Cranelift IR written to \
+                 do what a layer does; aot: the runtime's CallPath layers composed in the \
+                 ladder's order)"
+                    .into(),
+            );
+        }
+        if let Some((x, lo, hi)) = self.bench_agreement {
+            let apart = (x - 1.0).abs() * 100.0;
+            t.notes.push(format!(
+                "the runtime's call (rt-handle) beside the bench's host-call row (bench), same \
+                 job: bench / rt-handle = {x:.3}x [{lo:.3}, {hi:.3}], {apart:.1}% apart ({})",
+                if apart <= 5.0 {
+                    "they agree within 5%"
+                } else {
+                    "more than 5%: they do not agree"
+                }
+            ));
+        }
         for r in &self.rows {
             if let Some(f) = &r.fault {
                 t.notes.push(format!(

@@ -14,8 +14,8 @@ use crate::runtime::ScriptError;
 /// Why a ladder was not measured.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The rows could not be built (no `fn call() -> i64`, a compile error, ...).
-    /// (Boxed: a build error carries a diagnostic or a script error.)
+    /// The rows could not be built (no `fn call() -> i64`, a compile error, ...). Boxed: a
+    /// build error is large, and this is the `Err` of every ladder measurement.
     #[error("{0}")]
     Build(Box<BuildError>),
     /// A row's first, untimed calls raised an error.

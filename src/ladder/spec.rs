@@ -7,6 +7,11 @@
 //! dispatch to a read of the class's slot table. `fused` is the optimized call and already holds
 //! the slot read and every check; `direct` is `jit-opt`'s host entry: no slot table and no entry
 //! word (its runtime is fixed), but still the depth budget, the detached test and the catch.
+//!
+//! Those are *models* of a call path (each row composed from the layers before it). The `rt-*`
+//! layers and `bench` are not: each is the runtime's own code (`rt-handle` is the very call the
+//! host makes through a handle; `bench` is the bench's host-call row), measured as it is, so such
+//! a row stands on its own and ignores the layers before it.
 
 use std::fmt;
 use std::path::Path;
@@ -35,11 +40,23 @@ pub enum Layer {
     /// `jit-opt`'s host entry: the method's code from the class's interface entry (no slot, no
     /// entry word), with the depth budget, the detached test and the catch.
     Direct,
+    /// The runtime's own code: its slot terminal, `border::call_slot`, in a loop.
+    RtSlot,
+    /// The runtime's own code: its fused border, `border::fused_enter` around `call_slot`.
+    RtFused,
+    /// The runtime's own code: `Hook for Object` (the interface lookup, then the fused border).
+    RtObject,
+    /// The runtime's own code: `Hook for Handle`, the host's call through a handle (the
+    /// generation check, then `Hook for Object`), in the host loop the bench runs.
+    RtHandle,
+    /// The bench's host-call row itself: `cases/host_call.hot` loaded on the `jit` backend and
+    /// run by the backend's sampler, in the same job.
+    Bench,
 }
 
 impl Layer {
     /// Every layer, in the seed's order.
-    pub const ALL: [Layer; 8] = [
+    pub const ALL: [Layer; 13] = [
         Layer::Native,
         Layer::Slot,
         Layer::Entry,
@@ -48,6 +65,11 @@ impl Layer {
         Layer::Depth,
         Layer::Fused,
         Layer::Direct,
+        Layer::RtSlot,
+        Layer::RtFused,
+        Layer::RtObject,
+        Layer::RtHandle,
+        Layer::Bench,
     ];
 
     /// The name used in ladder files and on the command line.
@@ -61,7 +83,21 @@ impl Layer {
             Layer::Depth => "depth",
             Layer::Fused => "fused",
             Layer::Direct => "direct",
+            Layer::RtSlot => "rt-slot",
+            Layer::RtFused => "rt-fused",
+            Layer::RtObject => "rt-object",
+            Layer::RtHandle => "rt-handle",
+            Layer::Bench => "bench",
         }
+    }
+
+    /// True for a rung that is the runtime's own code (or the bench's row), not a model built
+    /// from layers: it stands on its own, whatever steps come before it.
+    pub fn is_runtime(self) -> bool {
+        matches!(
+            self,
+            Layer::RtSlot | Layer::RtFused | Layer::RtObject | Layer::RtHandle | Layer::Bench
+        )
     }
 
     /// Parse a layer name.
@@ -248,6 +284,10 @@ impl Ladder {
 }
 
 fn conflicts(a: Layer, b: Layer) -> bool {
+    if a.is_runtime() || b.is_runtime() {
+        // A runtime rung is a whole call of its own; it composes with nothing.
+        return false;
+    }
     let whole = |l| matches!(l, Layer::Fused | Layer::Direct);
     (whole(a) || whole(b)) && a != b
 }
@@ -392,8 +432,8 @@ text = "reads the slot"
         let err = resolve("nope").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "nope:1:1: ladder: no ladder of that name (shipped: host_call, fused, direct) and no \
-             such file"
+            "nope:1:1: ladder: no ladder of that name (shipped: host_call, fused, direct, runtime) \
+             and no such file"
         );
     }
 

@@ -27,7 +27,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering, compiler_fence};
 
 use crate::runtime::class::{Class, DETACHED_KEY, ENTRY_PENDING, IfaceMethod, SlotIndex};
-use crate::runtime::depth::{ThreadRecord, ensure_registered, with_record};
+use crate::runtime::depth::{ThreadRecord, ensure_registered, thread_record, with_record};
 use crate::runtime::error::{ScriptError, ScriptErrorKind, catch_script};
 use crate::runtime::iface::{IfaceSig, Signature};
 use crate::runtime::object::{Object, detached_error};
@@ -249,27 +249,63 @@ impl<S: Signature, P: CallPath<S>> CallPath<S> for Fused<P> {
 /// The fused border around `f`: one budget test (depth limit, or a thread not registered yet),
 /// one compare of the object's key with the class's entry word (a pending reload *or* a detached
 /// object), `f` under a catch whose handling is out of line. Host field access uses it too.
+///
+/// The straight path is written out here, with no closure around it, and everything else (the
+/// slow answers, the retry loop) is one cold function: so the whole fast path inlines into the
+/// caller's loop, as the `fused` ladder's rows have it, instead of being a call of its own that
+/// passes its result through memory (the runtime ladder's `rt-object` rung showed that call).
 #[inline(always)]
 pub fn fused_enter<R>(obj: &Object, f: impl FnOnce() -> R) -> Result<R, Fault> {
-    with_record(|rec| {
-        loop {
-            let room = rec.room.load(Ordering::Relaxed);
-            if room != 0 {
-                rec.room.store(room - 1, Ordering::Relaxed);
-                compiler_fence(Ordering::SeqCst);
-                if obj.key() == obj.class().entry_word() {
-                    let _restore = Restore(&rec.room, room);
-                    return catch_cold(f);
-                }
-                rec.room.store(room, Ordering::Release);
-            }
-            if let Next::Proceed = fused_slow(rec, obj, room)? {
-                rec.room.store(room - 1, Ordering::Relaxed);
+    let rec = this_record();
+    let room = rec.room.load(Ordering::Relaxed);
+    if room != 0 {
+        rec.room.store(room - 1, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+        if obj.key() == obj.class().entry_word() {
+            let _restore = Restore(&rec.room, room);
+            return catch_cold(f);
+        }
+        rec.room.store(room, Ordering::Release);
+    }
+    fused_enter_slow(rec, obj, room, f)
+}
+
+/// [`fused_enter`] after its fast test failed with `room`: the slow answer, then the fast test
+/// again, until the call goes in or fails.
+#[cold]
+#[inline(never)]
+fn fused_enter_slow<R>(
+    rec: &ThreadRecord,
+    obj: &Object,
+    mut room: u32,
+    f: impl FnOnce() -> R,
+) -> Result<R, Fault> {
+    loop {
+        if let Next::Proceed = fused_slow(rec, obj, room)? {
+            rec.room.store(room - 1, Ordering::Relaxed);
+            let _restore = Restore(&rec.room, room);
+            return catch_cold(f);
+        }
+        room = rec.room.load(Ordering::Relaxed);
+        if room != 0 {
+            rec.room.store(room - 1, Ordering::Relaxed);
+            compiler_fence(Ordering::SeqCst);
+            if obj.key() == obj.class().entry_word() {
                 let _restore = Restore(&rec.room, room);
                 return catch_cold(f);
             }
+            rec.room.store(room, Ordering::Release);
         }
-    })
+    }
+}
+
+/// This thread's call record, for the border functions' straight paths (no closure, so nothing
+/// stands between the caller and the inlined fast path).
+#[inline(always)]
+fn this_record<'a>() -> &'a ThreadRecord {
+    // SAFETY: the record is this thread's and lives until the thread ends; the border functions
+    // use the reference only during the call they are in, on this thread.
+    unsafe { &*thread_record() }
 }
 
 impl<S: Signature, P: CallPath<S>> CallPath<S> for Direct<P> {
@@ -288,24 +324,48 @@ impl<S: Signature, P: CallPath<S>> CallPath<S> for Direct<P> {
 /// collect's fence, and this path stores the depth marker before it loads the key: either the
 /// collect sees this thread inside a call and waits for it, or this load sees the detached key
 /// (the handshake `depth.rs` describes, with the key in the entry word's part).
+///
+/// As [`fused_enter`], the straight path is written out with no closure and the rest is cold.
 #[inline(always)]
 pub fn direct_enter<R>(obj: &Object, f: impl FnOnce() -> R) -> Result<R, Fault> {
-    with_record(|rec| {
-        loop {
-            let room = rec.room.load(Ordering::Relaxed);
-            if room != 0 {
-                rec.room.store(room - 1, Ordering::Relaxed);
-                compiler_fence(Ordering::SeqCst);
-                if obj.key() != DETACHED_KEY {
-                    let _restore = Restore(&rec.room, room);
-                    return catch_cold(f);
-                }
-                rec.room.store(room, Ordering::Release);
-                return Err(detached());
-            }
-            depth_slow(rec)?;
+    let rec = this_record();
+    let room = rec.room.load(Ordering::Relaxed);
+    if room != 0 {
+        rec.room.store(room - 1, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+        if obj.key() != DETACHED_KEY {
+            let _restore = Restore(&rec.room, room);
+            return catch_cold(f);
         }
-    })
+        rec.room.store(room, Ordering::Release);
+        return Err(detached());
+    }
+    direct_enter_slow(rec, obj, f)
+}
+
+/// [`direct_enter`] with no room: register the thread (or fail at the depth limit), then the
+/// straight path again.
+#[cold]
+#[inline(never)]
+fn direct_enter_slow<R>(
+    rec: &ThreadRecord,
+    obj: &Object,
+    f: impl FnOnce() -> R,
+) -> Result<R, Fault> {
+    loop {
+        depth_slow(rec)?;
+        let room = rec.room.load(Ordering::Relaxed);
+        if room != 0 {
+            rec.room.store(room - 1, Ordering::Relaxed);
+            compiler_fence(Ordering::SeqCst);
+            if obj.key() != DETACHED_KEY {
+                let _restore = Restore(&rec.room, room);
+                return catch_cold(f);
+            }
+            rec.room.store(room, Ordering::Release);
+            return Err(detached());
+        }
+    }
 }
 
 /// Run `f` marked as inside a call of `class`, after waiting out a pending reload: what `new`

@@ -405,6 +405,7 @@ impl Class {
 
     /// Whether the class's objects keep their fields inline in the shell (a class of a fixed
     /// runtime: no reload).
+    #[inline(always)]
     pub fn is_inline(&self) -> bool {
         self.inline
     }

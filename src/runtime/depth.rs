@@ -96,6 +96,8 @@ pub fn with_record<R>(f: impl FnOnce(&ThreadRecord) -> R) -> R {
 }
 
 /// The address of this thread's record (for generated code, which adds the offsets above).
+/// `#[inline(always)]`: one `%fs:`-relative address computation, as in [`with_record`].
+#[inline(always)]
 pub fn thread_record() -> *const ThreadRecord {
     RECORD.with(|r| r as *const ThreadRecord)
 }

@@ -157,8 +157,12 @@ impl Drop for Handle {
 
 impl Hook for Handle {
     /// `Hook.call` through the generation check and the object's call path (direct in a fixed
-    /// runtime, fused otherwise).
-    #[inline]
+    /// runtime, fused otherwise). `#[inline(always)]`, as every step inside it: the host's loop
+    /// then holds the whole straight path (the generation check, the interface slot, the
+    /// border, the call) with the result in registers; left to itself LLVM made this a call of
+    /// its own, with a 240-byte frame and the `Result` through memory (the `runtime` ladder's
+    /// `rt-handle` rung against `rt-fused` showed what that cost).
+    #[inline(always)]
     fn call(&self) -> Result<i64, ScriptError> {
         self.get()?.call()
     }
@@ -167,7 +171,7 @@ impl Hook for Handle {
 impl Bench for Handle {
     /// `Bench.run` through the generation check and the object's call path (direct in a fixed
     /// runtime, fused otherwise).
-    #[inline]
+    #[inline(always)]
     fn run(&self, n: i64) -> Result<i64, ScriptError> {
         self.get()?.run(n)
     }
@@ -175,7 +179,7 @@ impl Bench for Handle {
 
 impl Hook for Object {
     /// `Hook.call`: the method named `call` of the object's class (see [`host_call`]).
-    #[inline]
+    #[inline(always)]
     fn call(&self) -> Result<i64, ScriptError> {
         host_call::<HookCall>(self, ())
     }
@@ -183,7 +187,7 @@ impl Hook for Object {
 
 impl Bench for Object {
     /// `Bench.run`: the method named `run` of the object's class (see [`host_call`]).
-    #[inline]
+    #[inline(always)]
     fn run(&self, n: i64) -> Result<i64, ScriptError> {
         host_call::<BenchRun>(self, (n,))
     }
@@ -211,8 +215,17 @@ fn host_call<S: IfaceSig>(obj: &Object, args: S::Args) -> Result<S::Ret, ScriptE
 fn unbox<R>(r: Result<Result<R, Fault>, Fault>) -> Result<R, ScriptError> {
     match r {
         Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) | Err(e) => Err(*e),
+        Ok(Err(e)) | Err(e) => Err(unboxed(e)),
     }
+}
+
+/// The error out of its box, off the straight path (it takes the box on purpose: the move out
+/// of it and its free are what this keeps out of the host's loop).
+#[cold]
+#[inline(never)]
+#[allow(clippy::boxed_local)]
+fn unboxed(e: Fault) -> ScriptError {
+    *e
 }
 
 /// For generated code: take another reference (`let b = a`). Returns the same cell.

@@ -297,8 +297,11 @@ impl Session {
         }
         let ladder = self.next_ladder()?;
         let names: Vec<&str> = ladder.steps.iter().map(|s| s.layer.name()).collect();
+        // The runtime's rungs are listed only beside a ladder that measures some of them.
+        let runtime = ladder.steps.iter().any(|s| s.layer.is_runtime());
         let left: Vec<&str> = Layer::ALL
             .iter()
+            .filter(|l| runtime || !l.is_runtime())
             .map(|l| l.name())
             .filter(|n| !names.contains(n))
             .collect();

@@ -341,7 +341,7 @@ pub const HELP: &[HelpEntry] = &[
             &[ch('l', S::Panes, A::NextLadder)],
         ],
         also: &[],
-        help: "next ladder (host_call, fused, direct)",
+        help: "next ladder (host_call, fused, direct, runtime)",
     },
     HelpEntry {
         keys: &[
