@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use hotlab::ladder::bench::{Bench, Build, DEFAULT_SNIPPET, Method};
+use hotlab::ladder::bench::{Build, CalledMethod, DEFAULT_SNIPPET, LadderBench};
 use hotlab::ladder::{self, BUILTIN, Ladder};
 use hotlab::lang::{self, SourceFile};
 
@@ -14,8 +14,12 @@ fn snippet(text: &str) -> hotlab::lang::Program {
 fn check_rows(ladder: Ladder, text: &str, value: i64) {
     let name = ladder.name.clone();
     let program = snippet(text);
-    let mut bench = Bench::build(ladder, Method::Snippet(&program), &[Build::Jit, Build::Aot])
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    let mut bench = LadderBench::build(
+        ladder,
+        CalledMethod::Snippet(&program),
+        &[Build::Jit, Build::Aot],
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"));
     assert_eq!(bench.value, value);
     let n = 1000u64;
     for row in &mut bench.rows {
@@ -81,9 +85,9 @@ text = "outermost"
 fn a_user_ordered_ladder_runs_in_both_builds() {
     let ladder = Ladder::parse("mine.toml", USER_ORDER).unwrap();
     let program = snippet(DEFAULT_SNIPPET);
-    let bench = Bench::build(
+    let bench = LadderBench::build(
         ladder.clone(),
-        Method::Snippet(&program),
+        CalledMethod::Snippet(&program),
         &[Build::Jit, Build::Aot],
     )
     .unwrap();

@@ -9,7 +9,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use hotlab::ladder::bench::{Bench, Build, DEFAULT_SNIPPET, LadderRow, Method};
+use hotlab::ladder::bench::{Build, CalledMethod, DEFAULT_SNIPPET, LadderBench, LadderRow};
 use hotlab::ladder::path::Path;
 use hotlab::ladder::spec::Layer;
 use hotlab::ladder::{self, Ladder};
@@ -46,7 +46,7 @@ fn snippet(text: &str) -> lang::Program {
 fn the_runtime_ladder_is_the_runtimes_code_and_the_benchs_row() {
     let l = ladder::resolve("runtime").unwrap();
     let program = snippet(DEFAULT_SNIPPET);
-    let mut bench = Bench::build(l, Method::Snippet(&program), &BOTH).unwrap();
+    let mut bench = LadderBench::build(l, CalledMethod::Snippet(&program), &BOTH).unwrap();
     let layers: Vec<Option<Layer>> = bench.rows.iter().map(layer).collect();
     assert_eq!(
         layers,
@@ -72,9 +72,9 @@ fn the_runtime_ladder_is_the_runtimes_code_and_the_benchs_row() {
 #[test]
 fn runtime_rungs_fail_a_detached_object_and_a_stale_handle() {
     let program = snippet(DEFAULT_SNIPPET);
-    let mut bench = Bench::build(
+    let mut bench = LadderBench::build(
         ladder::resolve("runtime").unwrap(),
-        Method::Snippet(&program),
+        CalledMethod::Snippet(&program),
         &BOTH,
     )
     .unwrap();
@@ -89,9 +89,9 @@ fn runtime_rungs_fail_a_detached_object_and_a_stale_handle() {
     }
     assert_eq!(n, 3);
 
-    let mut bench = Bench::build(
+    let mut bench = LadderBench::build(
         ladder::resolve("runtime").unwrap(),
-        Method::Snippet(&program),
+        CalledMethod::Snippet(&program),
         &BOTH,
     )
     .unwrap();
@@ -112,9 +112,9 @@ fn runtime_rungs_catch_a_raised_error_and_restore_the_thread() {
     // The first call (made when the ladder is built) succeeds; every later one divides by zero.
     let text = "var calls = 0\nfn call() -> i64 {\n    calls = calls + 1\n    if calls > 1 { return 1 / (calls - calls) }\n    return 1\n}\n";
     let program = snippet(text);
-    let mut bench = Bench::build(
+    let mut bench = LadderBench::build(
         ladder::resolve("runtime").unwrap(),
-        Method::Snippet(&program),
+        CalledMethod::Snippet(&program),
         &BOTH,
     )
     .unwrap();
@@ -152,9 +152,9 @@ extern "C-unwind" fn recurse(_: *mut c_void, _: *const Object) -> i64 {
 
 #[test]
 fn runtime_rungs_stop_runaway_recursion() {
-    let bench = Bench::build(
+    let bench = LadderBench::build(
         ladder::resolve("runtime").unwrap(),
-        Method::Code {
+        CalledMethod::Code {
             code: recurse as *const c_void,
             value: 1,
         },
@@ -206,9 +206,9 @@ extern "C-unwind" fn slow_init(_: *mut c_void) -> u64 {
 #[test]
 fn the_handle_call_waits_while_another_thread_reloads() {
     let text = "name = \"h\"\ndescription = \"h\"\n\n[[step]]\nlayer = \"native\"\ntitle = \"n\"\ntext = \"t\"\n\n[[step]]\nlayer = \"rt-handle\"\ntitle = \"h\"\ntext = \"t\"\n";
-    let bench = Bench::build(
+    let bench = LadderBench::build(
         Ladder::parse("h.toml", text).unwrap(),
-        Method::Code {
+        CalledMethod::Code {
             code: observe as *const c_void,
             value: 1,
         },

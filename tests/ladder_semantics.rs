@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use hotlab::ladder::bench::{Bench, Build, LadderRow, Method};
+use hotlab::ladder::bench::{Build, CalledMethod, LadderBench, LadderRow};
 use hotlab::ladder::path::Path;
 use hotlab::ladder::spec::Layer;
 use hotlab::ladder::{self, Ladder};
@@ -50,7 +50,7 @@ fn the_detached_check_fails_a_detached_object() {
             hotlab::ladder::bench::DEFAULT_SNIPPET,
         )))
         .unwrap();
-        let mut bench = Bench::build(l, Method::Snippet(&program), &BOTH).unwrap();
+        let mut bench = LadderBench::build(l, CalledMethod::Snippet(&program), &BOTH).unwrap();
         bench.runtime().detach(bench.handle()).unwrap();
         let mut checked = 0;
         for row in &mut bench.rows {
@@ -100,9 +100,9 @@ fn the_depth_limit_stops_runaway_recursion() {
         ladder::resolve("fused").unwrap(),
         ladder::resolve("direct").unwrap(),
     ] {
-        let bench = Bench::build(
+        let bench = LadderBench::build(
             l,
-            Method::Code {
+            CalledMethod::Code {
                 code: recurse as *const c_void,
                 value: 1,
             },
@@ -137,7 +137,7 @@ fn try_catch_reports_a_script_error_and_restores_the_thread() {
     let text = "var calls = 0\nfn call() -> i64 {\n    calls = calls + 1\n    if calls > 1 { return 1 / (calls - calls) }\n    return 1\n}\n";
     let program = lang::compile(Arc::new(SourceFile::new("raise.hot", text))).unwrap();
     for l in every_path_ladder() {
-        let mut bench = Bench::build(l, Method::Snippet(&program), &BOTH).unwrap();
+        let mut bench = LadderBench::build(l, CalledMethod::Snippet(&program), &BOTH).unwrap();
         let mut checked = 0;
         for row in bench.rows.iter_mut().filter(|r| r.build.is_some()) {
             let (_, fault) = row.run(5);
@@ -196,9 +196,9 @@ fn the_entry_check_waits_while_another_thread_reloads() {
             RAN_DURING_MIGRATION.store(false, Ordering::SeqCst);
             RELOAD_STARTED.store(false, Ordering::SeqCst);
             CALLS.store(0, Ordering::SeqCst);
-            let bench = Bench::build(
+            let bench = LadderBench::build(
                 l,
-                Method::Code {
+                CalledMethod::Code {
                     code: observe as *const c_void,
                     value: 1,
                 },
@@ -256,9 +256,9 @@ fn the_direct_ladder_runs_on_a_fixed_runtime_through_the_interface_entry() {
         hotlab::ladder::bench::DEFAULT_SNIPPET,
     )))
     .unwrap();
-    let mut bench = Bench::build(
+    let mut bench = LadderBench::build(
         ladder::resolve("direct").unwrap(),
-        Method::Snippet(&program),
+        CalledMethod::Snippet(&program),
         &BOTH,
     )
     .unwrap();

@@ -12,7 +12,7 @@ use clap::{Args, ValueEnum};
 use super::snippet::{SnippetFile, load_snippet};
 use super::{Failure, exit};
 use crate::export::{self, Format};
-use crate::ladder::bench::{Build, DEFAULT_SNIPPET, Method};
+use crate::ladder::bench::{Build, CalledMethod, DEFAULT_SNIPPET};
 use crate::ladder::code::{StepCode, ladder_code};
 use crate::lang::{self, SourceFile};
 use crate::measure::{Picos, Progress, Settings, Stop};
@@ -172,7 +172,7 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
     };
     let report = crate::ladder::run::measure(
         ladder,
-        Method::Snippet(&program),
+        CalledMethod::Snippet(&program),
         &args.build.builds(),
         settings,
         &cancel,

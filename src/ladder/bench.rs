@@ -65,7 +65,7 @@ impl fmt::Display for Build {
 }
 
 /// The method the class gets: the snippet's code, or (for tests) any code with the method ABI.
-pub enum Method<'a> {
+pub enum CalledMethod<'a> {
     /// A checked program with `fn call() -> i64`.
     Snippet(&'a Program),
     /// `extern "C-unwind" fn(vmctx, this) -> i64`, with the value one call returns.
@@ -153,7 +153,7 @@ enum RowLoop {
     Native(Arc<NativeTwin>),
     Raw(RawVariantFn),
     /// The bench's own sampler (the `bench` rung). Owned (from `Box::into_raw`, freed on drop);
-    /// it borrows the bench's loaded case, which the `Bench` drops after its rows.
+    /// it borrows the bench's loaded case, which the `LadderBench` drops after its rows.
     Bench(*mut Sampler<'static>),
 }
 
@@ -220,7 +220,7 @@ impl LadderRow {
         match &self.row_loop {
             RowLoop::Native(t) => native_loop(t, n),
             // SAFETY: `f` is this row's function with the raw ABI and `ctx` its live context
-            // (see `Bench::build`), used on the thread that made it.
+            // (see `LadderBench::build`), used on the thread that made it.
             RowLoop::Raw(f) => unsafe { f(self.ctx as *mut c_void, n) },
             RowLoop::Bench(s) => {
                 // SAFETY: the sampler is this row's, set up on this thread (the caller's duty);
@@ -263,7 +263,7 @@ fn native_loop(twin: &NativeTwin, n: u64) -> u64 {
 
 /// A built ladder. Fields drop in order: rows, then the object, the class and the runtime,
 /// then the code, then the context the code was given.
-pub struct Bench {
+pub struct LadderBench {
     /// The ladder.
     pub ladder: Ladder,
     /// The rows, in step order (the native row first, then each step's builds).
@@ -282,20 +282,20 @@ pub struct Bench {
     _vmctx: Box<VmCtx>,
 }
 
-impl Bench {
+impl LadderBench {
     /// Build every row of `ladder` for `builds`, on the calling thread (which must be the one
     /// that measures: the rows hold its call record and stack limit).
     pub fn build(
         ladder: Ladder,
-        method: Method<'_>,
+        method: CalledMethod<'_>,
         builds: &[Build],
-    ) -> Result<Bench, BuildError> {
+    ) -> Result<LadderBench, BuildError> {
         let mut jit = Jit::new(JitOptions {
             opt: OptLevel::Speed,
             ..JitOptions::default()
         })?;
         let (program, code, value, mut vmctx) = match method {
-            Method::Snippet(p) => {
+            CalledMethod::Snippet(p) => {
                 let program = jit.compile(p)?;
                 let id = program
                     .function_named("call")
@@ -311,7 +311,7 @@ impl Bench {
                 let vmctx = Box::new(program.vm_context());
                 (Some(program), addr, value, vmctx)
             }
-            Method::Code { code, value } => (
+            CalledMethod::Code { code, value } => (
                 None,
                 code,
                 value,
@@ -365,7 +365,7 @@ impl Bench {
                         let (row_loop, code) = if layer == Layer::Bench {
                             let loaded = bench_case.insert(Box::new(load_host_call_case()?));
                             let loaded: *mut Loaded = &mut **loaded;
-                            // SAFETY: the box's contents stay where they are until the `Bench`
+                            // SAFETY: the box's contents stay where they are until the `LadderBench`
                             // drops it, after its rows (field order), so the sampler's borrow,
                             // widened to 'static here, never outlives what it borrows.
                             let sampler = unsafe { &mut *loaded }
@@ -486,7 +486,7 @@ impl Bench {
                     .collect();
             }
         }
-        Ok(Bench {
+        Ok(LadderBench {
             ladder,
             rows,
             _bench_case: bench_case,

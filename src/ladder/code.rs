@@ -8,7 +8,7 @@ use iced_x86::{Decoder, DecoderOptions, Instruction, Mnemonic, OpKind};
 use serde::{Deserialize, Serialize};
 
 use super::Ladder;
-use super::bench::{Bench, Build, BuildError, Method};
+use super::bench::{Build, BuildError, CalledMethod, LadderBench};
 use crate::backend::disasm::{self, Syntax};
 use crate::lang::Program;
 
@@ -152,7 +152,7 @@ pub struct StepCode {
 
 /// Each step's call-path machine code for one build of a built ladder, with its diff from the
 /// step before.
-pub fn step_code(bench: &Bench, want: Build, syntax: Syntax) -> Vec<StepCode> {
+pub fn step_code(bench: &LadderBench, want: Build, syntax: Syntax) -> Vec<StepCode> {
     let mut out: Vec<StepCode> = Vec::new();
     for row in bench
         .rows
@@ -195,7 +195,7 @@ pub fn ladder_code(
     build: Build,
     syntax: Syntax,
 ) -> Result<Vec<StepCode>, BuildError> {
-    let bench = Bench::build(ladder, Method::Snippet(program), &[build])?;
+    let bench = LadderBench::build(ladder, CalledMethod::Snippet(program), &[build])?;
     Ok(step_code(&bench, build, syntax))
 }
 

@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-use super::bench::{Bench, Build};
+use super::bench::{Build, LadderBench};
 use super::spec::Layer;
 use crate::export::Table;
 use crate::measure::{AbsVerdict, JobResult, Verdict};
@@ -63,7 +63,7 @@ pub struct Report {
 impl Report {
     /// Build the report from a bench and its job's result (variant `i` is row `i`).
     pub fn new(
-        bench: &Bench,
+        bench: &LadderBench,
         result: &JobResult,
         faults: &[Option<ScriptError>],
         header: Vec<String>,

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use super::bench::{Bench, Build, BuildError, Method};
+use super::bench::{Build, BuildError, CalledMethod, LadderBench};
 use super::report::Report;
 use super::spec::Ladder;
 use crate::measure::env::health::{self, LiveProbes};
@@ -50,14 +50,14 @@ impl RunError {
 /// [`machine_header`]).
 pub fn measure(
     ladder: Ladder,
-    method: Method<'_>,
+    method: CalledMethod<'_>,
     builds: &[Build],
     settings: Settings,
     cancel: &AtomicBool,
     observer: &mut dyn Observer,
     header: Vec<String>,
 ) -> Result<Report, RunError> {
-    let mut bench = Bench::build(ladder, method, builds)?;
+    let mut bench = LadderBench::build(ladder, method, builds)?;
     for i in 0..bench.rows.len() {
         let (_, fault) = bench.rows[i].run(100);
         if let Some(e) = fault {

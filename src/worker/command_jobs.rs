@@ -12,7 +12,7 @@ use crate::backend::jit::{JitError, ReloadFailure};
 use crate::backend::{Backend, CallError, Checks, LoadError, LoadOptions, Loaded, Loader};
 use crate::cases::check::{self, CheckError, CheckOptions, Script};
 use crate::cases::{Mode, twin_named, twins};
-use crate::ladder::bench::{Build, DEFAULT_SNIPPET, Method};
+use crate::ladder::bench::{Build, CalledMethod, DEFAULT_SNIPPET};
 use crate::lang::{self, SourceFile, Span};
 use crate::measure::{Picos, Progress, Settings, Stop};
 use crate::results::{
@@ -83,7 +83,7 @@ pub fn ladder(
     let result = crate::runtime::catch_script(Span::default(), || {
         crate::ladder::run::measure(
             ladder.clone(),
-            Method::Snippet(&program),
+            CalledMethod::Snippet(&program),
             &[Build::Jit, Build::Aot],
             engine_settings(settings),
             cancel,
