@@ -177,3 +177,31 @@ fn deep_lines_in_a_long_file_report_each_once() {
     assert_eq!(d.0.len(), 2, "{d}");
     assert!(d.0.iter().all(|d| d.message.contains("nested too deeply")));
 }
+
+#[test]
+fn asm_lowers_a_chain_just_under_the_limit_without_overflowing() {
+    // `hotlab asm` lowers in its own process: on the large stack `run` uses, not the 8 MiB main
+    // thread (a method chain near the limit needs a few MiB there).
+    let dir = tempfile::tempdir().unwrap();
+    let n = MAX_EXPR_DEPTH as usize - 10;
+    for shape in ["sum", "method"] {
+        let (text, _) = chain(shape, n);
+        let path = dir.path().join(format!("{shape}.hot"));
+        std::fs::write(&path, &text).unwrap();
+        for backend in ["jit", "jit-opt", "object"] {
+            let out = Command::cargo_bin("hotlab")
+                .unwrap()
+                .args(["asm", "--backend", backend, "--fn", "main"])
+                .arg(&path)
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.signal(), None, "{shape} on {backend}: {err}");
+            assert_eq!(out.status.code(), Some(0), "{shape} on {backend}: {err}");
+            assert!(
+                String::from_utf8_lossy(&out.stdout).contains("; main"),
+                "{shape} on {backend}"
+            );
+        }
+    }
+}

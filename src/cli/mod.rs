@@ -82,17 +82,42 @@ fn on_terminal() -> bool {
     std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
 }
 
+/// Stack for script code, and for the compiler on the one-shot commands: deep recursion and
+/// expressions nested up to the language's limit are allowed; runaway recursion stops with an
+/// error.
+const SCRIPT_STACK: usize = 256 << 20;
+
+/// Run `f` on a thread with a large stack and hand back its result.
+fn on_script_thread<R: Send + 'static>(
+    f: impl FnOnce() -> R + Send + 'static,
+) -> Result<R, Failure> {
+    std::thread::Builder::new()
+        .name("hotlab-script".into())
+        .stack_size(SCRIPT_STACK)
+        .spawn(f)
+        .map_err(|e| Failure::input(format!("error: cannot start the script thread: {e}")))?
+        .join()
+        .map_err(|_| Failure::script("error: the script thread panicked (a bug in hotlab)"))
+}
+
 /// Parse the command line and run it.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Some(CliCommand::Run(args)) => run::run(&args),
-        Some(CliCommand::Asm(args)) => asm::asm(&args),
+        // The commands that lower a snippet in this process do it on a large stack, as `run`
+        // does: an expression nested up to the language's limit must not overflow the 8 MiB
+        // main thread.
+        Some(CliCommand::Asm(args)) => on_script_thread(move || asm::asm(&args)).and_then(|r| r),
         Some(CliCommand::Doctor(args)) => doctor::doctor(&args),
         Some(CliCommand::Bench(args)) => bench::bench(&args),
-        Some(CliCommand::Check(args)) => check::check(&args),
+        Some(CliCommand::Check(args)) => {
+            on_script_thread(move || check::check(&args)).and_then(|r| r)
+        }
         Some(CliCommand::Worker(args)) => return crate::worker::serve(args.cpu, args.parent),
-        Some(CliCommand::Ladder(args)) => ladder::ladder(&args),
+        Some(CliCommand::Ladder(args)) => {
+            on_script_thread(move || ladder::ladder(&args)).and_then(|r| r)
+        }
         Some(CliCommand::Repl(args)) => return crate::repl::run(&args),
         Some(CliCommand::Tui(args)) => crate::tui::run(&args),
         // With no arguments on a terminal: the TUI on the host_call ladder.

@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use super::snippet::{SnippetFile, load_snippet};
-use super::{Failure, exit};
+use super::{Failure, exit, on_script_thread};
 use std::io::IsTerminal;
 use std::sync::Arc;
 
@@ -62,22 +62,6 @@ pub struct RunArgs {
     /// library; the interpreter needs each version to keep every class.
     #[arg(long, value_name = "FILE2")]
     pub reload: Vec<PathBuf>,
-}
-
-/// Stack for script code: deep recursion is allowed, runaway recursion stops with an error.
-const SCRIPT_STACK: usize = 256 << 20;
-
-/// Run `f` on a thread with a large stack and hand back its result.
-fn on_script_thread<R: Send + 'static>(
-    f: impl FnOnce() -> R + Send + 'static,
-) -> Result<R, Failure> {
-    std::thread::Builder::new()
-        .name("hotlab-script".into())
-        .stack_size(SCRIPT_STACK)
-        .spawn(f)
-        .map_err(|e| Failure::input(format!("error: cannot start the script thread: {e}")))?
-        .join()
-        .map_err(|_| Failure::script("error: the script thread panicked (a bug in hotlab)"))
 }
 
 fn micros(d: Duration) -> String {

@@ -345,8 +345,10 @@ impl LadderBench {
         let obj = handle.get().map_err(object)?;
 
         let twin = Arc::new(NativeTwin { value });
-        let mut rows = Vec::new();
+        // Declared before `rows`, so that on an early return (`?` below) the rows, whose bench
+        // sampler borrows this case, are dropped first (locals drop in reverse order).
         let mut bench_case: Option<Box<Loaded>> = None;
+        let mut rows = Vec::new();
         for (step, layers) in ladder.cumulative().into_iter().enumerate() {
             let path = Path::of(&layers);
             let builds: Vec<Option<Build>> = match path {
@@ -363,6 +365,9 @@ impl LadderBench {
                         };
                         let mut ctx = RowCtx::new(obj);
                         let (row_loop, code) = if layer == Layer::Bench {
+                            // One bench rung per ladder (a layer appears once): a second
+                            // `insert` would drop the case the first row's sampler borrows.
+                            debug_assert!(bench_case.is_none(), "two bench rungs");
                             let loaded = bench_case.insert(Box::new(load_host_call_case()?));
                             let loaded: *mut Loaded = &mut **loaded;
                             // SAFETY: the box's contents stay where they are until the `LadderBench`

@@ -148,41 +148,112 @@ pub fn copy_path(path: &Path) -> PathBuf {
     path.with_file_name(format!("{}.copy-{}.json", stem(path), std::process::id()))
 }
 
-/// Session files locked by this process (a lock file cannot tell two sessions of one process
-/// apart).
+/// Session files locked by this process, by canonical path (the kernel's lock cannot tell two
+/// sessions of one process apart by itself, and one file may be spelled two ways).
 static HELD: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-/// A held session file: its lock file is removed when this is dropped.
+/// A held session file: an exclusive `flock` on its lock file, released by the kernel when the
+/// descriptor closes (this is dropped, or the process dies: a stale lock cannot outlive its
+/// holder); the lock file is removed when this is dropped.
 #[derive(Debug)]
 pub struct StoreLock {
     file: PathBuf,
     store: PathBuf,
+    /// The locked descriptor, open for as long as the session holds the file.
+    _handle: std::fs::File,
 }
 
 impl Drop for StoreLock {
     fn drop(&mut self) {
-        // Removed only while it still names this process (a stale lock taken over by
-        // another front end is theirs).
-        if read_holder(&self.file) == Some(std::process::id()) {
-            let _ = std::fs::remove_file(&self.file);
-        }
+        // Removed while still locked: a front end that opened this file meanwhile finds, once
+        // it has the lock, that the name no longer leads to it, and starts again (see `lock`).
+        let _ = std::fs::remove_file(&self.file);
         if let Ok(mut held) = HELD.lock() {
             held.retain(|p| p != &self.store);
         }
     }
 }
 
-fn read_holder(lock: &Path) -> Option<u32> {
-    std::fs::read_to_string(lock).ok()?.trim().parse().ok()
+/// `path` with its directory canonical, so that two spellings of one file compare equal.
+fn canonical(path: &Path) -> PathBuf {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), path.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => path.to_path_buf(),
+    }
 }
 
-fn running(pid: u32) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
-    let r = unsafe { libc::kill(pid, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+/// Whether the open `file` is the file `path` names now (same device and inode).
+fn names(file: &std::fs::File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+/// Hold the session file `path` for this front end: an exclusive lock on its lock file, which
+/// names this process for the message another front end shows.
+pub fn lock(path: &Path) -> Result<StoreLock, LockError> {
+    use std::io::{Seek, Write};
+    use std::os::fd::AsRawFd;
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    let file = lock_path(path);
+    if let Some(dir) = file.parent()
+        && !dir.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| LockError::Io(format!("cannot create {}: {e}", dir.display())))?;
+    }
+    let store = canonical(path);
+    if held.iter().any(|p| p == &store) {
+        return Err(LockError::InUse(std::process::id()));
+    }
+    let io = |e: std::io::Error| LockError::Io(format!("cannot lock {}: {e}", file.display()));
+    for _ in 0..8 {
+        let mut handle = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&file)
+            .map_err(io)?;
+        // SAFETY: `flock` on a descriptor `handle` owns and keeps open; no memory is involved.
+        let r = unsafe { libc::flock(handle.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                return Err(LockError::InUse(read_holder(&file).unwrap_or(0)));
+            }
+            return Err(io(e));
+        }
+        // The holder before may have removed the name after this process opened it: the lock
+        // is then on a file nobody else will look at. Start again on the name as it is now.
+        if !names(&handle, &file) {
+            continue;
+        }
+        handle.set_len(0).map_err(io)?;
+        handle.rewind().map_err(io)?;
+        writeln!(handle, "{}", std::process::id())
+            .map_err(|e| LockError::Io(format!("cannot write {}: {e}", file.display())))?;
+        held.push(store.clone());
+        return Ok(StoreLock {
+            file,
+            store,
+            _handle: handle,
+        });
+    }
+    Err(LockError::Io(format!(
+        "cannot take {}: other front ends keep replacing it",
+        file.display()
+    )))
+}
+
+fn read_holder(lock: &Path) -> Option<u32> {
+    std::fs::read_to_string(lock).ok()?.trim().parse().ok()
 }
 
 /// Why a session file cannot be held.
@@ -192,59 +263,6 @@ pub enum LockError {
     InUse(u32),
     /// The lock file cannot be written (a read-only directory, say).
     Io(String),
-}
-
-/// Hold the session file `path` for this front end: its lock file names this process. A lock
-/// left by a front end that is no longer running is taken over.
-pub fn lock(path: &Path) -> Result<StoreLock, LockError> {
-    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
-    if held.iter().any(|p| p == path) {
-        return Err(LockError::InUse(std::process::id()));
-    }
-    let file = lock_path(path);
-    if let Some(dir) = file.parent()
-        && !dir.as_os_str().is_empty()
-    {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| LockError::Io(format!("cannot create {}: {e}", dir.display())))?;
-    }
-    for _ in 0..2 {
-        match std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&file)
-        {
-            Ok(mut f) => {
-                use std::io::Write;
-                writeln!(f, "{}", std::process::id())
-                    .map_err(|e| LockError::Io(format!("cannot write {}: {e}", file.display())))?;
-                held.push(path.to_path_buf());
-                return Ok(StoreLock {
-                    file,
-                    store: path.to_path_buf(),
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => match read_holder(&file) {
-                Some(pid) if pid != std::process::id() && running(pid) => {
-                    return Err(LockError::InUse(pid));
-                }
-                // Stale (its holder is gone) or unreadable: take it over.
-                _ => {
-                    let _ = std::fs::remove_file(&file);
-                }
-            },
-            Err(e) => {
-                return Err(LockError::Io(format!(
-                    "cannot create {}: {e}",
-                    file.display()
-                )));
-            }
-        }
-    }
-    Err(LockError::Io(format!(
-        "cannot take {}: another front end keeps creating it",
-        file.display()
-    )))
 }
 
 /// Write the state whole, creating the directory if needed.

@@ -117,7 +117,10 @@ fn die_with_parent(parent: Option<u32>) {
     if let Some(p) = parent
         && i64::from(ppid) != i64::from(p)
     {
-        // The front end is gone (we were reparented): nobody will read an answer.
+        // The front end is gone (we were reparented), or something between it and us forked
+        // instead of exec'ing: either way nobody will read an answer. Say which, for the crash
+        // report the front end shows.
+        eprintln!("hotlab worker: front end pid {p} is not my parent (pid {ppid}); ending");
         std::process::exit(0);
     }
 }
