@@ -4,10 +4,12 @@
 //! fails, a raised error is caught and reported, the depth limit stops runaway recursion, and a
 //! call waits while another thread reloads the class.
 
+mod common;
+
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 
 use hotlab::ladder::bench::{Build, CalledMethod, DEFAULT_SNIPPET, LadderBench, LadderRow};
 use hotlab::ladder::path::Path;
@@ -176,32 +178,7 @@ fn runtime_rungs_stop_runaway_recursion() {
     assert_eq!(n, 3);
 }
 
-static MIGRATED: AtomicBool = AtomicBool::new(false);
-static RAN_DURING_MIGRATION: AtomicBool = AtomicBool::new(false);
-static RELOAD_STARTED: AtomicBool = AtomicBool::new(false);
-static CALLS: AtomicU32 = AtomicU32::new(0);
-
-/// The first call waits (inside the call) until a reload is pending; later calls note whether
-/// they ran before the migration finished.
-extern "C-unwind" fn observe(_: *mut c_void, this: *const Object) -> i64 {
-    if CALLS.fetch_add(1, Ordering::SeqCst) == 0 {
-        RELOAD_STARTED.store(true, Ordering::SeqCst);
-        // SAFETY: `this` is the live shell the path called us with.
-        let class = unsafe { (*this).class() };
-        while class.entry_word() & 1 == 0 {
-            std::thread::yield_now();
-        }
-    } else if !MIGRATED.load(Ordering::SeqCst) {
-        RAN_DURING_MIGRATION.store(true, Ordering::SeqCst);
-    }
-    1
-}
-
-extern "C-unwind" fn slow_init(_: *mut c_void) -> u64 {
-    std::thread::sleep(std::time::Duration::from_millis(150));
-    MIGRATED.store(true, Ordering::SeqCst);
-    7
-}
+use common::reload_probe::{MIGRATED, RAN_DURING_MIGRATION, RELOAD_STARTED, observe, slow_init};
 
 #[test]
 fn the_handle_call_waits_while_another_thread_reloads() {

@@ -2,10 +2,12 @@
 //! measures), in both builds: detached objects fail, the depth limit stops recursion, try/catch
 //! reports a raised ScriptError, and the entry check waits out a reload on another thread.
 
+mod common;
+
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use hotlab::ladder::bench::{Build, CalledMethod, LadderBench, LadderRow};
 use hotlab::ladder::path::Path;
@@ -156,33 +158,7 @@ fn try_catch_reports_a_script_error_and_restores_the_thread() {
     }
 }
 
-static MIGRATED: AtomicBool = AtomicBool::new(false);
-static RAN_DURING_MIGRATION: AtomicBool = AtomicBool::new(false);
-static RELOAD_STARTED: AtomicBool = AtomicBool::new(false);
-static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-
-/// The first call waits (inside the call) until a reload is pending; later calls note whether
-/// they ran before the migration finished.
-extern "C-unwind" fn observe(_: *mut c_void, this: *const Object) -> i64 {
-    if CALLS.fetch_add(1, Ordering::SeqCst) == 0 {
-        RELOAD_STARTED.store(true, Ordering::SeqCst);
-        // SAFETY: `this` is the live shell the path called us with.
-        let class = unsafe { (*this).class() };
-        while class.entry_word() & 1 == 0 {
-            std::thread::yield_now();
-        }
-    } else if !MIGRATED.load(Ordering::SeqCst) {
-        RAN_DURING_MIGRATION.store(true, Ordering::SeqCst);
-    }
-    1
-}
-
-/// The new field's initializer: a slow migration.
-extern "C-unwind" fn slow_init(_: *mut c_void) -> u64 {
-    std::thread::sleep(std::time::Duration::from_millis(150));
-    MIGRATED.store(true, Ordering::SeqCst);
-    7
-}
+use common::reload_probe::{MIGRATED, RAN_DURING_MIGRATION, RELOAD_STARTED, observe, slow_init};
 
 #[test]
 fn the_entry_check_waits_while_another_thread_reloads() {
@@ -192,10 +168,7 @@ fn the_entry_check_waits_while_another_thread_reloads() {
             Ladder::parse("e.toml", text).unwrap(),
             ladder::resolve("fused").unwrap(),
         ] {
-            MIGRATED.store(false, Ordering::SeqCst);
-            RAN_DURING_MIGRATION.store(false, Ordering::SeqCst);
-            RELOAD_STARTED.store(false, Ordering::SeqCst);
-            CALLS.store(0, Ordering::SeqCst);
+            common::reload_probe::reset();
             let bench = LadderBench::build(
                 l,
                 CalledMethod::Code {

@@ -4,6 +4,7 @@
 
 #[path = "gen.rs"]
 pub mod generator;
+pub mod reload_probe;
 
 use std::sync::Arc;
 
