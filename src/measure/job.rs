@@ -423,6 +423,13 @@ impl Job {
         let order = RoundOrder::new(k);
         let mut rng = StdRng::seed_from_u64(s.seed);
         let mut warmup_rounds = 0u64;
+        if let Some(flat) = sizing.and_then(|sz| sz.flat) {
+            return Err(MeasureError::NoGrowth {
+                variant: names.get(flat.variant).cloned().unwrap_or_default(),
+                from: flat.from,
+                to: flat.to,
+            });
+        }
         if let Some(sz) = sizing {
             iters = sz.iters;
             phase = Phase::Warmup;
