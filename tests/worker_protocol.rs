@@ -229,7 +229,10 @@ fn every_response_round_trips() {
             markdown: "| a |".into(),
             csv: "a".into(),
             json: serde_json::json!({"tables": []}),
-            problems: 0,
+            problems: 1,
+            errors: vec!["spin hot (jit): error: division by zero at spin.hot:3:9".into()],
+            failed: true,
+            mismatched: false,
         }),
         JobReport::Reloaded(ReloadResult {
             started: false,

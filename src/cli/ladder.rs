@@ -176,6 +176,12 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "<default snippet>".into());
+    if args.snippet.is_some() && program.function_named("call").is_none() {
+        // The worker would measure the default method instead: a command line asks for this one.
+        return Err(Failure::input(format!(
+            "error: {where_}: the snippet has no `fn call() -> i64` for the ladder to call"
+        )));
+    }
     let snippet = args.snippet.as_ref().map(|_| SnippetSource {
         name: program.source.name.clone(),
         text: program.source.text.clone(),
