@@ -247,7 +247,7 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// Array slots whose managed cells the function owns (`lower_array.rs`): zeroed after the
     /// stack check, released when it returns.
     pub(crate) owned_arrays: Vec<(StackSlot, Type)>,
-    /// Module variables cached by the loops being lowered (`jit-opt`).
+    /// Module variables cached by the loops being lowered (`opt_globals.rs`).
     pub(crate) global_cache: super::opt_globals::GlobalCache,
     /// Home slots and held temporaries (`lower_unwind.rs`).
     pub(crate) cells: super::lower_unwind::OwnedCells,

@@ -36,6 +36,10 @@ impl FunctionTranslator<'_, '_> {
             return bad(format!("unknown global #{}", id.0));
         };
         let offset = (*cell * 8) as i64;
+        if let Some(base) = self.region_base() {
+            // Inside a loop that computed the block's address once (`opt_globals.rs`).
+            return Ok(self.builder.ins().iadd_imm_s(base, offset));
+        }
         match self.env.globals {
             GlobalsBase::Addr(base) => Ok(self
                 .builder

@@ -1,0 +1,79 @@
+//! The loop and data lowerings of the Cranelift backends give what the interpreter gives:
+//! module variables kept in registers through loops that call nothing (`opt_globals.rs`, now
+//! on `jit` and `object` too), vec locals whose length and data are read once before a loop
+//! (`opt_vec.rs`), array initializers written in place, and interpolations joined by one
+//! `hot_str_build` into single-allocation strings (`runtime::str_block`). Each case sits on an
+//! edge of one of those rules; every backend must agree, errors and their locations included,
+//! and leak nothing.
+
+mod common;
+
+use common::same_everywhere;
+
+#[test]
+fn module_variable_cached_through_loops_with_break_and_return() {
+    same_everywhere(
+        "var counter = 0
+         var flag = false
+         fn run(n: i64) -> i64 {
+             for i in 0..n {
+                 counter = counter + (i & 3)
+                 if counter > 1000 { flag = true
+                     return counter }
+                 var k = 0
+                 while true {
+                     k += 1
+                     counter += 1
+                     if k == 3 { break }
+                 }
+             }
+             return counter
+         }
+         fn main() -> i64 {
+             let a = run(10)
+             let b = run(1000)
+             return a * 100000 + b * 10 + (if_flag())
+         }
+         fn if_flag() -> i64 {
+             if flag { return 1 }
+             return 0
+         }",
+        "4310011",
+    );
+}
+
+#[test]
+fn module_variable_written_by_a_called_function_inside_the_loop() {
+    // The call makes the loop keep no cache: `bump`'s writes are seen at once.
+    same_everywhere(
+        "var counter = 0
+         fn bump() { counter = counter * 2 }
+         fn main() -> i64 {
+             for i in 0..10 {
+                 counter += 1
+                 bump()
+                 counter += i
+             }
+             return counter
+         }",
+        "3059",
+    );
+}
+
+#[test]
+fn module_variable_current_when_the_loop_raises() {
+    // The error leaves the loop early; the values written before it must be the ones the
+    // next call sees (writes store through).
+    same_everywhere(
+        "var counter = 0
+         var arr = [1, 2, 3]
+         fn fill(n: i64) -> i64 {
+             for i in 0..n { counter += arr[i] }
+             return counter
+         }
+         fn main() -> i64 {
+             return fill(3) * 100 + counter + fill(4)
+         }",
+        "error: index 3 out of range for length 3 at 4:41",
+    );
+}
