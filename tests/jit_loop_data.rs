@@ -77,3 +77,102 @@ fn module_variable_current_when_the_loop_raises() {
         "error: index 3 out of range for length 3 at 4:41",
     );
 }
+
+#[test]
+fn vec_element_store_then_length_read() {
+    same_everywhere(
+        "fn main() -> i64 {
+             var v = vec<i64>()
+             for k in 0..8 { v.push(k) }
+             var acc = 0
+             for i in 0..v.len() {
+                 v[i & 7] += i
+                 acc += v[(i * 3) & 7] + v.len()
+             }
+             return acc * 1000 + v[7]
+         }",
+        "104014",
+    );
+}
+
+#[test]
+fn vec_pushed_inside_the_loop_is_not_hoisted() {
+    same_everywhere(
+        "fn main() -> i64 {
+             var v = vec<i64>()
+             v.push(1)
+             var i = 0
+             while i < v.len() && i < 20 {
+                 v.push(v[i] * 2)
+                 v[i] += 1
+                 i += 1
+             }
+             return v.len() * 100000 + v[19] + v[20]
+         }",
+        "3672865",
+    );
+}
+
+#[test]
+fn a_shared_vec_stays_unchanged_when_a_loop_stores_into_its_copy() {
+    same_everywhere(
+        "fn main() -> i64 {
+             var v = vec<i64>()
+             for k in 0..4 { v.push(k) }
+             let w = v
+             for i in 0..4 { v[i] = v[i] * 10 }
+             return w[3] * 1000 + v[3] + w.len()
+         }",
+        "3034",
+    );
+}
+
+#[test]
+fn hoisted_vec_index_out_of_range_is_located_at_its_own_line() {
+    same_everywhere(
+        "fn main() -> i64 {
+             var v = vec<i64>()
+             for k in 0..4 { v.push(k) }
+             var acc = 0
+             for i in 0..10 {
+                 acc += v[i]
+             }
+             return acc
+         }",
+        "error: index 4 out of range for length 4 at 6:25",
+    );
+    same_everywhere(
+        "fn main() -> i64 {
+             var v = vec<f64>()
+             v.push(1.5)
+             var i = 0
+             while i < 3 {
+                 v[i] = 2.0
+                 i += 1
+             }
+             return 0
+         }",
+        "error: index 1 out of range for length 1 at 6:20",
+    );
+}
+
+#[test]
+fn storing_into_an_empty_vec_in_a_loop_raises_as_before() {
+    same_everywhere(
+        "fn main() -> i64 {
+             var v = vec<bool>()
+             for i in 0..3 { v[i] = true }
+             return 0
+         }",
+        "error: index 0 out of range for length 0 at 3:32",
+    );
+    same_everywhere(
+        "fn main() -> i64 {
+             var v = vec<i64>()
+             var n = 0
+             for i in 0..3 { n += v.len() }
+             return n
+         }",
+        "0",
+    );
+}

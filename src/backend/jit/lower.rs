@@ -249,6 +249,8 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     pub(crate) owned_arrays: Vec<(StackSlot, Type)>,
     /// Module variables cached by the loops being lowered (`opt_globals.rs`).
     pub(crate) global_cache: super::opt_globals::GlobalCache,
+    /// Vec locals hoisted by the loops being lowered (`opt_vec.rs`).
+    pub(crate) vec_cache: super::opt_vec::VecCache,
     /// Home slots and held temporaries (`lower_unwind.rs`).
     pub(crate) cells: super::lower_unwind::OwnedCells,
     /// The data object of each array shape's lengths (`array_shape`), by their bytes.
@@ -282,6 +284,7 @@ pub(crate) fn lower_function(
         owned: Vec::new(),
         owned_arrays: Vec::new(),
         global_cache: Default::default(),
+        vec_cache: Default::default(),
         cells: Default::default(),
         shapes: HashMap::new(),
     };

@@ -123,6 +123,13 @@ impl FunctionTranslator<'_, '_> {
     /// each index against its vec's current length. A field root is checked again and its
     /// address taken now (the state block may have been replaced since it was evaluated).
     pub(crate) fn walk_vec_path(&mut self, path: &VecPath) -> LResult<PlaceRef> {
+        if let (VecRoot::Place(PlaceRef::Var(var)), [(idx, span, _)]) =
+            (path.root, &path.steps[..])
+            && let Some(hoisted) = self.hoisted_vec_var(var)
+        {
+            // Unique, its length and data read before the loop (`opt_vec.rs`).
+            return Ok(PlaceRef::Mem(self.hoisted_elem_addr(hoisted, *idx, *span)));
+        }
         let mut target = match path.root {
             VecRoot::Place(p) => p,
             VecRoot::Field {
@@ -168,7 +175,7 @@ impl FunctionTranslator<'_, '_> {
     /// from the place). Inline when it already is (non-null, count 1: no other owner on any
     /// thread, so the count cannot change under us); else a cold call of `hot_vec_unique`,
     /// which copies a shared block (or makes one for the empty vec), and a store back.
-    fn unique_vec_at(&mut self, target: PlaceRef, vec_ty: &Type) -> LResult<Value> {
+    pub(crate) fn unique_vec_at(&mut self, target: PlaceRef, vec_ty: &Type) -> LResult<Value> {
         let (Type::Vec(elem) | Type::Array(elem, _)) = vec_ty else {
             return bad("a vec step on a value that is not a vec");
         };
@@ -277,6 +284,12 @@ impl FunctionTranslator<'_, '_> {
         index: &Expr,
         whole: &Expr,
     ) -> LResult<Value> {
+        if let Some(hoisted) = self.hoisted_vec_of(vec) {
+            // Its length and data read before the loop (`opt_vec.rs`).
+            let idx = self.translate_expr(index)?;
+            let addr = self.hoisted_elem_addr(hoisted, idx, whole.span);
+            return self.load_cell_owned(addr, &whole.ty);
+        }
         let (cell, owned) = self.handle_operand(vec)?;
         let held = self.hold_if(owned, &vec.ty, cell);
         let idx = self.translate_expr(index)?;
@@ -290,6 +303,9 @@ impl FunctionTranslator<'_, '_> {
 
     /// `v.len()` of a vec or a string.
     pub(crate) fn translate_dynamic_len(&mut self, value: &Expr) -> LResult<Value> {
+        if let Some(hoisted) = self.hoisted_vec_of(value) {
+            return Ok(self.hoisted_len(hoisted));
+        }
         let (cell, owned) = self.handle_operand(value)?;
         let helper = match value.ty {
             Type::Str => self.env.helpers.str_len,

@@ -186,7 +186,8 @@ impl GlobalsWalk<'_> {
 
 impl FunctionTranslator<'_, '_> {
     /// Lower a loop with the scalar module variables it mentions cached (see the module docs)
-    /// when the loop calls nothing; plainly otherwise.
+    /// when the loop calls nothing; plainly otherwise. Its vec locals may be hoisted too
+    /// (`opt_vec.rs`).
     pub(crate) fn with_cached_globals<T>(
         &mut self,
         head: &[&Expr],
@@ -195,13 +196,13 @@ impl FunctionTranslator<'_, '_> {
     ) -> LResult<T> {
         // A base already: inside a loop that qualified, whose walk covered this one too.
         if self.global_cache.base.is_some() {
-            return lower(self);
+            return self.with_hoisted_vecs(head, body, lower);
         }
         let Some(found) = loop_globals(self.env.program, head, body) else {
-            return lower(self);
+            return self.with_hoisted_vecs(head, body, lower);
         };
         if !found.any {
-            return lower(self);
+            return self.with_hoisted_vecs(head, body, lower);
         }
         let base = self.region_globals_base()?;
         self.global_cache.base = Some(base);
@@ -216,7 +217,7 @@ impl FunctionTranslator<'_, '_> {
             self.def_var(var, v);
             self.global_cache.vars.insert(id, var);
         }
-        let result = lower(self);
+        let result = self.with_hoisted_vecs(head, body, lower);
         self.global_cache.vars.clear();
         self.global_cache.base = None;
         result
