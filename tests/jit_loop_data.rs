@@ -176,3 +176,21 @@ fn storing_into_an_empty_vec_in_a_loop_raises_as_before() {
         "0",
     );
 }
+
+#[test]
+fn array_initializers_in_place() {
+    same_everywhere(
+        "fn main() -> i64 {
+             var acc = 0
+             for r in 0..3 {
+                 var a = [r + 1; 40]
+                 var g = [[r; 3]; 2]
+                 a[r] = 100
+                 g[1][2] = 7
+                 acc = acc * 10 + a[0] + a[39] + g[0][0] + g[1][2]
+             }
+             return acc
+         }",
+        "10935",
+    );
+}

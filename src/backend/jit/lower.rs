@@ -491,6 +491,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     }
 
     fn translate_let(&mut self, local: LocalId, init: &hir::Expr) -> LResult<()> {
+        if let LocalSlot::Array(slot) = self.local(local)?
+            && self.let_array_in_place(slot, init)?
+        {
+            return Ok(());
+        }
         let value = self.translate_expr(init)?;
         match self.local(local)? {
             LocalSlot::Scalar(var) if init.ty.is_managed() => {
