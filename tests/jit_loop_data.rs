@@ -194,3 +194,53 @@ fn array_initializers_in_place() {
         "10935",
     );
 }
+
+#[test]
+fn interpolations_show_every_part_once() {
+    same_everywhere(
+        "fn name(k: i64) -> str { return \"n${k}\" }
+         fn main() -> str {
+             let s = \"abc\"
+             let x = -1234567
+             let f = 2.5
+             let b = false
+             return \"${x}|${f}|${b}|${s}|${name(7)}|${true}|${0}|\" + s + \"é\"
+         }",
+        "-1234567|2.5|false|abc|n7|true|0|abcé",
+    );
+}
+
+#[test]
+fn interpolation_part_that_raises_leaks_nothing() {
+    same_everywhere(
+        "fn name(k: i64) -> str { return \"n${k}\" }
+         fn main() -> str {
+             let v = [1, 2]
+             var i = 0
+             var out = \"\"
+             while i < 3 {
+                 out = \"${name(i)}:${v[i]}\"
+                 i += 1
+             }
+             return out
+         }",
+        "error: index 2 out of range for length 2 at 7:38",
+    );
+}
+
+#[test]
+fn string_lengths_inline() {
+    same_everywhere(
+        "fn main() -> i64 {
+             let e = \"\"
+             let s = \"héllo\"
+             var acc = 0
+             for i in 0..5 {
+                 let t = \"item ${i * 100}\"
+                 acc += t.len() + e.len() + s.len()
+             }
+             return acc
+         }",
+        "68",
+    );
+}
