@@ -244,3 +244,98 @@ fn string_lengths_inline() {
         "68",
     );
 }
+
+#[test]
+fn rotated_while_short_circuits_and_continues() {
+    // `v[i]` would raise past the end: `&&` must not evaluate it there, at the top test or the
+    // bottom one; `continue` goes to the bottom test.
+    same_everywhere(
+        "fn main() -> i64 {
+             let v = [3, 1, 4, 1, 5]
+             var i = 0
+             var acc = 0
+             while i < 5 && v[i] != 9 {
+                 i += 1
+                 if i == 2 || !(i != 4) { continue }
+                 acc = acc * 10 + i
+             }
+             var j = 0
+             while !(j >= 3) || j == 3 { j += 1 }
+             return acc * 100 + j
+         }",
+        "13504",
+    );
+}
+
+#[test]
+fn while_condition_that_raises_is_located() {
+    same_everywhere(
+        "fn main() -> i64 {
+             let v = [1, 1, 1]
+             var i = 0
+             while v[i] == 1 || i < 0 { i += 1 }
+             return i
+         }",
+        "error: index 3 out of range for length 3 at 4:20",
+    );
+}
+
+#[test]
+fn while_condition_with_a_call_runs_it_each_time() {
+    same_everywhere(
+        "var calls = 0
+         fn more(i: i64) -> bool {
+             calls += 1
+             return i < 4
+         }
+         fn main() -> i64 {
+             var i = 0
+             while more(i) && i >= 0 { i += 1 }
+             if calls > 3 && more(100) { return -1 }
+             return calls * 10 + i
+         }",
+        "64",
+    );
+}
+
+/// A reload between two calls on the reloadable backends: a module variable a call-free loop
+/// kept in a register is current in the cell after the loop, carried over by the reload, and
+/// the new version's loop (its own globals block) starts from it.
+#[test]
+fn reload_between_two_calls_keeps_the_cached_module_variable() {
+    use std::sync::Arc;
+
+    use hotlab::backend::Value;
+    use hotlab::backend::jit::{JitOptions, ScriptModule};
+    use hotlab::backend::object::ObjectOptions;
+    use hotlab::lang::{SourceFile, compile};
+
+    let v1 = "var counter = 0
+        fn bump(n: i64) -> i64 {
+            for i in 0..n { counter += i & 3 }
+            return counter
+        }
+        fn main() -> i64 { return bump(10) }";
+    let v2 = "var extra = 5
+        var counter = 0
+        fn bump(n: i64) -> i64 {
+            for i in 0..n { counter += (i & 3) * 10 }
+            return counter
+        }
+        fn after_reload() -> i64 { return bump(4) + extra }
+        fn main() -> i64 { return bump(2) }";
+    let program = || compile(Arc::new(SourceFile::new("v1.hot", v1.to_string()))).unwrap();
+    let modules = [
+        ScriptModule::new(program(), JitOptions::default()).unwrap(),
+        ScriptModule::new_object(program(), ObjectOptions::default()).unwrap(),
+    ];
+    for mut module in modules {
+        assert_eq!(module.run_main().unwrap(), Value::I64(13));
+        let outcome = module
+            .reload(Arc::new(SourceFile::new("v2.hot", v2.to_string())))
+            .unwrap();
+        assert_eq!(outcome.globals_kept, ["counter"]);
+        assert_eq!(outcome.after_reload, Some(Value::I64(13 + 60 + 5)));
+        assert_eq!(module.run_main().unwrap(), Value::I64(13 + 60 + 10));
+    }
+}

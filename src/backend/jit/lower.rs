@@ -643,11 +643,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         then_body: &HirBlock,
         else_body: Option<&HirBlock>,
     ) -> LResult<()> {
-        let c = self.translate_expr(cond)?;
         let then_block = self.builder.create_block();
         let else_block = self.builder.create_block();
         let merge_block = self.builder.create_block();
-        self.builder.ins().brif(c, then_block, &[], else_block, &[]);
+        // `a && b` as two branches (`lower_loop.rs`).
+        self.translate_branch(cond, then_block, else_block)?;
 
         self.builder.switch_to_block(then_block);
         self.builder.seal_block(then_block);
