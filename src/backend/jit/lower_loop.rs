@@ -26,7 +26,12 @@ impl FunctionTranslator<'_, '_> {
     /// Branch to `yes` when `cond` is true, else to `no`: `&&`, `||` and `!` as jumps on their
     /// operands (short-circuit, left to right, as their values are), anything else evaluated
     /// and tested. The caller seals `yes` and `no`.
-    pub(crate) fn translate_branch(&mut self, cond: &hir::Expr, yes: Block, no: Block) -> LResult<()> {
+    pub(crate) fn translate_branch(
+        &mut self,
+        cond: &hir::Expr,
+        yes: Block,
+        no: Block,
+    ) -> LResult<()> {
         match &cond.kind {
             ExprKind::Logical(op, l, r) => {
                 let rhs_block = self.builder.create_block();

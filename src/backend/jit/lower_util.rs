@@ -245,7 +245,9 @@ impl FunctionTranslator<'_, '_> {
         // A shift for a power of two (every scalar element): `jit` has no egraph to turn the
         // multiply into one, and x86's `imul` takes three cycles on the index's path.
         let offset = if bytes.is_power_of_two() {
-            self.builder.ins().ishl_imm_u(idx, i64::from(bytes.trailing_zeros()))
+            self.builder
+                .ins()
+                .ishl_imm_u(idx, i64::from(bytes.trailing_zeros()))
         } else {
             self.builder.ins().imul_imm_s(idx, bytes as i64)
         };

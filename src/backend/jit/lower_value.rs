@@ -124,8 +124,7 @@ impl FunctionTranslator<'_, '_> {
     /// each index against its vec's current length. A field root is checked again and its
     /// address taken now (the state block may have been replaced since it was evaluated).
     pub(crate) fn walk_vec_path(&mut self, path: &VecPath) -> LResult<PlaceRef> {
-        if let (VecRoot::Place(PlaceRef::Var(var)), [(idx, span, _)]) =
-            (path.root, &path.steps[..])
+        if let (VecRoot::Place(PlaceRef::Var(var)), [(idx, span, _)]) = (path.root, &path.steps[..])
             && let Some(hoisted) = self.hoisted_vec_var(var)
         {
             // Unique, its length and data read before the loop (`opt_vec.rs`).

@@ -29,9 +29,9 @@ mod lower_util;
 mod lower_value;
 pub mod module;
 mod opt_globals;
-mod opt_vec;
 pub(crate) mod opt_inline;
 mod opt_object;
+mod opt_vec;
 mod unwind;
 
 use std::mem::ManuallyDrop;

@@ -52,11 +52,7 @@ pub(crate) struct GlobalCache {
 /// The scalar module variables a loop mentions (its head expressions `head`: condition, range
 /// bounds, array; and its body), or `None` when it makes a call that could run other code (see
 /// the module docs). Unknown expression kinds count as calls.
-pub(crate) fn loop_globals(
-    program: &Program,
-    head: &[&Expr],
-    body: &Block,
-) -> Option<LoopGlobals> {
+pub(crate) fn loop_globals(program: &Program, head: &[&Expr], body: &Block) -> Option<LoopGlobals> {
     let mut w = GlobalsWalk {
         program,
         found: Vec::new(),

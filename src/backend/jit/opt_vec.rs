@@ -28,9 +28,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 use cranelift_frontend::Variable;
 
-use crate::lang::hir::{
-    Block, Expr, ExprKind, LocalId, Place, PlaceKind, Stmt, StmtKind, Type,
-};
+use crate::lang::hir::{Block, Expr, ExprKind, LocalId, Place, PlaceKind, Stmt, StmtKind, Type};
 use crate::lang::span::Span;
 use crate::runtime::values::VecBlock;
 
@@ -276,13 +274,9 @@ impl FunctionTranslator<'_, '_> {
         self.builder.append_block_param(read, types::I64);
         let zero = self.builder.ins().iconst(types::I64, 0);
         let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
-        self.builder.ins().brif(
-            null,
-            read,
-            &[zero.into(), zero.into()],
-            load_block,
-            &[],
-        );
+        self.builder
+            .ins()
+            .brif(null, read, &[zero.into(), zero.into()], load_block, &[]);
         self.builder.switch_to_block(load_block);
         self.builder.seal_block(load_block);
         let len = self
@@ -293,9 +287,7 @@ impl FunctionTranslator<'_, '_> {
             .builder
             .ins()
             .load(types::I64, mem(), cell, VecBlock::DATA as i32);
-        self.builder
-            .ins()
-            .jump(read, &[len.into(), data.into()]);
+        self.builder.ins().jump(read, &[len.into(), data.into()]);
         self.builder.switch_to_block(read);
         self.builder.seal_block(read);
         let params = self.builder.block_params(read);
