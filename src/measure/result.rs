@@ -8,6 +8,7 @@ use super::clock::CoreClock;
 use super::counters::{Availability, CounterReport};
 use super::histogram::OpHistogram;
 use super::job::Settings;
+use super::stats::blocks;
 use super::stats::median_ci::{DEFAULT_LEVEL, MedianCi, sign_test_ci};
 use super::stats::summary::{self, Summary};
 use super::stats::tukey::{self, Outliers};
@@ -225,10 +226,13 @@ impl JobResult {
                 }
             }
         }
-        let diff = sign_test_ci(&diffs, DEFAULT_LEVEL);
-        let diff_cycles_ci = sign_test_ci(&cycle_diffs, DEFAULT_LEVEL);
+        // Each interval also covers the variation between blocks of rounds (`stats::blocks`),
+        // so that it describes the next run too, not only this one.
+        let ci = |v: &[f64]| sign_test_ci(v, DEFAULT_LEVEL).map(|c| blocks::widened(v, c));
+        let diff = ci(&diffs);
+        let diff_cycles_ci = ci(&cycle_diffs);
         let secs = self.elapsed.secs();
-        let verdict = match sign_test_ci(&logs, DEFAULT_LEVEL) {
+        let verdict = match ci(&logs) {
             Some(ci) => ratio_verdict(&ci, self.band, secs),
             None => RatioVerdict {
                 verdict: Verdict::Unresolved,
@@ -333,7 +337,9 @@ pub(crate) fn assemble(p: Parts) -> JobResult {
         .map(|(i, name)| {
             let s = summary::summarize(&p.samples[i]);
             let sorted = summary::sorted(&p.samples[i]);
-            let cycles = sign_test_ci(&ruler_cycles(&p.rounds, i), DEFAULT_LEVEL);
+            let per_round = ruler_cycles(&p.rounds, i);
+            let cycles =
+                sign_test_ci(&per_round, DEFAULT_LEVEL).map(|c| blocks::widened(&per_round, c));
             VariantResult {
                 name,
                 samples: p.samples[i].len(),
