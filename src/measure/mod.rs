@@ -12,11 +12,12 @@ pub mod job;
 pub mod result;
 pub mod schedule;
 pub mod stats;
+pub mod steps;
 pub mod timer;
 pub mod units;
 pub mod variant;
 
-pub use job::{Job, NoObserver, Observer, Phase, Progress, Settings, Sources, Stop};
+pub use job::{Job, NoObserver, Observer, Phase, Progress, Ruler, Settings, Sources, Stop};
 pub use result::{Comparison, JobResult, VariantResult};
 pub use stats::verdict::{AbsVerdict, Verdict};
 pub use timer::{MockTimer, Timer, best_timer};
