@@ -50,16 +50,6 @@ pub(crate) fn loop_globals(
     ok.then_some(w.found)
 }
 
-/// Whether evaluating `e` cannot run other code (no call of any kind, no `new`): nothing it does
-/// can destroy, detach or reload an object, or write a module variable.
-pub(crate) fn runs_no_code(program: &Program, e: &Expr) -> bool {
-    GlobalsWalk {
-        program,
-        found: Vec::new(),
-    }
-    .expr(e)
-}
-
 struct GlobalsWalk<'a> {
     program: &'a Program,
     found: Vec<GlobalId>,

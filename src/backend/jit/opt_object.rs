@@ -15,14 +15,12 @@
 //!   Statically bound methods are direct `call`s (as on `jit`).
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 
 use crate::lang::span::Span;
-use crate::runtime::class::DETACHED_KEY;
 use crate::runtime::object::Object;
 
 use super::lower::{FunctionTranslator, mem};
-use super::lower_object::ADDR_BITS;
 
 /// Flags of a load that no code changes while generated code of a fixed runtime runs (a class's
 /// slots and the slot-offset table: filled before any code runs, never reloaded).
@@ -40,26 +38,8 @@ impl FunctionTranslator<'_, '_> {
             // Raises `NullHandle`.
             t.call_helper(helper, &[cell, start, end]);
         });
-        // The address is the low 48 bits: two shifts (a 64-bit mask would be a constant-pool
-        // load on x86-64).
-        let high = self.builder.ins().ishl_imm_s(cell, 64 - ADDR_BITS);
-        let shell = self.builder.ins().ushr_imm_u(high, 64 - ADDR_BITS);
-        let tag = self.builder.ins().ushr_imm_u(cell, ADDR_BITS);
-        let generation = self
-            .builder
-            .ins()
-            .uload16(types::I64, mem(), shell, Object::GEN as i32);
-        let stale = self.builder.ins().icmp(IntCC::NotEqual, tag, generation);
-        // A stale shell is still allocated (the cell owns a reference), so its key can be read.
-        let key = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), shell, Object::KEY as i32);
-        let detached = self
-            .builder
-            .ins()
-            .icmp_imm_s(IntCC::Equal, key, DETACHED_KEY as i64);
-        let bad = self.builder.ins().bor(stale, detached);
+        let (shell, tag) = self.cell_parts(cell);
+        let bad = self.shell_invalid(shell, tag);
         self.cold_raise(bad, |t| {
             let (start, end) = t.span_args(span);
             // Raises `StaleHandle` or `ObjectDetached` (the helper tells them apart).
