@@ -42,8 +42,7 @@ pub(crate) const ADDR_BITS: i64 = crate::runtime::handle::ADDR_BITS as i64;
 impl FunctionTranslator<'_, '_> {
     /// Give up an owned handle cell (null is fine).
     pub(crate) fn release(&mut self, cell: Value) {
-        let helper = self.env.helpers.release;
-        self.call_helper(helper, &[cell]);
+        self.release_handle(cell);
     }
 
     /// Give up an owned value of type `ty` (nothing for a type that owns nothing).
@@ -53,7 +52,7 @@ impl FunctionTranslator<'_, '_> {
         }
         let h = &self.env.helpers;
         let helper = match ty {
-            Type::Handle { .. } | Type::Null => h.release,
+            Type::Handle { .. } | Type::Null => return self.release_handle(v),
             Type::Vec(_) => h.vec_release,
             Type::Str => h.str_release,
             Type::Fn { .. } => h.closure_release,
@@ -70,7 +69,7 @@ impl FunctionTranslator<'_, '_> {
         }
         let h = &self.env.helpers;
         let helper = match ty {
-            Type::Handle { .. } | Type::Null => h.retain,
+            Type::Handle { .. } | Type::Null => return self.retain_handle(v),
             Type::Vec(_) => h.vec_retain,
             Type::Str => h.str_retain,
             Type::Fn { .. } => h.closure_retain,
@@ -226,6 +225,9 @@ impl FunctionTranslator<'_, '_> {
         args: &[Expr],
         e: &Expr,
     ) -> LResult<Value> {
+        // jit-opt: a virtual call with one possible target is a direct call of it.
+        let virtual_method =
+            virtual_method.filter(|m| !self.sole_virtual_target(&object.ty, m, func));
         // A local known valid (`lower_region.rs`) is borrowed and not checked again.
         let (shell, receiver) = match self.checked_handle(object) {
             Some(c) => (c.shell, None),

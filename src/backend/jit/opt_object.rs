@@ -12,11 +12,15 @@
 //!   (which raises the right error at the right span). No helper call on the fast path;
 //! - **virtual calls** read the class's slot table, which is the class's vtable here: no reload
 //!   swaps it, so its loads (and the slot offset's) are `readonly` and Cranelift may merge them.
-//!   Statically bound methods are direct `call`s (as on `jit`).
+//!   Statically bound methods are direct `call`s (as on `jit`), and so is a virtual call whose
+//!   target is known: when no class derived from the receiver's static class overrides the
+//!   method, the program (closed: a fixed runtime loads no other version) has one function it
+//!   can reach, and a direct call of it can be inlined (`opt_inline.rs`).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 
+use crate::lang::hir::{ClassId, FuncId, Program, Type};
 use crate::lang::span::Span;
 use crate::runtime::object::Object;
 
@@ -53,4 +57,30 @@ impl FunctionTranslator<'_, '_> {
         let offset = Object::INLINE_CELLS as i64 + i64::from(field) * 8;
         self.builder.ins().iadd_imm_s(shell, offset)
     }
+
+    /// `jit-opt`: whether a virtual call of `method` (implemented by `func` in the static
+    /// class) on `receiver` can only reach `func` (see the module docs).
+    pub(crate) fn sole_virtual_target(&self, receiver: &Type, method: &str, func: FuncId) -> bool {
+        let Type::Handle { class, .. } = receiver else {
+            return false;
+        };
+        let program = self.env.program;
+        self.env.fixed
+            && program.classes.iter().enumerate().all(|(i, c)| {
+                !derives(program, ClassId(i as u32), *class)
+                    || c.method(method).is_none_or(|m| m.func == func)
+            })
+    }
+}
+
+/// Whether `class` is `base` or derives from it.
+fn derives(program: &Program, class: ClassId, base: ClassId) -> bool {
+    let mut at = Some(class);
+    while let Some(c) = at {
+        if c == base {
+            return true;
+        }
+        at = program.classes.get(c.index()).and_then(|k| k.parent);
+    }
+    false
 }
