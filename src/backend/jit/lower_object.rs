@@ -167,6 +167,13 @@ impl FunctionTranslator<'_, '_> {
             let addr = self.checked_field(c, field);
             return self.load_cell_owned(addr, &e.ty);
         }
+        if let Some(cell) = self.borrowed_field_cell(object)? {
+            // `self.w.f`: borrowed from the field (no retain and release), as nothing runs
+            // between the read of `self.w` and that of `f`.
+            let shell = self.check_object(cell, e.span);
+            let addr = self.field_addr(shell, field);
+            return self.load_cell_owned(addr, &e.ty);
+        }
         let (cell, owned) = self.handle_operand(object)?;
         // `o().f`: the handle is held across its check.
         let held = self.hold_if(owned, &object.ty, cell);
@@ -228,10 +235,20 @@ impl FunctionTranslator<'_, '_> {
         // jit-opt: a virtual call with one possible target is a direct call of it.
         let virtual_method =
             virtual_method.filter(|m| !self.sole_virtual_target(&object.ty, m, func));
+        // `self.w.m(args)` of a direct call that cannot store into any field or module variable
+        // borrows `self.w`: nothing can release the field's reference while the call runs.
+        let borrow = virtual_method.is_none()
+            && super::lower_region::releases_nothing(self.env.program, func, args);
+        let borrowed = if borrow {
+            self.borrowed_field_cell(object)?
+        } else {
+            None
+        };
         // A local known valid (`lower_region.rs`) is borrowed and not checked again.
-        let (shell, receiver) = match self.checked_handle(object) {
-            Some(c) => (c.shell, None),
-            None => {
+        let (shell, receiver) = match (self.checked_handle(object), borrowed) {
+            (Some(c), _) => (c.shell, None),
+            (None, Some(cell)) => (self.check_object(cell, e.span), None),
+            (None, None) => {
                 let (cell, owned) = self.handle_operand(object)?;
                 // The receiver and the arguments are held through the call (borrowed by the
                 // callee).

@@ -38,13 +38,26 @@
 //!
 //! The checks inside one statement are not repeated either: `o.f = value` checks `o` once,
 //! before the value (whose calls cannot invalidate it, by the rule above).
+//!
+//! # Borrowed reads
+//! Reading a handle field takes a reference (a retain, and a release after use) because code
+//! running meanwhile could store into the field and free the object. Where nothing can, the
+//! field's own reference is borrowed instead, as a variable's is: `x.w.f` with `x` known valid
+//! (nothing runs between the two reads), and the receiver of `x.w.m(args)` when the call is
+//! direct and neither the arguments nor `m`'s body can store into a field (other than a scalar
+//! one) or a module variable, or call anything but host functions ([`releases_nothing`]).
+//! As everywhere in the runtime, this assumes no other thread writes the same object's handle
+//! fields while the call runs (two threads storing into one field would release its old value
+//! twice).
 
 use std::collections::HashSet;
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
-use crate::lang::hir::{Block, Expr, ExprKind, LocalId, Place, PlaceKind, Stmt, StmtKind, Type};
+use crate::lang::hir::{
+    Block, Expr, ExprKind, FuncId, LocalId, Place, PlaceKind, Program, Stmt, StmtKind, Type,
+};
 use crate::runtime::class::DETACHED_KEY;
 use crate::runtime::object::Object;
 
@@ -370,5 +383,161 @@ impl LoopUses {
             #[allow(unreachable_patterns)]
             _ => self.unknown = true,
         }
+    }
+}
+
+/// Whether evaluating `args` and then running `func` (a script function called directly) can
+/// release a reference that the caller does not own: only a store into a field or a module
+/// variable (or a mutation of a vec there) gives one up, and only calls could reach other
+/// code. So: no call of any kind but host functions, no `new`, and every assignment and vec
+/// mutation rooted at a local, in the arguments and in the callee's body (its own locals hold
+/// their own references). Unknown constructs count as releasing.
+pub(crate) fn releases_nothing(program: &Program, func: FuncId, args: &[Expr]) -> bool {
+    let mut w = ReleaseWalk { ok: true };
+    for a in args {
+        w.expr(a);
+    }
+    if let Some(f) = program.functions.get(func.index()) {
+        w.block(&f.body);
+    } else {
+        return false;
+    }
+    w.ok
+}
+
+struct ReleaseWalk {
+    ok: bool,
+}
+
+impl ReleaseWalk {
+    fn block(&mut self, b: &Block) {
+        for s in &b.stmts {
+            self.stmt(s);
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match &s.kind {
+            StmtKind::Let { init, .. } => self.expr(init),
+            StmtKind::Assign { place, value, .. } => {
+                self.place(place);
+                self.expr(value);
+            }
+            StmtKind::Expr(e) => self.expr(e),
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                self.expr(cond);
+                self.block(then_block);
+                if let Some(b) = else_block {
+                    self.block(b);
+                }
+            }
+            StmtKind::While { cond, body } => {
+                self.expr(cond);
+                self.block(body);
+            }
+            StmtKind::ForRange {
+                start, end, body, ..
+            } => {
+                self.expr(start);
+                self.expr(end);
+                self.block(body);
+            }
+            StmtKind::ForEach { array, body, .. } => {
+                self.expr(array);
+                self.block(body);
+            }
+            StmtKind::Break | StmtKind::Continue => {}
+            StmtKind::Return(v) => {
+                if let Some(v) = v {
+                    self.expr(v);
+                }
+            }
+            #[allow(unreachable_patterns)]
+            _ => self.ok = false,
+        }
+    }
+
+    /// A place written: rooted at a local (its indexes are expressions), or a scalar field
+    /// (storing an `i64`, `f64` or `bool` gives up no reference).
+    fn place(&mut self, p: &Place) {
+        match &p.kind {
+            PlaceKind::Local(_) => {}
+            PlaceKind::Index { base, index } => {
+                self.place(base);
+                self.expr(index);
+            }
+            PlaceKind::Field { object, .. }
+                if matches!(p.ty, Type::I64 | Type::F64 | Type::Bool) =>
+            {
+                self.expr(object)
+            }
+            PlaceKind::Global(_) | PlaceKind::Field { .. } => self.ok = false,
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) {
+        if !self.ok {
+            return;
+        }
+        match &e.kind {
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Local(_)
+            | ExprKind::Global(_)
+            | ExprKind::Null
+            | ExprKind::VecNew
+            | ExprKind::StrLit(_) => {}
+            ExprKind::Unary(_, x)
+            | ExprKind::Cast(x)
+            | ExprKind::Len(x)
+            | ExprKind::Assert(x)
+            | ExprKind::NonNull(x)
+            | ExprKind::ToStr(x)
+            | ExprKind::ArrayRepeat(x, _)
+            | ExprKind::Field(x, _) => self.expr(x),
+            ExprKind::Binary { lhs, rhs, .. }
+            | ExprKind::Logical(_, lhs, rhs)
+            | ExprKind::Index(lhs, rhs) => {
+                self.expr(lhs);
+                self.expr(rhs);
+            }
+            ExprKind::ArrayLit(xs) | ExprKind::CallNative(_, xs) => {
+                for x in xs {
+                    self.expr(x);
+                }
+            }
+            ExprKind::VecPush(place, x) => {
+                self.place(place);
+                self.expr(x);
+            }
+            ExprKind::VecPop(place) => self.place(place),
+            // Calls, `new`, closures (their captures are fine, but a closure call is not), and
+            // anything this walk does not know.
+            #[allow(unreachable_patterns)]
+            _ => self.ok = false,
+        }
+    }
+}
+
+impl FunctionTranslator<'_, '_> {
+    /// `x.f` where `x` is known valid here: the cell of field `f`, *not* retained. Only for a
+    /// use that ends before any code that could store into `x.f` runs (see `lower_object.rs`).
+    pub(crate) fn borrowed_field_cell(&mut self, object: &Expr) -> LResult<Option<Value>> {
+        let ExprKind::Field(inner, field) = &object.kind else {
+            return Ok(None);
+        };
+        if !object.ty.is_handle() {
+            return Ok(None);
+        }
+        let Some(c) = self.checked_handle(inner) else {
+            return Ok(None);
+        };
+        let addr = self.checked_field(c, *field);
+        self.load_value(addr, &object.ty).map(Some)
     }
 }
