@@ -213,7 +213,9 @@ pub(crate) struct FrameParts {
 #[derive(Debug)]
 pub(crate) struct RegisteredFrames {
     sections: Vec<Box<[u8]>>,
-    /// The LSDAs the sections point at (boxed: their addresses are in the FDEs).
+    /// The LSDAs the sections point at (boxed: their addresses are in the FDEs, so they must
+    /// not move when the vector grows).
+    #[allow(clippy::vec_box)]
     _lsdas: Vec<Box<CatchSites>>,
 }
 
