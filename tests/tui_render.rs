@@ -106,6 +106,7 @@ fn ladder_report() -> Report {
         instructions: 0,
         checksum_ok: true,
         fault: None,
+        why: None,
     }];
     let adds = [0.31, 0.02, 0.45, 2.10, 0.60];
     for (i, step) in ladder.steps.iter().enumerate().skip(1) {
@@ -143,6 +144,7 @@ fn ladder_report() -> Report {
                 instructions: 10 + i * 4,
                 checksum_ok: true,
                 fault: None,
+                why: None,
             });
         }
     }

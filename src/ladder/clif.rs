@@ -3,10 +3,17 @@
 //!
 //! - `%rK_loop(ctx, n) -> sum`: `n` calls through the row's layers, summing the results; the
 //!   first fault ends the loop (the helper put it in the context).
-//! - `%rK_innerJ(ctx) -> (value, fault)`: the layers inside a `catch`, called through the Rust
-//!   border [`ladder_catch`](super::helpers::ladder_catch) (Cranelift cannot catch an unwind).
 //! - `%rK_row(ctx, n) -> sum`: the measure engine's raw ABI; enters the loop through
 //!   [`ladder_catch_loop`](super::helpers::ladder_catch_loop), once per sample.
+//!
+//! A `catch` layer is generated code too, with no call of its own: the method call inside it
+//! is a `try_call_indirect` whose exception table names a cold handler block (the helpers
+//! never raise; they record a fault and answer). On the happy path that is the same call; a
+//! `ScriptError` unwinding out of the method lands in the handler (the JIT's personality
+//! routine, `backend/jit/unwind.rs`), which stores back the thread markers the wrapped layers
+//! had read before moving them (the unwind skipped their restores; no extra load on the fast
+//! path), finishes the catch ([`ladder_caught`](super::helpers::ladder_caught)) and fails the
+//! call as a fault.
 //!
 //! Every load of the shell, the class, the slot and the thread record is a plain
 //! `notrap aligned` load: never `readonly`/`can_move`, which would let Cranelift hoist it out of
@@ -65,16 +72,26 @@ struct Gen {
     body: String,
     next_v: usize,
     next_b: usize,
-    /// Inner functions to emit after this one: (name, layers innermost first, terminal).
-    inner: Vec<(String, Vec<Layer>, Terminal)>,
-    row: usize,
+    /// The innermost `catch` around the code being emitted.
+    catch: Option<Catch>,
+}
+
+/// An open `catch` layer: the method call inside it is a `try_call_indirect` into `handler`.
+struct Catch {
+    /// The handler block.
+    handler: String,
+    /// The thread markers the wrapped layers move, as they read them before moving them
+    /// (`(offset in the record, value)`): the unwind skips the layers' own restores, so the
+    /// handler stores these. Each value is read in a block that dominates the method call.
+    restores: Vec<(usize, String)>,
+    /// Whether the method call was emitted inside it (an outer catch around an inner one has
+    /// nothing to catch, and no handler).
+    used: bool,
 }
 
 const SIGS: &str = "    sig0 = (i64, i64) -> i64 system_v
     sig1 = (i64) -> i64 system_v
-    sig2 = (i64, i64) -> i64, i64 system_v
-    sig3 = (i64) -> i64, i64 system_v
-    sig4 = (i64, i64, i64) -> i64 system_v
+    sig2 = (i64, i64, i64) -> i64 system_v
 ";
 
 impl Gen {
@@ -113,7 +130,8 @@ impl Gen {
     fn store(&mut self, val: &str, base: &str, off: usize) {
         self.line(&format!("store notrap aligned {val}, {base}+{off}"));
     }
-    /// Call a Rust helper at `addr` with signature `sig`.
+    /// Call a Rust helper at `addr` with signature `sig` (the helpers never raise: they
+    /// record a fault and answer).
     fn helper(&mut self, sig: &str, addr: usize, args: &[&str]) -> String {
         let f = self.konst("i64", addr as i128);
         let r = self.v();
@@ -121,6 +139,36 @@ impl Gen {
             "{r} = call_indirect {sig}, {f}({})",
             args.join(", ")
         ));
+        r
+    }
+
+    /// Note that a wrapped layer moved the marker at `off` of the thread record, whose value
+    /// before was `before`: the open catch's handler puts it back.
+    fn moved_marker(&mut self, off: usize, before: &str) {
+        if let Some(c) = &mut self.catch {
+            c.restores.push((off, before.to_string()));
+        }
+    }
+
+    /// The method call: `call_indirect` of `f` (one `i64` result); inside a `catch`, a
+    /// `try_call_indirect` whose exceptional edge goes to the catch's handler, and the code
+    /// continues in a new block.
+    fn method_call(&mut self, sig: &str, f: &str, args: &[&str]) -> String {
+        let args = args.join(", ");
+        let r = self.v();
+        if let Some(c) = &mut self.catch {
+            c.used = true;
+        }
+        match self.catch.as_ref().map(|c| c.handler.clone()) {
+            None => self.line(&format!("{r} = call_indirect {sig}, {f}({args})")),
+            Some(handler) => {
+                let cont = self.b();
+                self.line(&format!(
+                    "try_call_indirect {f}({args}), {sig}, {cont}(ret0), [ default: {handler}(exn0) ]"
+                ));
+                self.start(&cont, &format!("({r}: i64)"));
+            }
+        }
         r
     }
     /// `done(0, fault)` after a failed test.
@@ -155,6 +203,7 @@ impl Gen {
                 self.start(&hdr, "");
                 let room = self.load("i32", &env.rec, ThreadRecord::ROOM);
                 self.line(&format!("brif {room}, {go}, {slow}"));
+                self.moved_marker(ThreadRecord::ROOM, &room);
                 self.start_cold(&slow);
                 let r = self.helper("sig1", a.depth_slow, &[&env.ctx]);
                 let fail = self.b();
@@ -186,6 +235,7 @@ impl Gen {
                 self.start(&hdr, "");
                 let e = self.load("i32", &env.rec, ThreadRecord::ENTERED);
                 self.line(&format!("brif {e}, {try_}, {slow}"));
+                self.moved_marker(ThreadRecord::ENTERED, &e);
                 self.start(&try_, "");
                 let one = self.konst("i32", 1);
                 let more = self.v();
@@ -239,19 +289,24 @@ impl Gen {
                 self.path(rest, terminal, env, done);
             }
             Layer::Catch => {
-                let name = format!("r{}_inner{}", self.row, self.inner.len());
-                let index = self.inner.len();
-                let inner_layers: Vec<Layer> = rest.iter().rev().copied().collect();
-                self.inner.push((name, inner_layers, terminal));
-                let fa = self.v();
-                self.line(&format!("{fa} = func_addr.i64 fn{index}"));
-                let h = self.konst("i64", a.catch as i128);
-                let (v, f) = (self.v(), self.v());
-                self.line(&format!(
-                    "{v}, {f} = call_indirect sig2, {h}({fa}, {})",
-                    env.ctx
-                ));
-                self.line(&format!("jump {done}({v}, {f})"));
+                let handler = self.b();
+                let outer = self.catch.replace(Catch {
+                    handler: handler.clone(),
+                    restores: Vec::new(),
+                    used: false,
+                });
+                self.path(rest, terminal, env, done);
+                let catch = std::mem::replace(&mut self.catch, outer).expect("the open catch");
+                if !catch.used {
+                    return;
+                }
+                let exn = self.v();
+                let _ = writeln!(self.body, "{handler}({exn}: i64) cold:");
+                for (off, v) in &catch.restores {
+                    self.store(v, &env.rec, *off);
+                }
+                let r = self.helper("sig0", a.caught, &[&env.ctx, &exn]);
+                self.fail_to(done, &r);
             }
             Layer::Fused => self.fused(terminal, env, done),
             Layer::Direct => self.direct(terminal, env, done),
@@ -379,11 +434,7 @@ impl Gen {
         self.fail_to(done, &r);
         self.start(&call, "");
         let vmctx = self.load("i64", &vm.0, vm.1);
-        let v = self.v();
-        self.line(&format!(
-            "{v} = call_indirect sig0, {code}({vmctx}, {})",
-            env.this
-        ));
+        let v = self.method_call("sig0", &code, &[&vmctx, &env.this]);
         let zero = self.konst("i64", 0);
         self.line(&format!("jump {done}({v}, {zero})"));
     }
@@ -424,8 +475,7 @@ pub fn row_clif(row: usize, path: &Path) -> String {
         body: String::new(),
         next_v: 0,
         next_b: 0,
-        inner: Vec::new(),
-        row,
+        catch: None,
     };
     // The loop.
     let env = g.prologue("n");
@@ -453,48 +503,11 @@ pub fn row_clif(row: usize, path: &Path) -> String {
     g.line(&format!("return {s}"));
 
     let mut out = String::new();
-    let mut decls = String::new();
-    for (i, (name, _, _)) in g.inner.iter().enumerate() {
-        let _ = writeln!(decls, "    fn{i} = %{name} sig3");
-    }
     let _ = write!(
         out,
-        "function %r{row}_loop(i64, i64) -> i64 system_v {{\n{SIGS}{decls}\n{}}}\n\n",
+        "function %r{row}_loop(i64, i64) -> i64 system_v {{\n{SIGS}\n{}}}\n\n",
         g.body
     );
-    // Inner functions (the part of the path inside a `catch`), each may hold another catch.
-    let mut pending = std::mem::take(&mut g.inner);
-    let mut done_inner = 0;
-    while done_inner < pending.len() {
-        let (name, layers_inner_first, terminal) = pending[done_inner].clone();
-        let mut h = Gen {
-            body: String::new(),
-            next_v: 0,
-            next_b: 0,
-            inner: Vec::new(),
-            row,
-        };
-        // Continue numbering inner functions after the ones already known.
-        h.inner = pending.clone();
-        let env = h.prologue("");
-        let ret = h.b();
-        let outer_first: Vec<Layer> = layers_inner_first.iter().rev().copied().collect();
-        h.path(&outer_first, terminal, &env, &ret);
-        let (v, f) = (h.v(), h.v());
-        h.start(&ret, &format!("({v}: i64, {f}: i64)"));
-        h.line(&format!("return {v}, {f}"));
-        let mut decls = String::new();
-        for (i, (n, _, _)) in h.inner.iter().enumerate() {
-            let _ = writeln!(decls, "    fn{i} = %{n} sig3");
-        }
-        let _ = write!(
-            out,
-            "function %{name}(i64) -> i64, i64 system_v {{\n{SIGS}{decls}\n{}}}\n\n",
-            h.body
-        );
-        pending = h.inner;
-        done_inner += 1;
-    }
     let _ = write!(
         out,
         "function %r{row}_row(i64, i64) -> i64 system_v {{
@@ -503,7 +516,7 @@ pub fn row_clif(row: usize, path: &Path) -> String {
 block0(v1: i64, v2: i64):
     v3 = func_addr.i64 fn0
     v4 = iconst.i64 {}
-    v5 = call_indirect sig4, v4(v3, v1, v2)
+    v5 = call_indirect sig2, v4(v3, v1, v2)
     return v5
 }}
 ",

@@ -1,19 +1,20 @@
 //! The Rust side of the `jit` rows: the context every row function receives, and the cold
 //! helpers its generated code calls (by address, `movabs; call reg`, as the JIT calls any host
-//! function) when a fast-path test fails, plus the two catch borders Cranelift cannot express.
+//! function) when a fast-path test fails, and the catches.
 //!
-//! Cranelift has no landing pads for a Rust unwind, so catching is done in Rust:
-//! [`ladder_catch`] is a `catch_unwind` border around *one* call (the `catch` layer of an
-//! unfused ladder, a real call per iteration), and [`ladder_catch_loop`] is one border around a
-//! whole sample's loop (every `jit` row is entered through it, so a raise can never unwind into
-//! the measuring engine; for the `fused` row it *is* the out-of-line catch). Both restore the
-//! thread's depth and entry markers that the unwound JIT frames could not restore.
+//! The `catch` layer of an unfused ladder is generated code (`try_call`s into a handler block,
+//! see `clif.rs`); its handler calls [`ladder_caught`] to finish the catch. [`ladder_catch_loop`]
+//! is one Rust border around a whole sample's loop: every `jit` row is entered through it, so a
+//! raise can never unwind into the measuring engine; for the `fused` row it *is* the
+//! out-of-line catch. It restores the thread's depth and entry markers that the unwound JIT
+//! frames could not.
 
 use std::ffi::c_void;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
 use crate::backend::hook::HookCell;
+use crate::backend::jit::unwind::take_caught;
 use crate::runtime::border::{Fault, nested, wait_while_pending};
 use crate::runtime::class::ENTRY_PENDING;
 use crate::runtime::depth::{ThreadRecord, ensure_registered};
@@ -176,19 +177,6 @@ pub unsafe extern "C-unwind" fn ladder_fused_slow(ctx: *mut RowCtx, room: i64) -
     RETRY
 }
 
-/// A value and a fault flag, returned in two registers (`rax:rdx`): what a layer hands to the
-/// layer around it (Rust's `Result<i64, Fault>` is two registers too).
-#[repr(C)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LayerResult {
-    /// The method's result (0 on a fault).
-    pub value: i64,
-    /// 0, or [`FAIL`].
-    pub fault: i64,
-}
-
-/// The generated inner part of a path (the layers inside a `catch`, and the call).
-pub type InnerFn = unsafe extern "C-unwind" fn(ctx: *mut RowCtx) -> LayerResult;
 /// A generated loop of `n` calls returning the sum of results.
 pub type LoopFn = unsafe extern "C-unwind" fn(ctx: *mut RowCtx, n: u64) -> u64;
 
@@ -205,26 +193,19 @@ fn restore(rec: &ThreadRecord, (room, entered): (u32, u32)) {
     rec.entered.store(entered, Ordering::Release);
 }
 
-/// The `catch` layer of the `jit` build: one `catch_unwind` border around one call of `inner`.
+/// The handler of a `catch` layer of the `jit` build (a cold block that a `try_call` in
+/// generated code unwound into, with the exception pointer): finishes the catch, records the
+/// error as the row's fault and returns [`FAIL`]. The handler has put the thread's markers
+/// back already.
 ///
 /// # Safety
-/// `inner` must be a finalized generated function of type [`InnerFn`], `ctx` the row's context.
-pub unsafe extern "C-unwind" fn ladder_catch(inner: InnerFn, ctx: *mut RowCtx) -> LayerResult {
-    // SAFETY: the record is this thread's.
-    let rec = unsafe { &*(*ctx).rec };
-    let before = saved(rec);
+/// `ctx` must be the row's live context, `exception` what the JIT's personality routine handed
+/// to the handler on this thread, not finished before.
+#[cold]
+pub unsafe extern "C-unwind" fn ladder_caught(ctx: *mut RowCtx, exception: *mut c_void) -> i64 {
     // SAFETY: per the contract.
-    match panic::catch_unwind(AssertUnwindSafe(|| unsafe { inner(ctx) })) {
-        Ok(o) => o,
-        Err(payload) => {
-            restore(rec, before);
-            let e = caught(payload);
-            LayerResult {
-                value: 0,
-                fault: record(ctx, e),
-            }
-        }
-    }
+    let payload = unsafe { take_caught(exception) };
+    record(ctx, caught(payload))
 }
 
 /// The border every `jit` row is entered through: one `catch_unwind` around a whole loop.
@@ -263,7 +244,7 @@ pub(crate) struct HelperAddrs {
     pub depth_slow: usize,
     pub entry_slow: usize,
     pub fused_slow: usize,
-    pub catch: usize,
+    pub caught: usize,
     pub catch_loop: usize,
 }
 
@@ -273,7 +254,7 @@ pub(crate) fn helper_addrs() -> HelperAddrs {
         depth_slow: ladder_depth_slow as *const c_void as usize,
         entry_slow: ladder_entry_slow as *const c_void as usize,
         fused_slow: ladder_fused_slow as *const c_void as usize,
-        catch: ladder_catch as *const c_void as usize,
+        caught: ladder_caught as *const c_void as usize,
         catch_loop: ladder_catch_loop as *const c_void as usize,
     }
 }

@@ -42,6 +42,107 @@ pub struct ReportRow {
     pub checksum_ok: bool,
     /// The fault that stopped the row, if one did.
     pub fault: Option<String>,
+    /// Why a row that costs less than the row before it does ([`saving_reason`]); `None`
+    /// unless `adds` is a resolved saving.
+    pub why: Option<Saving>,
+}
+
+/// Why a rung costs less than the row before it, though it adds a layer.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Saving {
+    /// The saving is smaller than the run's equivalence band of the row before: resolved
+    /// (the CI excludes zero), but below what the verdicts treat as a difference.
+    WithinNoise {
+        /// The saving, ns.
+        saved_ns: f64,
+        /// The band's width at the row before, ns.
+        band_ns: f64,
+    },
+    /// The row's code has at least as many instructions as the row before's, so no work was
+    /// saved: the code's placement (alignment of its loop and branches, branch-predictor
+    /// aliasing) changed with it.
+    Layout {
+        /// The saving, ns.
+        saved_ns: f64,
+        /// Instructions more than the row before (0 or more).
+        more_instructions: usize,
+    },
+    /// The row's code is shorter: the layer's wrapper let the compiler fold work away (for
+    /// instance a runtime rung that inlines whole).
+    FewerInstructions {
+        /// The saving, ns.
+        saved_ns: f64,
+        /// The row's instructions and the row before's.
+        instructions: (usize, usize),
+    },
+}
+
+impl Saving {
+    /// The short tag shown after the `saves` cell.
+    pub fn tag(&self) -> &'static str {
+        match self {
+            Saving::WithinNoise { .. } => "within noise",
+            Saving::Layout { .. } => "layout effect",
+            Saving::FewerInstructions { .. } => "fewer instructions",
+        }
+    }
+}
+
+impl std::fmt::Display for Saving {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Saving::WithinNoise { saved_ns, band_ns } => write!(
+                f,
+                "within the run's noise: {saved_ns:.3} ns is less than the equivalence band at \
+                 the row before (±{band_ns:.3} ns); a layer that costs next to nothing can \
+                 measure a hair below zero"
+            ),
+            Saving::Layout {
+                saved_ns,
+                more_instructions,
+            } => write!(
+                f,
+                "a layout effect: the code has {more_instructions} more instructions than the \
+                 row before, so nothing was saved; where its loop and branches fall \
+                 (alignment, branch-predictor aliasing) moved, worth {saved_ns:.2} ns here \
+                 (`--layouts K` measures placements)"
+            ),
+            Saving::FewerInstructions {
+                saved_ns,
+                instructions: (now, before),
+            } => write!(
+                f,
+                "fewer instructions: {now} against {before} in the row before; the compiler \
+                 folded work away around this layer ({saved_ns:.2} ns)"
+            ),
+        }
+    }
+}
+
+/// Why row `now` costs less than row `before` (see [`Saving`]): `saved_ns` is the resolved
+/// saving, `before_ns` the row before's total, `band` the equivalence band (a fraction).
+pub fn saving_reason(
+    saved_ns: f64,
+    before_ns: f64,
+    band: f64,
+    instructions: (usize, usize),
+) -> Saving {
+    let band_ns = before_ns * band;
+    let (now, before) = instructions;
+    if saved_ns < band_ns {
+        Saving::WithinNoise { saved_ns, band_ns }
+    } else if now >= before {
+        Saving::Layout {
+            saved_ns,
+            more_instructions: now - before,
+        }
+    } else {
+        Saving::FewerInstructions {
+            saved_ns,
+            instructions: (now, before),
+        }
+    }
 }
 
 /// The whole report.
@@ -116,9 +217,30 @@ impl Report {
                         .get(i)
                         .and_then(|f| f.as_ref())
                         .map(|e| e.to_string()),
+                    why: None,
                 }
             })
-            .collect();
+            .collect::<Vec<ReportRow>>();
+        let mut rows = rows;
+        for i in 0..rows.len() {
+            let (Some(p), Some(AbsVerdict::Saves { diff, .. })) = (rows[i].previous, rows[i].adds)
+            else {
+                continue;
+            };
+            let before = &rows[p];
+            // The native row's "instructions" are not counted: compare like with like only.
+            let before_instr = if before.build.is_some() {
+                before.instructions
+            } else {
+                rows[i].instructions
+            };
+            rows[i].why = Some(saving_reason(
+                -diff.nanos(),
+                before.total_ns.unwrap_or(0.0),
+                result.band,
+                (rows[i].instructions, before_instr),
+            ));
+        }
         let rung = |l: Layer| {
             bench
                 .rows
@@ -168,10 +290,11 @@ impl Report {
                 r.step.clone(),
                 r.build.map(|b| b.to_string()).unwrap_or_else(|| "-".into()),
                 r.path.clone(),
-                match &r.adds {
-                    Some(a) => a.to_string(),
-                    None if r.build.is_none() => "(the floor)".into(),
-                    None => "unresolved: too few rounds".into(),
+                match (&r.adds, &r.why) {
+                    (Some(a), Some(why)) => format!("{a} ({})", why.tag()),
+                    (Some(a), None) => a.to_string(),
+                    (None, _) if r.build.is_none() => "(the floor)".into(),
+                    (None, _) => "unresolved: too few rounds".into(),
                 },
                 r.total_ns.map(|x| format!("{x:.2}")).unwrap_or_default(),
                 match r.ratio {
@@ -217,6 +340,15 @@ impl Report {
             ));
         }
         for r in &self.rows {
+            if let Some(why) = &r.why {
+                t.notes.push(format!(
+                    "{} {} saves time: {why}",
+                    r.build.map(|b| b.to_string()).unwrap_or_default(),
+                    r.step
+                ));
+            }
+        }
+        for r in &self.rows {
             if let Some(f) = &r.fault {
                 t.notes.push(format!(
                     "! {} {}: {f}",
@@ -232,5 +364,35 @@ impl Report {
             }
         }
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_saving_says_why() {
+        // 0.01 ns below a 2.0 ns row: inside its ±2% band (0.04 ns).
+        let noise = saving_reason(0.01, 2.0, 0.02, (90, 80));
+        assert_eq!(noise.tag(), "within noise");
+        assert!(noise.to_string().contains("±0.040 ns"), "{noise}");
+        // 0.30 ns with more code: nothing was saved, placement moved.
+        let layout = saving_reason(0.30, 2.0, 0.02, (95, 82));
+        assert_eq!(
+            layout,
+            Saving::Layout {
+                saved_ns: 0.30,
+                more_instructions: 13
+            }
+        );
+        assert!(
+            layout.to_string().contains("13 more instructions"),
+            "{layout}"
+        );
+        // Shorter code: real work folded away.
+        let fewer = saving_reason(0.30, 2.0, 0.02, (60, 82));
+        assert_eq!(fewer.tag(), "fewer instructions");
+        assert!(fewer.to_string().contains("60 against 82"), "{fewer}");
     }
 }

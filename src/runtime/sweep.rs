@@ -27,6 +27,10 @@
 //! code between the raise and the first script frame catches the error itself; no raising
 //! helper does.) Entry trampolines are script code with empty maps.
 //!
+//! Generated code can also catch: a `try_call` site with a handler (`backend/jit/unwind.rs`)
+//! stops the unwind in its own frame, which then runs on. The walk stops there too, without
+//! reading that frame's cells ([`FrameMap::catches_at`]).
+//!
 //! Not covered: a panic that is not a `ScriptError` (a host bug, reported as `HostPanic`)
 //! unwinds without a sweep, so what the unwound script frames owned stays allocated (a leak,
 //! never a dangling reference).
@@ -50,6 +54,9 @@ pub(crate) struct Site {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FrameMap {
     sites: Box<[Site]>,
+    /// Return offsets of the calls that catch (`try_call` sites with a handler), sorted: the
+    /// unwind stops in this frame there, so the sweep does too.
+    catches: Box<[u32]>,
 }
 
 impl FrameMap {
@@ -58,7 +65,20 @@ impl FrameMap {
         sites.sort_by_key(|s| s.ret);
         FrameMap {
             sites: sites.into_boxed_slice(),
+            catches: Box::default(),
         }
+    }
+
+    /// This map with the return offsets of the function's catching calls.
+    pub(crate) fn with_catches(mut self, mut catches: Vec<u32>) -> FrameMap {
+        catches.sort_unstable();
+        self.catches = catches.into_boxed_slice();
+        self
+    }
+
+    /// Whether the call returning `ret` bytes into the function catches a `ScriptError`.
+    pub(crate) fn catches_at(&self, ret: u32) -> bool {
+        self.catches.binary_search(&ret).is_ok()
     }
 
     /// The cells owned across the call whose return address is `ret` bytes into the function
@@ -135,8 +155,10 @@ fn region_of(registry: &[Region], pc: usize) -> Option<&Region> {
     (probe < r.end).then_some(r)
 }
 
+/// libgcc's opaque `struct _Unwind_Context` (shared with the JIT's personality routine, so
+/// both declare the unwinder's functions alike).
 #[repr(C)]
-struct UnwindContext {
+pub(crate) struct UnwindContext {
     _private: [u8; 0],
 }
 
@@ -170,6 +192,11 @@ extern "C" fn visit(ctx: *mut UnwindContext, arg: *mut c_void) -> UnwindReasonCo
         Some(region) => {
             walk.in_script = true;
             let ret = (pc - region.start) as u32;
+            if region.map.catches_at(ret) {
+                // The error is caught here: this frame runs on in its handler, keeping what it
+                // owns, and so do the frames outside it.
+                return URC_NORMAL_STOP;
+            }
             // libgcc's context for a frame holds the CFA of the frame it called (the context is
             // stepped out of the callee, whose CFA it computed, to the caller's return
             // address): that is this frame's stack pointer at the call.

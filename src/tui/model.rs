@@ -3,7 +3,7 @@
 //! machine code. Made from the session's results; tests make them from fixed data.
 
 use crate::ladder::Ladder;
-use crate::ladder::report::Report;
+use crate::ladder::report::{Report, Saving};
 use crate::session::{FunctionListing, HistogramBucket, LiveSnapshot, Measurement, Quantile};
 
 /// What a verdict means, for colouring.
@@ -93,6 +93,8 @@ pub struct TableRow {
     pub cycles: Option<f64>,
     /// Instructions of the row's code (static count).
     pub instructions: Option<usize>,
+    /// Why it costs less than the row before (a finished ladder's rows).
+    pub why: Option<Saving>,
 }
 
 /// Where the table's numbers come from.
@@ -295,6 +297,7 @@ impl TableModel {
                     ok: row.checksum_ok,
                     cycles: row.cycles,
                     instructions: row.build.as_ref().map(|_| row.instructions),
+                    why: row.why,
                     build: row.build,
                     ..TableRow::default()
                 }
@@ -400,6 +403,8 @@ struct ReportRowJson {
     cycles: Option<f64>,
     instructions: usize,
     checksum_ok: bool,
+    #[serde(default)]
+    why: Option<Saving>,
 }
 
 /// `AbsVerdict`'s JSON form: picoseconds, tagged by `kind`.

@@ -34,7 +34,7 @@ mod opt_globals;
 pub(crate) mod opt_inline;
 mod opt_object;
 mod opt_vec;
-mod unwind;
+pub mod unwind;
 
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, Mutex};
@@ -60,7 +60,7 @@ pub use helper_table::VmCtx;
 pub use module::{ReloadFailure, ReloadOutcome, ReloadRefusal, ScriptModule};
 
 pub(crate) use lower::Helpers;
-use unwind::RegisteredFrames;
+use unwind::{CatchSites, FrameParts, RegisteredFrames};
 
 /// How hard Cranelift optimizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -180,10 +180,19 @@ struct Defined {
     id: FuncId,
     info: CompiledFunction,
     unwind: Option<UnwindInfo>,
+    /// Its `try_call` sites and their handlers (for the personality routine's LSDA).
+    catches: CatchSites,
 }
 
-/// What compiling one function gives: code size, Cranelift's listing, unwind info, frame map.
-type DefinedParts = (usize, Option<String>, Option<UnwindInfo>, Arc<FrameMap>);
+/// What compiling one function gives: code size, Cranelift's listing, unwind info, frame map,
+/// catching call sites.
+type DefinedParts = (
+    usize,
+    Option<String>,
+    Option<UnwindInfo>,
+    Arc<FrameMap>,
+    CatchSites,
+);
 
 /// What must live as long as any code from the module can run.
 struct Parked {
@@ -298,7 +307,7 @@ impl Jit {
         let start = Instant::now();
         let result = self.define_current(id, &name, verify);
         let compile_time = start.elapsed();
-        let defined = result.map(|(size, vcode, unwind, frame_map)| Defined {
+        let defined = result.map(|(size, vcode, unwind, frame_map, catches)| Defined {
             id,
             info: CompiledFunction {
                 name,
@@ -313,6 +322,7 @@ impl Jit {
                 frame_map,
             },
             unwind,
+            catches,
         });
         self.module.clear_context(&mut self.ctx);
         defined
@@ -354,8 +364,10 @@ impl Jit {
                 function: name.to_string(),
                 message: format!("unwind info: {e}"),
             })?;
-        let frame_map = Arc::new(lower_unwind::frame_map(compiled.buffer.user_stack_maps()));
-        Ok((size, vcode, unwind, frame_map))
+        let catches = CatchSites::of(compiled.buffer.call_sites());
+        let frame_map = lower_unwind::frame_map(compiled.buffer.user_stack_maps())
+            .with_catches(catches.returns());
+        Ok((size, vcode, unwind, Arc::new(frame_map), catches))
     }
 
     /// Finalize everything defined, register its unwind info, and fill in addresses and bytes.
@@ -373,7 +385,11 @@ impl Jit {
             // readable and executable for as long as the module lives.
             d.info.bytes = unsafe { std::slice::from_raw_parts(ptr, d.info.size) }.to_vec();
             if let Some(info) = d.unwind.take() {
-                frames.push((ptr, info));
+                frames.push(FrameParts {
+                    code: ptr,
+                    info,
+                    catches: std::mem::take(&mut d.catches),
+                });
             }
             maps.push((ptr as usize, d.info.size, Arc::clone(&d.info.frame_map)));
             out.push(d.info);
@@ -383,7 +399,7 @@ impl Jit {
         self.lock_keeper().maps.push(maps);
         // SAFETY: every address is the start of the finalized function its info describes; the
         // registration goes into the keeper, which drops it before freeing the code.
-        let registered = unsafe { RegisteredFrames::register(self.module.isa(), &frames) }
+        let registered = unsafe { RegisteredFrames::register(self.module.isa(), frames) }
             .map_err(|e| JitError::Setup(e.to_string()))?;
         if let Some(r) = registered {
             self.lock_keeper().frames.push(r);

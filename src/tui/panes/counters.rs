@@ -76,6 +76,12 @@ pub fn render_counters(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
         "samples (dropped)",
         format!("{} ({})", row.samples.0, row.samples.1),
     ));
+    if let Some(why) = &row.why {
+        lines.push(Line::from(vec![
+            Span::styled(format!("{:<26}", "* costs less than before"), s.muted()),
+            Span::styled(why.to_string(), s.text()),
+        ]));
+    }
     Paragraph::new(lines)
         .wrap(Wrap { trim: false })
         .render(inner, buf);

@@ -66,7 +66,10 @@ fn adds_text(r: &TableRow) -> (String, Meaning) {
     match (&r.adds, r.build.is_none() && r.step.is_some()) {
         (Some(a), _) => {
             let half = (a.high - a.low) / 2.0;
-            (format!("{:+.2} ±{:.2}", a.ns, half), a.meaning())
+            // A saving that is explained (noise, layout, ...) is marked; the counters pane
+            // says why.
+            let mark = if r.why.is_some() { "*" } else { "" };
+            (format!("{:+.2} ±{:.2}{mark}", a.ns, half), a.meaning())
         }
         (None, true) => ("floor".into(), Meaning::Baseline),
         (None, false) => ("".into(), Meaning::Baseline),
