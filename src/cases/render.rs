@@ -230,10 +230,24 @@ pub fn group_table(m: &Matrix, group: &str) -> Table {
             let r = bt.rows.iter().find(|r| r.case == *case);
             let c = r.and_then(|r| r.cells.get(&Mode::Hot));
             row.push(match c {
-                Some(c) if c.error.is_none() && c.ratio.is_some() => {
-                    let ratio = c.ratio.unwrap_or_default();
-                    per_backend[k].push(ratio);
-                    format!("{}{}", fmt_ratio(ratio), if c.mismatch { " !" } else { "" })
+                Some(Cell {
+                    error: None,
+                    ratio: Some(ratio),
+                    mismatch,
+                    ..
+                }) => {
+                    per_backend[k].push(*ratio);
+                    format!("{}{}", fmt_ratio(*ratio), if *mismatch { "!" } else { "" })
+                }
+                // A time without a ratio, or no time: the backend table has the time.
+                Some(Cell {
+                    error: None,
+                    mismatch: true,
+                    ..
+                }) => "!".into(),
+                Some(Cell { error: None, .. }) => {
+                    reasons.insert(NO_SAMPLE.into());
+                    "n/a".into()
                 }
                 _ => cell_text(c, false, &mut reasons),
             });
