@@ -35,7 +35,9 @@ fn bench_finds_the_programs_group_after_the_micro_cases() {
     }
     for c in &programs {
         assert!(
-            c.scripts.iter().all(|s| s.path.parent().unwrap().ends_with("programs")),
+            c.scripts
+                .iter()
+                .all(|s| s.path.parent().unwrap().ends_with("programs")),
             "{}",
             c.name
         );
@@ -70,7 +72,10 @@ fn every_program_matches_its_twin_on_every_backend() {
     let cases = cases();
     let mut jits = case_loader();
     let mut checked = 0;
-    for case in cases.iter().filter(|c| c.group.as_deref() == Some("programs")) {
+    for case in cases
+        .iter()
+        .filter(|c| c.group.as_deref() == Some("programs"))
+    {
         let script = case.scripts.first().unwrap();
         for backend in Backend::ALL {
             let (mut loaded, _) = backend
@@ -90,7 +95,10 @@ fn every_program_matches_its_twin_on_every_backend() {
             }
         }
     }
-    assert!(checked >= PROGRAMS.len() * 4 * 3, "only {checked} checks ran");
+    assert!(
+        checked >= PROGRAMS.len() * 4 * 3,
+        "only {checked} checks ran"
+    );
 }
 
 #[test]
@@ -100,7 +108,11 @@ fn twins_reproduce_the_classics() {
     assert_eq!(twin("richards").run(1000), 2322 * 100_000 + 928);
     // n-body after 1000 steps: energy -0.169087605 (the benchmark's published output).
     let energy = |n: i64| twin("nbody").run(n) as f64 / 1e12;
-    assert!((energy(1000) - -0.169087605).abs() < 1e-9, "{}", energy(1000));
+    assert!(
+        (energy(1000) - -0.169087605).abs() < 1e-9,
+        "{}",
+        energy(1000)
+    );
     // Before the first step: -0.169075164.
     assert!((energy(0) - -0.169075164).abs() < 1e-9, "{}", energy(0));
     // fannkuch-redux(7): checksum 228, 16 flips at most, over all 5040 permutations.
@@ -116,4 +128,47 @@ fn twins_reproduce_the_classics() {
     let one = twin("mandelbrot").run(4096);
     assert_ne!(one, 0);
     assert_eq!(twin("mandelbrot").run(0), 0);
+}
+
+#[test]
+fn bench_filter_programs_shows_the_group_table() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "bench",
+            "--filter",
+            "programs",
+            "--backend",
+            "jit-opt",
+            "--reps",
+            "1",
+            "--time",
+            "0.02",
+            "--iters",
+            "100",
+            "--no-load",
+        ])
+        .output()
+        .unwrap();
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{s}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let table = s
+        .split("programs: ratio to the native twin")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no group table in:\n{s}"));
+    for title in [
+        "n-body (5 bodies)",
+        "Richards (OS task scheduler)",
+        "geometric mean",
+    ] {
+        assert!(table.contains(title), "{title} missing in:\n{table}");
+    }
+    // The micro cases are not selected, and no reload rows run.
+    assert!(!s.contains("integer arithmetic loop"), "{s}");
+    assert!(!s.contains("reload of 100 objects"), "{s}");
 }

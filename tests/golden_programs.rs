@@ -13,7 +13,7 @@ use hotlab::cases::spec::load_dir;
 fn sizes(name: &str) -> Vec<i64> {
     let mut n = vec![0, 1, 300];
     match name {
-        "fannkuch" => n.push(5_100),  // 5040 permutations, then from the identity again
+        "fannkuch" => n.push(5_100), // 5040 permutations, then from the identity again
         "mandelbrot" => n.push(4_200), // 64 x 64 pixels, then the first row again
         _ => {}
     }

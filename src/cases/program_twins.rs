@@ -179,13 +179,19 @@ fn a(i: usize, j: usize) -> f64 {
 
 fn mul_av(v: &[f64; SN], out: &mut [f64; SN]) {
     for (i, o) in out.iter_mut().enumerate() {
-        *o = v.iter().enumerate().fold(0.0, |sum, (j, x)| sum + a(i, j) * x);
+        *o = v
+            .iter()
+            .enumerate()
+            .fold(0.0, |sum, (j, x)| sum + a(i, j) * x);
     }
 }
 
 fn mul_atv(v: &[f64; SN], out: &mut [f64; SN]) {
     for (i, o) in out.iter_mut().enumerate() {
-        *o = v.iter().enumerate().fold(0.0, |sum, (j, x)| sum + a(j, i) * x);
+        *o = v
+            .iter()
+            .enumerate()
+            .fold(0.0, |sum, (j, x)| sum + a(j, i) * x);
     }
 }
 
@@ -370,10 +376,21 @@ struct Packet {
 }
 
 enum Task {
-    Idle { v1: i64, count: i64 },
-    Worker { dest: usize, v2: i64 },
-    Handler { work: Option<usize>, devices: Option<usize> },
-    Device { pending: Option<usize> },
+    Idle {
+        v1: i64,
+        count: i64,
+    },
+    Worker {
+        dest: usize,
+        v2: i64,
+    },
+    Handler {
+        work: Option<usize>,
+        devices: Option<usize>,
+    },
+    Device {
+        pending: Option<usize>,
+    },
 }
 
 const RUNNING: u8 = 0;

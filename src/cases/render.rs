@@ -190,7 +190,12 @@ pub fn load_table(m: &Matrix) -> Table {
 /// The groups the matrix's rows come from (`programs`), in row order.
 fn groups(m: &Matrix) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for g in m.tables.iter().flat_map(|t| &t.rows).filter_map(|r| r.group.clone()) {
+    for g in m
+        .tables
+        .iter()
+        .flat_map(|t| &t.rows)
+        .filter_map(|r| r.group.clone())
+    {
         if !out.contains(&g) {
             out.push(g);
         }
@@ -211,7 +216,11 @@ pub fn geometric_mean(ratios: &[f64]) -> Option<f64> {
 /// A group's summary (the program suite): one row per case with its `.hot` ratio to the twin
 /// on each backend, then the geometric mean per backend, over the cases with a ratio.
 pub fn group_table(m: &Matrix, group: &str) -> Table {
-    let backends: Vec<&BackendTable> = m.tables.iter().filter(|t| t.unavailable.is_none()).collect();
+    let backends: Vec<&BackendTable> = m
+        .tables
+        .iter()
+        .filter(|t| t.unavailable.is_none())
+        .collect();
     let mut cols = vec!["program".to_string(), "unit".to_string()];
     cols.extend(backends.iter().map(|t| format!(">{}", t.backend.name())));
     let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
