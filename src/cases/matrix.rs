@@ -192,11 +192,6 @@ impl Matrix {
 /// Progress: (jobs done, jobs in all, what runs now).
 pub type ProgressFn<'a> = &'a mut dyn FnMut(usize, usize, &str);
 
-/// The shortest timed sample of a group's case (`cases/programs/`): 250 µs of the fastest
-/// variant (the twin), so a program's per-run setup (its data, a long-lived tree) is a few
-/// percent of a sample at most, and a script 10x slower still samples in a few ms.
-pub const PROGRAM_MIN_SAMPLE: Picos = Picos(250e6);
-
 /// The engine settings of one timed run.
 pub fn settings(time: f64, pin: bool, twin: &Twin) -> Settings {
     let mut s = Settings {
@@ -518,12 +513,7 @@ pub fn run_case(
         return (r, loads);
     }
     let alone = measured.is_empty();
-    let mut s = settings(opts.time, opts.pin, twin);
-    if case.group.is_some() {
-        // A group's case is a whole program: a sample runs its setup too, so samples are long
-        // enough for the loop count to make the setup a small part of them.
-        s.min_sample = Picos(s.min_sample.0.max(PROGRAM_MIN_SAMPLE.0));
-    }
+    let s = settings(opts.time, opts.pin, twin);
     let mut native_ns = None;
     match measure(twin, &mut measured, &s, opts.reps) {
         Ok(values) => {

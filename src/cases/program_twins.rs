@@ -295,11 +295,11 @@ impl Tree {
     }
 }
 
-/// binary-trees: a long-lived tree of depth 8, then trees of depths 4..=8 in turn until `n`
+/// binary-trees: a long-lived tree of depth 4, then trees of depths 4..=8 in turn until `n`
 /// nodes were made; the counts as the script sums them. Hidden: `n`, the result.
 pub(super) extern "C-unwind" fn binary_trees(_: *mut c_void, n: u64) -> u64 {
     let m = n_of(n);
-    let long_lived = Tree::new(8);
+    let long_lived = Tree::new(4);
     let (mut nodes, mut total) = (0i64, 0i64);
     let mut k = 0;
     while nodes < m {
