@@ -28,7 +28,7 @@ use crate::runtime::{ScriptError, catch_script};
 pub struct MatrixOptions {
     /// Backends to run, in table order.
     pub backends: Vec<Backend>,
-    /// Only cases whose name or title contains this text.
+    /// Only cases whose name, title or group contains this text.
     pub filter: Option<String>,
     /// Timed runs per cell; cells show the median.
     pub reps: usize,
@@ -62,9 +62,11 @@ impl Default for MatrixOptions {
 impl MatrixOptions {
     /// Whether `case` passes the filter.
     pub fn selects(&self, case: &Case) -> bool {
-        self.filter
-            .as_deref()
-            .is_none_or(|f| case.name.contains(f) || case.header.title.contains(f))
+        self.filter.as_deref().is_none_or(|f| {
+            case.name.contains(f)
+                || case.header.title.contains(f)
+                || case.group.as_deref().is_some_and(|g| g.contains(f))
+        })
     }
 
     /// Whether the reload rows run: with no filter, or a filter they match (`--filter reload`).
@@ -110,6 +112,8 @@ pub struct MatrixRow {
     pub case: String,
     /// Its title.
     pub title: String,
+    /// Its group (`programs` for `cases/programs/`), `None` for the cases at the top.
+    pub group: Option<String>,
     /// What one op is.
     pub unit: String,
     /// The twin's name.
@@ -417,6 +421,7 @@ fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> Matr
     MatrixRow {
         case: case.name.clone(),
         title: case.header.title.clone(),
+        group: case.group.clone(),
         unit: case.header.unit.clone(),
         twin: case.header.twin.name.to_string(),
         native_ns,

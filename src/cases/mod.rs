@@ -7,6 +7,7 @@ pub mod backend;
 pub mod check;
 mod class_twins;
 pub mod matrix;
+mod program_twins;
 pub mod reload;
 pub mod render;
 pub mod spec;

@@ -187,7 +187,100 @@ pub fn load_table(m: &Matrix) -> Table {
     t
 }
 
-/// Every table of the matrix, in order: backends, reloads, load section.
+/// The groups the matrix's rows come from (`programs`), in row order.
+fn groups(m: &Matrix) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for g in m
+        .tables
+        .iter()
+        .flat_map(|t| &t.rows)
+        .filter_map(|r| r.group.clone())
+    {
+        if !out.contains(&g) {
+            out.push(g);
+        }
+    }
+    out
+}
+
+/// The geometric mean of the ratios, `None` when there are none.
+pub fn geometric_mean(ratios: &[f64]) -> Option<f64> {
+    let logs: Vec<f64> = ratios
+        .iter()
+        .filter(|r| r.is_finite() && **r > 0.0)
+        .map(|r| r.ln())
+        .collect();
+    (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+}
+
+/// A group's summary (the program suite): one row per case with its `.hot` ratio to the twin
+/// on each backend, then the geometric mean per backend, over the cases with a ratio.
+pub fn group_table(m: &Matrix, group: &str) -> Table {
+    let backends: Vec<&BackendTable> = m
+        .tables
+        .iter()
+        .filter(|t| t.unavailable.is_none())
+        .collect();
+    let mut cols = vec!["program".to_string(), "unit".to_string()];
+    cols.extend(backends.iter().map(|t| format!(">{}", t.backend.name())));
+    let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+    let mut t = Table::new(format!("{group}: ratio to the native twin"), &cols);
+    let mut names: Vec<(&str, &str, &str)> = Vec::new();
+    for r in backends.iter().flat_map(|t| &t.rows) {
+        if r.group.as_deref() == Some(group) && !names.iter().any(|(c, _, _)| *c == r.case) {
+            names.push((&r.case, &r.title, &r.unit));
+        }
+    }
+    let mut per_backend: Vec<Vec<f64>> = vec![Vec::new(); backends.len()];
+    let mut reasons = BTreeSet::new();
+    for (case, title, unit) in &names {
+        let mut row = vec![title.to_string(), unit.to_string()];
+        for (k, bt) in backends.iter().enumerate() {
+            let r = bt.rows.iter().find(|r| r.case == *case);
+            let c = r.and_then(|r| r.cells.get(&Mode::Hot));
+            row.push(match c {
+                Some(Cell {
+                    error: None,
+                    ratio: Some(ratio),
+                    mismatch,
+                    ..
+                }) => {
+                    per_backend[k].push(*ratio);
+                    format!("{}{}", fmt_ratio(*ratio), if *mismatch { "!" } else { "" })
+                }
+                // A time without a ratio, or no time: the backend table has the time.
+                Some(Cell {
+                    error: None,
+                    mismatch: true,
+                    ..
+                }) => "!".into(),
+                Some(Cell { error: None, .. }) => {
+                    reasons.insert(NO_SAMPLE.into());
+                    "n/a".into()
+                }
+                _ => cell_text(c, false, &mut reasons),
+            });
+        }
+        t.push(row);
+    }
+    let mut mean = vec!["geometric mean".to_string(), String::new()];
+    mean.extend(
+        per_backend
+            .iter()
+            .map(|v| geometric_mean(v).map_or("n/a".into(), fmt_ratio)),
+    );
+    t.push(mean);
+    for why in reasons {
+        t.notes.push(format!("n/a: {why}"));
+    }
+    t.notes.push(format!(
+        "The {group} rows of the backend tables above, as ratios (script time / twin time, \
+         measured interleaved); the geometric mean is over the rows with a ratio."
+    ));
+    t
+}
+
+/// Every table of the matrix, in order: backends, groups' summaries, reloads, load section.
 pub fn tables(m: &Matrix) -> Vec<Table> {
     // With a filter that only matched the reload rows, the backend tables have no rows.
     let mut out: Vec<Table> = m
@@ -196,6 +289,9 @@ pub fn tables(m: &Matrix) -> Vec<Table> {
         .filter(|t| !t.rows.is_empty() || t.unavailable.is_some() || m.reloads.is_empty())
         .map(backend_table)
         .collect();
+    for g in groups(m) {
+        out.push(group_table(m, &g));
+    }
     if !m.reloads.is_empty() {
         out.push(reload_table(m));
     }

@@ -13,7 +13,10 @@
 //!
 //! A `.hot` and a `.clif` file with the same stem are the two modes of one case (one row). A
 //! `.toml` file holds `[[row]]` tables (`name`, `title`, `twin`, `unit`, `order`) for rows that
-//! are native only. Every error names the file and the line. See `docs/cases.md`.
+//! are native only. A sub-directory of the cases directory is a *group* (`cases/programs/`:
+//! the program suite): its cases load the same way, carry the directory's name as their
+//! group, and sort after the cases at the top. Every error names the file and the line. See
+//! `docs/cases.md`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -180,6 +183,9 @@ pub struct ScriptFile {
 pub struct Case {
     /// The file stem (or the `name` of a native-only row): what `--filter` matches.
     pub name: String,
+    /// The sub-directory the case is in (`programs` for `cases/programs/`); `None` at the top.
+    /// `--filter` matches it too.
+    pub group: Option<String>,
     /// The header (of the `.hot` file when there are two).
     pub header: Header,
     /// The scripts, `.hot` first.
@@ -405,6 +411,7 @@ pub fn load_native_rows(path: &Path) -> Result<Vec<Case>, CaseError> {
             })?;
             Ok(Case {
                 name: r.name,
+                group: None,
                 header,
                 scripts: Vec::new(),
             })
@@ -412,15 +419,44 @@ pub fn load_native_rows(path: &Path) -> Result<Vec<Case>, CaseError> {
         .collect()
 }
 
-/// Load every case in `dir`: scripts paired by stem, native-only rows, sorted by `order`
-/// then name. Names must be unique; the two modes of a case must name the same twin.
+/// Load every case in `dir`: scripts paired by stem, native-only rows, then the cases of each
+/// sub-directory (a group, one level deep), sorted by group (the top first), `order`, then
+/// name. Names must be unique, across groups too; the two modes of a case must name the same
+/// twin.
 pub fn load_dir(dir: &Path) -> Result<Vec<Case>, CaseError> {
+    let mut cases: Vec<Case> = Vec::new();
+    for sub in load_group(dir, None, &mut cases)? {
+        let group = sub.file_name().map(|s| s.to_string_lossy().into_owned());
+        load_group(&sub, group, &mut cases)?;
+    }
+    cases.sort_by(|a, b| {
+        (&a.group, a.header.order, &a.name).cmp(&(&b.group, b.header.order, &b.name))
+    });
+    Ok(cases)
+}
+
+/// Load the cases of one directory into `cases` as `group`; the sub-directories it holds
+/// (sorted; hidden ones skipped).
+fn load_group(
+    dir: &Path,
+    group: Option<String>,
+    cases: &mut Vec<Case>,
+) -> Result<Vec<PathBuf>, CaseError> {
     let entries =
         std::fs::read_dir(dir).map_err(|e| err(dir, 0, CaseProblem::UnreadableDir(e.into())))?;
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
-    let mut cases: Vec<Case> = Vec::new();
+    let mut subs = Vec::new();
     for path in paths {
+        if path.is_dir() {
+            let hidden = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'));
+            if !hidden {
+                subs.push(path);
+            }
+            continue;
+        }
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         match ext {
             "hot" | "clif" => {
@@ -428,6 +464,9 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Case>, CaseError> {
                 let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
                 let name = stem.unwrap_or_default();
                 if let Some(case) = cases.iter_mut().find(|c| c.name == name) {
+                    if case.group != group {
+                        return Err(err(&path, 0, CaseProblem::DefinedTwice(name)));
+                    }
                     if case.header.twin.name != script.header.twin.name {
                         return Err(err(
                             &path,
@@ -447,24 +486,25 @@ pub fn load_dir(dir: &Path) -> Result<Vec<Case>, CaseError> {
                 } else {
                     cases.push(Case {
                         name,
+                        group: group.clone(),
                         header: script.header.clone(),
                         scripts: vec![script],
                     });
                 }
             }
             "toml" => {
-                for row in load_native_rows(&path)? {
+                for mut row in load_native_rows(&path)? {
                     if cases.iter().any(|c| c.name == row.name) {
                         return Err(err(&path, 0, CaseProblem::DefinedTwice(row.name)));
                     }
+                    row.group = group.clone();
                     cases.push(row);
                 }
             }
             _ => {}
         }
     }
-    cases.sort_by(|a, b| (a.header.order, &a.name).cmp(&(b.header.order, &b.name)));
-    Ok(cases)
+    Ok(subs)
 }
 
 /// The cases directory: `dir` when given, else `./cases` when it exists, else the one in the

@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, mpsc};
 
 use super::class_twins as c;
+use super::program_twins as p;
 use crate::runtime::host::hot_sink;
 
 /// A twin's function: the engine's raw ABI. `ctx` is unused (null); `n` is the loop count.
@@ -424,7 +425,7 @@ extern "C-unwind" fn mutex_inc_2t(_: *mut c_void, n: u64) -> u64 {
     two_threads(n, 1)
 }
 
-static TWINS: [Twin; 31] = [
+static TWINS: [Twin; 37] = [
     twin(
         "int_loop",
         int_loop,
@@ -549,6 +550,42 @@ static TWINS: [Twin; 31] = [
         "virtual_call",
         c::virtual_call,
         "&dyn Shape call, not inlined",
+        1,
+    ),
+    twin(
+        "nbody",
+        p::nbody,
+        "n-body: [Body; 5], split_at_mut pairs",
+        1,
+    ),
+    twin(
+        "spectral_norm",
+        p::spectral_norm,
+        "spectral-norm: [f64; 32] folds",
+        1,
+    ),
+    twin(
+        "fannkuch",
+        p::fannkuch,
+        "fannkuch-redux: slice reverse, rotate",
+        1,
+    ),
+    twin(
+        "binary_trees",
+        p::binary_trees,
+        "binary-trees: Box<Tree>",
+        1,
+    ),
+    twin(
+        "mandelbrot",
+        p::mandelbrot,
+        "mandelbrot: scalar f64 loop",
+        1,
+    ),
+    twin(
+        "richards",
+        p::richards,
+        "Richards: enum tasks, Vec arena of packets",
         1,
     ),
 ];

@@ -63,7 +63,8 @@ pub struct BenchArgs {
     /// The backends to run.
     #[arg(long, value_enum, default_value_t = BackendChoice(None))]
     pub backend: BackendChoice,
-    /// Run only the cases whose name or title contains this text.
+    /// Run only the cases whose name, title or group contains this text (`--filter programs`:
+    /// the program suite in cases/programs/).
     #[arg(long, value_name = "TEXT")]
     pub filter: Option<String>,
     /// Timed runs of each cell; the cell shows the median.
