@@ -206,7 +206,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
         progress_shown: false,
         last_progress: None,
     };
-    let session = SessionOptions::standard().and_then(|o| args.front.open(o));
+    let session = SessionOptions::standard().and_then(|o| args.front.open(o, stdin_tty));
     let mut session = match session {
         Ok(s) => s,
         Err(e) => {
@@ -216,7 +216,9 @@ pub fn run(args: &ReplArgs) -> ExitCode {
     };
     if let Some(note) = session.store_note() {
         // Piped or not: two front ends on one file must never pass unnoticed.
-        eprintln!("note: {note}");
+        for line in note.lines() {
+            eprintln!("note: {line}");
+        }
     }
     if let Err(e) = interrupt::install(session.cancel_flag()) {
         printer.error(&format!("Ctrl-C will not cancel jobs: {e}"));
@@ -227,7 +229,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
     };
     if stdin_tty {
         let s = session.state();
-        if args.front.resume {
+        if args.front.resume.is_some() {
             println!(
                 "resumed: {} snippet(s), current {}, {} result(s), {} history line(s)",
                 s.snippets.len(),

@@ -11,6 +11,7 @@
 mod code;
 pub mod command;
 mod exec;
+pub mod generations;
 pub mod interrupt;
 mod lab_commands;
 pub mod merge;
@@ -381,7 +382,42 @@ impl Session {
             Some(path) => store::load(path).map_err(SessionError::Store)?,
             None => None,
         };
-        Ok(Session::with_state(options, state.unwrap_or_default()))
+        let mut state = state.unwrap_or_default();
+        let notes = generations::validate(&mut state);
+        let mut s = Session::with_state(options, state);
+        s.add_notes(notes);
+        Ok(s)
+    }
+
+    /// The session saved in `from` (a generation or a copy, see [`generations::find`]), saved
+    /// to the options' session file from now on. When `from` is another file than that one,
+    /// the session starts as a fresh one does: its first change keeps the saved session file
+    /// as `session.prev.json` (the file resumed from is a generation, and moves down with the
+    /// others). Its settings, twin and ladder are checked as typed ones are.
+    pub fn resume_from(options: SessionOptions, from: &std::path::Path) -> Result<Session, SessionError> {
+        let mut state = store::load(from)
+            .map_err(SessionError::Store)?
+            .ok_or_else(|| SessionError::Input(format!("{} does not exist", from.display())))?;
+        let notes = generations::validate(&mut state);
+        let same = options
+            .store
+            .as_deref()
+            .is_some_and(|p| store::same_file(p, from));
+        let mut s = Session::with_state(options, state);
+        s.keep_previous.set(!same);
+        s.add_notes(notes);
+        Ok(s)
+    }
+
+    /// Add lines to what the front end tells the user about this session
+    /// ([`Session::store_note`]).
+    pub fn add_notes(&mut self, notes: impl IntoIterator<Item = String>) {
+        for n in notes {
+            self.note = Some(match self.note.take() {
+                Some(old) => format!("{old}\n{n}"),
+                None => n,
+            });
+        }
     }
 
     /// The state.

@@ -56,7 +56,7 @@ const IDLE_POLL: Duration = Duration::from_millis(500);
 fn open(args: &TuiArgs) -> Result<(Session, App, Option<String>), Failure> {
     let (theme, theme_err) = Theme::choose(args.theme.as_deref());
     let mut session = SessionOptions::standard()
-        .and_then(|o| args.front.open(o))
+        .and_then(|o| args.front.open(o, true))
         .map_err(|e| Failure::input(format!("error: {e}")))?;
     if session.state().snippet().text.trim().is_empty() {
         session.set_snippet_text(crate::ladder::bench::DEFAULT_SNIPPET);
@@ -106,7 +106,7 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
     let mut terminal = ratatui::try_init()
         .map_err(|e| Failure::input(format!("error: cannot open the terminal: {e}")))?;
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
-    let mut effects = if args.front.resume {
+    let mut effects = if args.front.resume.is_some() {
         Vec::new()
     } else {
         app.run()
