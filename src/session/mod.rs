@@ -10,6 +10,8 @@
 
 mod code;
 pub mod command;
+mod distribution;
+mod fit;
 mod exec;
 pub mod generations;
 pub mod interrupt;
@@ -37,6 +39,7 @@ pub const SESSION_BACKENDS: [Backend; 4] = [
     Backend::Object,
 ];
 pub use command::{Command, CommandError, ExportFormat, Setting, parse};
+pub use distribution::RowDistribution;
 pub use render::{class_lines, measured_table, record_table};
 pub use results::{
     AppliedReload, BenchResult, FailureCause, FunctionListing, FunctionSummary, HistogramBucket,
@@ -98,6 +101,13 @@ pub struct JobRecord {
     pub finished: u64,
     /// The output.
     pub output: JobReport,
+    /// Each row's distribution as the job's last live snapshot showed it, for results that
+    /// carry none themselves (a ladder, a check, a bench cell); empty for a measurement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<RowDistribution>,
+    /// How the job ended early, if it did (`cancelled`: stopped by the user, with what it had).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// Everything the session file keeps.
@@ -294,6 +304,11 @@ pub struct Session {
     /// What the front end should tell the user about the session file (another front end
     /// holds it, say).
     note: Option<String>,
+    /// The last live snapshot of the running (or last) job.
+    last_live: Option<LiveSnapshot>,
+    /// The front end's width in columns, when it has one (a REPL on a terminal): tables are
+    /// made to fit it.
+    width: Option<usize>,
 }
 
 /// Whether two states differ in more than the history.
@@ -366,6 +381,8 @@ impl Session {
             keep_previous: std::cell::Cell::new(false),
             _lock: lock,
             note,
+            last_live: None,
+            width: None,
         }
     }
 
@@ -418,6 +435,12 @@ impl Session {
                 None => n,
             });
         }
+    }
+
+    /// Tell the session the front end's width (`None`: no terminal, every column): the tables
+    /// of `:ladder` and `:compare` drop their least needed columns to fit it.
+    pub fn set_width(&mut self, width: Option<usize>) {
+        self.width = width;
     }
 
     /// The state.
@@ -516,12 +539,31 @@ impl Session {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
+        let live = self.last_live.take();
+        let rows = match &output {
+            // A measurement keeps its rows' distributions itself.
+            JobReport::Measured(_) => Vec::new(),
+            _ => live
+                .iter()
+                .flat_map(|p| p.variants.iter().map(RowDistribution::from_live))
+                .collect(),
+        };
+        let stopped = match &output {
+            JobReport::Measured(m) if m.stopped == "cancelled" => Some(m.stopped.clone()),
+            JobReport::Measured(_) => None,
+            _ => self
+                .cancel
+                .load(std::sync::atomic::Ordering::Relaxed)
+                .then(|| "cancelled".to_string()),
+        };
         self.state.results.push(JobRecord {
             command: command.to_string(),
             backend: self.state.backend,
             snippets,
             finished,
             output,
+            rows,
+            stopped,
         });
         let extra = self.state.results.len().saturating_sub(MAX_RESULTS);
         self.state.results.drain(..extra);

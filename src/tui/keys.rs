@@ -61,6 +61,9 @@ pub enum Action {
     CodePageDown,
     /// The code pane: the diff from the step before, or the whole listing.
     ToggleDiff,
+    /// The code pane: show each instruction's address and bytes, or only the instructions.
+    ToggleAddresses,
+
     /// Open the command line.
     CommandLine,
     /// Run the command line.
@@ -90,7 +93,7 @@ pub enum Action {
 
 impl Action {
     /// Every action.
-    pub const ALL: [Action; 36] = [
+    pub const ALL: [Action; 37] = [
         Action::Quit,
         Action::Cancel,
         Action::Help,
@@ -115,6 +118,7 @@ impl Action {
         Action::CodePageUp,
         Action::CodePageDown,
         Action::ToggleDiff,
+        Action::ToggleAddresses,
         Action::CommandLine,
         Action::CommandRun,
         Action::CommandComplete,
@@ -437,13 +441,18 @@ pub const HELP: &[HelpEntry] = &[
         help: "code pane: diff from the step before, or the whole listing",
     },
     HelpEntry {
+        keys: &[&[ch('a', S::Panes, A::ToggleAddresses)]],
+        also: &[],
+        help: "code pane: addresses and bytes beside the instructions, or not",
+    },
+    HelpEntry {
         keys: &[&[ch(':', S::Panes, A::CommandLine)]],
         also: &[
             key(KeyCode::Enter, S::CommandLine, A::CommandRun),
             key(KeyCode::Tab, S::CommandLine, A::CommandComplete),
             key(KeyCode::Esc, S::CommandLine, A::CommandLeave),
         ],
-        help: "command line: the REPL's commands (Tab completes, :help lists)",
+        help: "command line: the REPL's commands (Tab completes, Ctrl-U Ctrl-W delete, :help lists)",
     },
     HelpEntry {
         keys: &[
@@ -525,7 +534,8 @@ impl Context {
         let pane = screen && self.focus != Pane::Editor;
         match scope {
             Scope::Anywhere => true,
-            Scope::Busy => self.busy,
+            // Esc in the command line leaves it, even while a job runs.
+            Scope::Busy => self.busy && !self.command,
             Scope::Popup => self.popup,
             Scope::CommandLine => self.command && !self.popup && !self.help,
             Scope::Screen => screen,
@@ -603,6 +613,7 @@ mod tests {
                 | A::CodePageUp
                 | A::CodePageDown
                 | A::ToggleDiff
+                | A::ToggleAddresses
                 | A::CommandLine
                 | A::CommandRun
                 | A::CommandComplete

@@ -13,6 +13,7 @@
 //! snapshots (about 20 a second), longer when idle. See `docs/tui.md`.
 
 pub mod app;
+pub mod asm_view;
 pub mod complete;
 pub mod highlight;
 pub mod keys;
@@ -125,11 +126,18 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
                 Effect::LadderCode => {
                     let _ = lines.send(code_request(&app));
                 }
+                Effect::FunctionCode(pairs) => {
+                    let _ = lines.send(threads::ThreadRequest::Functions {
+                        pairs,
+                        text: app.text(),
+                    });
+                }
                 Effect::Line { line, text } => {
-                    app.busy = Some(line.clone());
+                    // The app marked it running (or queued behind the running one).
                     let request = threads::ThreadRequest::Line(threads::LineRequest { line, text });
                     if lines.send(request).is_err() {
                         app.busy = None;
+                        app.queued.clear();
                         app.say("the session thread ended", true);
                     }
                 }
@@ -152,19 +160,38 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
         } else {
             IDLE_POLL
         };
-        match event::poll(timeout) {
-            Ok(true) => match event::read() {
-                Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
-                    effects.extend(app.on_key(k));
-                    dirty = true;
+        // Every event that has arrived is handled before the next draw, in order: keys typed
+        // fast (or while a pane redraws) are all taken, none waits behind a frame.
+        let mut wait = timeout;
+        let mut failed = None;
+        loop {
+            match event::poll(wait) {
+                Ok(true) => match event::read() {
+                    Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+                        effects.extend(app.on_key(k));
+                        dirty = true;
+                    }
+                    Ok(Event::Mouse(m)) => dirty |= app.on_mouse(m, table_area),
+                    Ok(Event::Resize(..)) => dirty = true,
+                    Ok(_) => {}
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                },
+                Ok(false) => break,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
                 }
-                Ok(Event::Mouse(m)) => dirty |= app.on_mouse(m, table_area),
-                Ok(Event::Resize(..)) => dirty = true,
-                Ok(_) => {}
-                Err(e) => break Err(e),
-            },
-            Ok(false) => {}
-            Err(e) => break Err(e),
+            }
+            wait = Duration::ZERO;
+            if effects.iter().any(|e| *e == Effect::Quit) {
+                break;
+            }
+        }
+        if let Some(e) = failed {
+            break Err(e);
         }
         while let Ok(msg) = from_session.try_recv() {
             effects.extend(app.on_session(msg));
