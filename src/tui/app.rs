@@ -133,6 +133,8 @@ pub struct App {
     pub functions: Vec<(String, Result<Vec<CodeView>, String>)>,
     /// The code pane shows each instruction's address and bytes (a key toggles them).
     pub code_addresses: bool,
+    /// The histogram pane shows the ladder's waterfall instead.
+    pub waterfall: bool,
     /// Completion candidates of the command line, and which one Tab shows next.
     pub completion: (Vec<String>, usize),
     /// The help overlay is shown.
@@ -186,6 +188,7 @@ impl App {
             command_cursor: 0,
             functions: Vec::new(),
             code_addresses: false,
+            waterfall: false,
             completion: (Vec::new(), 0),
             help: false,
             popup: false,
@@ -602,6 +605,12 @@ impl App {
             Action::CodePageDown => self.code_scroll = self.code_scroll.saturating_add(10),
             Action::ToggleDiff => self.code_diff = !self.code_diff,
             Action::ToggleAddresses => self.code_addresses = !self.code_addresses,
+            Action::ToggleWaterfall => {
+                self.waterfall = !self.waterfall;
+                if self.waterfall && self.focus != Pane::Histogram && self.focus != Pane::Table {
+                    self.focus = Pane::Histogram;
+                }
+            }
             Action::CommandLine => {
                 self.command = Some(":".into());
                 self.command_cursor = 1;

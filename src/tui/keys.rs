@@ -63,7 +63,8 @@ pub enum Action {
     ToggleDiff,
     /// The code pane: show each instruction's address and bytes, or only the instructions.
     ToggleAddresses,
-
+    /// The histogram pane: the ladder's waterfall (what each rung adds), or the histogram.
+    ToggleWaterfall,
     /// Open the command line.
     CommandLine,
     /// Run the command line.
@@ -93,7 +94,7 @@ pub enum Action {
 
 impl Action {
     /// Every action.
-    pub const ALL: [Action; 37] = [
+    pub const ALL: [Action; 38] = [
         Action::Quit,
         Action::Cancel,
         Action::Help,
@@ -119,6 +120,7 @@ impl Action {
         Action::CodePageDown,
         Action::ToggleDiff,
         Action::ToggleAddresses,
+        Action::ToggleWaterfall,
         Action::CommandLine,
         Action::CommandRun,
         Action::CommandComplete,
@@ -446,6 +448,11 @@ pub const HELP: &[HelpEntry] = &[
         help: "code pane: addresses and bytes beside the instructions, or not",
     },
     HelpEntry {
+        keys: &[&[ch('w', S::Panes, A::ToggleWaterfall)]],
+        also: &[],
+        help: "the ladder's waterfall (what each rung adds, jit beside aot), or the histogram",
+    },
+    HelpEntry {
         keys: &[&[ch(':', S::Panes, A::CommandLine)]],
         also: &[
             key(KeyCode::Enter, S::CommandLine, A::CommandRun),
@@ -614,6 +621,7 @@ mod tests {
                 | A::CodePageDown
                 | A::ToggleDiff
                 | A::ToggleAddresses
+                | A::ToggleWaterfall
                 | A::CommandLine
                 | A::CommandRun
                 | A::CommandComplete

@@ -22,6 +22,7 @@ pub mod panes;
 pub mod theme;
 pub mod threads;
 mod update;
+pub mod waterfall;
 
 use std::io::Write;
 use std::process::ExitCode;
