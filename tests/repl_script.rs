@@ -36,7 +36,7 @@ fn the_example_script_runs_in_order() {
     let dir = tempfile::tempdir().expect("temp dir");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/examples/first.repl");
     let out = repl(dir.path())
-        .arg("--echo")
+        .args(["--echo", "--save"])
         .pipe_stdin(script)
         .expect("stdin")
         .assert()

@@ -67,7 +67,10 @@ fn sessions_lists_generations_and_resume_picks_one() {
         assert!(fields[1].starts_with("20"), "a date: {line}");
         assert_eq!(fields[3], "UTC", "{line}");
         assert_eq!(fields[4], file, "{line}");
-        assert!(line.contains("1 snippet (current snippet.hot, 1 line), jit"), "{line}");
+        assert!(
+            line.contains("1 snippet (current snippet.hot, 1 line), jit"),
+            "{line}"
+        );
     }
     // Generation 2 is the first session.
     hotlab(dir.path())
@@ -119,7 +122,9 @@ fn resumed_settings_are_checked_as_typed_ones() {
         .stderr(predicate::str::contains(
             "note: the saved setting `time -3` is refused",
         ))
-        .stderr(predicate::str::contains("note: the saved setting `band 7` is refused"))
+        .stderr(predicate::str::contains(
+            "note: the saved setting `band 7` is refused",
+        ))
         .stdout(predicate::str::contains("time 1 s, band ±2%"));
 }
 
@@ -154,5 +159,7 @@ fn no_state_directory_is_said() {
         .write_stdin(":show\n")
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("cannot resume: no state directory"));
+        .stderr(predicate::str::contains(
+            "cannot resume: no state directory",
+        ));
 }

@@ -278,8 +278,8 @@ fn resume_is_a_flag_of_the_front_ends() {
         resume: Some("0".into()),
         save: false,
     }
-        .open(options(dir.path()), true)
-        .expect("resumed");
+    .open(options(dir.path()), true)
+    .expect("resumed");
     assert_eq!(resumed.state(), &before);
     assert_eq!(resumed.state().layers.as_deref().map(|l| l.len()), Some(4));
     let fresh = FrontArgs::default()

@@ -53,12 +53,18 @@ fn bars_float_on_the_rungs_before_them() {
     assert_eq!(bar("slot read", Some("jit")).from, 1.5);
     assert_eq!(bar("entry check", Some("jit")).from, 2.0);
     assert!((bar("entry check", Some("aot")).from - 1.8).abs() < 1e-9);
-    assert!(!bar("entry check", Some("jit")).resolved(), "its CI includes 0");
+    assert!(
+        !bar("entry check", Some("jit")).resolved(),
+        "its CI includes 0"
+    );
     assert!(bar("entry check", Some("aot")).resolved());
     // The terminal's lines: one per bar, fitting the width, with what each adds.
     let lines = text_lines(&w, 70);
     assert_eq!(lines.len(), 5);
-    assert!(lines.iter().all(|(_, l, _)| l.chars().count() <= 70), "{lines:?}");
+    assert!(
+        lines.iter().all(|(_, l, _)| l.chars().count() <= 70),
+        "{lines:?}"
+    );
     assert!(lines[1].1.contains("+0.50 ±0.10"), "{lines:?}");
     assert!(lines[0].1.contains("1.50 floor"), "{lines:?}");
     // A plan (nothing measured) has no waterfall.
@@ -75,7 +81,14 @@ fn the_svg_has_a_bar_per_rung_and_build_with_whiskers() {
     let w = Waterfall::from_table(&table()).unwrap();
     let doc = svg(&w, 960, 540).expect("drawn");
     assert!(doc.starts_with("<svg"), "{}", &doc[..80.min(doc.len())]);
-    for name in ["native virtual call", "slot read", "entry check", "jit", "aot", "+0.50"] {
+    for name in [
+        "native virtual call",
+        "slot read",
+        "entry check",
+        "jit",
+        "aot",
+        "+0.50",
+    ] {
         assert!(doc.contains(name), "{name} in the SVG");
     }
     // 5 bars plus the legend's 3 swatches and the background.

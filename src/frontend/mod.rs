@@ -76,7 +76,11 @@ impl FrontArgs {
     /// the saved session file to `session.prev.json` rather than overwrite it). A piped run
     /// (`interactive` false) without `--save` reads a resumed session but writes nothing.
     /// Without a state directory the session is not saved, and says so.
-    pub fn open(&self, options: SessionOptions, interactive: bool) -> Result<Session, SessionError> {
+    pub fn open(
+        &self,
+        options: SessionOptions,
+        interactive: bool,
+    ) -> Result<Session, SessionError> {
         let mut options = options;
         let saved = options.store.clone();
         if !interactive && !self.save {

@@ -158,7 +158,11 @@ impl Run {
     fn input(&mut self, session: &mut Session, printer: &mut Printer, input: &str) {
         // Tables fit the terminal as it is now (a compact layout under 120 columns).
         if printer.live {
-            session.set_width(crossterm::terminal::size().ok().map(|(w, _)| usize::from(w)));
+            session.set_width(
+                crossterm::terminal::size()
+                    .ok()
+                    .map(|(w, _)| usize::from(w)),
+            );
         }
         self.last_failed = false;
         match session.run_line(input, printer) {

@@ -5,9 +5,7 @@
 use crate::export::{Table, render_text};
 
 /// Columns dropped first when a table is too wide, in order.
-const DROP_ORDER: &[&str] = &[
-    "path", "instr", "mad", "p10", "cycles", "p90", "CI", "ok",
-];
+const DROP_ORDER: &[&str] = &["path", "instr", "mad", "p10", "cycles", "p90", "CI", "ok"];
 
 fn width_of(t: &Table) -> usize {
     render_text(t)
@@ -65,7 +63,11 @@ mod tests {
         assert_eq!(fit_table(&t, None), t);
         let narrow = fit_table(&t, Some(30));
         assert_eq!(narrow.columns.len(), 2, "{}", render_text(&narrow));
-        assert!(render_text(&narrow).lines().all(|l| l.chars().count() <= 30 || l.starts_with('(')));
+        assert!(
+            render_text(&narrow)
+                .lines()
+                .all(|l| l.chars().count() <= 30 || l.starts_with('('))
+        );
         assert_eq!(fit_table(&t, Some(200)).columns.len(), 4);
     }
 }

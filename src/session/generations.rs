@@ -67,7 +67,7 @@ pub fn list(store: &Path) -> Vec<Generation> {
         })
         .map(|p| generation(None, p))
         .collect();
-    copies.sort_by(|a, b| b.saved.cmp(&a.saved));
+    copies.sort_by_key(|g| std::cmp::Reverse(g.saved));
     out.extend(copies);
     out
 }
@@ -75,7 +75,11 @@ pub fn list(store: &Path) -> Vec<Generation> {
 /// What a session holds, in one line: its snippets, backend, results and history.
 pub fn summary(s: &SessionState) -> String {
     let current = s.snippet();
-    let lines = current.text.lines().filter(|l| !l.trim().is_empty()).count();
+    let lines = current
+        .text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .count();
     let mut out = format!(
         "{} snippet{} (current {}, {lines} line{}), {}",
         s.snippets.len(),
@@ -305,11 +309,7 @@ mod tests {
         let notes = validate(&mut s);
         assert_eq!(notes.len(), 4, "{notes:?}");
         assert!(notes[0].contains("time -1"), "{notes:?}");
-        assert_eq!(s.settings, {
-            let mut d = crate::session::SessionSettings::default();
-            d.checks = s.settings.checks;
-            d
-        });
+        assert_eq!(s.settings, crate::session::SessionSettings::default());
         assert_eq!(s.twin, None);
         assert!(validate(&mut SessionState::default()).is_empty());
     }

@@ -11,8 +11,8 @@
 mod code;
 pub mod command;
 mod distribution;
-mod fit;
 mod exec;
+mod fit;
 pub mod generations;
 pub mod interrupt;
 mod lab_commands;
@@ -411,7 +411,10 @@ impl Session {
     /// the session starts as a fresh one does: its first change keeps the saved session file
     /// as `session.prev.json` (the file resumed from is a generation, and moves down with the
     /// others). Its settings, twin and ladder are checked as typed ones are.
-    pub fn resume_from(options: SessionOptions, from: &std::path::Path) -> Result<Session, SessionError> {
+    pub fn resume_from(
+        options: SessionOptions,
+        from: &std::path::Path,
+    ) -> Result<Session, SessionError> {
         let mut state = store::load(from)
             .map_err(SessionError::Store)?
             .ok_or_else(|| SessionError::Input(format!("{} does not exist", from.display())))?;

@@ -135,6 +135,8 @@ pub struct App {
     pub code_addresses: bool,
     /// The histogram pane shows the ladder's waterfall instead.
     pub waterfall: bool,
+    /// The message is a warning from the start, kept over later ones until a key is pressed.
+    pub keep_warning: bool,
     /// Completion candidates of the command line, and which one Tab shows next.
     pub completion: (Vec<String>, usize),
     /// The help overlay is shown.
@@ -189,6 +191,7 @@ impl App {
             functions: Vec::new(),
             code_addresses: false,
             waterfall: false,
+            keep_warning: false,
             completion: (Vec::new(), 0),
             help: false,
             popup: false,
@@ -298,10 +301,22 @@ impl App {
 
     /// Show a message.
     pub fn say(&mut self, text: impl Into<String>, error: bool) {
-        self.message = Some(Message {
-            text: text.into(),
-            error,
+        let text = text.into();
+        // A warning from the start (a bad theme, another front end on the session file) stays
+        // until a key is pressed: the launch's own run must not cover it a second later.
+        self.message = Some(match &self.message {
+            Some(m) if self.keep_warning && m.error && !error => Message {
+                text: format!("{} · {text}", m.text.lines().next().unwrap_or("")),
+                error: true,
+            },
+            _ => Message { text, error },
         });
+    }
+
+    /// Show a warning that stays until the next key (see [`App::say`]).
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.say(text, true);
+        self.keep_warning = true;
     }
 
     fn defines(&self, f: &str) -> bool {
@@ -476,10 +491,7 @@ impl App {
 
     /// The code of the selected row: its step (ladder) or the first listing.
     pub fn selected_code(&self) -> Option<&CodeView> {
-        match self.row_code()? {
-            Ok(code) => Some(code),
-            Err(_) => None,
-        }
+        self.row_code()?.ok()
     }
 
     /// The machine code of the selected row: a ladder row's step, a comparison's or a check's
@@ -556,6 +568,7 @@ impl App {
     /// A key: the bound action ([`keys::action`]), or else the key closes an overlay, types
     /// into the command line, or edits the editor's text.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        self.keep_warning = false;
         if let Some(action) = keys::action(&key, &self.key_context()) {
             return self.act(action);
         }

@@ -92,11 +92,9 @@ pub fn views(listing: &str, functions: &[(String, u64)]) -> (Vec<String>, Vec<St
     };
     // After the last ud2, what no jump reaches is data (a constant pool, padding).
     let last_ud2 = lines.iter().rposition(|l| l.text == "ud2");
-    let data_from = last_ud2.map(|i| i + 1).filter(|&i| {
-        lines[i..]
-            .iter()
-            .all(|l| !targets.contains(&l.addr))
-    });
+    let data_from = last_ud2
+        .map(|i| i + 1)
+        .filter(|&i| lines[i..].iter().all(|l| !targets.contains(&l.addr)));
     let mut plain = Vec::new();
     let mut addressed = Vec::new();
     for (i, l) in lines.iter().enumerate() {

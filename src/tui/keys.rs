@@ -330,7 +330,7 @@ pub const HELP: &[HelpEntry] = &[
             &[ctrl('r', S::Screen, A::Run)],
         ],
         also: &[],
-        help: "run: the ladder around fn call, run(n) against another backend, or main",
+        help: "run: ladder around fn call, run(n) on 2 backends, or main",
     },
     HelpEntry {
         keys: &[
@@ -445,12 +445,12 @@ pub const HELP: &[HelpEntry] = &[
     HelpEntry {
         keys: &[&[ch('a', S::Panes, A::ToggleAddresses)]],
         also: &[],
-        help: "code pane: addresses and bytes beside the instructions, or not",
+        help: "code pane: offsets and bytes, or instructions only",
     },
     HelpEntry {
         keys: &[&[ch('w', S::Panes, A::ToggleWaterfall)]],
         also: &[],
-        help: "the ladder's waterfall (what each rung adds, jit beside aot), or the histogram",
+        help: "waterfall of what each ladder rung adds, or histogram",
     },
     HelpEntry {
         keys: &[&[ch(':', S::Panes, A::CommandLine)]],
@@ -459,7 +459,7 @@ pub const HELP: &[HelpEntry] = &[
             key(KeyCode::Tab, S::CommandLine, A::CommandComplete),
             key(KeyCode::Esc, S::CommandLine, A::CommandLeave),
         ],
-        help: "command line: the REPL's commands (Tab completes, Ctrl-U Ctrl-W delete, :help lists)",
+        help: "command line (Tab completes, Ctrl-U/W delete; :help)",
     },
     HelpEntry {
         keys: &[

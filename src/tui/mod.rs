@@ -89,7 +89,7 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
     if let Some(w) = &warning {
         // Also on stderr, so it stays visible after the screen closes.
         eprintln!("{w}");
-        app.say(w.clone(), true);
+        app.warn(w.clone());
     }
     let cancel = session.cancel_flag();
     let threads::Threads {
@@ -187,7 +187,7 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
                 }
             }
             wait = Duration::ZERO;
-            if effects.iter().any(|e| *e == Effect::Quit) {
+            if effects.contains(&Effect::Quit) {
                 break;
             }
         }

@@ -2,9 +2,9 @@
 //! live snapshot, or a ladder's plan before it is measured), each row's histogram, counters and
 //! machine code. Made from the session's results; tests make them from fixed data.
 
+use crate::cases::check::CheckAnswer;
 use crate::ladder::Ladder;
 use crate::ladder::report::Report;
-use crate::cases::check::CheckAnswer;
 use crate::session::{
     FunctionListing, HistogramBucket, LiveSnapshot, Measurement, Quantile, RowDistribution,
 };
@@ -333,7 +333,9 @@ impl TableModel {
             let found = kept.iter().find(|d| d.name == row.label).or_else(|| {
                 kept.iter().find(|d| {
                     row.label.starts_with(&format!("{} (", d.name))
-                        || d.name.strip_prefix("twin ").is_some_and(|t| row.label.ends_with(t))
+                        || d.name
+                            .strip_prefix("twin ")
+                            .is_some_and(|t| row.label.ends_with(t))
                         || row.label == format!("twin {}", d.name)
                 })
             });

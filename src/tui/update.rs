@@ -11,8 +11,8 @@ impl App {
         match msg {
             FromSession::Progress(p) => {
                 let title = self.busy.clone().unwrap_or_default();
-                let was_live = self.table.state == super::model::TableState::Live
-                    && self.table.title == title;
+                let was_live =
+                    self.table.state == super::model::TableState::Live && self.table.title == title;
                 self.table.apply_live(&p, &title);
                 self.label_steps();
                 if !was_live {
@@ -178,8 +178,10 @@ impl App {
             return Vec::new();
         }
         for (s, b) in &missing {
-            self.functions
-                .push((format!("{s}@{b}"), Err(format!("building the machine code of {s} on {b}…"))));
+            self.functions.push((
+                format!("{s}@{b}"),
+                Err(format!("building the machine code of {s} on {b}…")),
+            ));
         }
         vec![Effect::FunctionCode(missing)]
     }

@@ -60,7 +60,10 @@ impl Waterfall {
     /// From a measured ladder's table (rows with steps and builds); `None` if it has no
     /// measured native row.
     pub fn from_table(t: &TableModel) -> Option<Waterfall> {
-        let native = t.rows.iter().find(|r| r.step.is_some() && r.build.is_none())?;
+        let native = t
+            .rows
+            .iter()
+            .find(|r| r.step.is_some() && r.build.is_none())?;
         let floor = native.total_ns?;
         let mut steps = vec![native.step.clone()?];
         let mut bars = vec![Bar {
@@ -171,7 +174,10 @@ fn draw_svg(
         .fold(0.0, f64::min);
     let mut chart = ChartBuilder::on(&root)
         .caption(
-            format!("{}: what each rung adds, ns per call (whiskers: CI)", w.title),
+            format!(
+                "{}: what each rung adds, ns per call (whiskers: CI)",
+                w.title
+            ),
             ("sans-serif", 20),
         )
         .margin(20)
@@ -284,7 +290,7 @@ pub fn text_lines(w: &Waterfall, width: usize) -> Vec<(Option<String>, String, b
         let mut bar = String::new();
         let eighths = (len * 8.0).round() as usize;
         bar.push_str(&"█".repeat(eighths / 8));
-        if eighths % 8 != 0 {
+        if !eighths.is_multiple_of(8) {
             bar.push(['▏', '▎', '▍', '▌', '▋', '▊', '▉'][eighths % 8 - 1]);
         }
         if bar.is_empty() {
@@ -294,11 +300,9 @@ pub fn text_lines(w: &Waterfall, width: usize) -> Vec<(Option<String>, String, b
         let body: String = body.chars().take(bar_w).collect();
         let tail = match (b.build.is_none(), b.ci) {
             (true, _) => format!("{:.2} floor", b.adds),
-            (false, Some((lo, hi))) => format!(
-                "{:+.2} ±{}",
-                b.adds,
-                super::panes::ci_half(hi - lo)
-            ),
+            (false, Some((lo, hi))) => {
+                format!("{:+.2} ±{}", b.adds, super::panes::ci_half(hi - lo))
+            }
             (false, None) => format!("{:+.2}", b.adds),
         };
         out.push((

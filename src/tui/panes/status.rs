@@ -60,7 +60,9 @@ pub fn render_status(app: &App, status: Rect, message: Rect, buf: &mut Buffer) {
         let at = app.command_cursor.min(chars.len());
         let before: String = chars[..at].iter().collect();
         let under: String = chars.get(at).map_or(" ".to_string(), |c| c.to_string());
-        let after: String = chars.get(at + 1..).map_or(String::new(), |r| r.iter().collect());
+        let after: String = chars
+            .get(at + 1..)
+            .map_or(String::new(), |r| r.iter().collect());
         let mut v = vec![
             Span::styled(before, s.text()),
             Span::styled(under, s.text().add_modifier(Modifier::REVERSED)),

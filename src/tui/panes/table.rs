@@ -64,9 +64,10 @@ fn fit(text: &str, width: usize) -> String {
 
 fn adds_text(r: &TableRow) -> (String, Meaning) {
     match (&r.adds, r.build.is_none() && r.step.is_some()) {
-        (Some(a), _) => {
-            (format!("{:+.2} ±{}", a.ns, ci_half(a.high - a.low)), a.meaning())
-        }
+        (Some(a), _) => (
+            format!("{:+.2} ±{}", a.ns, ci_half(a.high - a.low)),
+            a.meaning(),
+        ),
         (None, true) => ("floor".into(), Meaning::Baseline),
         (None, false) => ("".into(), Meaning::Baseline),
     }
