@@ -355,12 +355,9 @@ impl App {
         match crate::ladder::resolve(next) {
             Ok(l) => {
                 self.set_ladder(l);
-                let mut e = self.line(format!(":ladder {next}"));
-                // Choosing is not measuring: the session only records the name.
-                e.retain(|x| !matches!(x, Effect::Line { .. }));
+                // Choosing is not measuring: F5 sends `:ladder NAME`, which records the name.
                 self.say(format!("ladder {next}: F5 measures it"), false);
-                e.push(Effect::LadderCode);
-                e
+                vec![Effect::LadderCode]
             }
             Err(err) => {
                 self.say(err.to_string(), true);
