@@ -7,8 +7,12 @@ use crate::export::{Table, render_text};
 /// Columns dropped first when a table is too wide, in order.
 const DROP_ORDER: &[&str] = &["path", "instr", "mad", "p10", "cycles", "p90", "CI", "ok"];
 
+/// The widest line of the table's header and rows (its notes wrap on their own).
 fn width_of(t: &Table) -> usize {
-    render_text(t)
+    let mut bare = t.clone();
+    bare.notes.clear();
+    bare.title.clear();
+    render_text(&bare)
         .lines()
         .map(|l| l.chars().count())
         .max()

@@ -178,7 +178,7 @@ mod tests {
                 "        .byte 0x00,0x00",
             ]
         );
-        assert_eq!(addressed[1], "    1  48 89 e5               mov rbp,rsp");
+        assert_eq!(addressed[1], "    1  48 89 e5              mov rbp,rsp");
         assert!(addressed.iter().all(|l| l.chars().count() <= 80));
         assert!(is_addressed(RUN));
         assert!(!is_addressed("    push rbp"));
