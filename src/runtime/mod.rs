@@ -12,6 +12,7 @@ pub mod object;
 pub mod reload;
 pub mod rt;
 pub mod spin;
+pub mod str_block;
 pub mod sweep;
 pub mod values;
 

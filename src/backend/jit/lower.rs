@@ -65,8 +65,8 @@ pub(crate) struct Helpers {
     pub str_release: FuncId,
     pub str_lit: FuncId,
     pub str_concat: FuncId,
+    pub str_build: FuncId,
     pub str_eq: FuncId,
-    pub str_len: FuncId,
     pub str_of_i64: FuncId,
     pub str_of_f64: FuncId,
     pub str_of_bool: FuncId,
@@ -247,8 +247,10 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// Array slots whose managed cells the function owns (`lower_array.rs`): zeroed after the
     /// stack check, released when it returns.
     pub(crate) owned_arrays: Vec<(StackSlot, Type)>,
-    /// Module variables cached by the loops being lowered (`jit-opt`).
+    /// Module variables cached by the loops being lowered (`opt_globals.rs`).
     pub(crate) global_cache: super::opt_globals::GlobalCache,
+    /// Vec locals hoisted by the loops being lowered (`opt_vec.rs`).
+    pub(crate) vec_cache: super::opt_vec::VecCache,
     /// Home slots and held temporaries (`lower_unwind.rs`).
     pub(crate) cells: super::lower_unwind::OwnedCells,
     /// The data object of each array shape's lengths (`array_shape`), by their bytes.
@@ -282,6 +284,7 @@ pub(crate) fn lower_function(
         owned: Vec::new(),
         owned_arrays: Vec::new(),
         global_cache: Default::default(),
+        vec_cache: Default::default(),
         cells: Default::default(),
         shapes: HashMap::new(),
     };
@@ -488,6 +491,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     }
 
     fn translate_let(&mut self, local: LocalId, init: &hir::Expr) -> LResult<()> {
+        if let LocalSlot::Array(slot) = self.local(local)?
+            && self.let_array_in_place(slot, init)?
+        {
+            return Ok(());
+        }
         let value = self.translate_expr(init)?;
         match self.local(local)? {
             LocalSlot::Scalar(var) if init.ty.is_managed() => {
@@ -635,11 +643,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         then_body: &HirBlock,
         else_body: Option<&HirBlock>,
     ) -> LResult<()> {
-        let c = self.translate_expr(cond)?;
         let then_block = self.builder.create_block();
         let else_block = self.builder.create_block();
         let merge_block = self.builder.create_block();
-        self.builder.ins().brif(c, then_block, &[], else_block, &[]);
+        // `a && b` as two branches (`lower_loop.rs`).
+        self.translate_branch(cond, then_block, else_block)?;
 
         self.builder.switch_to_block(then_block);
         self.builder.seal_block(then_block);
