@@ -66,7 +66,13 @@ mod tests {
         ]);
         assert_eq!(fit_table(&t, None), t);
         let narrow = fit_table(&t, Some(30));
-        assert_eq!(narrow.columns.len(), 2, "{}", render_text(&narrow));
+        // The path goes first; step, instr and verdict then fit.
+        assert_eq!(narrow.columns.len(), 3, "{}", render_text(&narrow));
+        assert!(
+            narrow.notes[0].contains("path left out"),
+            "{:?}",
+            narrow.notes
+        );
         assert!(
             render_text(&narrow)
                 .lines()

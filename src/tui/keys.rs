@@ -684,6 +684,8 @@ mod tests {
                 "↑ ↓, j k",
                 "mouse",
                 "d",
+                "a",
+                "w",
                 ":",
                 "Esc, Ctrl-C",
                 "?, F1",
