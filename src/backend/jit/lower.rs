@@ -255,6 +255,8 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     pub(crate) cells: super::lower_unwind::OwnedCells,
     /// The data object of each array shape's lengths (`array_shape`), by their bytes.
     pub(crate) shapes: HashMap<Vec<u8>, ir::GlobalValue>,
+    /// Handles known valid in the code being lowered (`lower_region.rs`).
+    pub(crate) checked: super::lower_region::CheckedHandles,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -287,6 +289,7 @@ pub(crate) fn lower_function(
         vec_cache: Default::default(),
         cells: Default::default(),
         shapes: HashMap::new(),
+        checked: Default::default(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -364,7 +367,9 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 .get(next + i)
                 .ok_or_else(|| LowerError("parameter count does not match".into()))?;
             if i == 0 && self.func.is_method() {
-                // The method ABI passes the shell; `self` is a handle cell to it.
+                // The method ABI passes the shell, which the caller checked; `self` is a
+                // handle cell to it.
+                self.enter_method(arg);
                 arg = self.cell_of_shell(arg);
             }
             match self.locals[i] {
@@ -453,20 +458,25 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 then_block,
                 else_block,
             } => self.translate_if(cond, then_block, else_block.as_ref()),
-            StmtKind::While { cond, body } => {
-                self.with_cached_globals(&[cond], body, |t| t.translate_while(cond, body))
-            }
+            // Loops are versioned on the handles they use (`lower_region.rs`).
+            StmtKind::While { cond, body } => self.versioned_loop(&[cond], body, &mut |t| {
+                t.with_cached_globals(&[cond], body, |t| t.translate_while(cond, body))
+            }),
             StmtKind::ForRange {
                 var,
                 start,
                 end,
                 body,
-            } => self.with_cached_globals(&[start, end], body, |t| {
-                t.translate_for_range(*var, start, end, body)
+            } => self.versioned_loop(&[start, end], body, &mut |t| {
+                t.with_cached_globals(&[start, end], body, |t| {
+                    t.translate_for_range(*var, start, end, body)
+                })
             }),
             StmtKind::ForEach { var, array, body } => {
-                self.with_cached_globals(&[array], body, |t| {
-                    t.translate_for_each(*var, array, body)
+                self.versioned_loop(&[array], body, &mut |t| {
+                    t.with_cached_globals(&[array], body, |t| {
+                        t.translate_for_each(*var, array, body)
+                    })
                 })
             }
             StmtKind::Break => self.translate_jump_out(true),

@@ -24,6 +24,8 @@ mod lower_expr;
 mod lower_index;
 mod lower_loop;
 mod lower_object;
+mod lower_refcount;
+mod lower_region;
 pub(crate) mod lower_unwind;
 mod lower_util;
 mod lower_value;
