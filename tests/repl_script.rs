@@ -36,7 +36,7 @@ fn the_example_script_runs_in_order() {
     let dir = tempfile::tempdir().expect("temp dir");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/examples/first.repl");
     let out = repl(dir.path())
-        .arg("--echo")
+        .args(["--echo", "--save"])
         .pipe_stdin(script)
         .expect("stdin")
         .assert()
@@ -95,7 +95,9 @@ fn a_file_is_loaded_first_and_quit_stops_reading() {
 #[test]
 fn resume_goes_on_with_the_saved_session() {
     let dir = tempfile::tempdir().expect("temp dir");
+    // A piped run saves only with --save.
     repl(dir.path())
+        .arg("--save")
         .write_stdin(":snippet kept.hot\nfn main() -> i64 { return 5 }\n")
         .assert()
         .success();

@@ -117,9 +117,10 @@ fn a_second_session_on_one_file_saves_to_its_own_copy() {
     assert_eq!(s.store_note(), None);
 }
 
+/// A piped REPL that saves (`--save`), as the rules below are about saving.
 fn repl(state: &std::path::Path, script: &str) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_hotlab"))
-        .arg("repl")
+        .args(["repl", "--save"])
         .env("XDG_STATE_HOME", state)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

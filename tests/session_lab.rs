@@ -268,20 +268,23 @@ fn cancel_stops_measuring_and_endless_jobs_and_the_session_goes_on() {
 fn resume_is_a_flag_of_the_front_ends() {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut s = FrontArgs::default()
-        .open(options(dir.path()))
+        .open(options(dir.path()), true)
         .expect("fresh");
     line(&mut s, ":backend jit-opt");
     line(&mut s, ":layers -catch");
     line(&mut s, "fn main() -> i64 { return 2 }");
     let before = s.state().clone();
     drop(s);
-    let resumed = FrontArgs { resume: true }
-        .open(options(dir.path()))
-        .expect("resumed");
+    let resumed = FrontArgs {
+        resume: Some("0".into()),
+        save: false,
+    }
+    .open(options(dir.path()), true)
+    .expect("resumed");
     assert_eq!(resumed.state(), &before);
     assert_eq!(resumed.state().layers.as_deref().map(|l| l.len()), Some(4));
-    let fresh = FrontArgs { resume: false }
-        .open(options(dir.path()))
+    let fresh = FrontArgs::default()
+        .open(options(dir.path()), true)
         .expect("fresh");
     assert!(fresh.state().history.is_empty());
 }

@@ -46,14 +46,16 @@ fn run_measures_the_ladder_around_call_and_sends_the_text_once() {
         Effect::Line { text, .. } => assert_eq!(text.as_deref(), Some(DEFAULT_SNIPPET)),
         other => panic!("{other:?}"),
     }
-    // While it runs, another run is refused with a message, and Esc cancels.
-    a.busy = Some(":ladder host_call".into());
-    assert!(a.on_key(ctrl('r')).is_empty());
-    assert!(a.message.as_ref().unwrap().text.contains("cancel"));
+    // While it runs, another run is queued behind it (the message says so), and Esc cancels.
+    assert_eq!(a.busy.as_deref(), Some(":ladder host_call"));
+    assert_eq!(lines(&a.on_key(ctrl('r'))), [":ladder host_call"]);
+    assert!(a.message.as_ref().unwrap().text.contains("queued"));
+    assert_eq!(a.queued.len(), 1);
     assert_eq!(a.on_key(key(KeyCode::Esc)), [Effect::Cancel]);
     assert_eq!(a.on_key(ctrl('c')), [Effect::Cancel]);
+    assert!(!a.line_done(), "the queued run is next");
+    assert!(a.line_done());
     // Unchanged text is not sent again.
-    a.busy = None;
     match &a.on_key(key(KeyCode::F(5)))[0] {
         Effect::Line { text, .. } => assert_eq!(text, &None),
         other => panic!("{other:?}"),
@@ -309,8 +311,8 @@ fn a_long_popup_scrolls_and_other_keys_close_it() {
     assert_eq!(a.popup_scroll, 0);
     a.on_key(key(KeyCode::Up));
     assert_eq!(a.popup_scroll, 0);
-    // Any other key closes it, and is not taken as a command.
-    assert!(a.on_key(key(KeyCode::Char('r'))).is_empty());
+    // Any other key closes it and does what it does on the screen: no key is lost to a popup.
+    assert_eq!(lines(&a.on_key(key(KeyCode::Char('r')))), [":run"]);
     assert!(!a.popup);
 }
 
@@ -369,4 +371,78 @@ fn every_binding_in_the_table_reaches_its_action() {
         assert_eq!(effects, by_action.act(b.action), "{b:?}");
         assert_eq!(seen(&by_key), seen(&by_action), "{b:?}");
     }
+}
+
+#[test]
+fn fast_key_sequences_all_take_effect() {
+    // `b b b` moves three backends, even while the first `:backend` line runs.
+    let mut a = app(DEFAULT_SNIPPET);
+    let e = typed(&mut a, "bbb");
+    assert_eq!(
+        lines(&e),
+        [":backend jit-opt", ":backend interp", ":backend object"]
+    );
+    assert_eq!(a.backend.name(), "object");
+    // `j j j` right after Space moves three rows, though Space's `:layers` line runs.
+    let mut a = app(DEFAULT_SNIPPET);
+    a.selected = 1;
+    let e = typed(&mut a, " jjj");
+    assert_eq!(lines(&e).len(), 1, "{e:?}");
+    assert_eq!(a.selected, 4);
+    // After a multi-line answer (a popup), the next key is not lost: `c` closes it and checks,
+    // `:` closes it and opens the command line with every letter typed after it.
+    let mut a = app(DEFAULT_SNIPPET);
+    a.say("loaded int_loop.hot: run, main\ntwin: int_loop", false);
+    a.popup = true;
+    assert_eq!(lines(&a.on_key(key(KeyCode::Char('c')))), [":check"]);
+    assert!(!a.popup);
+    a.say("one\ntwo", false);
+    a.popup = true;
+    a.line_done();
+    typed(&mut a, ":ladder");
+    assert_eq!(a.command.as_deref(), Some(":ladder"));
+    assert_eq!(lines(&a.on_key(key(KeyCode::Enter))), [":ladder"]);
+}
+
+#[test]
+fn the_command_line_edits_like_a_shell() {
+    let mut a = app("");
+    typed(&mut a, ":set time 0.5");
+    a.on_key(ctrl('w'));
+    assert_eq!(a.command.as_deref(), Some(":set time "));
+    a.on_key(key(KeyCode::Home));
+    typed(&mut a, "x");
+    assert_eq!(a.command.as_deref(), Some(":xset time "));
+    a.on_key(key(KeyCode::Delete));
+    assert_eq!(a.command.as_deref(), Some(":xet time "));
+    a.on_key(key(KeyCode::End));
+    typed(&mut a, "1");
+    assert_eq!(a.command.as_deref(), Some(":xet time 1"));
+    a.on_key(ctrl('u'));
+    assert_eq!(a.command.as_deref(), Some(":"), "Ctrl-U keeps the colon");
+    typed(&mut a, "show");
+    a.on_key(key(KeyCode::Left));
+    a.on_key(key(KeyCode::Backspace));
+    assert_eq!(a.command.as_deref(), Some(":shw"));
+    assert_eq!(a.command_cursor, 3);
+}
+
+#[test]
+fn tab_completes_cases_twins_ladders_and_snippets() {
+    let mut a = app("");
+    a.snippets = vec!["snippet.hot".into(), "other.hot".into()];
+    let complete = |a: &mut App, line: &str| {
+        a.command = None;
+        typed(a, line);
+        a.on_key(key(KeyCode::Tab));
+        a.command.clone().unwrap_or_default()
+    };
+    assert_eq!(complete(&mut a, ":load int_l"), ":load int_loop ");
+    assert_eq!(complete(&mut a, ":twin int_l"), ":twin int_loop ");
+    assert_eq!(complete(&mut a, ":ladder fu"), ":ladder fused ");
+    assert_eq!(complete(&mut a, ":snippet oth"), ":snippet other.hot ");
+    assert_eq!(
+        complete(&mut a, ":check --vs oth"),
+        ":check --vs other.hot "
+    );
 }

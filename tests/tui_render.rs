@@ -191,6 +191,7 @@ fn code() -> Vec<CodeView> {
                 )
             }),
             instructions: 10 + i * 4,
+            addressed: None,
         })
         .collect()
 }
@@ -379,4 +380,168 @@ fn tiny_terminals_do_not_panic() {
         screen(&ladder_app(Theme::default_theme()), w, h);
         screen(&compare_app(), w, h);
     }
+}
+
+/// A finished ladder job as the session thread reports it: its record keeps each row's
+/// distribution from the job's last live snapshot (the report carries none).
+fn ladder_done(rows: Vec<hotlab::session::RowDistribution>) -> hotlab::session::JobRecord {
+    let report = serde_json::to_value(ladder_report()).unwrap();
+    hotlab::session::JobRecord {
+        command: ":ladder host_call".into(),
+        backend: hotlab::session::Backend::Jit,
+        snippets: vec!["snippet.hot".into()],
+        finished: 0,
+        output: hotlab::session::JobReport::Ladder(hotlab::session::LadderResult {
+            ladder: "host_call".into(),
+            method: "snippet.hot".into(),
+            note: None,
+            header: Vec::new(),
+            table: hotlab::export::Table::new("ladder", &["step"]),
+            all_ok: true,
+            report,
+        }),
+        rows,
+        stopped: None,
+    }
+}
+
+fn live_of(report: &Report) -> hotlab::session::LiveSnapshot {
+    hotlab::session::LiveSnapshot {
+        phase: "collect".into(),
+        rounds: 40,
+        elapsed_ms: 900.0,
+        budget_ms: Some(1000.0),
+        iters: 2000,
+        variants: report
+            .rows
+            .iter()
+            .map(|r| hotlab::session::LiveContestant {
+                name: match r.build {
+                    Some(b) => format!("{b} {}", r.step),
+                    None => r.step.clone(),
+                },
+                samples: 456,
+                dropped: 2,
+                median_ns: r.total_ns,
+                histogram: Vec::new(),
+                buckets: buckets(r.total_ns.unwrap_or(1.0)),
+                percentiles: percentiles(r.total_ns.unwrap_or(1.0)),
+            })
+            .collect(),
+    }
+}
+
+fn histogram_text(app: &App) -> String {
+    let t = pane(60, 14, |area, buf| render_histogram(app, area, buf, false));
+    let b = t.backend().buffer();
+    (0..b.area.height)
+        .map(|y| {
+            (0..b.area.width)
+                .map(|x| b[(x, y)].symbol().to_string())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn the_histogram_stays_after_a_ladder_ends_and_after_resume() {
+    use hotlab::tui::threads::FromSession;
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    let mut app = App::new(
+        Theme::default_theme(),
+        ladder,
+        "snippet.hot",
+        DEFAULT_SNIPPET,
+    );
+    let effects = app.on_key(crossterm::event::KeyEvent::new(
+        crossterm::event::KeyCode::F(5),
+        crossterm::event::KeyModifiers::NONE,
+    ));
+    assert!(!effects.is_empty());
+    let live = live_of(&ladder_report());
+    app.on_session(FromSession::Progress(live.clone()));
+    app.selected = 3;
+    let during = histogram_text(&app);
+    assert!(during.contains("n=456"), "{during}");
+    // The job ends: the session recorded each row's distribution from the last snapshot.
+    let kept: Vec<_> = live
+        .variants
+        .iter()
+        .map(hotlab::session::RowDistribution::from_live)
+        .collect();
+    let record = ladder_done(kept);
+    let state = hotlab::session::SessionState::default();
+    app.on_session(FromSession::Done {
+        line: ":ladder host_call".into(),
+        texts: Vec::new(),
+        error: None,
+        quit: false,
+        state: Box::new(state.clone()),
+        record: Some(Box::new(record.clone())),
+    });
+    let after = histogram_text(&app);
+    assert!(after.contains("n=456"), "{after}");
+    assert!(after.contains("p50") && after.contains('█'), "{after}");
+    assert!(!after.contains("no samples"), "{after}");
+    // --resume: a new app from the record as the session file keeps it.
+    let saved: hotlab::session::JobRecord =
+        serde_json::from_str(&serde_json::to_string(&record).unwrap()).unwrap();
+    assert_eq!(saved.rows.len(), record.rows.len());
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    let mut resumed = App::new(
+        Theme::default_theme(),
+        ladder,
+        "snippet.hot",
+        DEFAULT_SNIPPET,
+    );
+    resumed.apply_state(&state);
+    resumed.apply_record(&saved);
+    resumed.selected = 3;
+    let text = histogram_text(&resumed);
+    assert!(text.contains("n=456") && text.contains('█'), "{text}");
+    assert_eq!(
+        text.replace(char::is_whitespace, ""),
+        after.replace(char::is_whitespace, ""),
+        "the same histogram as before the resume"
+    );
+}
+
+#[test]
+fn a_comparison_fills_the_table_even_with_a_ladder_row_selected() {
+    use hotlab::tui::threads::FromSession;
+    let mut app = ladder_app(Theme::default_theme());
+    app.selected = 9;
+    app.busy = Some(":compare interp".into());
+    let mut live = live_of(&ladder_report());
+    live.variants.truncate(2);
+    live.variants[0].name = "sum.hot (jit)".into();
+    live.variants[1].name = "sum.hot (interp)".into();
+    let effects = app.on_session(FromSession::Progress(live));
+    assert_eq!(app.table.rows.len(), 2);
+    assert!(app.selected < 2, "the selection moved onto the new rows");
+    let t = screen(&app, 140, 40);
+    let all: String = t
+        .backend()
+        .buffer()
+        .content()
+        .iter()
+        .map(|c| c.symbol())
+        .collect();
+    assert!(all.contains("sum.hot (interp)"), "{all}");
+    // The interp row has no machine code, and says so instead of showing the ladder's.
+    app.selected = 1;
+    match app.row_code() {
+        Some(Err(why)) => assert!(why.contains("interp"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    // The jit row's code is asked for, once.
+    assert_eq!(
+        effects,
+        [hotlab::tui::app::Effect::FunctionCode(vec![(
+            "sum.hot".to_string(),
+            "jit".to_string()
+        )])]
+    );
+    assert!(app.missing_functions().is_empty());
 }

@@ -190,7 +190,7 @@ fn type_a_snippet_run_it_and_read_the_table() {
             "an interp ns/op: {interp}"
         );
     }
-    assert!(screen.contains("stopped by budget"), "{screen}");
+    assert!(screen.contains("within the time budget"), "{screen}");
     t.keys(&["q"]);
     let start = Instant::now();
     while t.alive() && start.elapsed() < Duration::from_secs(10) {

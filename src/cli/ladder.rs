@@ -40,6 +40,35 @@ impl BuildArg {
     }
 }
 
+/// `hotlab ladder`'s output formats: the exports, and a picture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum LadderFormat {
+    /// Aligned text for a terminal.
+    #[default]
+    Table,
+    /// A GitHub-flavoured Markdown table.
+    Markdown,
+    /// Comma-separated values.
+    Csv,
+    /// The report's JSON form.
+    Json,
+    /// An SVG waterfall of what each rung adds (with its CI), jit beside aot.
+    Svg,
+}
+
+impl LadderFormat {
+    /// The export format, or `None` for the picture.
+    fn export(self) -> Option<Format> {
+        match self {
+            LadderFormat::Table => Some(Format::Table),
+            LadderFormat::Markdown => Some(Format::Markdown),
+            LadderFormat::Csv => Some(Format::Csv),
+            LadderFormat::Json => Some(Format::Json),
+            LadderFormat::Svg => None,
+        }
+    }
+}
+
 /// Options of `hotlab ladder`.
 #[derive(Debug, Args)]
 pub struct LadderArgs {
@@ -58,9 +87,10 @@ pub struct LadderArgs {
     /// Pin the measuring thread to this CPU (default: one chosen for quiet).
     #[arg(long, value_name = "N")]
     pub cpu: Option<usize>,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Table)]
-    pub format: Format,
+    /// Output format: the export formats, or `svg`, a waterfall of what each rung adds with
+    /// its CI, jit beside aot (a picture for a slide; use with --output FILE).
+    #[arg(long, value_enum, default_value_t = LadderFormat::Table)]
+    pub format: LadderFormat,
     /// Equivalence band of the `vs native` verdict, in percent.
     #[arg(long, value_name = "PCT", default_value_t = 2.0)]
     pub band: f64,
@@ -82,7 +112,7 @@ impl Default for LadderArgs {
             build: BuildArg::Both,
             time: 3.0,
             cpu: None,
-            format: Format::Table,
+            format: LadderFormat::Table,
             band: 2.0,
             output: None,
             limit: None,
@@ -232,15 +262,23 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
     if let Some(note) = &report.note {
         eprintln!("note: {note}");
     }
-    let text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&report.report).unwrap_or_default() + "\n",
-        Format::Csv => export::render_csv(&report.table),
-        Format::Markdown => {
+    let text = match args.format.export() {
+        None => {
+            let picture = crate::tui::waterfall::Waterfall::from_report_json(&report.report)
+                .ok_or_else(|| Failure::input("error: the ladder has no measured native row"))?;
+            crate::tui::waterfall::svg(&picture, 960, 540)
+                .map_err(|e| Failure::input(format!("error: {e}")))?
+        }
+        Some(Format::Json) => {
+            serde_json::to_string_pretty(&report.report).unwrap_or_default() + "\n"
+        }
+        Some(Format::Csv) => export::render_csv(&report.table),
+        Some(Format::Markdown) => {
             let mut s: String = report.header.iter().map(|l| format!("- {l}\n")).collect();
             s.push('\n');
             s + &export::render_markdown(&report.table)
         }
-        Format::Table => {
+        Some(Format::Table) => {
             let mut s: String = report.header.iter().map(|l| format!("{l}\n")).collect();
             s.push('\n');
             s + &export::render_text(&report.table)

@@ -70,6 +70,9 @@ pub enum CliCommand {
     Tui(crate::tui::TuiArgs),
     /// An interactive session: type hot code and :commands (:help); scripts via piped stdin.
     Repl(crate::repl::ReplArgs),
+    /// The saved sessions (the last one and the 10 kept before it, with their times and what
+    /// they hold); `--resume N|NAME` goes on with one.
+    Sessions,
     /// Serve jobs over stdin/stdout (started by the session; see docs/session.md).
     #[command(hide = true)]
     Worker(WorkerArgs),
@@ -288,6 +291,12 @@ pub fn main() -> ExitCode {
         }
         Some(CliCommand::Repl(args)) => return crate::repl::run(&args),
         Some(CliCommand::Tui(args)) => crate::tui::run(&args),
+        Some(CliCommand::Sessions) => crate::session::store::state_path()
+            .map_err(|e| Failure::input(format!("error: {e}")))
+            .map(|p| {
+                println!("{}", crate::session::generations::list_text(&p));
+                ExitCode::SUCCESS
+            }),
         // With no arguments on a terminal: the TUI on the host_call ladder.
         None if on_terminal() => crate::tui::run(&crate::tui::TuiArgs::default()),
         // Without one (CI, pipes): the seed's ladder, both builds, default settings, printed.

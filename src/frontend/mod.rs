@@ -81,20 +81,56 @@ pub fn use_color(stream_is_tty: bool) -> bool {
 /// into the subcommand's arguments and open the session with [`FrontArgs::open`].
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct FrontArgs {
-    /// Go on with the saved session (snippets, settings, results, history) from the session
-    /// file in the XDG state directory, instead of starting afresh.
+    /// Go on with a saved session instead of starting afresh: the last one (no value), the
+    /// Nth before it (`hotlab sessions` lists them: 1 is the newest kept), or a NAME there
+    /// (`prev.3`, `copy-1234`) or a path. A snippet FILE goes before --resume.
+    #[arg(long, value_name = "N|NAME", num_args = 0..=1, default_missing_value = "0")]
+    pub resume: Option<String>,
+    /// Save the session even when stdin is not a terminal: a piped run (a script) saves
+    /// nothing by default, so it never replaces an interactive session.
     #[arg(long)]
-    pub resume: bool,
+    pub save: bool,
 }
 
 impl FrontArgs {
     /// The saved session with `--resume`, else a fresh one (which, at its first change, moves
-    /// the saved session file to `session.prev.json` rather than overwrite it).
-    pub fn open(&self, options: SessionOptions) -> Result<Session, SessionError> {
-        if self.resume {
-            Session::resume(options)
-        } else {
-            Ok(Session::new(options))
+    /// the saved session file to `session.prev.json` rather than overwrite it). A piped run
+    /// (`interactive` false) without `--save` reads a resumed session but writes nothing.
+    /// Without a state directory the session is not saved, and says so.
+    pub fn open(
+        &self,
+        options: SessionOptions,
+        interactive: bool,
+    ) -> Result<Session, SessionError> {
+        let mut options = options;
+        let saved = options.store.clone();
+        if !interactive && !self.save {
+            options.store = None;
         }
+        let mut session = match (&self.resume, &saved) {
+            (None, _) => Session::new(options),
+            (Some(which), Some(path)) => {
+                let from = crate::session::generations::find(path, which)?;
+                if !from.exists() {
+                    // Nothing saved yet: a fresh session on the file.
+                    Session::resume(options)?
+                } else {
+                    Session::resume_from(options, &from)?
+                }
+            }
+            (Some(_), None) => {
+                let why = crate::session::store::state_path()
+                    .err()
+                    .map_or("no session file".to_string(), |e| e.to_string());
+                return Err(SessionError::Input(format!("cannot resume: {why}")));
+            }
+        };
+        if saved.is_none()
+            && (interactive || self.save)
+            && let Err(why) = crate::session::store::state_path()
+        {
+            session.add_notes([format!("{why}; this session is not saved")]);
+        }
+        Ok(session)
     }
 }

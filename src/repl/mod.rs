@@ -128,8 +128,18 @@ impl Sink for Printer {
                 line.push_str(&format!(" · {} {m:.2} ns", v.name));
             }
         }
-        let line: String = line.chars().take(110).collect();
-        eprint!("\r\x1b[2K{line}  (Ctrl-C cancels)");
+        // One line that fits the terminal, redrawn in place (a wider one would wrap and leave
+        // copies above the table).
+        let width = crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w));
+        let tail = "  (Ctrl-C cancels)";
+        let room = width.saturating_sub(tail.chars().count() + 1);
+        let line: String = if line.chars().count() > room {
+            let cut: String = line.chars().take(room.saturating_sub(1)).collect();
+            format!("{cut}…")
+        } else {
+            line
+        };
+        eprint!("\r\x1b[2K{line}{tail}");
         let _ = std::io::stderr().flush();
         self.progress_shown = true;
     }
@@ -138,17 +148,29 @@ impl Sink for Printer {
 /// What a script or a session loop counts.
 struct Run {
     failed: usize,
+    /// Whether the last command failed (a terminal session's exit code follows it).
+    last_failed: bool,
     quit: bool,
 }
 
 impl Run {
     /// Hand one complete input to the session.
     fn input(&mut self, session: &mut Session, printer: &mut Printer, input: &str) {
+        // Tables fit the terminal as it is now (a compact layout under 120 columns).
+        if printer.live {
+            session.set_width(
+                crossterm::terminal::size()
+                    .ok()
+                    .map(|(w, _)| usize::from(w)),
+            );
+        }
+        self.last_failed = false;
         match session.run_line(input, printer) {
             Ok(LineFlow::Quit) => self.quit = true,
             Ok(LineFlow::Continue) => {}
             Err(e) => {
                 self.failed += 1;
+                self.last_failed = true;
                 printer.error(&e.to_string());
             }
         }
@@ -206,7 +228,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
         progress_shown: false,
         last_progress: None,
     };
-    let session = SessionOptions::standard().and_then(|o| args.front.open(o));
+    let session = SessionOptions::standard().and_then(|o| args.front.open(o, stdin_tty));
     let mut session = match session {
         Ok(s) => s,
         Err(e) => {
@@ -216,18 +238,21 @@ pub fn run(args: &ReplArgs) -> ExitCode {
     };
     if let Some(note) = session.store_note() {
         // Piped or not: two front ends on one file must never pass unnoticed.
-        eprintln!("note: {note}");
+        for line in note.lines() {
+            eprintln!("note: {line}");
+        }
     }
     if let Err(e) = interrupt::install(session.cancel_flag()) {
         printer.error(&format!("Ctrl-C will not cancel jobs: {e}"));
     }
     let mut run = Run {
         failed: 0,
+        last_failed: false,
         quit: false,
     };
     if stdin_tty {
         let s = session.state();
-        if args.front.resume {
+        if args.front.resume.is_some() {
             println!(
                 "resumed: {} snippet(s), current {}, {} result(s), {} history line(s)",
                 s.snippets.len(),
@@ -254,7 +279,14 @@ pub fn run(args: &ReplArgs) -> ExitCode {
             script(&mut session, &mut printer, &mut run, args.echo);
         }
     }
-    if run.failed > 0 {
+    // A script fails when any command did; a person at a terminal leaves with 0 unless the
+    // last command failed (an error typed and fixed long ago is not the session's outcome).
+    let failed = if stdin_tty {
+        run.last_failed
+    } else {
+        run.failed > 0
+    };
+    if failed {
         ExitCode::from(crate::frontend::exit::SCRIPT_ERROR)
     } else {
         ExitCode::SUCCESS
@@ -334,8 +366,12 @@ fn interactive(session: &mut Session, printer: &mut Printer, run: &mut Run, colo
                 if let Err(e) = interrupt::restore() {
                     printer.error(&format!("Ctrl-C will not cancel this job: {e}"));
                 }
-                if !line.trim().is_empty() {
-                    let _ = rl.add_history_entry(line.as_str());
+                let current = session.state().snippet().name.clone();
+                let complete = block.push(&line, &current);
+                // History keeps whole entries: a multi-line definition is one entry (Up
+                // recalls all of it), added when it is complete.
+                if let Some(entry) = complete.as_deref().filter(|e| !e.trim().is_empty()) {
+                    let _ = rl.add_history_entry(entry);
                     if let Some(p) = &history {
                         if let Some(dir) = p.parent() {
                             let _ = std::fs::create_dir_all(dir);
@@ -343,8 +379,7 @@ fn interactive(session: &mut Session, printer: &mut Printer, run: &mut Run, colo
                         let _ = rl.save_history(p);
                     }
                 }
-                let current = session.state().snippet().name.clone();
-                if let Some(input) = block.push(&line, &current) {
+                if let Some(input) = complete {
                     run.input(session, printer, &input);
                     if run.quit {
                         return;

@@ -34,4 +34,41 @@ impl Session {
             ))),
         }
     }
+
+    /// The machine code of a snippet's functions on `backend` (the TUI's code pane for the
+    /// rows of a comparison or a check), built in the worker and recorded nowhere. The
+    /// snippet is one of the session's, by name, with `text` for the current one.
+    pub fn function_code(
+        &mut self,
+        snippet: &str,
+        backend: crate::backend::Backend,
+        text: &str,
+    ) -> Result<Vec<crate::session::FunctionListing>, SessionError> {
+        let current = self.state.snippet();
+        let text = if current.name == snippet {
+            text.to_string()
+        } else {
+            self.state
+                .snippets
+                .iter()
+                .find(|s| s.name == snippet)
+                .map(|s| s.text.clone())
+                .ok_or_else(|| SessionError::Input(format!("no snippet named {snippet}")))?
+        };
+        let job = WorkerJob::Asm {
+            snippet: SnippetSource {
+                name: snippet.to_string(),
+                text,
+            },
+            backend,
+            function: None,
+        };
+        let limit = self.limit();
+        match self.job(job, limit, &mut Collect::default())? {
+            JobReport::Asm { listings } => Ok(listings),
+            other => Err(SessionError::Input(format!(
+                "unexpected answer from the worker: {other:?}"
+            ))),
+        }
+    }
 }

@@ -156,7 +156,13 @@ impl Session {
             let other = pin::online_cpus().into_iter().find(|&c| c != w)?;
             pin::pin_current_thread(other).ok()
         });
-        Ok(worker.run(job, limit, &cancel, &mut |p| sink.progress(&p))?)
+        let mut last = None;
+        let out = worker.run(job, limit, &cancel, &mut |p| {
+            sink.progress(&p);
+            last = Some(p);
+        });
+        self.last_live = last;
+        Ok(out?)
     }
 
     pub(super) fn limit(&self) -> Duration {
@@ -332,7 +338,8 @@ impl Session {
         };
         let out = self.job(job, limit, sink)?;
         if let JobReport::Measured(m) = &out {
-            sink.text(&measured_text(m, &measured_table(m, line)));
+            let table = super::fit::fit_table(&measured_table(m, line), self.width);
+            sink.text(&measured_text(m, &table));
         }
         self.record(line, names, out);
         Ok(LineFlow::Continue)

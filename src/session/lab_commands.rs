@@ -223,7 +223,7 @@ impl Session {
                 text.push('\n');
             }
             text.push('\n');
-            text.push_str(&render_text(&l.table));
+            text.push_str(&render_text(&super::fit::fit_table(&l.table, self.width)));
             sink.text(text.trim_end());
         }
         self.record(line, vec![current.name], out);

@@ -10,7 +10,10 @@
 
 mod code;
 pub mod command;
+mod distribution;
 mod exec;
+mod fit;
+pub mod generations;
 pub mod interrupt;
 mod lab_commands;
 pub mod merge;
@@ -36,6 +39,7 @@ pub const SESSION_BACKENDS: [Backend; 4] = [
     Backend::Object,
 ];
 pub use command::{Command, CommandError, ExportFormat, Setting, parse};
+pub use distribution::RowDistribution;
 pub use render::{class_lines, measured_table, record_table};
 pub use results::{
     AppliedReload, BenchResult, FailureCause, FunctionListing, FunctionSummary, HistogramBucket,
@@ -97,6 +101,13 @@ pub struct JobRecord {
     pub finished: u64,
     /// The output.
     pub output: JobReport,
+    /// Each row's distribution as the job's last live snapshot showed it, for results that
+    /// carry none themselves (a ladder, a check, a bench cell); empty for a measurement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rows: Vec<RowDistribution>,
+    /// How the job ended early, if it did (`cancelled`: stopped by the user, with what it had).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }
 
 /// Everything the session file keeps.
@@ -293,6 +304,11 @@ pub struct Session {
     /// What the front end should tell the user about the session file (another front end
     /// holds it, say).
     note: Option<String>,
+    /// The last live snapshot of the running (or last) job.
+    last_live: Option<LiveSnapshot>,
+    /// The front end's width in columns, when it has one (a REPL on a terminal): tables are
+    /// made to fit it.
+    width: Option<usize>,
 }
 
 /// Whether two states differ in more than the history.
@@ -365,6 +381,8 @@ impl Session {
             keep_previous: std::cell::Cell::new(false),
             _lock: lock,
             note,
+            last_live: None,
+            width: None,
         }
     }
 
@@ -381,7 +399,51 @@ impl Session {
             Some(path) => store::load(path).map_err(SessionError::Store)?,
             None => None,
         };
-        Ok(Session::with_state(options, state.unwrap_or_default()))
+        let mut state = state.unwrap_or_default();
+        let notes = generations::validate(&mut state);
+        let mut s = Session::with_state(options, state);
+        s.add_notes(notes);
+        Ok(s)
+    }
+
+    /// The session saved in `from` (a generation or a copy, see [`generations::find`]), saved
+    /// to the options' session file from now on. When `from` is another file than that one,
+    /// the session starts as a fresh one does: its first change keeps the saved session file
+    /// as `session.prev.json` (the file resumed from is a generation, and moves down with the
+    /// others). Its settings, twin and ladder are checked as typed ones are.
+    pub fn resume_from(
+        options: SessionOptions,
+        from: &std::path::Path,
+    ) -> Result<Session, SessionError> {
+        let mut state = store::load(from)
+            .map_err(SessionError::Store)?
+            .ok_or_else(|| SessionError::Input(format!("{} does not exist", from.display())))?;
+        let notes = generations::validate(&mut state);
+        let same = options
+            .store
+            .as_deref()
+            .is_some_and(|p| store::same_file(p, from));
+        let mut s = Session::with_state(options, state);
+        s.keep_previous.set(!same);
+        s.add_notes(notes);
+        Ok(s)
+    }
+
+    /// Add lines to what the front end tells the user about this session
+    /// ([`Session::store_note`]).
+    pub fn add_notes(&mut self, notes: impl IntoIterator<Item = String>) {
+        for n in notes {
+            self.note = Some(match self.note.take() {
+                Some(old) => format!("{old}\n{n}"),
+                None => n,
+            });
+        }
+    }
+
+    /// Tell the session the front end's width (`None`: no terminal, every column): the tables
+    /// of `:ladder` and `:compare` drop their least needed columns to fit it.
+    pub fn set_width(&mut self, width: Option<usize>) {
+        self.width = width;
     }
 
     /// The state.
@@ -480,12 +542,31 @@ impl Session {
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
+        let live = self.last_live.take();
+        let rows = match &output {
+            // A measurement keeps its rows' distributions itself.
+            JobReport::Measured(_) => Vec::new(),
+            _ => live
+                .iter()
+                .flat_map(|p| p.variants.iter().map(RowDistribution::from_live))
+                .collect(),
+        };
+        let stopped = match &output {
+            JobReport::Measured(m) if m.stopped == "cancelled" => Some(m.stopped.clone()),
+            JobReport::Measured(_) => None,
+            _ => self
+                .cancel
+                .load(std::sync::atomic::Ordering::Relaxed)
+                .then(|| "cancelled".to_string()),
+        };
         self.state.results.push(JobRecord {
             command: command.to_string(),
             backend: self.state.backend,
             snippets,
             finished,
             output,
+            rows,
+            stopped,
         });
         let extra = self.state.results.len().saturating_sub(MAX_RESULTS);
         self.state.results.drain(..extra);

@@ -15,15 +15,42 @@ use crate::export::write_whole;
 
 /// The session file's path, from `XDG_STATE_HOME` or `HOME` (`None` when neither is set).
 pub fn default_path() -> Option<PathBuf> {
+    state_path().ok()
+}
+
+/// The session file's path, from `XDG_STATE_HOME` (an absolute path) or `HOME`, or why there
+/// is none, in words a user can act on.
+pub fn state_path() -> Result<PathBuf, NoStateDir> {
     let non_empty = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    let base = non_empty("XDG_STATE_HOME")
+    let xdg = non_empty("XDG_STATE_HOME");
+    let base = xdg
+        .clone()
         .filter(|p| p.is_absolute())
-        .or_else(|| non_empty("HOME").map(|h| h.join(".local").join("state")))?;
-    Some(base.join("hotlab").join("session.json"))
+        .or_else(|| non_empty("HOME").map(|h| h.join(".local").join("state")))
+        .ok_or(NoStateDir {
+            relative_xdg: xdg.filter(|p| !p.is_absolute()),
+        })?;
+    Ok(base.join("hotlab").join("session.json"))
+}
+
+/// No state directory can be found: `HOME` is unset and `XDG_STATE_HOME` is unset, empty or
+/// relative (the XDG rule ignores a relative one).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "no state directory for the session file: HOME is not set and XDG_STATE_HOME is {}; set \
+     XDG_STATE_HOME (an absolute path) or HOME to keep sessions",
+    match &.relative_xdg {
+        Some(p) => format!("relative ({}), which the XDG rule ignores", p.display()),
+        None => "not set".to_string(),
+    }
+)]
+pub struct NoStateDir {
+    /// A relative `XDG_STATE_HOME` that was ignored.
+    pub relative_xdg: Option<PathBuf>,
 }
 
 /// Previous sessions kept: `session.prev.json` (the newest), then `session.prev.2.json` up to
@@ -184,6 +211,11 @@ fn canonical(path: &Path) -> PathBuf {
         (Ok(dir), Some(name)) => dir.join(name),
         _ => path.to_path_buf(),
     }
+}
+
+/// Whether two paths name one file (the directories compared canonical).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    canonical(a) == canonical(b)
 }
 
 /// Whether the open `file` is the file `path` names now (same device and inode).

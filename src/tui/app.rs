@@ -52,6 +52,9 @@ pub enum Effect {
     Cancel,
     /// Recompute the ladder's machine code (the ladder, its layers or the snippet changed).
     LadderCode,
+    /// Build the machine code of these snippets' functions on these backends (the rows of a
+    /// comparison or a check), for the code pane.
+    FunctionCode(Vec<(String, String)>),
     /// Leave.
     Quit,
 }
@@ -118,8 +121,22 @@ pub struct App {
     pub message: Option<Message>,
     /// The line being run by the session, if any.
     pub busy: Option<String>,
+    /// Lines sent to the session while another ran, in order: they run after it (a key is
+    /// never dropped because a job runs).
+    pub queued: std::collections::VecDeque<String>,
     /// The command line, while typing one.
     pub command: Option<String>,
+    /// The cursor in the command line, in characters (after the `:` at least).
+    pub command_cursor: usize,
+    /// Machine code of the snippets' functions, per `snippet@backend` (the code of a
+    /// comparison's or a check's rows), or why there is none.
+    pub functions: Vec<(String, Result<Vec<CodeView>, String>)>,
+    /// The code pane shows each instruction's address and bytes (a key toggles them).
+    pub code_addresses: bool,
+    /// The histogram pane shows the ladder's waterfall instead.
+    pub waterfall: bool,
+    /// The message is a warning from the start, kept over later ones until a key is pressed.
+    pub keep_warning: bool,
     /// Completion candidates of the command line, and which one Tab shows next.
     pub completion: (Vec<String>, usize),
     /// The help overlay is shown.
@@ -168,7 +185,13 @@ impl App {
             code_diff: true,
             message: None,
             busy: None,
+            queued: std::collections::VecDeque::new(),
             command: None,
+            command_cursor: 0,
+            functions: Vec::new(),
+            code_addresses: false,
+            waterfall: false,
+            keep_warning: false,
             completion: (Vec::new(), 0),
             help: false,
             popup: false,
@@ -245,28 +268,55 @@ impl App {
         let t = self.text();
         (t != self.synced_text).then(|| {
             self.synced_text = t.clone();
+            // The snippet's functions change with it.
+            self.functions.clear();
             t
         })
     }
 
+    /// A line for the session. While another runs it is queued behind it (the session runs
+    /// lines in order) and the message says so; nothing is refused.
     fn line(&mut self, line: impl Into<String>) -> Vec<Effect> {
-        if self.busy.is_some() {
-            self.say("a job is running: Esc or Ctrl-C cancels it", true);
-            return Vec::new();
-        }
+        let line = line.into();
         let text = self.text_if_changed();
-        vec![Effect::Line {
-            line: line.into(),
-            text,
-        }]
+        match &self.busy {
+            Some(running) => {
+                self.say(
+                    format!("queued {line} after {running} (Esc cancels the running job)"),
+                    false,
+                );
+                self.queued.push_back(line.clone());
+            }
+            None => self.busy = Some(line.clone()),
+        }
+        vec![Effect::Line { line, text }]
+    }
+
+    /// The session finished the running line: the next queued one runs. True when nothing
+    /// more is waiting.
+    pub fn line_done(&mut self) -> bool {
+        self.busy = self.queued.pop_front();
+        self.busy.is_none()
     }
 
     /// Show a message.
     pub fn say(&mut self, text: impl Into<String>, error: bool) {
-        self.message = Some(Message {
-            text: text.into(),
-            error,
+        let text = text.into();
+        // A warning from the start (a bad theme, another front end on the session file) stays
+        // until a key is pressed: the launch's own run must not cover it a second later.
+        self.message = Some(match &self.message {
+            Some(m) if self.keep_warning && m.error && !error => Message {
+                text: format!("{} · {text}", m.text.lines().next().unwrap_or("")),
+                error: true,
+            },
+            _ => Message { text, error },
         });
+    }
+
+    /// Show a warning that stays until the next key (see [`App::say`]).
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.say(text, true);
+        self.keep_warning = true;
     }
 
     fn defines(&self, f: &str) -> bool {
@@ -305,12 +355,9 @@ impl App {
         match crate::ladder::resolve(next) {
             Ok(l) => {
                 self.set_ladder(l);
-                let mut e = self.line(format!(":ladder {next}"));
-                // Choosing is not measuring: the session only records the name.
-                e.retain(|x| !matches!(x, Effect::Line { .. }));
+                // Choosing is not measuring: F5 sends `:ladder NAME`, which records the name.
                 self.say(format!("ladder {next}: F5 measures it"), false);
-                e.push(Effect::LadderCode);
-                e
+                vec![Effect::LadderCode]
             }
             Err(err) => {
                 self.say(err.to_string(), true);
@@ -324,6 +371,8 @@ impl App {
         let order = crate::session::SESSION_BACKENDS;
         let i = order.iter().position(|b| *b == self.backend);
         let b = order[i.map_or(0, |i| (i + 1) % order.len())];
+        // Taken at once, so `b b b` moves three backends even while the first line runs.
+        self.backend = b;
         self.line(format!(":backend {}", b.name()))
     }
 
@@ -439,11 +488,67 @@ impl App {
 
     /// The code of the selected row: its step (ladder) or the first listing.
     pub fn selected_code(&self) -> Option<&CodeView> {
+        self.row_code()?.ok()
+    }
+
+    /// The machine code of the selected row: a ladder row's step, a comparison's or a check's
+    /// row's `run` (else its first function) on that row's backend; or why there is none (the
+    /// interpreter, a twin, code not built yet). `None` when there is no row.
+    pub fn row_code(&self) -> Option<Result<&CodeView, String>> {
         let row = self.table.rows.get(self.selected)?;
-        match &row.step {
-            Some(step) => self.code.iter().find(|c| &c.key == step),
-            None => self.code.first(),
+        if let Some(step) = &row.step {
+            return Some(self.code.iter().find(|c| &c.key == step).ok_or_else(|| {
+                if self.code.is_empty() {
+                    "no machine code yet (the ladder's code is built in the background; :asm \
+                     lists the snippet's)"
+                        .to_string()
+                } else if row.build.is_none() {
+                    "the native row has no generated code: select a jit row".to_string()
+                } else {
+                    format!("no machine code for {step}")
+                }
+            }));
         }
+        let Some(backend) = &row.backend else {
+            return Some(Err(match row.label.strip_prefix("twin ") {
+                Some(t) => format!(
+                    "the twin {t} is Rust code built into hotlab: its machine code is not listed"
+                ),
+                None => format!("no machine code for {}", row.label),
+            }));
+        };
+        if backend == "interp" {
+            return Some(Err(
+                "the interp backend makes no machine code: it runs the checked program".into(),
+            ));
+        }
+        let key = format!("{}@{backend}", row.snippet.as_deref().unwrap_or(""));
+        Some(match self.functions.iter().find(|(k, _)| *k == key) {
+            Some((_, Ok(views))) => views
+                .iter()
+                .find(|c| c.key == "run")
+                .or_else(|| views.first())
+                .ok_or_else(|| "the snippet has no functions".to_string()),
+            Some((_, Err(e))) => Err(e.clone()),
+            None => Err(format!("building the machine code of {key}…")),
+        })
+    }
+
+    /// The `snippet@backend` pairs of the table's rows whose machine code is not known yet.
+    pub fn missing_functions(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for r in &self.table.rows {
+            if let (Some(s), Some(b)) = (&r.snippet, &r.backend) {
+                let key = format!("{s}@{b}");
+                if b != "interp"
+                    && !self.functions.iter().any(|(k, _)| *k == key)
+                    && !out.iter().any(|(s2, b2)| s2 == s && b2 == b)
+                {
+                    out.push((s.clone(), b.clone()));
+                }
+            }
+        }
+        out
     }
 
     /// What the screen is in, for looking keys up.
@@ -460,14 +565,19 @@ impl App {
     /// A key: the bound action ([`keys::action`]), or else the key closes an overlay, types
     /// into the command line, or edits the editor's text.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        self.keep_warning = false;
         if let Some(action) = keys::action(&key, &self.key_context()) {
             return self.act(action);
         }
-        if self.help || self.popup {
+        if self.help {
             self.help = false;
+        } else if self.popup {
+            // A popup shows output: a key that does not scroll it closes it and does what it
+            // does on the screen, so no key is lost to a popup.
             self.popup = false;
+            return self.on_key(key);
         } else if self.command.is_some() {
-            self.type_command(key.code);
+            self.type_command(key);
         } else if self.focus == Pane::Editor && self.editor.input(key) {
             self.edited();
         }
@@ -504,8 +614,16 @@ impl App {
             Action::CodePageUp => self.code_scroll = self.code_scroll.saturating_sub(10),
             Action::CodePageDown => self.code_scroll = self.code_scroll.saturating_add(10),
             Action::ToggleDiff => self.code_diff = !self.code_diff,
+            Action::ToggleAddresses => self.code_addresses = !self.code_addresses,
+            Action::ToggleWaterfall => {
+                self.waterfall = !self.waterfall;
+                if self.waterfall && self.focus != Pane::Histogram && self.focus != Pane::Table {
+                    self.focus = Pane::Histogram;
+                }
+            }
             Action::CommandLine => {
                 self.command = Some(":".into());
+                self.command_cursor = 1;
                 self.completion = (Vec::new(), 0);
             }
             Action::CommandRun => return self.run_command(),
@@ -535,6 +653,11 @@ impl App {
     }
 
     fn complete_command(&mut self) {
+        self.complete_line();
+        self.command_cursor = self.command.as_ref().map_or(0, |c| c.chars().count());
+    }
+
+    fn complete_line(&mut self) {
         let Some(cmd) = self.command.as_mut() else {
             return;
         };
@@ -560,26 +683,63 @@ impl App {
         }
     }
 
-    /// The command line's own editing: letters type, Backspace deletes (and leaves the empty
-    /// line).
-    fn type_command(&mut self, code: KeyCode) {
+    /// The command line's own editing: letters type at the cursor, Backspace and Delete
+    /// delete (Backspace on the empty line leaves it), ← → Home End (Ctrl-A Ctrl-E) move,
+    /// Ctrl-U deletes to the start, Ctrl-W the word before the cursor, Ctrl-K to the end.
+    fn type_command(&mut self, key: KeyEvent) {
+        use crossterm::event::KeyModifiers;
         let Some(cmd) = self.command.as_mut() else {
             return;
         };
-        match code {
-            KeyCode::Backspace => {
-                cmd.pop();
-                if cmd.is_empty() {
-                    self.command = None;
+        let mut chars: Vec<char> = cmd.chars().collect();
+        // The `:` stays: the cursor is after it.
+        let mut at = self.command_cursor.clamp(1, chars.len().max(1));
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Backspace if chars.len() <= 1 => {
+                self.command = None;
+                self.completion = (Vec::new(), 0);
+                return;
+            }
+            KeyCode::Backspace if at > 1 => {
+                at -= 1;
+                chars.remove(at);
+            }
+            KeyCode::Delete if at < chars.len() => {
+                chars.remove(at);
+            }
+            KeyCode::Left => at = at.saturating_sub(1).max(1),
+            KeyCode::Right => at = (at + 1).min(chars.len()),
+            KeyCode::Home => at = 1,
+            KeyCode::End => at = chars.len(),
+            KeyCode::Char('a') if ctrl => at = 1,
+            KeyCode::Char('e') if ctrl => at = chars.len(),
+            KeyCode::Char('u') if ctrl => {
+                chars.drain(1..at);
+                at = 1;
+            }
+            KeyCode::Char('k') if ctrl => chars.truncate(at),
+            KeyCode::Char('w') if ctrl => {
+                let mut from = at;
+                while from > 1 && chars[from - 1] == ' ' {
+                    from -= 1;
                 }
-                self.completion = (Vec::new(), 0);
+                while from > 1 && chars[from - 1] != ' ' {
+                    from -= 1;
+                }
+                chars.drain(from..at);
+                at = from;
             }
+            KeyCode::Char(_) if ctrl => return,
             KeyCode::Char(ch) => {
-                cmd.push(ch);
-                self.completion = (Vec::new(), 0);
+                chars.insert(at, ch);
+                at += 1;
             }
-            _ => {}
+            _ => return,
         }
+        *cmd = chars.into_iter().collect();
+        self.command_cursor = at;
+        self.completion = (Vec::new(), 0);
     }
 
     /// A mouse event: a click on a row of the table (drawn at `table`) selects it; the wheel

@@ -48,13 +48,28 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
         "set" if done.trim() == "cpu" => vec!["auto".into()],
         "export" if done.is_empty() => ["md", "csv", "json"].map(String::from).to_vec(),
         "snippet" => snippets.to_vec(),
+        "twin" => crate::cases::twins()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect(),
+        "check" if done.is_empty() => vec!["--vs".into()],
+        "check" => {
+            let mut v = snippets.to_vec();
+            v.extend(files(word));
+            v
+        }
+        "load" => {
+            let mut v = case_names();
+            v.extend(files(word));
+            v
+        }
         "compare" => {
             let mut v: Vec<String> = backends();
             v.extend(snippets.iter().cloned());
             v.extend(files(word));
             v
         }
-        "load" | "save" | "export" => files(word),
+        "save" | "export" => files(word),
         _ => Vec::new(),
     };
     let mut out: Vec<String> = options
@@ -65,6 +80,18 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The cases `:load` takes by name (those of `./cases`, else the ones built in).
+fn case_names() -> Vec<String> {
+    let dir = crate::cases::spec::default_dir(None);
+    match crate::cases::spec::load_dir(&dir) {
+        Ok(cases) => cases.into_iter().map(|c| c.name).collect(),
+        Err(_) => crate::cases::twins()
+            .iter()
+            .map(|t| t.name.to_string())
+            .collect(),
+    }
 }
 
 /// Paths starting with `prefix` (directories end with `/`).

@@ -61,6 +61,10 @@ pub enum Action {
     CodePageDown,
     /// The code pane: the diff from the step before, or the whole listing.
     ToggleDiff,
+    /// The code pane: show each instruction's address and bytes, or only the instructions.
+    ToggleAddresses,
+    /// The histogram pane: the ladder's waterfall (what each rung adds), or the histogram.
+    ToggleWaterfall,
     /// Open the command line.
     CommandLine,
     /// Run the command line.
@@ -90,7 +94,7 @@ pub enum Action {
 
 impl Action {
     /// Every action.
-    pub const ALL: [Action; 36] = [
+    pub const ALL: [Action; 38] = [
         Action::Quit,
         Action::Cancel,
         Action::Help,
@@ -115,6 +119,8 @@ impl Action {
         Action::CodePageUp,
         Action::CodePageDown,
         Action::ToggleDiff,
+        Action::ToggleAddresses,
+        Action::ToggleWaterfall,
         Action::CommandLine,
         Action::CommandRun,
         Action::CommandComplete,
@@ -324,7 +330,7 @@ pub const HELP: &[HelpEntry] = &[
             &[ctrl('r', S::Screen, A::Run)],
         ],
         also: &[],
-        help: "run: the ladder around fn call, run(n) against another backend, or main",
+        help: "run: ladder around fn call, run(n) on 2 backends, or main",
     },
     HelpEntry {
         keys: &[
@@ -437,13 +443,23 @@ pub const HELP: &[HelpEntry] = &[
         help: "code pane: diff from the step before, or the whole listing",
     },
     HelpEntry {
+        keys: &[&[ch('a', S::Panes, A::ToggleAddresses)]],
+        also: &[],
+        help: "code pane: offsets and bytes, or instructions only",
+    },
+    HelpEntry {
+        keys: &[&[ch('w', S::Panes, A::ToggleWaterfall)]],
+        also: &[],
+        help: "waterfall of what each ladder rung adds, or histogram",
+    },
+    HelpEntry {
         keys: &[&[ch(':', S::Panes, A::CommandLine)]],
         also: &[
             key(KeyCode::Enter, S::CommandLine, A::CommandRun),
             key(KeyCode::Tab, S::CommandLine, A::CommandComplete),
             key(KeyCode::Esc, S::CommandLine, A::CommandLeave),
         ],
-        help: "command line: the REPL's commands (Tab completes, :help lists)",
+        help: "command line (Tab completes, Ctrl-U/W delete; :help)",
     },
     HelpEntry {
         keys: &[
@@ -525,7 +541,8 @@ impl Context {
         let pane = screen && self.focus != Pane::Editor;
         match scope {
             Scope::Anywhere => true,
-            Scope::Busy => self.busy,
+            // Esc in the command line leaves it, even while a job runs.
+            Scope::Busy => self.busy && !self.command,
             Scope::Popup => self.popup,
             Scope::CommandLine => self.command && !self.popup && !self.help,
             Scope::Screen => screen,
@@ -603,6 +620,8 @@ mod tests {
                 | A::CodePageUp
                 | A::CodePageDown
                 | A::ToggleDiff
+                | A::ToggleAddresses
+                | A::ToggleWaterfall
                 | A::CommandLine
                 | A::CommandRun
                 | A::CommandComplete
@@ -665,6 +684,8 @@ mod tests {
                 "↑ ↓, j k",
                 "mouse",
                 "d",
+                "a",
+                "w",
                 ":",
                 "Esc, Ctrl-C",
                 "?, F1",

@@ -13,6 +13,7 @@
 //! snapshots (about 20 a second), longer when idle. See `docs/tui.md`.
 
 pub mod app;
+pub mod asm_view;
 pub mod complete;
 pub mod highlight;
 pub mod keys;
@@ -21,6 +22,7 @@ pub mod panes;
 pub mod theme;
 pub mod threads;
 mod update;
+pub mod waterfall;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -56,7 +58,7 @@ const IDLE_POLL: Duration = Duration::from_millis(500);
 fn open(args: &TuiArgs) -> Result<(Session, App, Option<String>), Failure> {
     let (theme, theme_err) = Theme::choose(args.theme.as_deref());
     let mut session = SessionOptions::standard()
-        .and_then(|o| args.front.open(o))
+        .and_then(|o| args.front.open(o, true))
         .map_err(|e| Failure::input(format!("error: {e}")))?;
     if session.state().snippet().text.trim().is_empty() {
         session.set_snippet_text(crate::ladder::bench::DEFAULT_SNIPPET);
@@ -87,7 +89,7 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
     if let Some(w) = &warning {
         // Also on stderr, so it stays visible after the screen closes.
         eprintln!("{w}");
-        app.say(w.clone(), true);
+        app.warn(w.clone());
     }
     let cancel = session.cancel_flag();
     let threads::Threads {
@@ -106,7 +108,7 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
     let mut terminal = ratatui::try_init()
         .map_err(|e| Failure::input(format!("error: cannot open the terminal: {e}")))?;
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
-    let mut effects = if args.front.resume {
+    let mut effects = if args.front.resume.is_some() {
         Vec::new()
     } else {
         app.run()
@@ -125,11 +127,18 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
                 Effect::LadderCode => {
                     let _ = lines.send(code_request(&app));
                 }
+                Effect::FunctionCode(pairs) => {
+                    let _ = lines.send(threads::ThreadRequest::Functions {
+                        pairs,
+                        text: app.text(),
+                    });
+                }
                 Effect::Line { line, text } => {
-                    app.busy = Some(line.clone());
+                    // The app marked it running (or queued behind the running one).
                     let request = threads::ThreadRequest::Line(threads::LineRequest { line, text });
                     if lines.send(request).is_err() {
                         app.busy = None;
+                        app.queued.clear();
                         app.say("the session thread ended", true);
                     }
                 }
@@ -152,19 +161,38 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
         } else {
             IDLE_POLL
         };
-        match event::poll(timeout) {
-            Ok(true) => match event::read() {
-                Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
-                    effects.extend(app.on_key(k));
-                    dirty = true;
+        // Every event that has arrived is handled before the next draw, in order: keys typed
+        // fast (or while a pane redraws) are all taken, none waits behind a frame.
+        let mut wait = timeout;
+        let mut failed = None;
+        loop {
+            match event::poll(wait) {
+                Ok(true) => match event::read() {
+                    Ok(Event::Key(k)) if k.kind != KeyEventKind::Release => {
+                        effects.extend(app.on_key(k));
+                        dirty = true;
+                    }
+                    Ok(Event::Mouse(m)) => dirty |= app.on_mouse(m, table_area),
+                    Ok(Event::Resize(..)) => dirty = true,
+                    Ok(_) => {}
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                },
+                Ok(false) => break,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
                 }
-                Ok(Event::Mouse(m)) => dirty |= app.on_mouse(m, table_area),
-                Ok(Event::Resize(..)) => dirty = true,
-                Ok(_) => {}
-                Err(e) => break Err(e),
-            },
-            Ok(false) => {}
-            Err(e) => break Err(e),
+            }
+            wait = Duration::ZERO;
+            if effects.contains(&Effect::Quit) {
+                break;
+            }
+        }
+        if let Some(e) = failed {
+            break Err(e);
         }
         while let Ok(msg) = from_session.try_recv() {
             effects.extend(app.on_session(msg));

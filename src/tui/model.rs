@@ -2,9 +2,12 @@
 //! live snapshot, or a ladder's plan before it is measured), each row's histogram, counters and
 //! machine code. Made from the session's results; tests make them from fixed data.
 
+use crate::cases::check::CheckAnswer;
 use crate::ladder::Ladder;
 use crate::ladder::report::{Report, Saving};
-use crate::session::{FunctionListing, HistogramBucket, LiveSnapshot, Measurement, Quantile};
+use crate::session::{
+    FunctionListing, HistogramBucket, LiveSnapshot, Measurement, Quantile, RowDistribution,
+};
 
 /// What a verdict means, for colouring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +98,20 @@ pub struct TableRow {
     pub instructions: Option<usize>,
     /// Why it costs less than the row before (a finished ladder's rows).
     pub why: Option<Saving>,
+    /// The snippet the row ran (a comparison's or a check's row), to find its machine code.
+    pub snippet: Option<String>,
+    /// The backend the row ran on (a comparison's or a check's row).
+    pub backend: Option<String>,
+}
+
+/// A comparison row's label `sum.hot (jit)` (or `sum.hot (jit) [B]`): the snippet and the
+/// backend.
+pub fn snippet_backend(label: &str) -> Option<(String, String)> {
+    let l = label.strip_suffix(" [B]").unwrap_or(label);
+    let (name, rest) = l.rsplit_once(" (")?;
+    let backend = rest.strip_suffix(')')?;
+    crate::session::Backend::from_name(backend)?;
+    Some((name.to_string(), backend.to_string()))
 }
 
 /// Where the table's numbers come from.
@@ -127,6 +144,8 @@ pub struct TableModel {
     pub band: Option<f64>,
     /// Measuring progress in [0, 1] while live.
     pub progress: Option<f64>,
+    /// The job was stopped (Esc) before its budget: the rows hold what it had.
+    pub stopped: bool,
 }
 
 impl TableModel {
@@ -167,6 +186,7 @@ impl TableModel {
             timer: None,
             band: None,
             progress: None,
+            stopped: false,
         }
     }
 
@@ -191,8 +211,11 @@ impl TableModel {
                     }
                     _ => true,
                 };
+                let (snippet, backend) = snippet_backend(&r.name).unzip();
                 TableRow {
                     label: r.name.clone(),
+                    snippet,
+                    backend,
                     total_ns: r.median_ns,
                     adds: vs_prev.and_then(|c| c.diff_ns).map(|(ns, low, high)| Adds {
                         ns,
@@ -224,17 +247,110 @@ impl TableModel {
             state: TableState::Done,
             rows,
             note: format!(
-                "{} rounds of {} iterations, {:.2} s, stopped by {}{}",
+                "{} rounds of {} iterations, {:.2} s, {}{}",
                 m.rounds,
                 m.iters,
                 m.elapsed_s,
-                m.stopped,
+                match m.stopped.as_str() {
+                    "cancelled" => "stopped (Esc): what it had".to_string(),
+                    "budget" => "within the time budget".to_string(),
+                    other => format!("ended by {other}"),
+                },
                 m.cpu.map_or_else(String::new, |c| format!(", CPU {c}"))
             ),
             no_counters: m.no_counters.clone(),
             timer: Some(m.timer.clone()),
             band: m.comparisons.first().map(|c| c.band),
             progress: None,
+            stopped: m.stopped == "cancelled",
+        }
+    }
+
+    /// A check's answer: the other side (the twin or the other snippet) first, as the ratio's
+    /// baseline, then the snippet with the ratio, its CI and the verdict.
+    pub fn from_check(a: &CheckAnswer, title: &str) -> TableModel {
+        let verdict = serde_json::to_value(a.verdict)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_else(|| format!("{:?}", a.verdict).to_lowercase());
+        let other_snippet = a.against.strip_prefix("twin ").is_none();
+        let rows = vec![
+            TableRow {
+                label: if other_snippet {
+                    format!("{} ({})", a.against, a.backend)
+                } else {
+                    a.against.clone()
+                },
+                snippet: other_snippet.then(|| a.against.clone()),
+                backend: other_snippet.then(|| a.backend.clone()),
+                total_ns: a.other_ns,
+                ratio: Some((1.0, None)),
+                verdict: Some("baseline".into()),
+                ok: true,
+                ..TableRow::default()
+            },
+            TableRow {
+                label: format!("{} ({})", a.file, a.backend),
+                snippet: Some(a.file.clone()),
+                backend: Some(a.backend.clone()),
+                total_ns: a.ns,
+                adds: a.ns.zip(a.other_ns).map(|(x, o)| Adds {
+                    ns: x - o,
+                    low: o * a.low - o,
+                    high: o * a.high - o,
+                }),
+                ratio: Some((a.ratio, Some((a.low, a.high)))),
+                verdict: Some(verdict),
+                ok: a.results_equal,
+                ..TableRow::default()
+            },
+        ];
+        TableModel {
+            title: title.to_string(),
+            state: TableState::Done,
+            rows,
+            note: format!(
+                "results {} (n = {}: {} vs {})",
+                if a.results_equal { "equal" } else { "DIFFER" },
+                a.n,
+                a.result,
+                a.other_result
+            ),
+            no_counters: None,
+            timer: None,
+            band: Some(a.band),
+            progress: None,
+            stopped: false,
+        }
+    }
+
+    /// Give the rows the distributions a job's record kept from its last live snapshot (by
+    /// label; a check's live rows are named by file, matched by their start), where a row has
+    /// none of its own.
+    pub fn apply_distributions(&mut self, kept: &[RowDistribution]) {
+        for row in &mut self.rows {
+            if !row.buckets.is_empty() || !row.percentiles.is_empty() {
+                continue;
+            }
+            let found = kept.iter().find(|d| d.name == row.label).or_else(|| {
+                kept.iter().find(|d| {
+                    row.label.starts_with(&format!("{} (", d.name))
+                        || d.name
+                            .strip_prefix("twin ")
+                            .is_some_and(|t| row.label.ends_with(t))
+                        || row.label == format!("twin {}", d.name)
+                })
+            });
+            if let Some(d) = found {
+                row.buckets = d.buckets();
+                row.percentiles = d.percentiles();
+                if row.samples.0 == 0 {
+                    row.samples = (d.samples, d.dropped);
+                }
+                if row.total_ns.is_none() {
+                    row.total_ns = d.median_ns;
+                }
+            }
         }
     }
 
@@ -250,6 +366,7 @@ impl TableModel {
             timer: None,
             band: Some(r.band),
             progress: None,
+            stopped: false,
         })
     }
 
@@ -312,6 +429,7 @@ impl TableModel {
             timer: None,
             band: Some(r.band),
             progress: None,
+            stopped: false,
         })
     }
 
@@ -340,14 +458,18 @@ impl TableModel {
             }
             self.title = title.to_string();
             self.state = TableState::Live;
+            self.stopped = false;
             self.no_counters = None;
         }
         for v in &p.variants {
             let i = match self.rows.iter().position(|r| r.label == v.name) {
                 Some(i) => i,
                 None => {
+                    let (snippet, backend) = snippet_backend(&v.name).unzip();
                     self.rows.push(TableRow {
                         label: v.name.clone(),
+                        snippet,
+                        backend,
                         ok: true,
                         ..TableRow::default()
                     });
@@ -430,6 +552,9 @@ pub struct CodeView {
     pub diff: Option<(Vec<String>, usize, usize)>,
     /// Static instruction count.
     pub instructions: usize,
+    /// The listing with each instruction's offset and bytes (the code pane's `a`), when the
+    /// code has addresses (a function's; a ladder step's listing is address-free for its diff).
+    pub addressed: Option<Vec<String>>,
 }
 
 impl CodeView {
@@ -443,23 +568,37 @@ impl CodeView {
                 listing: s.listing.clone(),
                 diff: s.diff.clone(),
                 instructions: s.instructions,
+                addressed: None,
             })
             .collect()
     }
 
     /// From the worker's `:asm` listings of the snippet's functions.
     pub fn from_listings(listings: &[FunctionListing]) -> Vec<CodeView> {
+        let starts: Vec<(String, u64)> = listings
+            .iter()
+            .filter_map(|l| Some((l.name.clone(), super::asm_view::start_of(&l.asm)?)))
+            .collect();
         listings
             .iter()
-            .map(|l| CodeView {
-                title: format!(
-                    "fn {} — {} bytes, {} instructions",
-                    l.name, l.bytes, l.instructions
-                ),
-                key: l.name.clone(),
-                listing: l.asm.lines().map(str::to_string).collect(),
-                diff: None,
-                instructions: l.instructions,
+            .map(|l| {
+                let (listing, addressed) = if super::asm_view::is_addressed(&l.asm) {
+                    let (plain, addressed) = super::asm_view::views(&l.asm, &starts);
+                    (plain, Some(addressed))
+                } else {
+                    (l.asm.lines().map(str::to_string).collect(), None)
+                };
+                CodeView {
+                    title: format!(
+                        "fn {} — {} bytes, {} instructions",
+                        l.name, l.bytes, l.instructions
+                    ),
+                    key: l.name.clone(),
+                    listing,
+                    diff: None,
+                    instructions: l.instructions,
+                    addressed,
+                }
             })
             .collect()
     }

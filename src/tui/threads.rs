@@ -37,6 +37,14 @@ pub enum ThreadRequest {
     /// Build the ladder's code in the worker; the answer is a [`Background::Code`]. Only the
     /// newest waiting request is built.
     Code(CodeRequest),
+    /// Build the machine code of snippets' functions on backends (`(snippet, backend)`), with
+    /// the editor's text for the current snippet; the answer is a [`Background::Functions`].
+    Functions {
+        /// The pairs.
+        pairs: Vec<(String, String)>,
+        /// The editor's text.
+        text: String,
+    },
 }
 
 /// What the session thread reports.
@@ -135,6 +143,24 @@ fn spawn_session(
                         let _ = code_tx.send(Background::Code(code));
                         continue;
                     }
+                    ThreadRequest::Functions { pairs, text } => {
+                        let built = pairs
+                            .into_iter()
+                            .map(|(snippet, backend)| {
+                                let key = format!("{snippet}@{backend}");
+                                let code = match crate::session::Backend::from_name(&backend) {
+                                    Some(b) => session
+                                        .function_code(&snippet, b, &text)
+                                        .map(|l| CodeView::from_listings(&l))
+                                        .map_err(|e| e.to_string()),
+                                    None => Err(format!("no backend named {backend}")),
+                                };
+                                (key, code)
+                            })
+                            .collect();
+                        let _ = code_tx.send(Background::Functions(built));
+                        continue;
+                    }
                     ThreadRequest::Line(req) => req,
                 };
                 if let Some(text) = &req.text {
@@ -176,6 +202,8 @@ fn spawn_session(
 pub enum Background {
     /// The ladder's code per step (or why there is none).
     Code(Result<Vec<CodeView>, String>),
+    /// Functions' machine code per `snippet@backend` (or why there is none).
+    Functions(Vec<(String, Result<Vec<CodeView>, String>)>),
     /// Timer and health for the status line.
     Machine {
         /// `tsc, 9.8 ns`.

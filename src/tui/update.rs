@@ -11,9 +11,15 @@ impl App {
         match msg {
             FromSession::Progress(p) => {
                 let title = self.busy.clone().unwrap_or_default();
+                let was_live =
+                    self.table.state == super::model::TableState::Live && self.table.title == title;
                 self.table.apply_live(&p, &title);
                 self.label_steps();
-                Vec::new()
+                if !was_live {
+                    // A new job's rows: the selection stays on a row of it.
+                    self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
+                }
+                self.missing_code_effect()
             }
             FromSession::Done {
                 line,
@@ -23,9 +29,10 @@ impl App {
                 state,
                 record,
             } => {
-                self.busy = None;
+                let idle = self.line_done();
                 self.table.progress = None;
-                let ladder_changed = self.apply_state(&state);
+                // While more lines wait, their snippet text is the editor's, not this state's.
+                let ladder_changed = idle && self.apply_state(&state);
                 let mut text = texts.join("\n");
                 if let Some(r) = record {
                     self.apply_record(&r);
@@ -46,11 +53,19 @@ impl App {
                                 "ladder {} around {}: {}",
                                 l.ladder,
                                 l.method,
-                                if l.all_ok {
-                                    "done"
-                                } else {
-                                    "done, but a row's checksum differs from native (!)"
+                                match (r.stopped.is_some(), l.all_ok) {
+                                    (true, _) => "stopped (Esc): the table keeps what it had",
+                                    (false, true) => "done",
+                                    (false, false) =>
+                                        "done, but a row's checksum differs from native (!)",
                                 }
+                            );
+                        }
+                        JobReport::Checked(a) => {
+                            // One line, shown whole (the message area wraps it).
+                            text = format!(
+                                "{} on {} vs {}: {}",
+                                a.file, a.backend, a.against, a.explanation
                             );
                         }
                         _ => {}
@@ -69,7 +84,7 @@ impl App {
                     .as_ref()
                     .is_some_and(|m| m.text.trim_end().lines().count() > 1);
                 self.popup_scroll = 0;
-                let mut effects = Vec::new();
+                let mut effects = self.missing_code_effect();
                 if ladder_changed {
                     effects.push(Effect::LadderCode);
                 }
@@ -124,17 +139,51 @@ impl App {
                 self.code = CodeView::from_listings(listings);
             }
             JobReport::Ladder(l) => {
-                let note = l
+                let mut note = l
                     .note
                     .clone()
                     .unwrap_or_else(|| "measured through the session".to_string());
+                if r.stopped.is_some() {
+                    note = format!("stopped (Esc): what it had; {note}");
+                }
                 if let Some(mut t) = TableModel::from_report_json(&l.report, &note) {
+                    t.apply_distributions(&r.rows);
                     keep_distributions(&self.table, &mut t);
+                    t.stopped = r.stopped.is_some();
                     self.set_table(t);
                 }
             }
+            JobReport::Checked(a) => {
+                let mut t = TableModel::from_check(a, &r.command);
+                t.apply_distributions(&r.rows);
+                self.set_table(t);
+            }
+            JobReport::Bench(_) if self.table.state == super::model::TableState::Live => {
+                // The matrix is text; the table keeps the cells the live snapshots showed.
+                let mut t = self.table.clone();
+                t.state = super::model::TableState::Done;
+                t.title = r.command.clone();
+                t.apply_distributions(&r.rows);
+                t.stopped = r.stopped.is_some();
+                self.set_table(t);
+            }
             _ => {}
         }
+    }
+
+    /// Ask for the machine code of the table's rows that have none yet.
+    fn missing_code_effect(&mut self) -> Vec<Effect> {
+        let missing = self.missing_functions();
+        if missing.is_empty() {
+            return Vec::new();
+        }
+        for (s, b) in &missing {
+            self.functions.push((
+                format!("{s}@{b}"),
+                Err(format!("building the machine code of {s} on {b}…")),
+            ));
+        }
+        vec![Effect::FunctionCode(missing)]
     }
 
     fn set_table(&mut self, t: TableModel) {
@@ -179,6 +228,14 @@ impl App {
             Background::Code(Err(e)) => {
                 self.code.clear();
                 self.say(format!("no ladder code: {e}"), true);
+            }
+            Background::Functions(built) => {
+                for (key, code) in built {
+                    match self.functions.iter_mut().find(|(k, _)| *k == key) {
+                        Some(slot) => slot.1 = code,
+                        None => self.functions.push((key, code)),
+                    }
+                }
             }
             Background::Machine {
                 timer,

@@ -23,11 +23,9 @@ pub fn render_code(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
     let inner = block.inner(area);
     block.render(area, buf);
     let Some(code) = code else {
-        let why = if app.code.is_empty() {
-            "no machine code yet (the ladder's code is built in the background; :asm lists the \
-             snippet's)"
-        } else {
-            "the native row has no generated code: select a jit row"
+        let why = match app.row_code() {
+            Some(Err(why)) => why,
+            _ => "no row selected".to_string(),
         };
         Paragraph::new(Line::styled(why, s.muted()))
             .wrap(ratatui::widgets::Wrap { trim: false })
@@ -56,7 +54,21 @@ pub fn render_code(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
             if code.diff.is_some() {
                 lines.push(Line::styled("whole listing (d: diff)", s.muted()));
             }
-            for l in &code.listing {
+            let listing = match (&code.addressed, app.code_addresses) {
+                (Some(a), true) => a,
+                _ => &code.listing,
+            };
+            if code.addressed.is_some() {
+                lines.push(Line::styled(
+                    if app.code_addresses {
+                        "offset  bytes  instruction (a: instructions only)"
+                    } else {
+                        "a: offsets and bytes"
+                    },
+                    s.muted(),
+                ));
+            }
+            for l in listing {
                 let style = if l.ends_with(':') {
                     s.title()
                 } else {

@@ -48,6 +48,11 @@ pub fn render_counters(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
             .clone()
             .or_else(|| app.status.no_pmu.clone())
             .unwrap_or_else(|| "none were read for this row".into());
+        // The reason may start with the words this line starts with: say them once.
+        let why = why
+            .strip_prefix("no hardware counters: ")
+            .map(str::to_string)
+            .unwrap_or(why);
         lines.push(Line::from(vec![
             Span::styled("no hardware counters: ", s.fg(app.theme.colors.warning)),
             Span::styled(why, s.text()),

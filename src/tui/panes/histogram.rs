@@ -31,8 +31,47 @@ pub fn rebin(buckets: &[HistogramBucket], rows: usize) -> Vec<(f64, f64, u64)> {
         .collect()
 }
 
-/// The histogram pane.
+/// The waterfall in the histogram pane's place: what each rung adds, jit beside aot.
+fn render_waterfall(app: &App, area: Rect, buf: &mut Buffer, compact: bool) -> bool {
+    let Some(w) = crate::tui::waterfall::Waterfall::from_table(&app.table) else {
+        return false;
+    };
+    let s = Styles(&app.theme);
+    let name = format!("waterfall: {} (w: histogram)", w.title);
+    let title = if compact {
+        super::detail_title(&s, Pane::Histogram, name)
+    } else {
+        Line::from(Span::styled(format!(" {name} "), s.title()))
+    };
+    let block = s.block(title, app.focus == Pane::Histogram);
+    let inner = block.inner(area);
+    block.render(area, buf);
+    let c = &app.theme.colors;
+    let lines: Vec<Line> = crate::tui::waterfall::text_lines(&w, inner.width as usize)
+        .into_iter()
+        .map(|(build, text, resolved)| {
+            let style = match build.as_deref() {
+                None => s.muted(),
+                Some("jit") => s.fg(c.bar),
+                Some(_) => s.fg(c.histogram_bar),
+            };
+            let style = if resolved {
+                style
+            } else {
+                style.add_modifier(ratatui::style::Modifier::DIM)
+            };
+            Line::styled(text, style)
+        })
+        .collect();
+    Paragraph::new(lines).render(inner, buf);
+    true
+}
+
+/// The histogram pane (or, after `w`, the ladder's waterfall).
 pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
+    if app.waterfall && render_waterfall(app, area, buf, compact) {
+        return;
+    }
     let s = Styles(&app.theme);
     let row = app.table.rows.get(app.selected);
     let name = row.map(|r| r.label.clone()).unwrap_or_default();

@@ -23,7 +23,7 @@ pub use counters::render_counters;
 pub use editor::render_editor;
 pub use histogram::render_histogram;
 pub use status::render_status;
-pub use table::{render_table, table_offset};
+pub use table::{bar, ci_half, render_table, table_offset};
 
 /// Styles by purpose, honouring a colourless theme (NO_COLOR: attributes only).
 pub struct Styles<'a>(pub &'a Theme);
@@ -128,7 +128,7 @@ pub fn layout(area: Rect, app: &App) -> Areas {
     let [main, status, message] = Layout::vertical([
         Constraint::Min(6),
         Constraint::Length(1),
-        Constraint::Length(1),
+        Constraint::Length(status::message_height(app, area.width)),
     ])
     .areas(area);
     let table_h = (app.table.rows.len() as u16 + 4).max(6);

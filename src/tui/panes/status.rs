@@ -56,9 +56,17 @@ pub fn render_status(app: &App, status: Rect, message: Rect, buf: &mut Buffer) {
         .style(base)
         .render(status, buf);
     let line = if let Some(cmd) = &app.command {
+        let chars: Vec<char> = cmd.chars().collect();
+        let at = app.command_cursor.min(chars.len());
+        let before: String = chars[..at].iter().collect();
+        let under: String = chars.get(at).map_or(" ".to_string(), |c| c.to_string());
+        let after: String = chars
+            .get(at + 1..)
+            .map_or(String::new(), |r| r.iter().collect());
         let mut v = vec![
-            Span::styled(cmd.clone(), s.text()),
-            Span::styled(" ", s.text().add_modifier(Modifier::REVERSED)),
+            Span::styled(before, s.text()),
+            Span::styled(under, s.text().add_modifier(Modifier::REVERSED)),
+            Span::styled(after, s.text()),
         ];
         if app.completion.0.len() > 1 {
             v.push(Span::styled(
@@ -84,5 +92,19 @@ pub fn render_status(app: &App, status: Rect, message: Rect, buf: &mut Buffer) {
             s.muted(),
         )
     };
-    Paragraph::new(line).render(message, buf);
+    // A long one-line message (a check's answer) wraps over the lines the layout gave it.
+    Paragraph::new(line)
+        .wrap(ratatui::widgets::Wrap { trim: false })
+        .render(message, buf);
+}
+
+/// The lines the message area needs at `width`: a one-line message longer than the screen
+/// wraps over up to three (a longer text, or several lines, is a popup).
+pub fn message_height(app: &App, width: u16) -> u16 {
+    let Some(m) = app.message.as_ref().filter(|_| app.command.is_none()) else {
+        return 1;
+    };
+    let first = m.text.lines().next().unwrap_or("").chars().count() + 2;
+    let w = usize::from(width.max(1));
+    first.div_ceil(w).clamp(1, 3) as u16
 }

@@ -65,14 +65,28 @@ fn fit(text: &str, width: usize) -> String {
 fn adds_text(r: &TableRow) -> (String, Meaning) {
     match (&r.adds, r.build.is_none() && r.step.is_some()) {
         (Some(a), _) => {
-            let half = (a.high - a.low) / 2.0;
             // A saving that is explained (noise, layout, ...) is marked; the counters pane
             // says why.
             let mark = if r.why.is_some() { "*" } else { "" };
-            (format!("{:+.2} ±{:.2}{mark}", a.ns, half), a.meaning())
+            (
+                format!("{:+.2} ±{}{mark}", a.ns, ci_half(a.high - a.low)),
+                a.meaning(),
+            )
         }
         (None, true) => ("floor".into(), Meaning::Baseline),
         (None, false) => ("".into(), Meaning::Baseline),
+    }
+}
+
+/// Half a CI's width with the digits that keep it non-zero: `0.34`, `0.004`, `<0.001`.
+pub fn ci_half(width: f64) -> String {
+    let half = (width / 2.0).abs();
+    if half >= 0.01 {
+        format!("{half:.2}")
+    } else if half >= 0.001 {
+        format!("{half:.3}")
+    } else {
+        "<0.001".into()
     }
 }
 
@@ -205,5 +219,8 @@ mod tests {
         assert_eq!(table_offset(0, 5), 0);
         assert_eq!(table_offset(7, 5), 3);
         assert_eq!(fit("abcdef", 4), "abc…");
+        assert_eq!(ci_half(0.5), "0.25");
+        assert_eq!(ci_half(0.008), "0.004");
+        assert_eq!(ci_half(0.0), "<0.001");
     }
 }

@@ -1,0 +1,114 @@
+//! The ladder's waterfall: bars that float on the rungs before them in their build, as long as
+//! what each rung adds, with its CI; drawn for the terminal and as an SVG file
+//! (`hotlab ladder --format svg`).
+
+use hotlab::tui::model::{Adds, TableModel, TableRow};
+use hotlab::tui::waterfall::{Waterfall, svg, text_lines};
+
+fn row(step: &str, build: Option<&str>, total: f64, adds: Option<(f64, f64, f64)>) -> TableRow {
+    TableRow {
+        label: match build {
+            Some(b) => format!("{b} {step}"),
+            None => step.into(),
+        },
+        step: Some(step.into()),
+        build: build.map(str::to_string),
+        total_ns: Some(total),
+        adds: adds.map(|(ns, low, high)| Adds { ns, low, high }),
+        ok: true,
+        ..TableRow::default()
+    }
+}
+
+fn table() -> TableModel {
+    let mut t = TableModel::plan(
+        &hotlab::ladder::resolve("host_call").unwrap(),
+        &[true; 6],
+        &["jit", "aot"],
+    );
+    t.title = "ladder host_call".into();
+    t.rows = vec![
+        row("native virtual call", None, 1.5, None),
+        row("slot read", Some("jit"), 2.0, Some((0.5, 0.4, 0.6))),
+        row("slot read", Some("aot"), 1.8, Some((0.3, 0.2, 0.4))),
+        row("entry check", Some("jit"), 2.1, Some((0.1, -0.05, 0.2))),
+        row("entry check", Some("aot"), 2.6, Some((0.8, 0.7, 0.9))),
+    ];
+    t
+}
+
+#[test]
+fn bars_float_on_the_rungs_before_them() {
+    let w = Waterfall::from_table(&table()).expect("a measured ladder");
+    assert_eq!(w.steps, ["native virtual call", "slot read", "entry check"]);
+    assert_eq!(w.builds, ["jit", "aot"]);
+    let bar = |step: &str, build: Option<&str>| {
+        w.bars
+            .iter()
+            .find(|b| b.step == step && b.build.as_deref() == build)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(bar("native virtual call", None).to(), 1.5);
+    assert_eq!(bar("slot read", Some("jit")).from, 1.5);
+    assert_eq!(bar("entry check", Some("jit")).from, 2.0);
+    assert!((bar("entry check", Some("aot")).from - 1.8).abs() < 1e-9);
+    assert!(
+        !bar("entry check", Some("jit")).resolved(),
+        "its CI includes 0"
+    );
+    assert!(bar("entry check", Some("aot")).resolved());
+    // The terminal's lines: one per bar, fitting the width, with what each adds.
+    let lines = text_lines(&w, 70);
+    assert_eq!(lines.len(), 5);
+    assert!(
+        lines.iter().all(|(_, l, _)| l.chars().count() <= 70),
+        "{lines:?}"
+    );
+    assert!(lines[1].1.contains("+0.50 ±0.10"), "{lines:?}");
+    assert!(lines[0].1.contains("1.50 floor"), "{lines:?}");
+    // A plan (nothing measured) has no waterfall.
+    let plan = TableModel::plan(
+        &hotlab::ladder::resolve("host_call").unwrap(),
+        &[true; 6],
+        &["jit", "aot"],
+    );
+    assert!(Waterfall::from_table(&plan).is_none());
+}
+
+#[test]
+fn the_svg_has_a_bar_per_rung_and_build_with_whiskers() {
+    let w = Waterfall::from_table(&table()).unwrap();
+    let doc = svg(&w, 960, 540).expect("drawn");
+    assert!(doc.starts_with("<svg"), "{}", &doc[..80.min(doc.len())]);
+    for name in [
+        "native virtual call",
+        "slot read",
+        "entry check",
+        "jit",
+        "aot",
+        "+0.50",
+    ] {
+        assert!(doc.contains(name), "{name} in the SVG");
+    }
+    // 5 bars plus the legend's 3 swatches and the background.
+    assert!(doc.matches("<rect").count() >= 8, "{doc}");
+    // Whiskers: 3 lines per measured rung.
+    assert!(doc.matches("<polyline").count() + doc.matches("<path").count() >= 12);
+}
+
+#[test]
+fn hotlab_ladder_writes_an_svg() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("ladder.svg");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["ladder", "--time", "0.3", "--format", "svg", "-o"])
+        .arg(&out)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("runs");
+    assert!(status.success(), "{status:?}");
+    let doc = std::fs::read_to_string(&out).expect("written");
+    assert!(doc.starts_with("<svg") && doc.trim_end().ends_with("</svg>"));
+    assert!(doc.contains("slot read") && doc.contains("ladder host_call"));
+}
