@@ -255,6 +255,8 @@ pub struct Expr {
 pub enum ExprKind {
     /// An integer literal's magnitude (may be `2^63`: only valid right after a `-`).
     Int(u64),
+    /// A hex, binary or octal literal above `i64::MAX`: the `i64` with these bits.
+    Bits(u64),
     /// A float literal.
     Float(f64),
     /// `true` / `false`.
@@ -366,6 +368,8 @@ pub enum BinaryOp {
     Shl,
     /// `>>`
     Shr,
+    /// `>>>` (logical)
+    UShr,
     /// `==`
     Eq,
     /// `!=`
@@ -400,7 +404,7 @@ impl BinaryOp {
             BinaryOp::BitOr => 4,
             BinaryOp::BitXor => 5,
             BinaryOp::BitAnd => 6,
-            BinaryOp::Shl | BinaryOp::Shr => 7,
+            BinaryOp::Shl | BinaryOp::Shr | BinaryOp::UShr => 7,
             BinaryOp::Add | BinaryOp::Sub => 8,
             BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 9,
         }
@@ -419,6 +423,7 @@ impl BinaryOp {
             BinaryOp::BitXor => "^",
             BinaryOp::Shl => "<<",
             BinaryOp::Shr => ">>",
+            BinaryOp::UShr => ">>>",
             BinaryOp::Eq => "==",
             BinaryOp::Ne => "!=",
             BinaryOp::Lt => "<",

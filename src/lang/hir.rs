@@ -8,7 +8,7 @@
 //! - Evaluation is left to right: operands, call arguments, array literal elements.
 //! - `i64` arithmetic wraps. `/` and `%` by zero raise `DivisionByZero` at the operator's span
 //!   (always, whatever the checks setting). `i64::MIN / -1` is `i64::MIN`, `i64::MIN % -1` is 0.
-//! - Shifts take the amount modulo 64; `>>` is arithmetic. `f64 % f64` is Rust's `%` (fmod).
+//! - Shifts take the amount modulo 64; `>>` is arithmetic, `>>>` logical. `f64 % f64` is Rust's `%` (fmod).
 //!   `f64` division by zero follows IEEE 754 (no error).
 //! - `x as i64` from `f64` truncates toward zero and saturates (NaN gives 0), like Rust's `as`;
 //!   `as f64` from `i64` rounds to nearest; `bool as i64` is 0 or 1. A cast to the same type is
@@ -638,6 +638,8 @@ pub enum BinOp {
     Shl,
     /// `>>` (i64, arithmetic)
     Shr,
+    /// `>>>` (i64, logical: zeros shift in)
+    UShr,
     /// `==`
     Eq,
     /// `!=`
@@ -674,6 +676,7 @@ impl BinOp {
             BinOp::BitXor => "^",
             BinOp::Shl => "<<",
             BinOp::Shr => ">>",
+            BinOp::UShr => ">>>",
             BinOp::Eq => "==",
             BinOp::Ne => "!=",
             BinOp::Lt => "<",

@@ -54,7 +54,7 @@ pub fn parse(tokens: &[Token]) -> Result<Module, Diagnostics> {
         depth: 0,
         reach: 0,
         diags: Vec::new(),
-        split_gt: false,
+        gt_taken: 0,
     };
     let module = p.module();
     if p.diags.is_empty() {
@@ -74,8 +74,9 @@ pub(super) struct Parser<'t> {
     /// The deepest level reached so far: [`Parser::depth`] plus an expression's nesting.
     reach: u32,
     diags: Vec<Diagnostic>,
-    /// Half of a `>>` was taken as the `>` closing `vec<vec<T>>`.
-    split_gt: bool,
+    /// How many `>` of the current `>>` or `>>>` were taken as the ones closing
+    /// `vec<vec<T>>`.
+    gt_taken: u8,
 }
 
 impl<'t> Parser<'t> {

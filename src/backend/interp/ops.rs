@@ -39,6 +39,7 @@ pub(super) fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
                 // `wrapping_sh*` take the amount modulo 64.
                 BinOp::Shl => Val::I(x.wrapping_shl(y as u32)),
                 BinOp::Shr => Val::I(x.wrapping_shr(y as u32)),
+                BinOp::UShr => Val::I((x as u64).wrapping_shr(y as u32) as i64),
                 BinOp::Eq => Val::B(x == y),
                 BinOp::Ne => Val::B(x != y),
                 BinOp::Lt => Val::B(x < y),

@@ -138,6 +138,7 @@ impl FunctionTranslator<'_, '_> {
                 // Cranelift takes shift amounts modulo the type width, as hir.rs asks.
                 BinOp::Shl => self.builder.ins().ishl(l, r),
                 BinOp::Shr => self.builder.ins().sshr(l, r),
+                BinOp::UShr => self.builder.ins().ushr(l, r),
                 cmp => {
                     let cc = match cmp {
                         BinOp::Eq => IntCC::Equal,

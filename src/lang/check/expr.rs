@@ -21,6 +21,7 @@ impl Checker {
         let span = e.span;
         let (kind, ty) = match &e.kind {
             ast::ExprKind::Int(v) => (ExprKind::Int(self.int_literal(*v, span)?), Type::I64),
+            ast::ExprKind::Bits(v) => (ExprKind::Int(*v as i64), Type::I64),
             ast::ExprKind::Float(v) => (ExprKind::Float(*v), Type::F64),
             ast::ExprKind::Bool(b) => (ExprKind::Bool(*b), Type::Bool),
             ast::ExprKind::Paren(inner) => return self.expr(inner),
@@ -76,7 +77,10 @@ impl Checker {
                         span,
                         format!("integer literal `{v}` does not fit in i64"),
                     )
-                    .with_note("the largest i64 is 9223372036854775807"),
+                    .with_note(
+                        "the largest i64 is 9223372036854775807; a hex, binary or octal \
+                         literal may use all 64 bits (`0xFFFF_FFFF_FFFF_FFFF` is -1)",
+                    ),
                 );
                 None
             }
@@ -206,6 +210,7 @@ impl Checker {
             BinaryOp::BitXor => (BinOp::BitXor, *ty == Type::I64),
             BinaryOp::Shl => (BinOp::Shl, *ty == Type::I64),
             BinaryOp::Shr => (BinOp::Shr, *ty == Type::I64),
+            BinaryOp::UShr => (BinOp::UShr, *ty == Type::I64),
             BinaryOp::Eq => (BinOp::Eq, ty.is_scalar() || *ty == Type::Str),
             BinaryOp::Ne => (BinOp::Ne, ty.is_scalar() || *ty == Type::Str),
             BinaryOp::Lt => (BinOp::Lt, is_number(ty)),
