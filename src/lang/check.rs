@@ -11,6 +11,7 @@
 //! silently skipped (no cascades of follow-on errors); at most one diagnostic is reported per
 //! statement. A program is returned only if nothing was reported.
 
+mod builtin;
 mod class;
 mod closure;
 mod expr;

@@ -55,8 +55,10 @@ use std::sync::Arc;
 
 use super::span::{SourceFile, Span};
 
+mod builtin;
 mod class;
 
+pub use builtin::Math;
 pub use class::{Class, Field, Interface, Method, MethodKind};
 
 macro_rules! id_type {
@@ -602,6 +604,9 @@ pub enum ExprKind {
     /// A call of a closure value: `callee` (of a [`Type::Fn`]) is evaluated first, then the
     /// arguments left to right; a closure cell of 0 raises `NullClosure` at the callee's span.
     CallClosure(Box<Expr>, Vec<Expr>),
+    /// A math builtin on its arguments (evaluated left to right, [`Math::arity`] of them, of
+    /// [`Math::ty`]); never raises.
+    Math(Math, Vec<Expr>),
 }
 
 /// Unary operators.

@@ -8,6 +8,7 @@ pub mod error;
 pub mod handle;
 pub mod host;
 pub mod iface;
+pub mod math;
 pub mod object;
 pub mod reload;
 pub mod rt;

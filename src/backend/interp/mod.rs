@@ -35,7 +35,7 @@ mod reload;
 mod val;
 
 use self::objects::{at, read_cell};
-use self::ops::{binary, check_index};
+use self::ops::{apply_math, binary, check_index};
 use self::val::{Closure, Lambda, Val, fits};
 use super::objects::check_cell;
 use super::{Checks, Value};
@@ -570,6 +570,7 @@ impl<'p> Interp<'p> {
             | ExprKind::ToStr(_)
             | ExprKind::Closure { .. }
             | ExprKind::CallClosure(..) => self.eval_value_op(e)?,
+            ExprKind::Math(m, args) => self.eval_math(*m, args)?,
             ExprKind::Null => Val::H(Handle::null()),
             ExprKind::New(class) => Val::H(
                 self.runtime
@@ -616,6 +617,16 @@ impl<'p> Interp<'p> {
 }
 
 impl<'p> Interp<'p> {
+    /// A math builtin: out of `eval`, as [`Interp::eval_value_op`] is.
+    #[inline(never)]
+    fn eval_math(&mut self, m: crate::lang::hir::Math, args: &'p [Expr]) -> R<Val> {
+        let mut vals = [Val::Unit, Val::Unit];
+        for (slot, arg) in vals.iter_mut().zip(args) {
+            *slot = self.eval(arg)?;
+        }
+        Ok(apply_math(m, &vals[..args.len()]))
+    }
+
     /// Vecs, strings and `len()`: out of `eval`, whose stack frame every level of script
     /// recursion pays for.
     #[inline(never)]

@@ -83,6 +83,7 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::ToStr(inner) => self.translate_to_str(inner),
             ExprKind::Closure { func, captures } => self.translate_closure(*func, captures, e),
             ExprKind::CallClosure(callee, args) => self.translate_call_closure(callee, args, e),
+            ExprKind::Math(m, args) => self.translate_math(*m, args),
         }
     }
 

@@ -142,7 +142,9 @@ impl Checker {
             Some(ModName::Class(_)) => {
                 format!("`{name}` is a class, not a value: make an object with `new {name}()`")
             }
-            None if name == "assert" => "`assert` is a builtin function: call it".to_string(),
+            None if name == "assert" || self.is_builtin(name) => {
+                format!("`{name}` is a builtin function: call it, `{name}(...)`")
+            }
             None => format!("unknown name `{name}`"),
         };
         let kind = if what.starts_with("unknown") {
@@ -381,6 +383,9 @@ impl Checker {
             && let Some(Type::Fn { .. }) = self.global_types[id.index()]
         {
             return self.closure_call(callee, args, span);
+        }
+        if self.is_builtin(name) {
+            return self.math_call(name, args, span);
         }
         let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let (params, ret, decl_span, make): (Vec<Option<Type>>, Option<Type>, Option<Span>, _) =

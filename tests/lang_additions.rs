@@ -1,0 +1,112 @@
+//! The additions for real snippets (LANGUAGE.md v2): each misuse is a diagnostic of the right
+//! kind at the exact span. (The working programs are golden programs and docs examples, run on
+//! every backend.)
+//!
+//! In each case's source, `«` and `»` mark the expected primary span of the first diagnostic.
+
+mod common;
+
+use hotlab::lang::{DiagKind, Diagnostics, SourceFile, Span};
+
+fn marked(src: &str) -> (String, Span) {
+    let start = src.find('«').expect("no « marker");
+    let text = src.replacen('«', "", 1);
+    let end = text.find('»').expect("no » marker");
+    (text.replacen('»', "", 1), Span::new(start, end))
+}
+
+fn diags(text: &str) -> Diagnostics {
+    match common::compile_text("case.hot", text) {
+        Ok(_) => panic!("compiled without error:\n{text}"),
+        Err(d) => d,
+    }
+}
+
+/// The first diagnostic of `src` has `kind`, the marked span, and a message containing `says`.
+#[track_caller]
+fn case(kind: DiagKind, src: &str, says: &str) {
+    let (text, span) = marked(src);
+    let d = diags(&text);
+    let first = &d.0[0];
+    assert_eq!(
+        (first.kind, first.span),
+        (kind, span),
+        "in:\n{text}\ngot {first} (`{}`)",
+        &text[first.span.range().start.min(text.len())..first.span.range().end.min(text.len())]
+    );
+    assert!(
+        first.message.contains(says),
+        "`{}` does not say `{says}`",
+        first.message
+    );
+}
+
+#[track_caller]
+fn compiles(text: &str) {
+    if let Err(d) = common::compile_text("ok.hot", text) {
+        panic!("does not compile:\n{text}\n{d}");
+    }
+}
+
+#[test]
+fn a_closing_brace_ends_only_block_statements() {
+    compiles("fn f(n: i64) -> bool { if n == 0 { return true } return f(n - 1) }");
+    compiles("fn a() { } fn b() { while false { } for i in 0..1 { } { } }");
+    case(
+        DiagKind::Syntax,
+        "fn f() { let a = 1 «let» b = 2 }",
+        "expected the end of the statement",
+    );
+    case(
+        DiagKind::Syntax,
+        "fn f() { let g = || { } «let» b = 2 }",
+        "expected the end of the statement",
+    );
+}
+
+#[test]
+fn bit_pattern_literals() {
+    compiles("let A = 0xFFFF_FFFF_FFFF_FFFF\nlet B = 0b1000000000000000000000000000000000000000000000000000000000000000");
+    case(
+        DiagKind::BadLiteral,
+        "let x = «0x1_0000_0000_0000_0000»",
+        "more than 64 bits",
+    );
+    case(
+        DiagKind::BadLiteral,
+        "let x = «18446744073709551615»",
+        "does not fit in i64",
+    );
+    case(DiagKind::BadLiteral, "let x = «9223372036854775808»", "does not fit");
+    case(DiagKind::TypeMismatch, "let x = 1.5 «>>>» 2.5", "cannot be applied to `f64`");
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() { var x = true\n x «>>>=» 1 }",
+        "cannot be applied to `bool`",
+    );
+    // `>>>` closes three nested vec types.
+    compiles("fn f() -> i64 { let v = vec<vec<vec<i64>>>()\n return v.len() >>> 1 }");
+}
+
+#[test]
+fn math_builtin_misuse() {
+    case(DiagKind::Arity, "let x = «min(1)»", "`min` takes 2 arguments but 1 was given");
+    case(DiagKind::Arity, "let x = «sqrt(1.0, 2.0)»", "takes 1 argument");
+    case(DiagKind::TypeMismatch, "let x = sqrt(«4»)", "`sqrt` takes `f64`, found `i64`");
+    case(DiagKind::TypeMismatch, "let x = abs(«true»)", "`abs` takes `i64` or `f64`");
+    case(DiagKind::TypeMismatch, "let x = max(1, «2.0»)", "mismatched types");
+    case(DiagKind::TypeMismatch, "let x = pow(2.0, «3»)", "mismatched types");
+    case(DiagKind::TypeMismatch, "let f = «floor»", "builtin function");
+    // A module's own function of the same name takes precedence.
+    compiles("fn min(a: str) -> str { return a }\nlet s = min(\"x\")");
+    compiles("native fn sqrt(x: f64) -> f64\nlet r = sqrt(2.0)");
+}
+
+#[test]
+fn sources_render_without_panics() {
+    // Every case above renders with its source (no span past the end).
+    let text = "let x = min(1)";
+    let d = diags(text);
+    let rendered = d.render(&SourceFile::new("case.hot", text), false);
+    assert!(rendered.contains("min(1)"), "{rendered}");
+}
