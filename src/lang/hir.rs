@@ -607,6 +607,9 @@ pub enum ExprKind {
     /// A math builtin on its arguments (evaluated left to right, [`Math::arity`] of them, of
     /// [`Math::ty`]); never raises.
     Math(Math, Vec<Expr>),
+    /// `print(e)`: `e` shown (a `str` as it is, any other value as `"${e}"` shows it), then a
+    /// newline, written to the program's output (`runtime::output`). Unit; never raises.
+    Print(Box<Expr>),
 }
 
 /// Unary operators.

@@ -10,6 +10,7 @@ pub mod host;
 pub mod iface;
 pub mod math;
 pub mod object;
+pub mod output;
 pub mod reload;
 pub mod rt;
 pub mod spin;

@@ -156,7 +156,13 @@ impl Session {
             let other = pin::online_cpus().into_iter().find(|&c| c != w)?;
             pin::pin_current_thread(other).ok()
         });
-        Ok(worker.run(job, limit, &cancel, &mut |p| sink.progress(&p))?)
+        let report = worker.run(job, limit, &cancel, &mut |p| sink.progress(&p));
+        // The script's `print` output, shown before the job's answer.
+        let printed = worker.take_printed();
+        if !printed.is_empty() {
+            sink.text(printed.strip_suffix('\n').unwrap_or(&printed));
+        }
+        Ok(report?)
     }
 
     pub(super) fn limit(&self) -> Duration {

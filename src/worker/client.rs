@@ -186,6 +186,8 @@ pub struct Worker {
     lines: mpsc::Receiver<WireLine>,
     stderr: Arc<Mutex<String>>,
     next_id: u64,
+    /// What the last job's script printed (`print`), until taken.
+    printed: String,
 }
 
 impl std::fmt::Debug for Worker {
@@ -260,7 +262,14 @@ impl Worker {
             lines,
             stderr,
             next_id: 1,
+            printed: String::new(),
         })
+    }
+
+    /// What the last job's script printed (`print(e)` lines), taken: the worker captures its
+    /// scripts' output per job instead of writing it to its stdout (the protocol's pipe).
+    pub fn take_printed(&mut self) -> String {
+        std::mem::take(&mut self.printed)
     }
 
     /// The worker's process id.
@@ -344,6 +353,7 @@ impl Worker {
     ) -> Result<JobReport, WorkerError> {
         let id = self.next_id;
         self.next_id += 1;
+        self.printed.clear();
         let cooperative = matches!(job, WorkerJob::Measure { .. } | WorkerJob::Ladder { .. });
         let kind = match job {
             WorkerJob::Run { .. } | WorkerJob::RunLive { .. } | WorkerJob::Compile { .. } => {
@@ -386,6 +396,7 @@ impl Worker {
                 Ok(WireLine::Response(r)) if r.id == id => match r.event {
                     Event::Started { .. } => {}
                     Event::Progress(p) => on_progress(p),
+                    Event::Printed { text } => self.printed.push_str(&text),
                     Event::Done(out) => return Ok(out),
                     Event::Failed(f) => return Err(WorkerError::Failed(f)),
                 },

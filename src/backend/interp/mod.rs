@@ -568,6 +568,7 @@ impl<'p> Interp<'p> {
             | ExprKind::VecPop(_)
             | ExprKind::StrLit(_)
             | ExprKind::ToStr(_)
+            | ExprKind::Print(_)
             | ExprKind::Closure { .. }
             | ExprKind::CallClosure(..) => self.eval_value_op(e)?,
             ExprKind::Math(m, args) => self.eval_math(*m, args)?,
@@ -644,6 +645,17 @@ impl<'p> Interp<'p> {
                 let mut out = String::new();
                 self.eval(inner)?.show(&mut out, false);
                 Val::S(Rc::new(out))
+            }
+            ExprKind::Print(inner) => {
+                match self.eval(inner)? {
+                    Val::S(s) => crate::runtime::output::print_line(&s),
+                    v => {
+                        let mut out = String::new();
+                        v.show(&mut out, false);
+                        crate::runtime::output::print_line(&out);
+                    }
+                }
+                Val::Unit
             }
             ExprKind::Closure { func, captures } => {
                 let mut cells = Vec::with_capacity(captures.len());

@@ -80,7 +80,7 @@ pub(crate) struct Helpers {
     pub closure_release: FuncId,
     pub str_of_closure: FuncId,
     pub null_closure: FuncId,
-    pub math: super::lower_math::MathHelpers,
+    pub builtins: super::lower_builtin::BuiltinHelpers,
 }
 
 /// Everything about the program and the module a translator needs besides the function.

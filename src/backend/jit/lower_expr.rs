@@ -84,6 +84,7 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::Closure { func, captures } => self.translate_closure(*func, captures, e),
             ExprKind::CallClosure(callee, args) => self.translate_call_closure(callee, args, e),
             ExprKind::Math(m, args) => self.translate_math(*m, args),
+            ExprKind::Print(inner) => self.translate_print(inner),
         }
     }
 

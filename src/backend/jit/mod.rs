@@ -23,7 +23,7 @@ mod lower_closure;
 mod lower_expr;
 mod lower_index;
 mod lower_loop;
-mod lower_math;
+mod lower_builtin;
 mod lower_object;
 pub(crate) mod lower_unwind;
 mod lower_util;
@@ -244,6 +244,9 @@ impl Jit {
             builder.symbol(symbol, ptr);
         }
         for (symbol, ptr) in crate::runtime::math::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        for (symbol, ptr) in crate::runtime::output::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
         let mut module = JITModule::new(builder);
@@ -485,7 +488,7 @@ pub(crate) fn declare_imports(
         closure_release: declare("hot_closure_release", &[i64t], None)?,
         str_of_closure: declare("hot_str_of_closure", &[i64t], Some(i64t))?,
         null_closure: declare("hot_raise_null_closure", &[i32t, i32t], None)?,
-        math: lower_math::MathHelpers::declare(&mut declare)?,
+        builtins: lower_builtin::BuiltinHelpers::declare(&mut declare)?,
     };
     Ok((hosts, helpers))
 }

@@ -143,7 +143,8 @@ impl GlobalsWalk<'_> {
             ExprKind::Binary { lhs, rhs, .. }
             | ExprKind::Logical(_, lhs, rhs)
             | ExprKind::Index(lhs, rhs) => self.expr(lhs) && self.expr(rhs),
-            ExprKind::ArrayLit(xs) => xs.iter().all(|x| self.expr(x)),
+            // A math builtin's helper (`sin`, ...) touches no module variable.
+            ExprKind::ArrayLit(xs) | ExprKind::Math(_, xs) => xs.iter().all(|x| self.expr(x)),
             ExprKind::VecPush(place, x) => self.place(place) && self.expr(x),
             ExprKind::VecPop(place) => self.place(place),
             // Calls, `new` (initializers are code), and anything this walk does not know.

@@ -1,5 +1,6 @@
-//! Calls of the builtin functions that need no declaration: the math builtins (`abs`, `min`,
-//! `max`, `sqrt`, ...). A module's own `fn` or `native fn` of the same name takes precedence.
+//! Calls of the builtin functions that need no declaration: `print` and the math builtins
+//! (`abs`, `min`, `max`, `sqrt`, ...). A module's own `fn` or `native fn` of the same name
+//! takes precedence.
 
 use super::Checker;
 use crate::lang::ast;
@@ -10,11 +11,58 @@ use crate::lang::span::Span;
 impl Checker {
     /// Whether `name` (not declared by the module) is a builtin function.
     pub(super) fn is_builtin(&self, name: &str) -> bool {
-        !self.names.contains_key(name) && Math::NAMES.contains(&name)
+        !self.names.contains_key(name) && (name == "print" || Math::NAMES.contains(&name))
+    }
+
+    /// A call of a builtin function (`is_builtin(name)`).
+    pub(super) fn builtin_call(
+        &mut self,
+        name: &str,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        if name == "print" {
+            return self.print_call(args, span);
+        }
+        self.math_call(name, args, span)
+    }
+
+    /// `print(e)`: any value that has a text form (everything but a unit call).
+    fn print_call(&mut self, args: &[ast::Expr], span: Span) -> Option<Expr> {
+        let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        if args.len() != 1 {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::Arity,
+                    span,
+                    format!(
+                        "`print` takes 1 argument but {} {} given",
+                        args.len(),
+                        if args.len() == 1 { "was" } else { "were" }
+                    ),
+                )
+                .with_note("print several values with one string: `print(\"${a} ${b}\")`"),
+            );
+            return None;
+        }
+        let arg = checked.into_iter().next().flatten()?;
+        if arg.ty == Type::Unit {
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                arg.span,
+                "`print` needs a value, and this expression has none to show",
+            ));
+            return None;
+        }
+        Some(Expr {
+            kind: ExprKind::Print(Box::new(arg)),
+            ty: Type::Unit,
+            span,
+        })
     }
 
     /// `name(args)` of a math builtin.
-    pub(super) fn math_call(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<Expr> {
+    fn math_call(&mut self, name: &str, args: &[ast::Expr], span: Span) -> Option<Expr> {
         let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let want = if matches!(name, "min" | "max" | "atan2" | "pow") {
             2

@@ -385,7 +385,7 @@ impl Checker {
             return self.closure_call(callee, args, span);
         }
         if self.is_builtin(name) {
-            return self.math_call(name, args, span);
+            return self.builtin_call(name, args, span);
         }
         let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let (params, ret, decl_span, make): (Vec<Option<Type>>, Option<Type>, Option<Span>, _) =

@@ -1,4 +1,5 @@
-//! HIR → CLIF for the math builtins (`runtime::math` defines them). Where x86-64 has an
+//! HIR → CLIF for the builtins: `print` (through `runtime::output`) and the math builtins
+//! (`runtime::math` defines them). Where x86-64 has an
 //! instruction, the builtin is that instruction, not a call: `abs` (`iabs`, `fabs`), `min`/`max`
 //! (`smin`/`smax`; `fmin`/`fmax`, IEEE 754-2019 minimum/maximum, a short inline sequence around
 //! `minsd`/`maxsd`), `sqrt` (`sqrtsd`), `floor`/`ceil`/`trunc` (SSE4.1 `roundsd`). `round` (half
@@ -11,14 +12,15 @@ use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{self, InstBuilder, Value, types};
 use cranelift_module::FuncId;
 
-use crate::lang::hir::{Expr, Math};
+use crate::lang::hir::{Expr, Math, Type};
 
 use super::JitError;
 use super::lower::{FunctionTranslator, LResult, bad};
 
-/// Module ids of the math helpers.
+/// Module ids of the builtins' helpers.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct MathHelpers {
+pub(crate) struct BuiltinHelpers {
+    print: FuncId,
     sin: FuncId,
     cos: FuncId,
     tan: FuncId,
@@ -32,11 +34,12 @@ pub(crate) struct MathHelpers {
 pub(crate) type Declare<'a> =
     dyn FnMut(&str, &[ir::Type], Option<ir::Type>) -> Result<FuncId, JitError> + 'a;
 
-impl MathHelpers {
-    /// Declare the `hot_math_*` imports.
-    pub(crate) fn declare(declare: &mut Declare<'_>) -> Result<MathHelpers, JitError> {
+impl BuiltinHelpers {
+    /// Declare the builtins' imports (`hot_print`, `hot_math_*`).
+    pub(crate) fn declare(declare: &mut Declare<'_>) -> Result<BuiltinHelpers, JitError> {
         let f = types::F64;
-        Ok(MathHelpers {
+        Ok(BuiltinHelpers {
+            print: declare("hot_print", &[types::I64], None)?,
             sin: declare("hot_math_sin", &[f], Some(f))?,
             cos: declare("hot_math_cos", &[f], Some(f))?,
             tan: declare("hot_math_tan", &[f], Some(f))?,
@@ -49,6 +52,16 @@ impl MathHelpers {
 }
 
 impl FunctionTranslator<'_, '_> {
+    /// `print(e)`: `e` shown as a string (as `"${e}"` does; a string as it is), written with a
+    /// newline, released. Unit.
+    pub(crate) fn translate_print(&mut self, e: &Expr) -> LResult<Value> {
+        let text = self.translate_to_str(e)?;
+        let print = self.env.helpers.builtins.print;
+        self.call_helper(print, &[text]);
+        self.release_value(&Type::Str, text);
+        Ok(self.unit())
+    }
+
     /// A math builtin: its arguments left to right, then the instruction or the call.
     pub(crate) fn translate_math(&mut self, m: Math, args: &[Expr]) -> LResult<Value> {
         let mut v = Vec::with_capacity(args.len());
@@ -58,7 +71,7 @@ impl FunctionTranslator<'_, '_> {
         if v.len() != m.arity() {
             return bad(format!("`{}` with {} arguments", m.name(), v.len()));
         }
-        let h = self.env.helpers.math;
+        let h = self.env.helpers.builtins;
         let call = |t: &mut Self, f: FuncId, v: &[Value]| t.call_helper(f, v)[0];
         Ok(match m {
             Math::AbsI => self.builder.ins().iabs(v[0]),
