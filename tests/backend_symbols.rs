@@ -41,12 +41,14 @@ fn helper_names() -> impl Iterator<Item = &'static str> {
     let jit = hotlab::backend::jit::helper_table::helper_symbols();
     let math = hotlab::runtime::math::helper_symbols();
     let output = hotlab::runtime::output::helper_symbols();
+    let strings = hotlab::runtime::strings::helper_symbols();
     values
         .into_iter()
         .chain(closure)
         .chain(jit)
         .chain(math)
         .chain(output)
+        .chain(strings)
         .map(|(name, _)| name)
 }
 

@@ -110,3 +110,30 @@ fn sources_render_without_panics() {
     let rendered = d.render(&SourceFile::new("case.hot", text), false);
     assert!(rendered.contains("min(1)"), "{rendered}");
 }
+
+#[test]
+fn string_byte_misuse() {
+    case(DiagKind::Arity, "let x = «\"ab\".byte()»", "`byte` takes 1 argument but 0 were given");
+    case(DiagKind::Arity, "let x = «\"ab\".slice(1)»", "`slice` takes 2 arguments");
+    case(DiagKind::TypeMismatch, "let x = \"ab\".byte(«1.0»)", "byte offsets, `i64`");
+    case(DiagKind::UnknownName, "let x = \"ab\".«bytes»(1)", "no method `bytes` on `str`");
+}
+
+/// A string made for the call (owned) is released when the offsets' evaluation or the helper
+/// raises, on every backend (`same_everywhere` counts live blocks).
+#[test]
+fn string_bytes_release_their_temporaries_on_errors() {
+    common::same_everywhere(
+        "fn z() -> i64 { return 0 }
+         fn main() -> i64 { return (\"a${z()}\" + \"bc\").slice(1, 10 / z()).len() }",
+        "error: division by zero at 2:67",
+    );
+    common::same_everywhere(
+        "fn main() -> i64 { let s = \"x${1}\" + \"é\"\n return (s + \"!\").slice(0, 3).len() }",
+        "error: byte 3 is not on a character boundary at 2:9",
+    );
+    common::same_everywhere(
+        "fn main() -> i64 { var n = 0\n for i in 0..5 { n += (\"ab${i}\").byte(i % 3) }\n return n }",
+        &(97 + 98 + 50 + 97 + 98).to_string(),
+    );
+}

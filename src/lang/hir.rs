@@ -610,6 +610,12 @@ pub enum ExprKind {
     /// `print(e)`: `e` shown (a `str` as it is, any other value as `"${e}"` shows it), then a
     /// newline, written to the program's output (`runtime::output`). Unit; never raises.
     Print(Box<Expr>),
+    /// `s.byte(i)`: the string, then the index; byte `i` of its UTF-8 text (0–255), or
+    /// `IndexOutOfRange` at this expression's span (whatever the checks setting).
+    StrByte(Box<Expr>, Box<Expr>),
+    /// `s.slice(a, b)`: the string, then `a`, then `b`; bytes `a..b` as a new string, or
+    /// `SliceOutOfRange` / `NotCharBoundary` at this expression's span.
+    StrSlice(Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
 /// Unary operators.

@@ -14,6 +14,7 @@ pub mod output;
 pub mod reload;
 pub mod rt;
 pub mod spin;
+pub mod strings;
 pub mod sweep;
 pub mod values;
 

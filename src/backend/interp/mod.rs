@@ -569,6 +569,8 @@ impl<'p> Interp<'p> {
             | ExprKind::StrLit(_)
             | ExprKind::ToStr(_)
             | ExprKind::Print(_)
+            | ExprKind::StrByte(..)
+            | ExprKind::StrSlice(..)
             | ExprKind::Closure { .. }
             | ExprKind::CallClosure(..) => self.eval_value_op(e)?,
             ExprKind::Math(m, args) => self.eval_math(*m, args)?,
@@ -645,6 +647,28 @@ impl<'p> Interp<'p> {
                 let mut out = String::new();
                 self.eval(inner)?.show(&mut out, false);
                 Val::S(Rc::new(out))
+            }
+            ExprKind::StrByte(s, i) => {
+                let s = self.eval(s)?;
+                let i = self.eval(i)?.int();
+                let Val::S(text) = s else {
+                    unreachable!("checked program: byte() of a non-string")
+                };
+                Val::I(
+                    crate::runtime::strings::byte_at(&text, i)
+                        .map_err(|k| ScriptError::new(k, e.span))?,
+                )
+            }
+            ExprKind::StrSlice(s, a, b) => {
+                let s = self.eval(s)?;
+                let a = self.eval(a)?.int();
+                let b = self.eval(b)?.int();
+                let Val::S(text) = s else {
+                    unreachable!("checked program: slice() of a non-string")
+                };
+                let part = crate::runtime::strings::slice(&text, a, b)
+                    .map_err(|k| ScriptError::new(k, e.span))?;
+                Val::S(Rc::new(part.to_string()))
             }
             ExprKind::Print(inner) => {
                 match self.eval(inner)? {

@@ -21,6 +21,8 @@ use super::lower::{FunctionTranslator, LResult, bad};
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BuiltinHelpers {
     print: FuncId,
+    str_byte: FuncId,
+    str_slice: FuncId,
     sin: FuncId,
     cos: FuncId,
     tan: FuncId,
@@ -40,6 +42,16 @@ impl BuiltinHelpers {
         let f = types::F64;
         Ok(BuiltinHelpers {
             print: declare("hot_print", &[types::I64], None)?,
+            str_byte: declare(
+                "hot_str_byte",
+                &[types::I64, types::I64, types::I32, types::I32],
+                Some(types::I64),
+            )?,
+            str_slice: declare(
+                "hot_str_slice",
+                &[types::I64, types::I64, types::I64, types::I32, types::I32],
+                Some(types::I64),
+            )?,
             sin: declare("hot_math_sin", &[f], Some(f))?,
             cos: declare("hot_math_cos", &[f], Some(f))?,
             tan: declare("hot_math_tan", &[f], Some(f))?,
@@ -60,6 +72,34 @@ impl FunctionTranslator<'_, '_> {
         self.call_helper(print, &[text]);
         self.release_value(&Type::Str, text);
         Ok(self.unit())
+    }
+
+    /// `s.byte(i)` / `s.slice(a, b)` (`whole` is the call): the string (held while the offsets
+    /// run, which may raise), the offsets, then the helper, which raises at the call's span.
+    pub(crate) fn translate_str_bytes(
+        &mut self,
+        s: &Expr,
+        offsets: &[&Expr],
+        whole: &Expr,
+    ) -> LResult<Value> {
+        let (text, owned) = self.handle_operand(s)?;
+        let held = self.hold_if(owned, &Type::Str, text);
+        let mut args = vec![text];
+        for offset in offsets {
+            args.push(self.translate_expr(offset)?);
+        }
+        let (start, end) = self.span_args(whole.span);
+        args.extend([start, end]);
+        let h = self.env.helpers.builtins;
+        let helper = if offsets.len() == 1 {
+            h.str_byte
+        } else {
+            h.str_slice
+        };
+        let v = self.call_helper(helper, &args)[0];
+        self.unhold(held);
+        self.done_with_value(&Type::Str, text, owned);
+        Ok(v)
     }
 
     /// A math builtin: its arguments left to right, then the instruction or the call.

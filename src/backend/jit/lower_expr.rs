@@ -85,6 +85,8 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::CallClosure(callee, args) => self.translate_call_closure(callee, args, e),
             ExprKind::Math(m, args) => self.translate_math(*m, args),
             ExprKind::Print(inner) => self.translate_print(inner),
+            ExprKind::StrByte(s, i) => self.translate_str_bytes(s, &[&**i], e),
+            ExprKind::StrSlice(s, a, b) => self.translate_str_bytes(s, &[&**a, &**b], e),
         }
     }
 

@@ -249,6 +249,9 @@ impl Jit {
         for (symbol, ptr) in crate::runtime::output::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
+        for (symbol, ptr) in crate::runtime::strings::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
         let mut module = JITModule::new(builder);
         let (hosts, helpers) = declare_imports(&mut module, call_conv)?;
         let ctx = module.make_context();

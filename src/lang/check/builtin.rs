@@ -121,3 +121,55 @@ impl Checker {
         })
     }
 }
+
+impl Checker {
+    /// `s.byte(i)` / `s.slice(a, b)` on a checked string `recv`: `i64` arguments.
+    pub(super) fn str_bytes(
+        &mut self,
+        recv: Expr,
+        method: &ast::Ident,
+        args: &[ast::Expr],
+        span: Span,
+    ) -> Option<Expr> {
+        let name = method.name.as_str();
+        let want = if name == "byte" { 1 } else { 2 };
+        let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
+        if args.len() != want {
+            let usage = if want == 1 { "s.byte(i)" } else { "s.slice(a, b)" };
+            self.error(
+                Diagnostic::new(
+                    DiagKind::Arity,
+                    span,
+                    format!(
+                        "`{name}` takes {want} argument{} but {} {} given",
+                        if want == 1 { "" } else { "s" },
+                        args.len(),
+                        if args.len() == 1 { "was" } else { "were" }
+                    ),
+                )
+                .with_note(format!("`{usage}`, in bytes of the UTF-8 text")),
+            );
+            return None;
+        }
+        let mut out = Vec::with_capacity(want);
+        for arg in checked {
+            let arg = arg?;
+            if arg.ty != Type::I64 {
+                self.error(Diagnostic::new(
+                    DiagKind::TypeMismatch,
+                    arg.span,
+                    format!("`{name}` takes byte offsets, `i64`, found `{}`", arg.ty),
+                ));
+                return None;
+            }
+            out.push(arg);
+        }
+        let mut out = out.into_iter();
+        let (recv, first) = (Box::new(recv), Box::new(out.next()?));
+        let (kind, ty) = match out.next() {
+            None => (ExprKind::StrByte(recv, first), Type::I64),
+            Some(second) => (ExprKind::StrSlice(recv, first, Box::new(second)), Type::Str),
+        };
+        Some(Expr { kind, ty, span })
+    }
+}

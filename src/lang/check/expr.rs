@@ -474,6 +474,9 @@ impl Checker {
         if matches!(method.name.as_str(), "push" | "pop") {
             return self.vec_mutation(recv, receiver, method, args, span);
         }
+        if recv.ty == Type::Str && matches!(method.name.as_str(), "byte" | "slice") {
+            return self.str_bytes(recv, method, args, span);
+        }
         match method.name.as_str() {
             "len" => {
                 if !args.is_empty() {
@@ -504,7 +507,7 @@ impl Checker {
             other => {
                 let note = match recv.ty {
                     Type::Vec(_) => "vecs have `len()`, `push(x)` and `pop()`",
-                    Type::Str => "strings have one method, `len()`",
+                    Type::Str => "strings have `len()`, `byte(i)` and `slice(a, b)`",
                     _ => "arrays have one method, `len()`",
                 };
                 self.error(
