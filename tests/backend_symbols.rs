@@ -42,6 +42,7 @@ fn helper_names() -> impl Iterator<Item = &'static str> {
     let math = hotlab::runtime::math::helper_symbols();
     let output = hotlab::runtime::output::helper_symbols();
     let strings = hotlab::runtime::strings::helper_symbols();
+    let ranges = hotlab::runtime::ranges::helper_symbols();
     values
         .into_iter()
         .chain(closure)
@@ -49,6 +50,7 @@ fn helper_names() -> impl Iterator<Item = &'static str> {
         .chain(math)
         .chain(output)
         .chain(strings)
+        .chain(ranges)
         .map(|(name, _)| name)
 }
 

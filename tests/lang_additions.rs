@@ -137,3 +137,13 @@ fn string_bytes_release_their_temporaries_on_errors() {
         &(97 + 98 + 50 + 97 + 98).to_string(),
     );
 }
+
+#[test]
+fn range_misuse() {
+    case(DiagKind::Other, "fn f() { for i in 0..10 step «0» { } }", "must be positive, not 0");
+    case(DiagKind::Other, "fn f() { for i in 0..=10 step «-1» { } }", "must be positive, not -1");
+    case(DiagKind::TypeMismatch, "fn f() { for i in 0..10 step «1.5» { } }", "must be `i64`");
+    case(DiagKind::TypeMismatch, "fn f() { for i in 0..=«true» { } }", "range bound must be `i64`");
+    // `step` is a word only after a range: a name elsewhere.
+    compiles("fn step(x: i64) -> i64 { return x }\nfn g() -> i64 { return step(3) }\nfn f() -> i64 { let step = 2\n var s = 0\n for i in 0..9 step step { s += i }\n return s }");
+}

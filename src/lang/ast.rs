@@ -231,8 +231,17 @@ pub enum StmtKind {
 /// What a `for` loop walks.
 #[derive(Debug, Clone)]
 pub enum ForIter {
-    /// `a..b`.
-    Range(Expr, Expr),
+    /// `a..b`, `a..=b`, either with `step k`.
+    Range {
+        /// The first value.
+        start: Expr,
+        /// The bound.
+        end: Expr,
+        /// `..=`: `end` is included.
+        inclusive: bool,
+        /// `step k`, with the span of `step`.
+        step: Option<(Expr, Span)>,
+    },
     /// An array (or a vec).
     Each(Expr),
 }

@@ -441,6 +441,27 @@ pub enum StmtKind {
         /// The body.
         body: Block,
     },
+    /// `for var in start..end step k` or `for var in start..=end [step k]` over i64: `start`,
+    /// `end`, then `step` are evaluated once; a step that is not positive raises
+    /// `StepNotPositive` at `step_span` (the `step` word). `var` takes `start`, `start + k`, ...
+    /// while it is below `end` (or at most `end` when `inclusive`); the loop ends before a step
+    /// would pass `end`, so it never overflows (`0..=i64::MAX` ends).
+    ForStep {
+        /// The loop variable (immutable, i64).
+        var: LocalId,
+        /// The first value.
+        start: Expr,
+        /// The bound.
+        end: Expr,
+        /// `..=`: `end` is included.
+        inclusive: bool,
+        /// `step k` (`None`: 1).
+        step: Option<Expr>,
+        /// The `step` word (where a step that is not positive is reported).
+        step_span: Span,
+        /// The body.
+        body: Block,
+    },
     /// `for var in array { body }` over an array or a vec.
     ForEach {
         /// The loop variable (immutable, the element type).

@@ -530,8 +530,23 @@ impl<'t> Parser<'t> {
                     return Err(self.unexpected("`in`"));
                 }
                 let first = self.expr()?;
-                let iter = if self.eat_punct(Punct::DotDot) {
-                    ForIter::Range(first, self.expr()?)
+                let inclusive = self.is_punct(Punct::DotDotEq);
+                let iter = if self.eat_punct(Punct::DotDot) || self.eat_punct(Punct::DotDotEq) {
+                    let end = self.expr()?;
+                    // `step` is a word only here: it stays free as a name elsewhere.
+                    let step = match self.kind() {
+                        TokenKind::Ident(w) if w == "step" => {
+                            let at = self.bump().span;
+                            Some((self.expr()?, at))
+                        }
+                        _ => None,
+                    };
+                    ForIter::Range {
+                        start: first,
+                        end,
+                        inclusive,
+                        step,
+                    }
                 } else {
                     ForIter::Each(first)
                 };

@@ -189,6 +189,8 @@ pub enum Punct {
     Dot,
     /// `..`
     DotDot,
+    /// `..=`
+    DotDotEq,
     /// `->`
     Arrow,
     /// `?`
@@ -263,8 +265,9 @@ pub enum Punct {
 
 impl Punct {
     /// Every operator, longest spelling first (the lexer takes the first that matches).
-    pub const ALL: [Punct; 46] = [
+    pub const ALL: [Punct; 47] = [
         Punct::UShrEq,
+        Punct::DotDotEq,
         Punct::UShr,
         Punct::ShlEq,
         Punct::ShrEq,
@@ -326,6 +329,7 @@ impl Punct {
             Punct::Colon => ":",
             Punct::Dot => ".",
             Punct::DotDot => "..",
+            Punct::DotDotEq => "..=",
             Punct::Arrow => "->",
             Punct::Question => "?",
             Punct::Plus => "+",

@@ -105,6 +105,12 @@ pub enum ScriptErrorKind {
         "call of a closure that is not initialized yet (a module variable read before its initializer ran, or a fn-typed field still `null`)"
     )]
     NullClosure,
+    /// `for i in a..b step k` with `k <= 0`.
+    #[error("range step {step} is not positive")]
+    StepNotPositive {
+        /// The step.
+        step: i64,
+    },
     /// `s.slice(a, b)` with `a..b` not within `0..s.len()`.
     #[error("slice {start}..{end} out of range for a string of {len} bytes")]
     SliceOutOfRange {

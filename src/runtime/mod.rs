@@ -11,6 +11,7 @@ pub mod iface;
 pub mod math;
 pub mod object;
 pub mod output;
+pub mod ranges;
 pub mod reload;
 pub mod rt;
 pub mod spin;

@@ -353,6 +353,18 @@ impl<'p> Interp<'p> {
                     i += 1;
                 }
             }
+            StmtKind::ForStep {
+                var,
+                start,
+                end,
+                inclusive,
+                step,
+                step_span,
+                body,
+            } => {
+                let head = (start, end, step.as_ref(), *step_span);
+                return self.for_step(*var, head, *inclusive, body);
+            }
             StmtKind::ForEach { var, array, body } => {
                 // Held (a count of its elements) while the body runs: what the body does to the
                 // variable or the field it came from copies first, so the loop sees the array or
@@ -378,6 +390,49 @@ impl<'p> Interp<'p> {
                 };
                 return Ok(Flow::Return(v));
             }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// `for var in start..end step k` / `start..=end`: see hir's `ForStep` (out of `stmt`,
+    /// whose frame every block level pays for).
+    #[inline(never)]
+    fn for_step(
+        &mut self,
+        var: crate::lang::hir::LocalId,
+        (start, end, step, step_span): (&'p Expr, &'p Expr, Option<&'p Expr>, Span),
+        inclusive: bool,
+        body: &'p Block,
+    ) -> R<Flow> {
+        let mut i = self.eval(start)?.int();
+        let end = self.eval(end)?.int();
+        let k = match step {
+            Some(k) => self.eval(k)?.int(),
+            None => 1,
+        };
+        if k <= 0 {
+            return Err(ScriptError::new(
+                ScriptErrorKind::StepNotPositive { step: k },
+                step_span,
+            ));
+        }
+        let slot = self.base + var.index();
+        let mut more = if inclusive { i <= end } else { i < end };
+        while more {
+            self.stack[slot] = Val::I(i);
+            match self.block(body)? {
+                Flow::Break => break,
+                Flow::Next | Flow::Continue => {}
+                ret @ Flow::Return(_) => return Ok(ret),
+            }
+            // What is left to `end` as an unsigned number (exact: `i <= end`).
+            let left = end.wrapping_sub(i) as u64;
+            more = if inclusive {
+                left >= k as u64
+            } else {
+                left > k as u64
+            };
+            i = i.wrapping_add(k);
         }
         Ok(Flow::Next)
     }

@@ -462,6 +462,28 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             } => self.with_cached_globals(&[start, end], body, |t| {
                 t.translate_for_range(*var, start, end, body)
             }),
+            StmtKind::ForStep {
+                var,
+                start,
+                end,
+                inclusive,
+                step,
+                step_span,
+                body,
+            } => {
+                let head: Vec<&hir::Expr> = [start, end].into_iter().chain(step).collect();
+                self.with_cached_globals(&head, body, |t| {
+                    t.translate_for_step(super::lower_range::StepLoop {
+                        var: *var,
+                        start,
+                        end,
+                        inclusive: *inclusive,
+                        step: step.as_ref(),
+                        step_span: *step_span,
+                        body,
+                    })
+                })
+            }
             StmtKind::ForEach { var, array, body } => {
                 self.with_cached_globals(&[array], body, |t| {
                     t.translate_for_each(*var, array, body)

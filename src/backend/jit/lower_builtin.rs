@@ -23,6 +23,7 @@ pub(crate) struct BuiltinHelpers {
     print: FuncId,
     str_byte: FuncId,
     str_slice: FuncId,
+    pub(crate) raise_step: FuncId,
     sin: FuncId,
     cos: FuncId,
     tan: FuncId,
@@ -42,6 +43,7 @@ impl BuiltinHelpers {
         let f = types::F64;
         Ok(BuiltinHelpers {
             print: declare("hot_print", &[types::I64], None)?,
+            raise_step: declare("hot_raise_step", &[types::I64, types::I32, types::I32], None)?,
             str_byte: declare(
                 "hot_str_byte",
                 &[types::I64, types::I64, types::I32, types::I32],

@@ -25,6 +25,7 @@ mod lower_index;
 mod lower_loop;
 mod lower_builtin;
 mod lower_object;
+mod lower_range;
 pub(crate) mod lower_unwind;
 mod lower_util;
 mod lower_value;
@@ -250,6 +251,9 @@ impl Jit {
             builder.symbol(symbol, ptr);
         }
         for (symbol, ptr) in crate::runtime::strings::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        for (symbol, ptr) in crate::runtime::ranges::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
         let mut module = JITModule::new(builder);

@@ -101,6 +101,18 @@ impl GlobalsWalk<'_> {
             StmtKind::ForRange {
                 start, end, body, ..
             } => self.expr(start) && self.expr(end) && self.block(body),
+            StmtKind::ForStep {
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                self.expr(start)
+                    && self.expr(end)
+                    && step.as_ref().is_none_or(|k| self.expr(k))
+                    && self.block(body)
+            }
             StmtKind::ForEach { array, body, .. } => self.expr(array) && self.block(body),
             StmtKind::Break | StmtKind::Continue => true,
             StmtKind::Return(v) => v.as_ref().is_none_or(|v| self.expr(v)),
