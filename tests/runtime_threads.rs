@@ -5,7 +5,7 @@ mod runtime_support;
 
 use std::ffi::c_void;
 use std::sync::Barrier;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use hotlab::runtime::class::ENTRY_PENDING;
@@ -112,22 +112,38 @@ fn many_threads_calling_while_reloading_see_old_or_new_code_only() {
         .unwrap();
     let objs: Vec<_> = (0..8).map(|_| rt.new_object(&c).unwrap()).collect();
     let stop = AtomicBool::new(false);
+    // Each caller's call count, so the reloads start only once every caller is calling and stop
+    // only after every caller has called again since the last reload: whether a caller gets a
+    // time slice during 50 quick reloads is up to the scheduler, not the runtime.
+    let counts: Vec<AtomicU64> = (0..2).map(|_| AtomicU64::new(0)).collect();
+    let wait_for_calls = |since: &[u64]| {
+        while counts
+            .iter()
+            .zip(since)
+            .any(|(n, &from)| n.load(Ordering::Acquire) <= from)
+        {
+            std::thread::yield_now();
+        }
+    };
     std::thread::scope(|s| {
         let callers: Vec<_> = (0..2)
             .map(|t| {
                 let objs = &objs;
                 let stop = &stop;
+                let count = &counts[t];
                 s.spawn(move || {
                     let mut calls = 0u64;
                     while !stop.load(Ordering::Relaxed) {
                         let r = objs[(calls as usize + t) % objs.len()].call().unwrap();
                         assert!(r == 7 || r == 8);
                         calls += 1;
+                        count.store(calls, Ordering::Release);
                     }
                     calls
                 })
             })
             .collect();
+        wait_for_calls(&[0, 0]);
         for i in 0..50 {
             let code = if i % 2 == 0 { eight } else { seven };
             let fields = if i % 2 == 0 {
@@ -137,9 +153,11 @@ fn many_threads_calling_while_reloading_see_old_or_new_code_only() {
             };
             rt.reload(&c, class("C", fields, vec![hook(code)])).unwrap();
         }
+        let after: Vec<u64> = counts.iter().map(|n| n.load(Ordering::Acquire)).collect();
+        wait_for_calls(&after);
         stop.store(true, Ordering::Relaxed);
-        for t in callers {
-            assert!(t.join().unwrap() > 0);
+        for (t, caller) in callers.into_iter().enumerate() {
+            assert!(caller.join().unwrap() > after[t]);
         }
     });
     assert_eq!(c.reloads(), 50);
@@ -166,7 +184,7 @@ fn new_destroy_and_drop_race_reloads_without_leaks() {
         ))
         .unwrap();
     let stop = AtomicBool::new(false);
-    let progress = std::sync::atomic::AtomicU64::new(0);
+    let progress = AtomicU64::new(0);
     std::thread::scope(|s| {
         let churn: Vec<_> = (0..2)
             .map(|t| {
