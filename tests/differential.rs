@@ -55,7 +55,15 @@ fn generator_covers_values_and_errors() {
     let mut additions: BTreeMap<&str, usize> = BTreeMap::new();
     for seed in 0..400 {
         let text = common::generator::program(seed);
-        for construct in [">>>", "0xFFFF_FFFF_FFFF_FFFF", "abs(", "min(", "round(", "..=", " step "] {
+        for construct in [
+            ">>>",
+            "0xFFFF_FFFF_FFFF_FFFF",
+            "abs(",
+            "min(",
+            "round(",
+            "..=",
+            " step ",
+        ] {
             *additions.entry(construct).or_default() += usize::from(text.contains(construct));
         }
         // Closures: made (`let c.. = |..| -> i64 {`) and called (`c..(`).

@@ -58,14 +58,29 @@ fn math_builtins_are_instructions_not_calls() {
         let calls = |lines: &[String]| lines.iter().filter(|l| l.starts_with("call")).count();
         let f = listing("f");
         for op in ["roundsd", "sqrtsd", "minsd", "maxsd"] {
-            assert!(f.iter().any(|l| l.contains(op)), "{opt:?}: no {op} in\n{f:#?}");
+            assert!(
+                f.iter().any(|l| l.contains(op)),
+                "{opt:?}: no {op} in\n{f:#?}"
+            );
         }
-        assert_eq!(calls(&f), 1, "{opt:?}: f calls more than the stack raise:\n{f:#?}");
+        assert_eq!(
+            calls(&f),
+            1,
+            "{opt:?}: f calls more than the stack raise:\n{f:#?}"
+        );
         let g = listing("g");
-        assert_eq!(calls(&g), 1, "{opt:?}: g calls more than the stack raise:\n{g:#?}");
+        assert_eq!(
+            calls(&g),
+            1,
+            "{opt:?}: g calls more than the stack raise:\n{g:#?}"
+        );
         assert!(g.iter().any(|l| l.starts_with("cmov")), "{opt:?}: {g:#?}");
         let h = listing("h");
-        assert_eq!(calls(&h), 2, "{opt:?}: sin is a call of the runtime's function:\n{h:#?}");
+        assert_eq!(
+            calls(&h),
+            2,
+            "{opt:?}: sin is a call of the runtime's function:\n{h:#?}"
+        );
     }
 }
 

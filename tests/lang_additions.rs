@@ -66,7 +66,9 @@ fn a_closing_brace_ends_only_block_statements() {
 
 #[test]
 fn bit_pattern_literals() {
-    compiles("let A = 0xFFFF_FFFF_FFFF_FFFF\nlet B = 0b1000000000000000000000000000000000000000000000000000000000000000");
+    compiles(
+        "let A = 0xFFFF_FFFF_FFFF_FFFF\nlet B = 0b1000000000000000000000000000000000000000000000000000000000000000",
+    );
     case(
         DiagKind::BadLiteral,
         "let x = «0x1_0000_0000_0000_0000»",
@@ -77,8 +79,16 @@ fn bit_pattern_literals() {
         "let x = «18446744073709551615»",
         "does not fit in i64",
     );
-    case(DiagKind::BadLiteral, "let x = «9223372036854775808»", "does not fit");
-    case(DiagKind::TypeMismatch, "let x = 1.5 «>>>» 2.5", "cannot be applied to `f64`");
+    case(
+        DiagKind::BadLiteral,
+        "let x = «9223372036854775808»",
+        "does not fit",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "let x = 1.5 «>>>» 2.5",
+        "cannot be applied to `f64`",
+    );
     case(
         DiagKind::TypeMismatch,
         "fn f() { var x = true\n x «>>>=» 1 }",
@@ -90,13 +100,41 @@ fn bit_pattern_literals() {
 
 #[test]
 fn math_builtin_misuse() {
-    case(DiagKind::Arity, "let x = «min(1)»", "`min` takes 2 arguments but 1 was given");
-    case(DiagKind::Arity, "let x = «sqrt(1.0, 2.0)»", "takes 1 argument");
-    case(DiagKind::TypeMismatch, "let x = sqrt(«4»)", "`sqrt` takes `f64`, found `i64`");
-    case(DiagKind::TypeMismatch, "let x = abs(«true»)", "`abs` takes `i64` or `f64`");
-    case(DiagKind::TypeMismatch, "let x = max(1, «2.0»)", "mismatched types");
-    case(DiagKind::TypeMismatch, "let x = pow(2.0, «3»)", "mismatched types");
-    case(DiagKind::TypeMismatch, "let f = «floor»", "builtin function");
+    case(
+        DiagKind::Arity,
+        "let x = «min(1)»",
+        "`min` takes 2 arguments but 1 was given",
+    );
+    case(
+        DiagKind::Arity,
+        "let x = «sqrt(1.0, 2.0)»",
+        "takes 1 argument",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "let x = sqrt(«4»)",
+        "`sqrt` takes `f64`, found `i64`",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "let x = abs(«true»)",
+        "`abs` takes `i64` or `f64`",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "let x = max(1, «2.0»)",
+        "mismatched types",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "let x = pow(2.0, «3»)",
+        "mismatched types",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "let f = «floor»",
+        "builtin function",
+    );
     // A module's own function of the same name takes precedence.
     compiles("fn min(a: str) -> str { return a }\nlet s = min(\"x\")");
     compiles("native fn sqrt(x: f64) -> f64\nlet r = sqrt(2.0)");
@@ -113,10 +151,26 @@ fn sources_render_without_panics() {
 
 #[test]
 fn string_byte_misuse() {
-    case(DiagKind::Arity, "let x = «\"ab\".byte()»", "`byte` takes 1 argument but 0 were given");
-    case(DiagKind::Arity, "let x = «\"ab\".slice(1)»", "`slice` takes 2 arguments");
-    case(DiagKind::TypeMismatch, "let x = \"ab\".byte(«1.0»)", "byte offsets, `i64`");
-    case(DiagKind::UnknownName, "let x = \"ab\".«bytes»(1)", "no method `bytes` on `str`");
+    case(
+        DiagKind::Arity,
+        "let x = «\"ab\".byte()»",
+        "`byte` takes 1 argument but 0 were given",
+    );
+    case(
+        DiagKind::Arity,
+        "let x = «\"ab\".slice(1)»",
+        "`slice` takes 2 arguments",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "let x = \"ab\".byte(«1.0»)",
+        "byte offsets, `i64`",
+    );
+    case(
+        DiagKind::UnknownName,
+        "let x = \"ab\".«bytes»(1)",
+        "no method `bytes` on `str`",
+    );
 }
 
 /// A string made for the call (owned) is released when the offsets' evaluation or the helper
@@ -140,10 +194,28 @@ fn string_bytes_release_their_temporaries_on_errors() {
 
 #[test]
 fn range_misuse() {
-    case(DiagKind::Other, "fn f() { for i in 0..10 step «0» { } }", "must be positive, not 0");
-    case(DiagKind::Other, "fn f() { for i in 0..=10 step «-1» { } }", "must be positive, not -1");
-    case(DiagKind::TypeMismatch, "fn f() { for i in 0..10 step «1.5» { } }", "must be `i64`");
-    case(DiagKind::TypeMismatch, "fn f() { for i in 0..=«true» { } }", "range bound must be `i64`");
+    case(
+        DiagKind::Other,
+        "fn f() { for i in 0..10 step «0» { } }",
+        "must be positive, not 0",
+    );
+    case(
+        DiagKind::Other,
+        "fn f() { for i in 0..=10 step «-1» { } }",
+        "must be positive, not -1",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() { for i in 0..10 step «1.5» { } }",
+        "must be `i64`",
+    );
+    case(
+        DiagKind::TypeMismatch,
+        "fn f() { for i in 0..=«true» { } }",
+        "range bound must be `i64`",
+    );
     // `step` is a word only after a range: a name elsewhere.
-    compiles("fn step(x: i64) -> i64 { return x }\nfn g() -> i64 { return step(3) }\nfn f() -> i64 { let step = 2\n var s = 0\n for i in 0..9 step step { s += i }\n return s }");
+    compiles(
+        "fn step(x: i64) -> i64 { return x }\nfn g() -> i64 { return step(3) }\nfn f() -> i64 { let step = 2\n var s = 0\n for i in 0..9 step step { s += i }\n return s }",
+    );
 }

@@ -26,7 +26,8 @@ fn main() -> i64 {
     return 7
 }";
 
-const LINES: &str = "1\n-2.5\ntrue\ntext 2\n[1, 2]\n[]\nfalse\nnull\n0\n1\n4\n0.30000000000000004\n\n";
+const LINES: &str =
+    "1\n-2.5\ntrue\ntext 2\n[1, 2]\n[]\nfalse\nnull\n0\n1\n4\n0.30000000000000004\n\n";
 
 #[test]
 fn print_writes_the_same_lines_on_every_backend() {
@@ -98,7 +99,11 @@ fn the_repl_shows_a_jobs_output() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // Each run shows its own output once, then the value.
     assert_eq!(stdout.matches("hello\n42\n3 ").count(), 2, "{stdout}");
 }
@@ -107,8 +112,14 @@ fn the_repl_shows_a_jobs_output() {
 fn print_misuse_is_a_diagnostic() {
     for (text, says) in [
         ("fn f() { }\nfn main() { print(f()) }", "has none to show"),
-        ("fn main() { print(1, 2) }", "`print` takes 1 argument but 2 were given"),
-        ("fn main() { print() }", "`print` takes 1 argument but 0 were given"),
+        (
+            "fn main() { print(1, 2) }",
+            "`print` takes 1 argument but 2 were given",
+        ),
+        (
+            "fn main() { print() }",
+            "`print` takes 1 argument but 0 were given",
+        ),
         ("fn main() { let x = print(1) }", "no value to store"),
     ] {
         let d = common::compile_text("bad.hot", text).unwrap_err();

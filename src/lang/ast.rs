@@ -240,7 +240,7 @@ pub enum ForIter {
         /// `..=`: `end` is included.
         inclusive: bool,
         /// `step k`, with the span of `step`.
-        step: Option<(Expr, Span)>,
+        step: Option<Box<(Expr, Span)>>,
     },
     /// An array (or a vec).
     Each(Expr),

@@ -537,7 +537,7 @@ impl<'t> Parser<'t> {
                     let step = match self.kind() {
                         TokenKind::Ident(w) if w == "step" => {
                             let at = self.bump().span;
-                            Some((self.expr()?, at))
+                            Some(Box::new((self.expr()?, at)))
                         }
                         _ => None,
                     };
@@ -596,7 +596,10 @@ impl<'t> Parser<'t> {
         // The `}` that closes a block statement also ends it: `if c { return 1 } return 2`.
         if !matches!(
             kind,
-            StmtKind::If { .. } | StmtKind::While { .. } | StmtKind::For { .. } | StmtKind::Block(_)
+            StmtKind::If { .. }
+                | StmtKind::While { .. }
+                | StmtKind::For { .. }
+                | StmtKind::Block(_)
         ) {
             self.end_of_statement()?;
         }

@@ -95,7 +95,11 @@ mod tests {
             }
             let text = take_captured();
             assert!(text.len() < CAPTURE_LIMIT + 100, "{}", text.len());
-            assert!(text.ends_with("more bytes of output not kept)\n"), "{}", &text[text.len() - 60..]);
+            assert!(
+                text.ends_with("more bytes of output not kept)\n"),
+                "{}",
+                &text[text.len() - 60..]
+            );
         })
         .join()
         .unwrap();

@@ -2,8 +2,8 @@
 
 use super::{R, Val};
 use crate::lang::hir::{BinOp, Math};
-use crate::runtime::math;
 use crate::lang::span::Span;
+use crate::runtime::math;
 use crate::runtime::{ScriptError, ScriptErrorKind};
 
 pub(super) fn check_index(i: i64, len: i64, span: Span) -> R<usize> {

@@ -43,7 +43,11 @@ impl BuiltinHelpers {
         let f = types::F64;
         Ok(BuiltinHelpers {
             print: declare("hot_print", &[types::I64], None)?,
-            raise_step: declare("hot_raise_step", &[types::I64, types::I32, types::I32], None)?,
+            raise_step: declare(
+                "hot_raise_step",
+                &[types::I64, types::I32, types::I32],
+                None,
+            )?,
             str_byte: declare(
                 "hot_str_byte",
                 &[types::I64, types::I64, types::I32, types::I32],
@@ -146,9 +150,7 @@ impl FunctionTranslator<'_, '_> {
         let frac = ins.ins().fsub(x, t);
         let frac = ins.ins().fabs(frac);
         let half = ins.ins().f64const(0.5);
-        let away = ins
-            .ins()
-            .fcmp(FloatCC::GreaterThanOrEqual, frac, half);
+        let away = ins.ins().fcmp(FloatCC::GreaterThanOrEqual, frac, half);
         let one = ins.ins().f64const(1.0);
         let step = ins.ins().fcopysign(one, x);
         let up = ins.ins().fadd(t, step);

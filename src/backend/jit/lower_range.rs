@@ -34,7 +34,10 @@ impl FunctionTranslator<'_, '_> {
         let k = match l.step {
             Some(k) => {
                 let k = self.translate_expr(k)?;
-                let not_positive = self.builder.ins().icmp_imm_s(IntCC::SignedLessThanOrEqual, k, 0);
+                let not_positive =
+                    self.builder
+                        .ins()
+                        .icmp_imm_s(IntCC::SignedLessThanOrEqual, k, 0);
                 let helper = self.env.helpers.builtins.raise_step;
                 let at = l.step_span;
                 self.cold_raise(not_positive, |t| {
@@ -46,7 +49,10 @@ impl FunctionTranslator<'_, '_> {
             None => self.builder.ins().iconst(types::I64, 1),
         };
         let (enter_cc, more_cc) = if l.inclusive {
-            (IntCC::SignedLessThanOrEqual, IntCC::UnsignedGreaterThanOrEqual)
+            (
+                IntCC::SignedLessThanOrEqual,
+                IntCC::UnsignedGreaterThanOrEqual,
+            )
         } else {
             (IntCC::SignedLessThan, IntCC::UnsignedGreaterThan)
         };

@@ -135,7 +135,11 @@ impl Checker {
         let want = if name == "byte" { 1 } else { 2 };
         let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         if args.len() != want {
-            let usage = if want == 1 { "s.byte(i)" } else { "s.slice(a, b)" };
+            let usage = if want == 1 {
+                "s.byte(i)"
+            } else {
+                "s.slice(a, b)"
+            };
             self.error(
                 Diagnostic::new(
                     DiagKind::Arity,

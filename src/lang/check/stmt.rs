@@ -220,7 +220,7 @@ impl Checker {
             } => {
                 let start_e = self.expr(start);
                 let end_e = self.expr(end);
-                let step_e = step.as_ref().map(|(k, at)| (self.expr(k), *at));
+                let step_e = step.as_ref().map(|b| (self.expr(&b.0), b.1));
                 let mut ok = true;
                 for e in [&start_e, &end_e].into_iter().flatten() {
                     if e.ty != Type::I64 {
@@ -234,7 +234,7 @@ impl Checker {
                 }
                 let step = match step_e {
                     None => Some(None),
-                    Some((Some(k), at)) => self.range_step(k).map(|k| Some((k, at))),
+                    Some((Some(k), at)) => self.range_step(k).map(|k| Some(Box::new((k, at)))),
                     Some((None, _)) => None,
                 };
                 let header = match (start_e, end_e, step) {
@@ -282,13 +282,13 @@ impl Checker {
                 body,
             },
             Header::Range(start, end, inclusive, step) => {
-                let step_span = step.as_ref().map_or(end.span, |(_, at)| *at);
+                let step_span = step.as_ref().map_or(end.span, |b| b.1);
                 StmtKind::ForStep {
                     var: local,
                     start,
                     end,
                     inclusive,
-                    step: step.map(|(k, _)| k),
+                    step: step.map(|b| b.0),
                     step_span,
                     body,
                 }
@@ -476,7 +476,12 @@ impl Checker {
 /// A checked `for` header.
 enum Header {
     /// `start`, `end`, inclusive, `step k` with the span of `step`.
-    Range(Expr, Expr, bool, Option<(Expr, crate::lang::span::Span)>),
+    Range(
+        Expr,
+        Expr,
+        bool,
+        Option<Box<(Expr, crate::lang::span::Span)>>,
+    ),
     /// `for x in array`.
     Each(Expr),
 }
