@@ -219,3 +219,31 @@ fn range_misuse() {
         "fn step(x: i64) -> i64 { return x }\nfn g() -> i64 { return step(3) }\nfn f() -> i64 { let step = 2\n var s = 0\n for i in 0..9 step step { s += i }\n return s }",
     );
 }
+
+#[test]
+fn field_initializers_are_constant_expressions_or_diagnostics() {
+    compiles(
+        "let K = 2.5\nlet N = 3\nclass C { var a: f64 = -1.5 * K\n var b: [i64; 3] = [N + 1; 3]\n var c: i64 = (K * 4.0) as i64 }",
+    );
+    // A module `var` is not a constant: a diagnostic, not a field dropped silently.
+    case(
+        DiagKind::BadClass,
+        "var X: i64 = 1\nclass C { var a: i64 = «X» }",
+        "must be a constant expression",
+    );
+    case(
+        DiagKind::BadClass,
+        "fn f() -> i64 { return 1 }\nclass C { var a: i64 = «f() + 1» }",
+        "must be a constant expression",
+    );
+    case(
+        DiagKind::BadClass,
+        "let Z = 0\nclass C { var a: i64 = «1 / Z» }",
+        "must be a constant expression",
+    );
+    case(
+        DiagKind::BadClass,
+        "class C { var s: str = «\"a${1}\"» }",
+        "must be a constant expression",
+    );
+}
