@@ -337,3 +337,131 @@ fn bad_input_is_an_error_not_a_panic() {
         Some("not opened in tests")
     );
 }
+
+/// A core clock that the ruler slows down half-way through the job: every variant's cost is
+/// given in cycles and takes `cycles × period` on the mock clock.
+struct MovingClock {
+    timer: MockTimer,
+    /// Picoseconds per cycle now.
+    period: Arc<AtomicU64>,
+}
+
+impl MovingClock {
+    fn variant(&self, name: &str, cycles: f64) -> Variant {
+        let (t, period) = (self.timer.clone(), self.period.clone());
+        Variant::native(name.to_string(), move |n| {
+            let p = period.load(Ordering::Relaxed) as f64;
+            t.advance(Picos(cycles * p * n as f64));
+            n
+        })
+    }
+
+    /// A 64-cycle ruler that switches the clock from 400 to 250 ps per cycle after `after`
+    /// of its runs.
+    fn ruler(&self, after: u64) -> hotlab::measure::Ruler {
+        let (t, period) = (self.timer.clone(), self.period.clone());
+        let mut runs = 0u64;
+        let variant = Variant::native("ruler", move |n| {
+            runs += 1;
+            if runs == after {
+                period.store(250, Ordering::Relaxed);
+            }
+            let p = period.load(Ordering::Relaxed) as f64;
+            t.advance(Picos(64.0 * p * n as f64));
+            n
+        });
+        hotlab::measure::Ruler {
+            variant,
+            cycles_per_iter: 64.0,
+        }
+    }
+}
+
+#[test]
+fn the_ruler_turns_times_into_cycles_with_the_clock_of_each_round() {
+    let clock = MovingClock {
+        timer: MockTimer::new(READ_COST),
+        period: Arc::new(AtomicU64::new(400)),
+    };
+    let mut job = Job::new(rounds(40))
+        .with(clock.variant("three", 3.0))
+        .with(clock.variant("five", 5.0))
+        .with_ruler(clock.ruler(25));
+    let r = job
+        .run_with(
+            &clock.timer,
+            no_sources(),
+            &AtomicBool::new(false),
+            &mut NoObserver,
+        )
+        .unwrap();
+    // The clock moved (400 ps = 2.5 GHz, then 250 ps = 4 GHz): the times are a mixture, the
+    // cycles are exact in every round.
+    let ruler = r.ruler.expect("a ruler summary");
+    assert!((ruler.ghz_min - 2.5).abs() < 1e-9, "{ruler:?}");
+    assert!((ruler.ghz_max - 4.0).abs() < 1e-9, "{ruler:?}");
+    let three = r.variants[0].cycles.expect("cycles from the ruler");
+    assert!((three.estimate - 3.0).abs() < 1e-9, "{three:?}");
+    assert!((three.low - 3.0).abs() < 1e-9 && (three.high - 3.0).abs() < 1e-9);
+    assert!((r.variants[1].cycles_est.unwrap().0 - 5.0).abs() < 1e-9);
+    let a = r.variants[0].summary.unwrap();
+    assert!(a.max.0 > a.min.0 * 1.5, "the times did move: {a:?}");
+    let c = r.compare(0, 1).unwrap();
+    assert!((c.diff_cycles.unwrap().0 - 2.0).abs() < 1e-9, "{c:?}");
+}
+
+#[test]
+fn without_a_ruler_a_mock_job_has_no_ruler_cycles() {
+    let timer = MockTimer::new(READ_COST);
+    let mut job = Job::new(rounds(10)).with(costly(&timer, 0, 1000.0, 0.0, None));
+    let r = job
+        .run_with(
+            &timer,
+            no_sources(),
+            &AtomicBool::new(false),
+            &mut NoObserver,
+        )
+        .unwrap();
+    assert!(r.ruler.is_none());
+    assert!(r.variants[0].cycles.is_none());
+}
+
+#[test]
+fn the_ruler_takes_every_position_of_a_round_in_turn() {
+    let timer = MockTimer::new(READ_COST);
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let ruler_log = log.clone();
+    let t = timer.clone();
+    let ruler = hotlab::measure::Ruler {
+        variant: Variant::native("ruler", move |n| {
+            t.advance(Picos(64.0 * 300.0 * n as f64));
+            ruler_log.lock().unwrap().push(usize::MAX);
+            n
+        }),
+        cycles_per_iter: 64.0,
+    };
+    let settings = Settings {
+        warmup_share: 0.0,
+        jitter: 0.0,
+        ..rounds(6)
+    };
+    let mut job = Job::new(settings)
+        .with(costly(&timer, 0, 1000.0, 0.0, Some(log.clone())))
+        .with(costly(&timer, 1, 1000.0, 0.0, Some(log.clone())))
+        .with_ruler(ruler);
+    job.run_with(
+        &timer,
+        no_sources(),
+        &AtomicBool::new(false),
+        &mut NoObserver,
+    )
+    .unwrap();
+    let log = log.lock().unwrap();
+    // The last 6 rounds × 3 samples are the collected rounds (sizing probes come first).
+    let rounds: Vec<&[usize]> = log[log.len() - 18..].chunks(3).collect();
+    let positions: Vec<usize> = rounds
+        .iter()
+        .map(|r| r.iter().position(|&i| i == usize::MAX).unwrap())
+        .collect();
+    assert_eq!(positions, vec![0, 1, 2, 0, 1, 2]);
+}

@@ -176,7 +176,8 @@ fn clif_snippets_are_measured() {
     line(&mut s, ":snippet sum.clif");
     line(
         &mut s,
-        "function %run(i64, i64) -> i64 system_v {\nblock0(v0: i64, v1: i64):\n    v2 = imul v1, v1\n    return v2\n}",
+        // n iterations of work: sizing refuses a run(n) whose time does not grow with n.
+        "function %run(i64, i64) -> i64 system_v {\nblock0(v0: i64, v1: i64):\n    v2 = iconst.i64 0\n    jump block1(v2, v2)\nblock1(v3: i64, v4: i64):\n    v5 = icmp slt v3, v1\n    brif v5, block2, block3\nblock2:\n    v6 = iadd v4, v3\n    v8 = iconst.i64 1\n    v7 = iadd v3, v8\n    jump block1(v7, v6)\nblock3:\n    return v4\n}",
     );
     line(&mut s, ":set time 0.1");
     let cmp = line(&mut s, ":compare jit-opt");

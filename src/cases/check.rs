@@ -37,6 +37,15 @@ pub struct CheckAnswer {
     pub ns: Option<f64>,
     /// The other side's, ns.
     pub other_ns: Option<f64>,
+    /// The script's cycles per op, from the ruler timed in the same rounds.
+    pub cycles: Option<CyclesCi>,
+    /// The other side's.
+    pub other_cycles: Option<CyclesCi>,
+    /// Instructions one op of the script executes, counted by single-stepping a few
+    /// iterations (exact; the same on every run).
+    pub instructions: Option<f64>,
+    /// The other side's.
+    pub other_instructions: Option<f64>,
     /// The loop count of the result check.
     pub n: i64,
     /// The script's result.
@@ -49,6 +58,29 @@ pub struct CheckAnswer {
     pub explanation: String,
     /// The exit code `hotlab check` uses for this answer.
     pub exit_code: u8,
+}
+
+/// Cycles per op with their 95% CI: each round's time over the ruler's per-cycle time in the
+/// same round (a dependent chain of register adds, one per cycle), so a clock that moves
+/// during the run does not move them.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CyclesCi {
+    /// Median cycles per op.
+    pub median: f64,
+    /// Lower end of its CI.
+    pub low: f64,
+    /// Upper end of its CI.
+    pub high: f64,
+}
+
+impl CyclesCi {
+    fn of(v: &crate::measure::VariantResult) -> Option<CyclesCi> {
+        v.cycles.map(|c| CyclesCi {
+            median: c.estimate,
+            low: c.low,
+            high: c.high,
+        })
+    }
 }
 
 /// A script to check: its mode and its source (the source's name is shown).
@@ -192,26 +224,27 @@ pub fn check(
         ..Settings::default()
     };
     let name = script.source.name.clone();
-    let (against_name, (verdict, other_ns, ns)) = match (other_runner, against) {
-        (Some((s, r)), _) => {
-            // The other script first: the job's first variant is the baseline of the ratio.
-            let mut runners = vec![(s.source.name.clone(), r), (name.clone(), runner)];
-            let values = measure(None, &mut runners, &settings)?;
-            (runners[0].0.clone(), values)
-        }
-        (None, Against::Twin(t)) => {
-            if t.threads > 1 {
-                settings = matrix::settings(options.time, true, t);
-                settings.band = options.band;
+    let (against_name, (verdict, [other_ns, ns], [other_cycles, cycles], [other_instr, instr])) =
+        match (other_runner, against) {
+            (Some((s, r)), _) => {
+                // The other script first: the job's first variant is the baseline of the ratio.
+                let mut runners = vec![(s.source.name.clone(), r), (name.clone(), runner)];
+                let values = measure(None, &mut runners, &settings)?;
+                (runners[0].0.clone(), values)
             }
-            let mut runners = vec![(name.clone(), runner)];
-            (
-                format!("twin {}", t.name),
-                measure(Some(t), &mut runners, &settings)?,
-            )
-        }
-        (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
-    };
+            (None, Against::Twin(t)) => {
+                if t.threads > 1 {
+                    settings = matrix::settings(options.time, true, t);
+                    settings.band = options.band;
+                }
+                let mut runners = vec![(name.clone(), runner)];
+                (
+                    format!("twin {}", t.name),
+                    measure(Some(t), &mut runners, &settings)?,
+                )
+            }
+            (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
+        };
     let exit_code = if !results_equal {
         code::RESULT_DIFFERS
     } else {
@@ -232,6 +265,10 @@ pub fn check(
         band: verdict.band,
         ns,
         other_ns,
+        cycles,
+        other_cycles,
+        instructions: instr,
+        other_instructions: other_instr,
         n: options.iters,
         result,
         other_result,
@@ -263,10 +300,12 @@ pub fn line(a: &CheckAnswer) -> String {
     )
 }
 
+/// The verdict, then ns, cycles and instructions per op of variants 0 and 1.
 type CheckFigures = (
     crate::measure::stats::verdict::RatioVerdict,
-    Option<f64>,
-    Option<f64>,
+    [Option<f64>; 2],
+    [Option<CyclesCi>; 2],
+    [Option<f64>; 2],
 );
 
 /// One timed job, the baseline first (the twin, or the first runner); variant 1 against 0.
@@ -283,5 +322,12 @@ fn measure(
             .as_ref()
             .map(|s| s.median.nanos())
     };
-    Ok((c.verdict, ns(0), ns(1)))
+    let cycles = |i: usize| CyclesCi::of(&result.variants[i]);
+    let instr = |i: usize| result.variants[i].instructions;
+    Ok((
+        c.verdict,
+        [ns(0), ns(1)],
+        [cycles(0), cycles(1)],
+        [instr(0), instr(1)],
+    ))
 }

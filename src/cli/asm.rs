@@ -7,11 +7,11 @@ use clap::{Args, ValueEnum};
 
 use super::run::OnOff;
 use super::snippet::{SnippetFile, load_snippet};
-use super::{Failure, exit};
+use super::{Failure, WorkerRun, exit, in_worker};
 use crate::backend::Backend;
 use crate::backend::disasm::{self, Syntax};
-use crate::session::{FailureCause, JobFailed};
-use crate::worker::jobs::{self, AsmInput};
+use crate::results::JobReport;
+use crate::worker::protocol::{SnippetSource, WorkerJob};
 
 /// Assembly syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -58,10 +58,19 @@ pub struct AsmArgs {
     /// Assembly syntax.
     #[arg(long, value_enum, default_value_t = AsmSyntax::Intel)]
     pub syntax: AsmSyntax,
+    /// Stop after this many seconds: `did not finish within S s`, exit code 7. The snippet is
+    /// compiled (and its module initializers run) in a worker process: a crash there is exit
+    /// code 6.
+    #[arg(long, value_name = "S", default_value_t = ASM_LIMIT_S)]
+    pub limit: f64,
 }
+
+/// The default `--limit` of `asm`, in seconds.
+pub const ASM_LIMIT_S: f64 = 60.0;
 
 /// `hotlab asm`.
 pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
+    let limit = super::limit_of(args.limit)?;
     if let Some(ladder) = &args.ladder {
         return super::ladder::ladder_asm(
             ladder,
@@ -69,6 +78,7 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
             args.build,
             args.ir,
             args.syntax,
+            limit,
         );
     }
     let syntax = match args.syntax {
@@ -88,21 +98,36 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
         (None, true) => Backend::JitOpt,
         (None, false) => Backend::Jit,
     };
-    let snippet = load_snippet(path)?;
+    // Checked here for its diagnostics; compiled (initializers run) in the worker.
+    let source = match load_snippet(path)? {
+        SnippetFile::Hot { program, .. } => program.source,
+        SnippetFile::Clif { source } => source,
+    };
     let file = path.display().to_string();
-    let input = match snippet {
-        SnippetFile::Hot { program, .. } => AsmInput::Hot(program),
-        SnippetFile::Clif { source } => AsmInput::Clif(source),
+    let job = WorkerJob::AsmFile {
+        snippet: SnippetSource {
+            name: source.name.clone(),
+            text: source.text.clone(),
+        },
+        backend,
+        checks: args.checks == OnOff::On,
+        function: args.function.clone(),
+        att: args.syntax == AsmSyntax::Att,
     };
-    let checks_on = args.checks == OnOff::On;
-    let failure = |e: JobFailed| match e.cause {
-        FailureCause::Script => Failure::script(e.message),
-        _ => Failure::input(e.message),
+    let how = WorkerRun {
+        what: &file,
+        limit,
+        per_progress: false,
+        cpu: None,
     };
-    let loaded = jobs::machine_code(input, backend, checks_on).map_err(failure)?;
-    let code = jobs::code_of(&loaded).map_err(failure)?;
-    let selected =
-        jobs::listings(&code, args.function.as_deref(), syntax, &file).map_err(failure)?;
+    let selected = match in_worker(job, &how, &mut |_| {})? {
+        JobReport::Asm { listings } => listings,
+        other => {
+            return Err(Failure::input(format!(
+                "error: the worker answered asm with {other:?} (a bug in hotlab)"
+            )));
+        }
+    };
     let mut out = String::new();
     for l in selected {
         out.push_str(&format!(

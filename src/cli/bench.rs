@@ -6,11 +6,13 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::{Failure, exit};
-use crate::cases::matrix::{MatrixOptions, run_matrix};
+use super::{Failure, WorkerRun, exit, in_worker};
+use crate::cases::matrix::MatrixOptions;
 use crate::cases::spec::{default_dir, load_dir};
-use crate::cases::{Backend, CaseEntry, CellError, Mode, render, twins};
+use crate::cases::{Backend, CaseEntry, Mode, twins};
 use crate::export::write_whole;
+use crate::results::{JobReport, LiveSnapshot};
+use crate::worker::protocol::WorkerJob;
 
 /// `--backend`: every backend, or one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +98,16 @@ pub struct BenchArgs {
     /// The cases directory (default: ./cases, else the one hotlab was built with).
     #[arg(long, value_name = "DIR")]
     pub cases: Option<PathBuf>,
+    /// Stop when one cell runs longer than this many seconds (default 4 x --reps x --time +
+    /// 30): `did not finish within S s` naming the cell, exit code 7. The matrix runs in a
+    /// worker process: a case that crashes it is exit code 6, naming the cell.
+    #[arg(long, value_name = "S")]
+    pub limit: Option<f64>,
+}
+
+/// The default `--limit` of `bench`, per cell, in seconds.
+fn cell_limit_s(reps: u32, time: f64) -> f64 {
+    4.0 * f64::from(reps) * time + 30.0
 }
 
 fn list(cases: &[crate::cases::Case]) -> String {
@@ -166,11 +178,30 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
             args.filter.as_deref().unwrap_or("")
         )));
     }
+    let limit = match args.limit {
+        Some(secs) => super::limit_of(secs)?,
+        None => std::time::Duration::from_secs_f64(cell_limit_s(args.reps, args.time)),
+    };
+    let job = WorkerJob::Matrix {
+        backends: opts.backends.clone(),
+        filter: opts.filter.clone(),
+        reps: opts.reps,
+        iters: opts.iters,
+        time_s: opts.time,
+        reloads: opts.reloads,
+        load: opts.load,
+        cases: Some(dir.clone()),
+    };
     let tty = std::io::stderr().is_terminal();
-    let mut bar = |done: usize, total: usize, what: &str| {
+    let mut bar = |p: &LiveSnapshot| {
         if tty {
+            let (done, total) = (p.rounds as usize, p.iters as usize);
+            let what = p.phase.split_once(' ').map_or("", |(_, w)| w);
             let width = 30;
-            let fill = (done * width).checked_div(total).unwrap_or(width);
+            let fill = (done * width)
+                .checked_div(total)
+                .unwrap_or(width)
+                .min(width);
             eprint!(
                 "\r\x1b[2K[{}{}] {done}/{total} {what}",
                 "#".repeat(fill),
@@ -182,52 +213,46 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
             let _ = std::io::stderr().flush();
         }
     };
-    let m = run_matrix(&cases, &opts, &mut bar);
-    print!("{}", render::text(&m));
-    for t in &m.tables {
-        for r in &t.rows {
-            for (mode, c) in &r.cells {
-                if let Some(CellError::Failed(e)) = &c.error {
-                    eprintln!(
-                        "error: {} {} ({}): {}",
-                        r.case,
-                        mode.label(),
-                        t.backend.name(),
-                        e.trim_end()
-                    );
-                }
-            }
-        }
+    let how = WorkerRun {
+        what: "bench",
+        limit,
+        per_progress: true,
+        cpu: super::measuring_cpu(None),
+    };
+    let answer = in_worker(job, &how, &mut bar);
+    if tty {
+        eprint!("\r\x1b[2K");
     }
-    for r in &m.reloads {
-        for (b, c) in &r.cells {
-            if let Some(CellError::Failed(e)) = &c.error {
-                eprintln!("error: {} ({}): {}", r.title, b.name(), e.trim_end());
-            }
+    let m = match answer? {
+        JobReport::Bench(m) => m,
+        other => {
+            return Err(Failure::input(format!(
+                "error: the worker answered bench with {other:?} (a bug in hotlab)"
+            )));
         }
+    };
+    print!("{}", m.text);
+    for e in &m.errors {
+        eprintln!("error: {e}");
     }
     let write = |path: &PathBuf, bytes: &[u8]| {
         write_whole(path, bytes)
             .map_err(|e| Failure::input(format!("error: cannot write {}: {e}", path.display())))
     };
     if let Some(p) = &args.csv {
-        write(p, render::csv(&m).as_bytes())?;
+        write(p, m.csv.as_bytes())?;
     }
     if let Some(p) = &args.markdown {
-        write(p, render::markdown(&m).as_bytes())?;
+        write(p, m.markdown.as_bytes())?;
     }
     if let Some(p) = &args.json {
-        let json =
-            serde_json::to_string_pretty(&m).map_err(|e| Failure::input(format!("error: {e}")))?;
+        let json = serde_json::to_string_pretty(&m.json)
+            .map_err(|e| Failure::input(format!("error: {e}")))?;
         write(p, (json + "\n").as_bytes())?;
     }
-    let failed = m
-        .cells()
-        .any(|c| matches!(c.error, Some(CellError::Failed(_))));
-    let mismatched = m.cells().any(|c| c.mismatch);
-    Ok(ExitCode::from(if mismatched {
+    Ok(ExitCode::from(if m.mismatched {
         exit::RESULT_DIFFERS
-    } else if failed {
+    } else if m.failed {
         exit::SCRIPT_ERROR
     } else {
         exit::OK

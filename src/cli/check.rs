@@ -9,7 +9,7 @@ use std::sync::Arc;
 use clap::Args;
 
 use super::Failure;
-use crate::cases::check::{Against, CheckError, CheckOptions, Script};
+use crate::cases::check::{Against, CheckOptions, Script};
 use crate::cases::spec::parse_header;
 use crate::cases::{Backend, Mode, Twin, twin_named, twins};
 use crate::lang::SourceFile;
@@ -53,6 +53,10 @@ pub struct CheckArgs {
     /// Print the answer as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Stop after this many seconds (default 3 x --time + 30): `did not finish within S s`,
+    /// exit code 7. The check runs in a worker process: a crash there is exit code 6.
+    #[arg(long, value_name = "S")]
+    pub limit: Option<f64>,
 }
 
 fn mode_of(path: &Path) -> Result<Mode, Failure> {
@@ -117,14 +121,7 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
         time: args.time,
         iters: args.iters,
     };
-    let answer =
-        crate::cases::check::check(&script, &against, &options).map_err(|e: CheckError| {
-            if e.is_input() {
-                Failure::input(e.to_string())
-            } else {
-                Failure::script(e.to_string())
-            }
-        })?;
+    let answer = super::check_in_worker(&script, &against, &options, args.limit)?;
     if args.json {
         let json = serde_json::to_string_pretty(&answer)
             .map_err(|e| Failure::input(format!("error: {e}")))?;

@@ -5,17 +5,17 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use clap::{Args, ValueEnum};
 
 use super::snippet::{SnippetFile, load_snippet};
-use super::{Failure, exit};
+use super::{Failure, WorkerRun, exit, in_worker};
 use crate::export::{self, Format};
-use crate::ladder::bench::{Build, CalledMethod, DEFAULT_SNIPPET};
-use crate::ladder::code::{StepCode, ladder_code};
+use crate::ladder::bench::{Build, DEFAULT_SNIPPET};
+use crate::ladder::code::StepCode;
 use crate::lang::{self, SourceFile};
-use crate::measure::{Picos, Progress, Settings, Stop};
+use crate::results::{JobReport, LiveSnapshot};
+use crate::worker::protocol::{MeasureSettings, SnippetSource, WorkerJob};
 
 /// Which builds to measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
@@ -67,6 +67,10 @@ pub struct LadderArgs {
     /// Write the output to this file (whole, atomically) instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Stop after this many seconds (default 3 x --time + 30): `did not finish within S s`,
+    /// exit code 7. The ladder runs in a worker process: a crash there is exit code 6.
+    #[arg(long, value_name = "S")]
+    pub limit: Option<f64>,
 }
 
 impl Default for LadderArgs {
@@ -81,6 +85,7 @@ impl Default for LadderArgs {
             format: Format::Table,
             band: 2.0,
             output: None,
+            limit: None,
         }
     }
 }
@@ -110,24 +115,41 @@ pub fn snippet_program(path: Option<&PathBuf>) -> Result<lang::Program, Failure>
 }
 
 /// Each step's call-path code of one build of a ladder around the snippet option (or the
-/// default), built on this thread.
+/// default), built in a worker process (building a step runs the snippet's initializers).
 fn ladder_step_code(
     ladder: &str,
     snippet: Option<&PathBuf>,
     build: Build,
-    syntax: crate::backend::disasm::Syntax,
+    att: bool,
+    limit: std::time::Duration,
 ) -> Result<Vec<StepCode>, Failure> {
     let ladder = resolve_ladder(ladder)?;
     let program = snippet_program(snippet)?;
     let where_ = snippet
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "<default snippet>".into());
-    ladder_code(ladder, &program, build, syntax).map_err(|e| match e {
-        crate::ladder::bench::BuildError::Raised(_) => {
-            Failure::script(format!("error: {where_}: {e}"))
-        }
-        _ => Failure::input(format!("error: {where_}: {e}")),
-    })
+    let snippet = snippet.map(|_| SnippetSource {
+        name: program.source.name.clone(),
+        text: program.source.text.clone(),
+    });
+    let job = WorkerJob::LadderAsm {
+        ladder,
+        snippet,
+        build,
+        att,
+    };
+    let how = WorkerRun {
+        what: &where_,
+        limit,
+        per_progress: false,
+        cpu: None,
+    };
+    match in_worker(job, &how, &mut |_| {})? {
+        JobReport::LadderCode { steps } => Ok(steps),
+        other => Err(Failure::input(format!(
+            "error: the worker answered a ladder's code with {other:?} (a bug in hotlab)"
+        ))),
+    }
 }
 
 /// `hotlab ladder`.
@@ -142,71 +164,92 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
             "error: --band must be a percentage in (0, 100), e.g. 2",
         ));
     }
+    let limit = match args.limit {
+        Some(s) => super::limit_of(s)?,
+        None => std::time::Duration::from_secs_f64(super::measuring_limit_s(args.time)),
+    };
     let ladder = resolve_ladder(&args.ladder)?;
+    // Checked here for its diagnostics; built, run and measured in the worker.
     let program = snippet_program(args.snippet.as_ref())?;
     let where_ = args
         .snippet
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "<default snippet>".into());
-    let settings = Settings {
-        stop: Stop::Budget(Picos(args.time * 1e12)),
-        cpu: args.cpu,
-        band: args.band / 100.0,
-        ..Settings::default()
+    if args.snippet.is_some() && program.function_named("call").is_none() {
+        // The worker would measure the default method instead: a command line asks for this one.
+        return Err(Failure::input(format!(
+            "error: {where_}: the snippet has no `fn call() -> i64` for the ladder to call"
+        )));
+    }
+    let snippet = args.snippet.as_ref().map(|_| SnippetSource {
+        name: program.source.name.clone(),
+        text: program.source.text.clone(),
+    });
+    let job = WorkerJob::LadderBuilds {
+        ladder,
+        snippet,
+        settings: MeasureSettings {
+            time_s: args.time,
+            band: args.band / 100.0,
+            cpu: args.cpu,
+            checks: true,
+        },
+        builds: args.build.builds(),
     };
-    let cancel = AtomicBool::new(false);
     let tty = std::io::stderr().is_terminal();
-    let mut progress = |p: &Progress<'_>| {
+    let mut progress = |p: &LiveSnapshot| {
         if tty {
-            let budget = p.budget.map(|b| b.secs()).unwrap_or(0.0);
+            let budget = p.budget_ms.unwrap_or(0.0) / 1e3;
             eprint!(
-                "\r{:?}: {} rounds, {:.1}/{:.1} s   ",
+                "\r{}: {} rounds, {:.1}/{:.1} s   ",
                 p.phase,
                 p.rounds,
-                p.elapsed.secs(),
+                p.elapsed_ms / 1e3,
                 budget
             );
             let _ = std::io::stderr().flush();
         }
     };
-    let report = crate::ladder::run::measure(
-        ladder,
-        CalledMethod::Snippet(&program),
-        &args.build.builds(),
-        settings,
-        &cancel,
-        &mut progress,
-        crate::ladder::run::machine_header(),
-    )
-    .map_err(|e| {
-        if e.is_script_error() {
-            Failure::script(format!("error: {where_}: {e}"))
-        } else {
-            Failure::input(format!("error: {where_}: {e}"))
-        }
-    })?;
+    let how = WorkerRun {
+        what: &where_,
+        limit,
+        per_progress: false,
+        cpu: super::measuring_cpu(args.cpu),
+    };
+    let answer = in_worker(job, &how, &mut progress);
     if tty {
         eprint!("\r{:60}\r", "");
     }
+    let report = match answer? {
+        JobReport::Ladder(l) => l,
+        other => {
+            return Err(Failure::input(format!(
+                "error: the worker answered a ladder with {other:?} (a bug in hotlab)"
+            )));
+        }
+    };
+    if let Some(note) = &report.note {
+        eprintln!("note: {note}");
+    }
     let text = match args.format {
-        Format::Json => serde_json::to_string_pretty(&report).unwrap_or_default() + "\n",
-        Format::Csv => export::render_csv(&report.table()),
+        Format::Json => serde_json::to_string_pretty(&report.report).unwrap_or_default() + "\n",
+        Format::Csv => export::render_csv(&report.table),
         Format::Markdown => {
             let mut s: String = report.header.iter().map(|l| format!("- {l}\n")).collect();
             s.push('\n');
-            s + &export::render_markdown(&report.table())
+            s + &export::render_markdown(&report.table)
         }
         Format::Table => {
             let mut s: String = report.header.iter().map(|l| format!("{l}\n")).collect();
             s.push('\n');
-            s + &export::render_text(&report.table())
+            s + &export::render_text(&report.table)
         }
     };
     let out = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     export::write_whole(&out, text.as_bytes())
         .map_err(|e| Failure::input(format!("error: cannot write {}: {e}", out.display())))?;
-    if report.all_ok() {
+    if report.all_ok {
         Ok(ExitCode::from(exit::OK))
     } else {
         eprintln!("error: a row's checksum differs from the native row's (marked `!`)");
@@ -232,17 +275,15 @@ pub fn ladder_asm(
     build: AsmBuild,
     ir: bool,
     syntax: super::asm::AsmSyntax,
+    limit: std::time::Duration,
 ) -> Result<ExitCode, Failure> {
     let want = match build {
         AsmBuild::Jit => Build::Jit,
         AsmBuild::Aot => Build::Aot,
     };
-    let syntax = match syntax {
-        super::asm::AsmSyntax::Intel => crate::backend::disasm::Syntax::Intel,
-        super::asm::AsmSyntax::Att => crate::backend::disasm::Syntax::Att,
-    };
+    let att = syntax == super::asm::AsmSyntax::Att;
     let mut out = String::new();
-    for step in ladder_step_code(ladder, snippet, want, syntax)? {
+    for step in ladder_step_code(ladder, snippet, want, att, limit)? {
         out.push_str(&format!(
             "=== {} ({}) — {want} {}: {} instructions\n",
             step.title, step.layer, step.path, step.instructions

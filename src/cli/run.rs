@@ -6,18 +6,15 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use super::snippet::{SnippetFile, load_snippet};
-use super::{Failure, exit, on_script_thread};
-use std::io::IsTerminal;
 use std::sync::Arc;
 
-use super::use_color;
-use crate::backend::jit::{JitError, ReloadFailure};
-use crate::backend::object::{ObjectError, StageTimings};
-use crate::backend::{Backend, Checks, LoadError, LoadOptions, Loader, Value, load};
-use crate::lang::Program;
-use crate::lang::SourceFile;
+use super::snippet::{SnippetFile, load_snippet};
+use super::{Failure, WorkerRun, exit, in_worker};
+use crate::backend::{Backend, Checks};
+use crate::lang::FrontTimings;
+use crate::results::{FailureCause, JobReport, ReloadStep, RunFileResult};
 use crate::session::class_lines;
+use crate::worker::protocol::{SnippetSource, WorkerJob};
 
 /// `on` / `off` for `--checks`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -62,62 +59,34 @@ pub struct RunArgs {
     /// library; the interpreter needs each version to keep every class.
     #[arg(long, value_name = "FILE2")]
     pub reload: Vec<PathBuf>,
+    /// Stop the script after this many seconds (it runs in a worker process, which is then
+    /// ended): `did not finish within S s`, exit code 7.
+    #[arg(long, value_name = "S", default_value_t = RUN_LIMIT_S)]
+    pub limit: f64,
 }
 
-fn micros(d: Duration) -> String {
-    format!("{:.1}", d.as_secs_f64() * 1e6)
+fn micros(us: f64) -> String {
+    format!("{us:.1}")
 }
 
-/// Values as `run` prints them: one per result, separated by spaces.
-fn shown(values: &[Value]) -> String {
-    let shown: Vec<String> = values.iter().map(Value::to_string).collect();
-    shown.join(" ")
-}
+/// The default `--limit` of `run`, in seconds: generous, for scripts that compute for a while.
+pub const RUN_LIMIT_S: f64 = 120.0;
 
-/// A load failure: the initializer's error is the script's, the rest bad input.
-fn load_failure(e: LoadError, source: &SourceFile) -> Failure {
-    match e {
-        LoadError::Init(err) => Failure::script(err.render(source)),
-        LoadError::Setup(e) => Failure::input(format!("error: {e}")),
-        other => Failure::input(format!("error: {}: {other}", source.name)),
-    }
-}
-
-/// `hotlab run`.
+/// `hotlab run`: the snippet is checked here (its diagnostics and front-end timings), then
+/// loaded and run in a worker process, where a crash or an endless loop ends that process, not
+/// hotlab.
 pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
+    let limit = super::limit_of(args.limit)?;
     let snippet = load_snippet(&args.file)?;
-    let options = LoadOptions {
-        checks: Checks::from(args.checks),
-        ..LoadOptions::default()
-    };
     let backend = args.backend;
-    match snippet {
+    let file = args.file.display().to_string();
+    let (source, timings) = match snippet {
         SnippetFile::Clif { .. } if backend.refuses_clif().is_some() => {
-            Err(Failure::input(format!(
-                "error: {}: the {backend} backend runs .hot snippets only; use --backend jit for .clif",
-                args.file.display(),
-            )))
+            return Err(Failure::input(format!(
+                "error: {file}: the {backend} backend runs .hot snippets only; use --backend jit for .clif",
+            )));
         }
-        SnippetFile::Clif { source } => {
-            let name = source.name.clone();
-            let values = on_script_thread(move || {
-                let mut loaded = load(source, backend, &options).map_err(|e| e.to_string())?;
-                loaded.run_main().map_err(|e| e.to_string())
-            })?
-            .map_err(|e| Failure::input(format!("error: {name}: {e}")))?;
-            println!("{}", shown(&values));
-            Ok(ExitCode::from(exit::OK))
-        }
-        SnippetFile::Hot { program, .. } if !args.reload.is_empty() => {
-            let mut versions = Vec::new();
-            for path in &args.reload {
-                let name = path.display().to_string();
-                let text = std::fs::read_to_string(path)
-                    .map_err(|e| Failure::input(format!("error: cannot read {name}: {e}")))?;
-                versions.push(Arc::new(SourceFile::new(name, text)));
-            }
-            on_script_thread(move || run_with_reloads(program, versions, options, backend))?
-        }
+        SnippetFile::Clif { source } => (source, None),
         SnippetFile::Hot { program, timings } => {
             if program.main.is_none() {
                 return Err(Failure::input(format!(
@@ -125,149 +94,122 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
                     program.source.name
                 )));
             }
-            let want_timings = args.timings;
-            let (value, stages, object_stages) =
-                on_script_thread(move || run_main(program, backend, options))??;
-            println!("{value}");
-            if want_timings {
-                println!(
-                    "timings (µs): lex {}  parse {}  check {}",
-                    micros(timings.lex),
-                    micros(timings.parse),
-                    micros(timings.check)
-                );
-                if !stages.is_empty() {
-                    let width = stages.iter().map(|s| s.0.len()).max().unwrap_or(8).max(8);
-                    println!("{:width$}  {:>9}  {:>9}", "function", "lower", "compile");
-                    for (name, lower, compile) in &stages {
-                        println!(
-                            "{name:width$}  {:>9}  {:>9}",
-                            micros(*lower),
-                            micros(*compile)
-                        );
-                    }
-                    let total: Duration = stages.iter().map(|s| s.1 + s.2).sum();
-                    println!("total lower+compile {} µs", micros(total));
-                }
-                if let Some(t) = object_stages {
-                    let shown: Vec<String> = t
-                        .stages()
-                        .iter()
-                        .map(|(name, d)| format!("{name} {}", micros(*d)))
-                        .collect();
-                    println!(
-                        "object (µs): {}  total {}",
-                        shown.join("  "),
-                        micros(t.total())
-                    );
-                }
-            }
-            Ok(ExitCode::from(exit::OK))
+            (Arc::clone(&program.source), Some(timings))
         }
+    };
+    let mut reloads = Vec::new();
+    for path in &args.reload {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::input(format!("error: cannot read {name}: {e}")))?;
+        reloads.push(SnippetSource { name, text });
     }
-}
-
-/// Each function's (name, lower time, compile time).
-type Stages = Vec<(String, Duration, Duration)>;
-
-/// Load `program` on `backend` and run its `main`: the value as printed, the functions'
-/// stage times, and the object backend's.
-fn run_main(
-    program: Program,
-    backend: Backend,
-    options: LoadOptions,
-) -> Result<(String, Stages, Option<StageTimings>), Failure> {
-    let source = Arc::clone(&program.source);
-    let mut loaded = Loader::new(options)
-        .load_checked(program, backend)
-        .map_err(|e| load_failure(e, &source))?;
-    let stages = loaded
-        .machine_code()
-        .unwrap_or_default()
-        .iter()
-        .map(|f| (f.name.clone(), f.lower_time, f.compile_time))
-        .collect();
-    let value = loaded
-        .run_main()
-        .map_err(|e| Failure::script(e.to_string()))?;
-    Ok((shown(&value), stages, loaded.object_stages()))
-}
-
-/// `main`, then each reload in order. Returns the exit code: the first failure's, or OK.
-fn run_with_reloads(
-    program: Program,
-    versions: Vec<Arc<SourceFile>>,
-    options: LoadOptions,
-    backend: Backend,
-) -> Result<ExitCode, Failure> {
-    if program.main.is_none() {
+    if source.name.ends_with(".clif") && !reloads.is_empty() {
         return Err(Failure::input(format!(
-            "error: {}: no `fn main` to run",
-            program.source.name
+            "error: {file}: .clif code has no classes to reload"
         )));
     }
-    let source = Arc::clone(&program.source);
-    let options = LoadOptions {
-        reloadable: true,
-        ..options
+    let job = WorkerJob::RunFile {
+        snippet: SnippetSource {
+            name: source.name.clone(),
+            text: source.text.clone(),
+        },
+        backend,
+        checks: args.checks == OnOff::On,
+        reloads,
     };
-    // On jit-opt every reload is refused (reported, exit code set), nothing changes.
-    let mut loaded = Loader::new(options)
-        .load_checked(program, backend)
-        .map_err(|e| match e {
-            LoadError::Init(err) => Failure::script(err.render(&source)),
-            other => Failure::input(format!("error: {}: {other}", source.name)),
-        })?;
-    let main = loaded
-        .run_main()
-        .map_err(|e| Failure::script(e.to_string()))?;
-    println!("{}", shown(&main));
+    let how = WorkerRun {
+        what: &file,
+        limit,
+        per_progress: false,
+        cpu: None,
+    };
+    let report = match in_worker(job, &how, &mut |_| {})? {
+        JobReport::RanFile(r) => r,
+        other => {
+            return Err(Failure::input(format!(
+                "error: {file}: the worker answered a run with {other:?} (a bug in hotlab)"
+            )));
+        }
+    };
+    println!("{}", report.value);
+    if args.timings
+        && let Some(t) = timings
+    {
+        print_timings(&t, &report);
+    }
     let mut code = exit::OK;
-    for version in versions {
-        let result = loaded.reload(Arc::clone(&version));
-        code = code.max(report_reload(&version, result));
+    for (path, step) in args.reload.iter().zip(&report.reloads) {
+        code = code.max(report_reload(&path.display().to_string(), step));
     }
     Ok(ExitCode::from(code))
 }
 
+/// `--timings`: the front end's stages (measured here), then each function's lower and compile
+/// and the object backend's stages (measured in the worker).
+fn print_timings(t: &FrontTimings, report: &RunFileResult) {
+    let us = |d: Duration| micros(d.as_secs_f64() * 1e6);
+    println!(
+        "timings (µs): lex {}  parse {}  check {}",
+        us(t.lex),
+        us(t.parse),
+        us(t.check)
+    );
+    let stages = &report.functions;
+    if !stages.is_empty() {
+        let width = stages
+            .iter()
+            .map(|s| s.name.len())
+            .max()
+            .unwrap_or(8)
+            .max(8);
+        println!("{:width$}  {:>9}  {:>9}", "function", "lower", "compile");
+        for f in stages {
+            println!(
+                "{:width$}  {:>9}  {:>9}",
+                f.name,
+                micros(f.lower_us),
+                micros(f.compile_us)
+            );
+        }
+        let total: f64 = stages.iter().map(|s| s.lower_us + s.compile_us).sum();
+        println!("total lower+compile {} µs", micros(total));
+    }
+    if !report.object_stages.is_empty() {
+        let shown: Vec<String> = report
+            .object_stages
+            .iter()
+            .map(|(name, d)| format!("{name} {}", micros(*d)))
+            .collect();
+        let total: f64 = report.object_stages.iter().map(|s| s.1).sum();
+        println!("object (µs): {}  total {}", shown.join("  "), micros(total));
+    }
+}
+
 /// Print what a reload did (stdout: `after_reload`'s result; stderr: the classes) or why it
 /// failed; returns its exit code.
-fn report_reload(
-    version: &SourceFile,
-    result: Result<crate::backend::jit::ReloadOutcome, ReloadFailure>,
-) -> u8 {
-    let color = use_color(std::io::stderr().is_terminal());
-    match result {
-        Ok(outcome) => {
-            for line in class_lines(&version.name, &outcome.classes, &outcome.defined) {
+fn report_reload(name: &str, step: &ReloadStep) -> u8 {
+    match step {
+        ReloadStep::Applied(outcome) => {
+            for line in class_lines(name, &outcome.classes, &outcome.defined) {
                 eprintln!("{line}");
             }
-            if let Some(v) = outcome.after_reload {
+            if let Some(v) = &outcome.after_reload {
                 println!("{v}");
             }
             exit::OK
         }
-        Err(ReloadFailure::Compile(d)) => {
-            eprint!("{}", d.render(version, color));
-            eprintln!("reload {}: not applied (nothing changed)", version.name);
-            exit::BAD_INPUT
-        }
-        Err(ReloadFailure::AfterReload(e, applied) | ReloadFailure::Init(e, applied)) => {
-            for line in class_lines(&version.name, &applied.classes, &applied.defined) {
-                eprintln!("{line}");
+        ReloadStep::Failed(f) => {
+            if let Some(applied) = &f.applied {
+                for line in class_lines(name, &applied.classes, &applied.defined) {
+                    eprintln!("{line}");
+                }
             }
-            eprintln!("{}", e.render(version));
-            exit::SCRIPT_ERROR
-        }
-        Err(
-            ReloadFailure::Jit(JitError::Init(e)) | ReloadFailure::Object(ObjectError::Init(e)),
-        ) => {
-            eprintln!("{}", e.render(version));
-            exit::SCRIPT_ERROR
-        }
-        Err(e) => {
-            eprintln!("error: reload {}: {e}", version.name);
-            exit::BAD_INPUT
+            eprintln!("{}", f.message.trim_end());
+            match f.cause {
+                FailureCause::Script | FailureCause::Panic => exit::SCRIPT_ERROR,
+                FailureCause::Input | FailureCause::Unavailable => exit::BAD_INPUT,
+            }
         }
     }
 }

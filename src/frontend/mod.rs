@@ -22,6 +22,11 @@ pub mod exit {
     pub const UNRESOLVED: u8 = 4;
     /// `check`/`bench`: a script's result differs from its twin's (or the other snippet's).
     pub const RESULT_DIFFERS: u8 = 5;
+    /// Script code crashed the worker process that ran it (a signal: SIGSEGV, SIGILL, SIGFPE,
+    /// SIGTRAP, ...); hotlab itself goes on and reports it.
+    pub const CRASHED: u8 = 6;
+    /// The command did not finish within its time limit (`--limit`); the worker was stopped.
+    pub const TIMED_OUT: u8 = 7;
 }
 
 /// An error that already says what went wrong and where, with the exit code to use.
@@ -47,6 +52,22 @@ impl Failure {
         Failure {
             message: message.into(),
             code: exit::SCRIPT_ERROR,
+        }
+    }
+
+    /// Script code crashed the process that ran it: exit code 6.
+    pub fn crashed(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            code: exit::CRASHED,
+        }
+    }
+
+    /// The command ran past its time limit: exit code 7.
+    pub fn timed_out(message: impl Into<String>) -> Failure {
+        Failure {
+            message: message.into(),
+            code: exit::TIMED_OUT,
         }
     }
 }

@@ -43,7 +43,7 @@ fn call() -> i64 {
 ";
 
 /// How a row's call path is compiled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Build {
     /// Emitted as Cranelift IR around the snippet's function.

@@ -5,7 +5,7 @@ use std::fmt;
 
 use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
 use codespan_reporting::files::SimpleFile;
-use codespan_reporting::term::{self, Config, termcolor};
+use codespan_reporting::term::{self, Config, DisplayStyle, termcolor};
 
 use super::span::{SourceFile, Span};
 
@@ -133,20 +133,38 @@ impl Diagnostics {
     }
 
     /// Each diagnostic with the source line shown and its span underlined, as a terminal would
-    /// show it (`color` adds ANSI colours).
+    /// show it (`color` adds ANSI colours). At most [`MAX_SHOWN`] are rendered, then a line says
+    /// how many more there are; a source line is shown once (a later diagnostic on a line
+    /// already shown is one line, `FILE:LINE:COL: error[kind]: message`), so the output grows
+    /// with the errors shown, not with errors times line length.
     pub fn render(&self, src: &SourceFile, color: bool) -> String {
         let file = SimpleFile::new(src.name.as_str(), src.text.as_str());
-        let config = Config::default();
+        let full = Config::default();
+        let short = Config {
+            display_style: DisplayStyle::Short,
+            ..Config::default()
+        };
+        let mut shown_lines = std::collections::HashSet::new();
         let mut out = String::new();
-        for diag in &self.0 {
+        for diag in self.0.iter().take(MAX_SHOWN) {
+            let spans = std::iter::once(diag.span).chain(diag.labels.iter().map(|l| l.0));
+            let mut lines = Vec::new();
+            for span in spans {
+                let first = src.line_col(span.start).line;
+                let last = src.line_col(span.end.max(span.start)).line;
+                lines.extend(first..=last);
+            }
+            let repeat = lines.iter().any(|l| shown_lines.contains(l));
+            shown_lines.extend(lines);
+            let config = if repeat { &short } else { &full };
             let cs = to_codespan(diag, src.text.len());
             let bytes = if color {
                 let mut w = termcolor::Ansi::new(Vec::new());
-                emit_or_fallback(&mut w, &config, &file, &cs, diag);
+                emit_or_fallback(&mut w, config, &file, &cs, diag);
                 w.into_inner()
             } else {
                 let mut w = termcolor::NoColor::new(Vec::new());
-                emit_or_fallback(&mut w, &config, &file, &cs, diag);
+                emit_or_fallback(&mut w, config, &file, &cs, diag);
                 w.into_inner()
             };
             // codespan pads some lines with spaces; trailing ones only get in the way.
@@ -155,9 +173,19 @@ impl Diagnostics {
                 out.push('\n');
             }
         }
+        if let Some(more) = self.0.len().checked_sub(MAX_SHOWN).filter(|&n| n > 0) {
+            let s = if more == 1 { "" } else { "s" };
+            out.push_str(&format!(
+                "and {more} more error{s} (not shown: fix the first ones, the rest often follow \
+                 from them)\n"
+            ));
+        }
         out
     }
 }
+
+/// At most this many diagnostics are rendered ([`Diagnostics::render`]).
+pub const MAX_SHOWN: usize = 20;
 
 fn emit_or_fallback(
     w: &mut dyn termcolor::WriteColor,

@@ -70,10 +70,12 @@ pub fn cpuid_facts() -> CpuidFacts {
     CpuidFacts::default()
 }
 
-/// Runs `n` iterations of a chain of `K` dependent `add`s (inline asm, so the compiler can
-/// neither fold nor vectorise it) and returns the sum. One iteration costs K cycles on any
-/// out-of-order x86 core (one add per cycle along the dependency), plus loop overhead that
-/// runs in parallel; uarch-bench times such a chain to turn time into cycles.
+/// Runs `n` iterations of a chain of `K` dependent register-register `add`s (inline asm, so the
+/// compiler can neither fold nor vectorise it) and returns the sum. One iteration costs K
+/// cycles on any out-of-order x86 core (one add per cycle along the dependency), plus loop
+/// overhead that runs in parallel; uarch-bench times such a chain to turn time into cycles.
+/// The added value is a register, never an immediate: some cores (Intel Golden Cove and later)
+/// fold chains of `add reg, imm` at rename and retire more than one per cycle.
 ///
 /// The signature is the raw variant ABI, so the doctor exercises that path too.
 pub extern "C-unwind" fn add_chain<const K: usize>(_ctx: *mut core::ffi::c_void, n: u64) -> u64 {
@@ -84,10 +86,11 @@ pub extern "C-unwind" fn add_chain<const K: usize>(_ctx: *mut core::ffi::c_void,
         unsafe {
             core::arch::asm!(
                 ".rept {k}",
-                "add {acc}, 1",
+                "add {acc}, {one}",
                 ".endr",
                 k = const K,
                 acc = inout(reg) acc,
+                one = in(reg) 1u64,
                 options(nomem, nostack),
             );
         }

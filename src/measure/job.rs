@@ -60,6 +60,13 @@ pub struct Settings {
     pub warmup_share: f64,
     /// Whether to open hardware counters (`Job::run`).
     pub counters: bool,
+    /// Whether every round also times the ruler (a dependent chain of register adds, see
+    /// [`Ruler`]), so per-op times become cycles with the clock of the same round (default on;
+    /// off with a mock timer unless a ruler is given with [`Job::with_ruler`]).
+    pub ruler: bool,
+    /// Whether each variant's executed instructions per op are counted after collection, by
+    /// single-stepping a few iterations (see `steps`; default on, off with a mock timer).
+    pub instructions: bool,
 }
 
 impl Default for Settings {
@@ -76,6 +83,8 @@ impl Default for Settings {
             precision_factor: 1000.0,
             warmup_share: 0.1,
             counters: true,
+            ruler: true,
+            instructions: true,
         }
     }
 }
@@ -177,6 +186,39 @@ impl Sources {
     }
 }
 
+/// The ruler: a variant whose iteration costs a known number of core cycles (a chain of
+/// dependent register adds retires one add per cycle), timed in every round beside the job's
+/// variants. A variant's per-op time over the ruler's per-cycle time *of the same round* is its
+/// cost in cycles, whatever the clock did between rounds.
+#[derive(Debug)]
+pub struct Ruler {
+    /// The chain.
+    pub variant: Variant,
+    /// Core cycles one iteration of it takes.
+    pub cycles_per_iter: f64,
+}
+
+/// Adds per iteration of the default ruler.
+pub const RULER_ADDS: usize = 64;
+
+impl Ruler {
+    /// The default ruler: 64 dependent register-register adds per iteration.
+    pub fn add_chain() -> Ruler {
+        // SAFETY: `add_chain` has the raw variant ABI and ignores its (null) ctx.
+        let variant = unsafe {
+            Variant::raw(
+                "ruler",
+                super::arch::add_chain::<RULER_ADDS>,
+                std::ptr::null_mut(),
+            )
+        };
+        Ruler {
+            variant,
+            cycles_per_iter: RULER_ADDS as f64,
+        }
+    }
+}
+
 /// Variants and how to run them.
 #[derive(Debug)]
 pub struct Job {
@@ -184,6 +226,8 @@ pub struct Job {
     pub variants: Vec<Variant>,
     /// How to run them.
     pub settings: Settings,
+    /// A ruler given by the caller (tests inject one that a mock timer can time).
+    ruler: Option<Ruler>,
 }
 
 const OBSERVE_EVERY: Picos = Picos(50e9);
@@ -212,8 +256,15 @@ fn read(src: &mut Option<Box<dyn CounterSource>>) -> Option<Reading> {
 }
 
 impl TimedSampler<'_> {
-    /// One timed sample of `v` with `n` iterations; `count` says whether counters accumulate.
-    fn sample(&mut self, v: &mut Variant, idx: usize, n: u64, count: bool) -> SampleOutcome {
+    /// One timed sample of `v` with `n` iterations. `idx` is the variant's index (its checksum
+    /// is kept, and counters accumulate when `count`); the ruler has none.
+    fn sample(
+        &mut self,
+        v: &mut Variant,
+        idx: Option<usize>,
+        n: u64,
+        count: bool,
+    ) -> SampleOutcome {
         if self.cancel.load(Ordering::Relaxed) {
             return SampleOutcome::Cancelled;
         }
@@ -224,7 +275,10 @@ impl TimedSampler<'_> {
         let t1 = self.timer.end();
         let h1 = read(&mut self.hw);
         let d1 = read(&mut self.dist);
-        self.checksums[idx] = Some((n, std::hint::black_box(c)));
+        let c = std::hint::black_box(c);
+        if let Some(i) = idx {
+            self.checksums[i] = Some((n, c));
+        }
         let net = self.timer.to_picos(t1.saturating_sub(t0)) - self.overhead;
         let per_op = Picos(net.0 / n as f64);
         if let (Some(a), Some(b)) = (&d0, &d1)
@@ -232,10 +286,31 @@ impl TimedSampler<'_> {
         {
             return SampleOutcome::Disturbed(per_op);
         }
-        if count && let (Some(a), Some(b)) = (&h0, &h1) {
-            self.hw_totals[idx].add(a, b, n);
+        if count
+            && let Some(i) = idx
+            && let (Some(a), Some(b)) = (&h0, &h1)
+        {
+            self.hw_totals[i].add(a, b, n);
         }
         SampleOutcome::Sample(per_op)
+    }
+
+    /// Like sizing a variant: the net time of `n` iterations, probing again (a few times) when
+    /// disturbed, the shortest disturbed time if every probe was. `None` when cancelled.
+    fn probe(&mut self, v: &mut Variant, idx: Option<usize>, n: u64) -> Option<Picos> {
+        // A disturbed probe is too long and could end sizing early: probe again (a few
+        // times). A machine that disturbs every probe gets the shortest disturbed time: an
+        // overestimate, so the count ends up smaller than it could be, never unbounded
+        // (counting it as zero grew the count until one sample took minutes).
+        let mut time = Picos(f64::INFINITY);
+        for _ in 0..4 {
+            match self.sample(v, idx, n, false) {
+                SampleOutcome::Sample(p) => return Some(Picos(p.0 * n as f64)),
+                SampleOutcome::Disturbed(p) => time = Picos(time.0.min(p.0 * n as f64)),
+                SampleOutcome::Cancelled => return None,
+            }
+        }
+        Some(time)
     }
 }
 
@@ -245,12 +320,20 @@ impl Job {
         Job {
             variants: Vec::new(),
             settings,
+            ruler: None,
         }
     }
 
     /// Adds a variant.
     pub fn with(mut self, v: Variant) -> Job {
         self.variants.push(v);
+        self
+    }
+
+    /// Times this ruler in every round instead of the default add chain (used even with a
+    /// mock timer, when `settings.ruler` is on).
+    pub fn with_ruler(mut self, ruler: Ruler) -> Job {
+        self.ruler = Some(ruler);
         self
     }
 
@@ -400,29 +483,34 @@ impl Job {
         let sizing = schedule::size_iterations(target, |n| {
             let mut out = Vec::with_capacity(k);
             for (i, v) in variants.iter_mut().enumerate() {
-                // A disturbed probe is too long and could end sizing early: probe again (a few
-                // times). A machine that disturbs every probe gets the shortest disturbed time:
-                // an overestimate, so the count ends up smaller than it could be, never
-                // unbounded (counting it as zero grew the count until one sample took minutes).
-                let mut time = Picos(f64::INFINITY);
-                for _ in 0..4 {
-                    match sampler.sample(v, i, n, false) {
-                        SampleOutcome::Sample(p) => {
-                            time = Picos(p.0 * n as f64);
-                            break;
-                        }
-                        SampleOutcome::Disturbed(p) => time = Picos(time.0.min(p.0 * n as f64)),
-                        SampleOutcome::Cancelled => return None,
-                    }
-                }
-                out.push(time);
+                out.push(sampler.probe(v, Some(i), n)?);
             }
             Some(out)
         });
+        // The ruler is sized on its own to the same target: its sample is as long as the
+        // fastest variant's, so both see the same clock for a similar time.
+        if s.ruler && self.ruler.is_none() && timer.kind() != TimerKind::Mock {
+            self.ruler = Some(Ruler::add_chain());
+        }
+        let mut ruler = if s.ruler { self.ruler.as_mut() } else { None };
+        let ruler_iters = match (&sizing, ruler.as_deref_mut()) {
+            (Some(_), Some(r)) => schedule::size_iterations(target, |n| {
+                Some(vec![sampler.probe(&mut r.variant, None, n)?])
+            })
+            .map(|sz| sz.iters),
+            _ => None,
+        };
         let mut stopped = result::StopReason::Cancelled;
         let order = RoundOrder::new(k);
         let mut rng = StdRng::seed_from_u64(s.seed);
         let mut warmup_rounds = 0u64;
+        if let Some(flat) = sizing.and_then(|sz| sz.flat) {
+            return Err(MeasureError::NoGrowth {
+                variant: names.get(flat.variant).cloned().unwrap_or_default(),
+                from: flat.from,
+                to: flat.to,
+            });
+        }
         if let Some(sz) = sizing {
             iters = sz.iters;
             phase = Phase::Warmup;
@@ -459,8 +547,31 @@ impl Job {
                 }
                 let n = schedule::jittered(iters, s.jitter, &mut rng);
                 let mut per_op = vec![None; k];
-                for &i in order.order(round) {
-                    match sampler.sample(&mut variants[i], i, n, collecting) {
+                let mut per_cycle = None;
+                // The ruler takes each position in turn (round r: position r mod (k+1)), so
+                // it sees the clock at every point of a round equally often.
+                let ruler_at = ruler_iters.map(|_| (round % (k as u64 + 1)) as usize);
+                let row = order.order(round);
+                for pos in 0..k + usize::from(ruler_at.is_some()) {
+                    if Some(pos) == ruler_at
+                        && let (Some(r), Some(ri)) = (ruler.as_deref_mut(), ruler_iters)
+                    {
+                        // Jittered by the same factor as the variants' count.
+                        let rn = ((ri as f64 * n as f64 / iters as f64).round() as u64).max(1);
+                        match sampler.sample(&mut r.variant, None, rn, false) {
+                            SampleOutcome::Sample(p) => {
+                                per_cycle = Some(Picos(p.0 / r.cycles_per_iter))
+                            }
+                            SampleOutcome::Disturbed(_) => {}
+                            SampleOutcome::Cancelled => {
+                                cancelled = true;
+                                break 'rounds;
+                            }
+                        }
+                        continue;
+                    }
+                    let i = row[pos - usize::from(ruler_at.is_some_and(|at| pos > at))];
+                    match sampler.sample(&mut variants[i], Some(i), n, collecting) {
                         SampleOutcome::Sample(p) => per_op[i] = Some(p),
                         SampleOutcome::Disturbed(_) => {
                             if collecting {
@@ -481,7 +592,11 @@ impl Job {
                             hists[i].record(*p);
                         }
                     }
-                    rounds.push(RoundRecord { iters: n, per_op });
+                    rounds.push(RoundRecord {
+                        iters: n,
+                        per_op,
+                        per_cycle,
+                    });
                     let r = rounds.len() as u64;
                     notify(phase, r, iters, &samples, &dropped, &hists, false);
                 } else {
@@ -493,6 +608,16 @@ impl Job {
             }
         }
         let total = elapsed();
+        // Counted after the timed rounds, so the traps disturb no sample.
+        let instructions: Vec<Option<Result<f64, super::steps::StepError>>> = variants
+            .iter_mut()
+            .map(|v| {
+                (s.instructions
+                    && timer.kind() != TimerKind::Mock
+                    && !cancel.load(Ordering::Relaxed))
+                .then(|| super::steps::instructions_per_op(v))
+            })
+            .collect();
         notify(
             Phase::Done,
             rounds.len() as u64,
@@ -529,6 +654,7 @@ impl Job {
                 .map(CounterTotals::report)
                 .collect(),
             checksums: sampler.checksums,
+            instructions,
         }))
     }
 }

@@ -12,11 +12,12 @@ pub mod job;
 pub mod result;
 pub mod schedule;
 pub mod stats;
+pub mod steps;
 pub mod timer;
 pub mod units;
 pub mod variant;
 
-pub use job::{Job, NoObserver, Observer, Phase, Progress, Settings, Sources, Stop};
+pub use job::{Job, NoObserver, Observer, Phase, Progress, Ruler, Settings, Sources, Stop};
 pub use result::{Comparison, JobResult, VariantResult};
 pub use stats::verdict::{AbsVerdict, Verdict};
 pub use timer::{MockTimer, Timer, best_timer};
@@ -48,6 +49,20 @@ pub enum MeasureError {
     /// A setting is out of range.
     #[error("bad measurement setting: {0}")]
     BadSettings(BadSetting),
+    /// A variant's time did not grow with its iteration count: no count makes its sample long
+    /// enough, so sizing stopped instead of growing the count without end.
+    #[error(
+        "the work does not depend on n: `{variant}` took as long for n = {to} as for n = {from} \
+         (a measured `run(n)` must run n iterations of the work)"
+    )]
+    NoGrowth {
+        /// The variant's name.
+        variant: String,
+        /// The smallest count probed in the window.
+        from: u64,
+        /// The largest.
+        to: u64,
+    },
 }
 
 /// Which measurement setting is out of range.

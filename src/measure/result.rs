@@ -8,6 +8,7 @@ use super::clock::CoreClock;
 use super::counters::{Availability, CounterReport};
 use super::histogram::OpHistogram;
 use super::job::Settings;
+use super::stats::blocks;
 use super::stats::median_ci::{DEFAULT_LEVEL, MedianCi, sign_test_ci};
 use super::stats::summary::{self, Summary};
 use super::stats::tukey::{self, Outliers};
@@ -48,6 +49,24 @@ pub struct RoundRecord {
     pub iters: u64,
     /// Per variant, in job order.
     pub per_op: Vec<Option<Picos>>,
+    /// The ruler's time per core cycle in this round (`None` without a ruler, or when its
+    /// sample was disturbed).
+    pub per_cycle: Option<Picos>,
+}
+
+/// The ruler timed in every round: the core clock as the rounds saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RulerSummary {
+    /// Rounds with a ruler sample.
+    pub rounds: usize,
+    /// Median time per core cycle (ps), with its CI.
+    pub per_cycle_ps: MedianCi,
+    /// The clock, in GHz (1000 / per-cycle ps).
+    pub ghz: f64,
+    /// Fastest and slowest round's clock, in GHz: how far the clock moved during the job.
+    pub ghz_min: f64,
+    /// See `ghz_min`.
+    pub ghz_max: f64,
 }
 
 /// Per-op statistics of one variant, typed.
@@ -98,14 +117,23 @@ pub struct VariantResult {
     pub outliers: Outliers,
     /// Spread above a few percent of the median.
     pub unstable: bool,
-    /// Median in cycles from the calibrated core clock.
+    /// Median cycles per op: from the ruler of the same rounds when there is one, else from
+    /// the core clock calibrated once.
     pub cycles_est: Option<Cycles>,
+    /// Cycles per op from the ruler, per round (the op's time over the ruler's per-cycle time
+    /// in the same round): the median with its CI.
+    pub cycles: Option<MedianCi>,
     /// Median in TSC ticks (TSC timer only).
     pub tsc_ticks: Option<f64>,
     /// Hardware counters per op (when they opened).
     pub counters: Option<CounterReport>,
     /// Last sample's (iterations, checksum).
     pub checksum: Option<(u64, u64)>,
+    /// Instructions one op executes on the job's thread, counted by single-stepping (exact,
+    /// the same from run to run).
+    pub instructions: Option<f64>,
+    /// Why `instructions` is absent, when counting was tried.
+    pub instructions_note: Option<String>,
     /// Per-op histogram.
     #[serde(skip)]
     pub histogram: OpHistogram,
@@ -138,6 +166,8 @@ pub struct JobResult {
     pub hardware: Availability,
     /// Calibrated core clock.
     pub core_clock: Option<CoreClock>,
+    /// The ruler timed in every round (absent when off, or with a mock timer).
+    pub ruler: Option<RulerSummary>,
     /// Equivalence band.
     pub band: f64,
     /// Baseline index.
@@ -164,8 +194,11 @@ pub struct Comparison {
     pub verdict: RatioVerdict,
     /// Absolute verdict.
     pub abs: Option<AbsVerdict>,
-    /// The difference in cycles from the calibrated core clock.
+    /// The difference in cycles: from the ruler of the same rounds when there is one, else from
+    /// the calibrated core clock.
     pub diff_cycles: Option<Cycles>,
+    /// CI of the median per-round difference in cycles (ruler only).
+    pub diff_cycles_ci: Option<MedianCi>,
     /// Either variant flagged unstable.
     pub unstable: bool,
 }
@@ -181,17 +214,25 @@ impl JobResult {
         }
         let mut diffs = Vec::new();
         let mut logs = Vec::new();
+        let mut cycle_diffs = Vec::new();
         for r in &self.round_records {
             if let (Some(x), Some(y)) = (r.per_op[a], r.per_op[b]) {
                 diffs.push(y.0 - x.0);
                 if x.0 > 0.0 && y.0 > 0.0 {
                     logs.push((y.0 / x.0).ln());
                 }
+                if let Some(c) = r.per_cycle.filter(|c| c.0 > 0.0) {
+                    cycle_diffs.push((y.0 - x.0) / c.0);
+                }
             }
         }
-        let diff = sign_test_ci(&diffs, DEFAULT_LEVEL);
+        // Each interval also covers the variation between blocks of rounds (`stats::blocks`),
+        // so that it describes the next run too, not only this one.
+        let ci = |v: &[f64]| sign_test_ci(v, DEFAULT_LEVEL).map(|c| blocks::widened(v, c));
+        let diff = ci(&diffs);
+        let diff_cycles_ci = ci(&cycle_diffs);
         let secs = self.elapsed.secs();
-        let verdict = match sign_test_ci(&logs, DEFAULT_LEVEL) {
+        let verdict = match ci(&logs) {
             Some(ci) => ratio_verdict(&ci, self.band, secs),
             None => RatioVerdict {
                 verdict: Verdict::Unresolved,
@@ -212,10 +253,12 @@ impl JobResult {
             b,
             pairs: diffs.len(),
             abs: diff.as_ref().map(abs_verdict),
-            diff_cycles: match (&diff, &self.core_clock) {
-                (Some(d), Some(c)) => Some(c.ghz.cycles_in(Picos(d.estimate))),
+            diff_cycles: match (&diff_cycles_ci, &diff, &self.core_clock) {
+                (Some(r), _, _) => Some(Cycles(r.estimate)),
+                (None, Some(d), Some(c)) => Some(c.ghz.cycles_in(Picos(d.estimate))),
                 _ => None,
             },
+            diff_cycles_ci,
             diff,
             verdict,
             unstable,
@@ -249,6 +292,40 @@ pub(crate) struct Parts {
     pub rounds: Vec<RoundRecord>,
     pub counters: Vec<CounterReport>,
     pub checksums: Vec<Option<(u64, u64)>>,
+    pub instructions: Vec<Option<Result<f64, super::steps::StepError>>>,
+}
+
+/// Per-round cycles of variant `i`: its per-op time over the ruler's per-cycle time of the
+/// same round.
+fn ruler_cycles(rounds: &[RoundRecord], i: usize) -> Vec<f64> {
+    rounds
+        .iter()
+        .filter_map(|r| match (r.per_op[i], r.per_cycle) {
+            (Some(op), Some(c)) if c.0 > 0.0 => Some(op.0 / c.0),
+            _ => None,
+        })
+        .collect()
+}
+
+fn ruler_summary(rounds: &[RoundRecord]) -> Option<RulerSummary> {
+    let per_cycle: Vec<f64> = rounds
+        .iter()
+        .filter_map(|r| r.per_cycle.map(|c| c.0))
+        .filter(|c| *c > 0.0)
+        .collect();
+    let ci = sign_test_ci(&per_cycle, DEFAULT_LEVEL)?;
+    let (fast, slow) = per_cycle
+        .iter()
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), &c| {
+            (lo.min(c), hi.max(c))
+        });
+    Some(RulerSummary {
+        rounds: per_cycle.len(),
+        per_cycle_ps: ci,
+        ghz: 1e3 / ci.estimate,
+        ghz_min: 1e3 / slow,
+        ghz_max: 1e3 / fast,
+    })
 }
 
 pub(crate) fn assemble(p: Parts) -> JobResult {
@@ -260,6 +337,9 @@ pub(crate) fn assemble(p: Parts) -> JobResult {
         .map(|(i, name)| {
             let s = summary::summarize(&p.samples[i]);
             let sorted = summary::sorted(&p.samples[i]);
+            let per_round = ruler_cycles(&p.rounds, i);
+            let cycles =
+                sign_test_ci(&per_round, DEFAULT_LEVEL).map(|c| blocks::widened(&per_round, c));
             VariantResult {
                 name,
                 samples: p.samples[i].len(),
@@ -267,15 +347,23 @@ pub(crate) fn assemble(p: Parts) -> JobResult {
                 summary: s.map(OpSummary::from),
                 outliers: tukey::classify(&sorted),
                 unstable: s.is_some_and(|s| s.unstable()),
-                cycles_est: match (&s, &p.core_clock) {
-                    (Some(s), Some(c)) => Some(c.ghz.cycles_in(Picos(s.median))),
+                cycles_est: match (&cycles, &s, &p.core_clock) {
+                    (Some(r), _, _) => Some(Cycles(r.estimate)),
+                    (None, Some(s), Some(c)) => Some(c.ghz.cycles_in(Picos(s.median))),
                     _ => None,
                 },
+                cycles,
                 tsc_ticks: s
                     .filter(|_| p.timer.kind == TimerKind::Tsc)
                     .map(|s| p.timer.frequency.cycles_in(Picos(s.median)).0),
                 counters: has_hw.then(|| p.counters[i].clone()),
                 checksum: p.checksums[i],
+                instructions: p.instructions[i]
+                    .as_ref()
+                    .and_then(|r| r.as_ref().ok().copied()),
+                instructions_note: p.instructions[i]
+                    .as_ref()
+                    .and_then(|r| r.as_ref().err().map(ToString::to_string)),
                 histogram: p.hists[i].clone(),
             }
         })
@@ -293,6 +381,7 @@ pub(crate) fn assemble(p: Parts) -> JobResult {
         disturbances: p.disturbances,
         hardware: p.hardware,
         core_clock: p.core_clock,
+        ruler: ruler_summary(&p.rounds),
         band: p.settings.band,
         baseline: p.settings.baseline,
         variants,

@@ -25,6 +25,48 @@ pub struct Sizing {
     pub fastest_sample: Picos,
     /// Probes it took.
     pub probes: u32,
+    /// A variant whose time did not grow with the count: sizing stopped there, since no count
+    /// would make its sample long enough (`run(n)` that does not run n iterations).
+    pub flat: Option<FlatWork>,
+}
+
+/// A variant whose sample time stayed flat while the count grew [`FLAT_SPAN`]-fold.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FlatWork {
+    /// The variant's index.
+    pub variant: usize,
+    /// The smallest count of the window.
+    pub from: u64,
+    /// The largest.
+    pub to: u64,
+}
+
+/// Sizing calls a variant flat when its times over a window of counts growing this much
+/// (four tenfold probes) stay within [`FLAT_GROWTH`] of each other. Linear work cannot: even at
+/// a fraction of a cycle per iteration, a thousand times the work takes far longer than a
+/// call's fixed cost. A disturbed probe only widens the spread, so it never makes work flat.
+pub const FLAT_SPAN: u64 = 1000;
+/// See [`FLAT_SPAN`].
+pub const FLAT_GROWTH: f64 = 4.0;
+
+/// The first variant whose times in `history` (oldest first, one entry per tenfold probe)
+/// stayed flat over the last [`FLAT_SPAN`] of the count.
+fn flat_variant(history: &[(u64, Vec<Picos>)]) -> Option<FlatWork> {
+    let window = history.len().checked_sub(4).map(|i| &history[i..])?;
+    let (from, to) = (window[0].0, window[3].0);
+    if to / from.max(1) < FLAT_SPAN {
+        return None;
+    }
+    let variants = window[0].1.len();
+    (0..variants)
+        .find(|&v| {
+            let times = window.iter().map(|(_, t)| t[v].0);
+            let (lo, hi) = times.fold((f64::INFINITY, 0.0f64), |(lo, hi), t| {
+                (lo.min(t), hi.max(t))
+            });
+            lo.is_finite() && hi <= lo.max(1.0) * FLAT_GROWTH
+        })
+        .map(|variant| FlatWork { variant, from, to })
 }
 
 /// Grows the shared iteration count until every variant's sample (as measured by `probe`,
@@ -36,6 +78,8 @@ pub fn size_iterations(
 ) -> Option<Sizing> {
     let mut n = 1u64;
     let mut probes = 0;
+    // The tenfold probes so far, to tell work that does not grow with n.
+    let mut tenfold: Vec<(u64, Vec<Picos>)> = Vec::new();
     loop {
         let times = probe(n)?;
         probes += 1;
@@ -43,16 +87,25 @@ pub fn size_iterations(
             .iter()
             .copied()
             .fold(Picos(f64::INFINITY), |a, b| if b.0 < a.0 { b } else { a });
-        if fastest.0 >= target.0 || n >= MAX_ITERS {
+        let done = fastest.0 >= target.0 || n >= MAX_ITERS;
+        let flat = if done {
+            None
+        } else {
+            tenfold.push((n, times));
+            flat_variant(&tenfold)
+        };
+        if done || flat.is_some() {
             return Some(Sizing {
                 iters: n,
                 fastest_sample: fastest,
                 probes,
+                flat,
             });
         }
         // Jump straight to the estimate once the sample is a tenth of the target (then it is
         // well above precision and the estimate is good); below that, grow tenfold.
         let next = if fastest.0 >= target.0 / 10.0 {
+            tenfold.clear();
             (n as f64 * target.0 / fastest.0 * 1.05).ceil() as u64
         } else {
             n.saturating_mul(10)
@@ -141,5 +194,31 @@ mod tests {
         let s = size_iterations(Picos(1e6), |n| Some(vec![Picos(3.0 * n as f64)])).unwrap();
         assert!(s.iters as f64 * 3.0 >= 1e6);
         assert!(s.iters as f64 * 3.0 < 1.2e6, "{s:?}");
+        assert_eq!(s.flat, None);
+    }
+
+    #[test]
+    fn sizing_stops_at_work_that_does_not_grow_with_n() {
+        // The second variant takes 40 ns whatever n is; the first 1 ns per iteration.
+        let s = size_iterations(Picos(1e12), |n| {
+            Some(vec![Picos(1e3 * n as f64), Picos(40e3)])
+        })
+        .unwrap();
+        let flat = s.flat.expect("flat work is told");
+        assert_eq!(flat.variant, 1);
+        assert_eq!((flat.from, flat.to), (1, 1000));
+        assert_eq!(s.probes, 4);
+    }
+
+    #[test]
+    fn one_disturbed_probe_does_not_make_linear_work_flat() {
+        // 1 ns per iteration plus a 50 ns call; the probe at n = 10 was disturbed (5 µs).
+        let s = size_iterations(Picos(1e9), |n| {
+            let t = 50e3 + 1e3 * n as f64;
+            Some(vec![Picos(if n == 10 { 5e6 } else { t })])
+        })
+        .unwrap();
+        assert_eq!(s.flat, None);
+        assert!(s.iters >= 1_000_000, "{s:?}");
     }
 }

@@ -61,6 +61,32 @@ pub enum JobReport {
         /// One per step, with its diff from the step before.
         steps: Vec<StepCode>,
     },
+    /// `hotlab run` in the worker: `main`'s value, the build's stage times, each reload's
+    /// outcome (the one-shot command's job; sessions never ask for it).
+    RanFile(RunFileResult),
+}
+
+/// What `hotlab run FILE [--reload FILE2]...` did in the worker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFileResult {
+    /// `main`'s values as `run` prints them (space-separated).
+    pub value: String,
+    /// Each compiled function's lower and compile times (empty for the interpreter).
+    pub functions: Vec<FunctionSummary>,
+    /// The object backend's stages (name, µs) in pipeline order; empty on other backends.
+    pub object_stages: Vec<(String, f64)>,
+    /// One per `--reload` version, in order.
+    pub reloads: Vec<ReloadStep>,
+}
+
+/// One `--reload` of `hotlab run`: applied, or why not (with what it changed first).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reload", rename_all = "snake_case")]
+pub enum ReloadStep {
+    /// Applied.
+    Applied(ReloadResult),
+    /// Not applied, or applied and then raised (`applied` says what it changed).
+    Failed(JobFailed),
 }
 
 /// A compiled function: its size and what it took to build.
@@ -232,6 +258,15 @@ pub struct BenchResult {
     pub json: serde_json::Value,
     /// Cells whose result differs from the twin, or that failed.
     pub problems: usize,
+    /// Each failed cell: `CASE MODE (BACKEND): message` (what `hotlab bench` prints on stderr).
+    #[serde(default)]
+    pub errors: Vec<String>,
+    /// A script cell failed to load or run.
+    #[serde(default)]
+    pub failed: bool,
+    /// A script's result differs from its twin's.
+    #[serde(default)]
+    pub mismatched: bool,
 }
 
 /// What a reload of the live module did.

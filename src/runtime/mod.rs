@@ -15,6 +15,7 @@ pub mod ranges;
 pub mod reload;
 pub mod rt;
 pub mod spin;
+pub mod str_block;
 pub mod strings;
 pub mod sweep;
 pub mod values;

@@ -111,6 +111,9 @@ impl Object {
     pub const BOUND: usize = std::mem::offset_of!(Object, bound);
     /// Offset of the generation.
     pub const GEN: usize = std::mem::offset_of!(Object, generation);
+    /// Offset of the reference count (a `usize`; generated code changes it with atomic
+    /// instructions, which are also right for the `Cell` of a build without `thread-safe`).
+    pub const REFS: usize = std::mem::offset_of!(Object, refs);
     /// Offset of the first field cell of an object of an inline class (a fixed runtime's): the
     /// shell, then the state block's header word, then the cells, in one allocation. Field `i`
     /// is at `[this + INLINE_CELLS + 8*i]`, and `[this + STATE]` points there too.
@@ -514,5 +517,7 @@ mod tests {
         assert_eq!(Object::BOUND_VMCTX, 24);
         assert_eq!(Object::BOUND, 32);
         assert_eq!(Object::GEN, 56);
+        assert_eq!(Object::REFS, 48);
+        assert_eq!(std::mem::size_of::<RefCount>(), 8);
     }
 }

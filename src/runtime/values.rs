@@ -2,7 +2,7 @@
 //!
 //! # Ownership
 //! A cell is `0` (the empty vec, the empty string: what a zeroed global or a fresh local holds)
-//! or the address of a counted block (a string: an `Arc`; a vec: a [`VecBlock`], whose count
+//! or the address of a counted block (a string: a [`StrBlock`]; a vec: a [`VecBlock`], whose count
 //! generated code reads). A non-null cell *owns* one count. Generated code
 //! retains a cell when it copies it (a variable read, an element read) and releases it when the
 //! copy goes (a temporary used up, a variable overwritten or going out of its function), as it
@@ -19,12 +19,13 @@
 
 use std::cell::Cell;
 use std::fmt::Write as _;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::lang::span::Span;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::{Handle, hot_handle_release, hot_handle_retain};
+use crate::runtime::str_block;
+pub use crate::runtime::str_block::StrBlock;
 
 thread_local! {
     static LIVE: Cell<i64> = const { Cell::new(0) };
@@ -343,49 +344,25 @@ pub extern "C-unwind" fn hot_vec_len(cell: u64) -> i64 {
 /// `cell` must be 0 or own (or be borrowed from an owner of) a count of a live string block
 /// for `'a`.
 pub unsafe fn str_text<'a>(cell: u64) -> &'a str {
-    if cell == 0 {
-        return "";
-    }
     // SAFETY: the caller's contract.
-    unsafe { &*(cell as *const StrBlock) }.0.as_str()
-}
-
-/// A string's block.
-#[derive(Debug)]
-struct StrBlock(String);
-
-impl Drop for StrBlock {
-    fn drop(&mut self) {
-        count_blocks(-1);
-    }
+    unsafe { str_block::text(cell) }
 }
 
 /// A new str cell with `text` (0 when empty).
 pub fn str_from(text: String) -> u64 {
-    if text.is_empty() {
-        return 0;
-    }
-    count_blocks(1);
-    Arc::into_raw(Arc::new(StrBlock(text))) as u64
+    str_block::str_of(&text)
 }
 
 /// Another count of a str cell; returns the cell.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_str_retain(cell: u64) -> u64 {
-    if cell != 0 {
-        // SAFETY: a non-null str cell the caller holds owns a count of a live block.
-        unsafe { Arc::increment_strong_count(cell as *const StrBlock) };
-    }
-    cell
+    str_block::retain(cell)
 }
 
 /// Release a count of a str cell.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_str_release(cell: u64) {
-    if cell != 0 {
-        // SAFETY: the caller gives up the count its cell owns.
-        unsafe { Arc::decrement_strong_count(cell as *const StrBlock) };
-    }
+    str_block::release(cell)
 }
 
 /// A string literal: `len` bytes of UTF-8 at `bytes` (in the program's data), as a new cell.
@@ -399,7 +376,10 @@ pub unsafe extern "C-unwind" fn hot_str_lit(bytes: *const u8, len: u64) -> u64 {
     }
     // SAFETY: the caller's contract.
     let bytes = unsafe { std::slice::from_raw_parts(bytes, len as usize) };
-    str_from(String::from_utf8_lossy(bytes).into_owned())
+    match std::str::from_utf8(bytes) {
+        Ok(text) => str_block::str_of(text),
+        Err(_) => str_block::str_of(&String::from_utf8_lossy(bytes)),
+    }
 }
 
 /// `a + b`: a new string (both operands borrowed).
@@ -407,10 +387,76 @@ pub unsafe extern "C-unwind" fn hot_str_lit(bytes: *const u8, len: u64) -> u64 {
 pub extern "C-unwind" fn hot_str_concat(a: u64, b: u64) -> u64 {
     // SAFETY: generated code passes cells it holds counts through.
     let (a, b) = unsafe { (str_text(a), str_text(b)) };
-    let mut s = String::with_capacity(a.len() + b.len());
-    s.push_str(a);
-    s.push_str(b);
-    str_from(s)
+    str_block::str_with(a.len() + b.len(), |out| {
+        out[..a.len()].copy_from_slice(a.as_bytes());
+        out[a.len()..].copy_from_slice(b.as_bytes());
+    })
+}
+
+/// A part of an interpolation for [`hot_str_build`]: three cells, `(tag, a, b)`.
+pub mod str_part {
+    /// `a`: the address of `b` bytes of UTF-8 (a literal in the program's data).
+    pub const BYTES: u64 = 0;
+    /// `a`: an `i64`, shown in decimal.
+    pub const I64: u64 = 1;
+    /// `a`: an `f64`'s bits, shown as `"${x}"` shows it.
+    pub const F64: u64 = 2;
+    /// `a`: a `bool` (0 or 1).
+    pub const BOOL: u64 = 3;
+    /// `a`: a str cell (borrowed).
+    pub const STR: u64 = 4;
+}
+
+/// An interpolation `"a${x}b${s}"`, or any chain of `+` of strings, joined at once: `n`
+/// parts of three cells each ([`str_part`]) at `parts`, made into one new string with one
+/// allocation (`a + x.to_str() + b + s` would make one per part and per `+`).
+///
+/// # Safety
+/// `parts` must point at `3 * n` cells as [`str_part`] describes, whose byte parts are
+/// readable and whose str cells are held by the caller.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hot_str_build(parts: *const u64, n: u64) -> u64 {
+    // SAFETY: the caller's contract.
+    let parts = unsafe { std::slice::from_raw_parts(parts, 3 * n as usize) };
+    let mut floats: Vec<String> = Vec::new();
+    let mut digits = [0u8; 20];
+    let mut len = 0;
+    for p in parts.chunks_exact(3) {
+        len += match p[0] {
+            str_part::BYTES => p[2] as usize,
+            str_part::I64 => str_block::i64_digits(p[1] as i64, &mut digits).len(),
+            str_part::F64 => {
+                floats.push(format_f64(f64::from_bits(p[1])));
+                floats.last().map_or(0, String::len)
+            }
+            str_part::BOOL if p[1] != 0 => 4,
+            str_part::BOOL => 5,
+            // SAFETY: the caller holds the cell.
+            _ => unsafe { str_text(p[1]) }.len(),
+        };
+    }
+    let mut floats = floats.iter();
+    str_block::str_with(len, |out| {
+        let mut at = 0;
+        let mut put = |bytes: &[u8]| {
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        };
+        for p in parts.chunks_exact(3) {
+            match p[0] {
+                str_part::BYTES => {
+                    // SAFETY: the caller's contract: `p[2]` readable bytes of UTF-8.
+                    put(unsafe { std::slice::from_raw_parts(p[1] as *const u8, p[2] as usize) })
+                }
+                str_part::I64 => put(str_block::i64_digits(p[1] as i64, &mut digits)),
+                str_part::F64 => put(floats.next().map_or(&[][..], |f| f.as_bytes())),
+                str_part::BOOL if p[1] != 0 => put(b"true"),
+                str_part::BOOL => put(b"false"),
+                // SAFETY: the caller holds the cell.
+                _ => put(unsafe { str_text(p[1]) }.as_bytes()),
+            }
+        }
+    })
 }
 
 /// `a == b`: the same text.
@@ -430,19 +476,21 @@ pub extern "C-unwind" fn hot_str_len(a: u64) -> i64 {
 /// `"${x}"` of an `i64`.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_str_of_i64(x: i64) -> u64 {
-    str_from(x.to_string())
+    let mut digits = [0u8; 20];
+    let digits = str_block::i64_digits(x, &mut digits);
+    str_block::str_with(digits.len(), |out| out.copy_from_slice(digits))
 }
 
 /// `"${x}"` of an `f64`.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_str_of_f64(x: f64) -> u64 {
-    str_from(format_f64(x))
+    str_block::str_of(&format_f64(x))
 }
 
 /// `"${b}"` of a `bool`.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_str_of_bool(b: i8) -> u64 {
-    str_from(if b != 0 { "true" } else { "false" }.to_string())
+    str_block::str_of(if b != 0 { "true" } else { "false" })
 }
 
 /// `"${h}"` of a handle: `null`, or `<Class>` (the object's class, also when destroyed).
@@ -656,7 +704,7 @@ pub fn format_array(kind: ElemKind, cells: &[u64], dims: &[u32], out: &mut Strin
 }
 
 /// The helpers generated code imports for vecs and strings: `(symbol, address)`.
-pub fn helper_symbols() -> [(&'static str, *const u8); 21] {
+pub fn helper_symbols() -> [(&'static str, *const u8); 22] {
     [
         ("hot_vec_retain", hot_vec_retain as *const u8),
         ("hot_vec_release", hot_vec_release as *const u8),
@@ -669,6 +717,7 @@ pub fn helper_symbols() -> [(&'static str, *const u8); 21] {
         ("hot_str_release", hot_str_release as *const u8),
         ("hot_str_lit", hot_str_lit as *const u8),
         ("hot_str_concat", hot_str_concat as *const u8),
+        ("hot_str_build", hot_str_build as *const u8),
         ("hot_str_eq", hot_str_eq as *const u8),
         ("hot_str_len", hot_str_len as *const u8),
         ("hot_str_of_i64", hot_str_of_i64 as *const u8),

@@ -234,6 +234,15 @@ pub fn record_table(r: &JobRecord) -> Table {
             }
             t
         }
+        JobReport::RanFile(x) => {
+            let mut t = Table::new(&r.command, &["snippet", "backend", "value"]);
+            t.push(vec![
+                r.snippets.join(", "),
+                r.backend.name().into(),
+                x.value.clone(),
+            ]);
+            t
+        }
         JobReport::LadderCode { steps } => {
             let mut t = Table::new(&r.command, &["step", "layer", "row", ">instructions"]);
             for s in steps {

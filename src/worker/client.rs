@@ -117,6 +117,10 @@ pub fn describe_status(status: ExitStatus) -> (String, String) {
             "SIGFPE".into(),
             "the snippet divided by zero or overflowed a division in .clif code".into(),
         ),
+        Some(libc::SIGTRAP) => (
+            "SIGTRAP".into(),
+            "the snippet hit a debug trap (a .clif `debugtrap`)".into(),
+        ),
         Some(libc::SIGABRT) => (
             "SIGABRT".into(),
             "the worker aborted, e.g. a panic that could not unwind".into(),
@@ -351,14 +355,29 @@ impl Worker {
         cancel: &AtomicBool,
         on_progress: &mut dyn FnMut(LiveSnapshot),
     ) -> Result<JobReport, WorkerError> {
+        self.run_paced(job, limit, false, cancel, on_progress)
+    }
+
+    /// [`Worker::run`], where with `per_progress` the limit starts again at each progress
+    /// event: a job of many steps that reports each one (`bench`'s cells) may take as long as
+    /// it needs, while any one step that stops reporting is stopped at the limit.
+    pub fn run_paced(
+        &mut self,
+        job: WorkerJob,
+        limit: Duration,
+        per_progress: bool,
+        cancel: &AtomicBool,
+        on_progress: &mut dyn FnMut(LiveSnapshot),
+    ) -> Result<JobReport, WorkerError> {
         let id = self.next_id;
         self.next_id += 1;
         self.printed.clear();
         let cooperative = matches!(job, WorkerJob::Measure { .. } | WorkerJob::Ladder { .. });
         let kind = match job {
-            WorkerJob::Run { .. } | WorkerJob::RunLive { .. } | WorkerJob::Compile { .. } => {
-                "snippet".to_string()
-            }
+            WorkerJob::Run { .. }
+            | WorkerJob::RunLive { .. }
+            | WorkerJob::Compile { .. }
+            | WorkerJob::RunFile { .. } => "snippet".to_string(),
             ref other => format!("{} job", other.kind()),
         };
         // A worker that died while idle (killed from outside, say) is replaced before the job,
@@ -371,7 +390,7 @@ impl Worker {
             let _ = self.restart();
             return Err(e);
         }
-        let deadline = Instant::now() + limit;
+        let mut deadline = Instant::now() + limit;
         let mut cancelled_at: Option<Instant> = None;
         loop {
             if cancelled_at.is_none() && cancel.load(Ordering::Relaxed) {
@@ -395,7 +414,12 @@ impl Worker {
             match self.lines.recv_timeout(POLL) {
                 Ok(WireLine::Response(r)) if r.id == id => match r.event {
                     Event::Started { .. } => {}
-                    Event::Progress(p) => on_progress(p),
+                    Event::Progress(p) => {
+                        if per_progress {
+                            deadline = Instant::now() + limit;
+                        }
+                        on_progress(p)
+                    }
                     Event::Printed { text } => self.printed.push_str(&text),
                     Event::Done(out) => return Ok(out),
                     Event::Failed(f) => return Err(WorkerError::Failed(f)),

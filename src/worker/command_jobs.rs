@@ -40,6 +40,7 @@ pub fn ladder(
     ladder: &crate::ladder::Ladder,
     snippet: Option<&SnippetSource>,
     settings: &MeasureSettings,
+    builds: &[Build],
     cancel: &AtomicBool,
     progress: &mut dyn FnMut(LiveSnapshot),
 ) -> Result<JobReport, JobFailed> {
@@ -84,7 +85,7 @@ pub fn ladder(
         crate::ladder::run::measure(
             ladder.clone(),
             CalledMethod::Snippet(&program),
-            &[Build::Jit, Build::Aot],
+            builds,
             engine_settings(settings),
             cancel,
             &mut observer,
@@ -93,6 +94,16 @@ pub fn ladder(
     });
     let report = match result {
         Ok(Ok(r)) => r,
+        Ok(Err(crate::ladder::run::RunError::Row { row, error })) => {
+            // Located in the method's source, and said to be the row's cause.
+            return Err(fail(
+                FailureCause::Script,
+                format!(
+                    "{} (raised by row `{row}` of the ladder)",
+                    error.render(&program.source)
+                ),
+            ));
+        }
         Ok(Err(e)) => {
             let kind = if e.is_script_error() {
                 FailureCause::Script
@@ -197,6 +208,11 @@ pub fn bench(
         csv: render::csv(&m),
         json: serde_json::to_value(&m).unwrap_or_default(),
         problems: m.problems(),
+        errors: Vec::new(),
+        failed: m
+            .cells()
+            .any(|c| matches!(c.error, Some(crate::cases::CellError::Failed(_)))),
+        mismatched: m.cells().any(|c| c.mismatch),
     }))
 }
 

@@ -12,6 +12,7 @@ use crate::backend::{
     Backend, CallError, Checks, LoadError, LoadOptions, Loaded, Loader, Value, Workload,
     WorkloadError,
 };
+use crate::ladder::bench::Build;
 use crate::lang::{self, Program, SourceFile};
 use crate::measure::histogram::OpHistogram;
 use crate::measure::{self, JobResult, Picos, Progress, Stop};
@@ -63,7 +64,7 @@ fn refuse_clif(backend: Backend, name: &str) -> JobFailed {
 
 /// A load failure as the worker reports it (`source`: the snippet, for diagnostics and script
 /// errors).
-fn load_failure(e: LoadError, backend: Backend, source: &SourceFile) -> JobFailed {
+pub(super) fn load_failure(e: LoadError, backend: Backend, source: &SourceFile) -> JobFailed {
     let name = &source.name;
     match e {
         LoadError::HotOnly(_) => refuse_clif(backend, name),
@@ -137,7 +138,68 @@ pub fn run_job(
             ladder,
             snippet,
             settings,
-        } => super::command_jobs::ladder(ladder, snippet.as_ref(), settings, cancel, progress),
+        } => super::command_jobs::ladder(
+            ladder,
+            snippet.as_ref(),
+            settings,
+            &[Build::Jit, Build::Aot],
+            cancel,
+            progress,
+        ),
+        WorkerJob::LadderBuilds {
+            ladder,
+            snippet,
+            settings,
+            builds,
+        } => super::command_jobs::ladder(
+            ladder,
+            snippet.as_ref(),
+            settings,
+            builds,
+            cancel,
+            progress,
+        ),
+        WorkerJob::RunFile {
+            snippet,
+            backend,
+            checks,
+            reloads,
+        } => super::cli_jobs::run_file(snippet, *backend, *checks, reloads),
+        WorkerJob::AsmFile {
+            snippet,
+            backend,
+            checks,
+            function,
+            att,
+        } => super::cli_jobs::asm_file(snippet, *backend, *checks, function.as_deref(), *att),
+        WorkerJob::LadderAsm {
+            ladder,
+            snippet,
+            build,
+            att,
+        } => super::cli_jobs::ladder_asm(ladder, snippet.as_ref(), *build, *att),
+        WorkerJob::Matrix {
+            backends,
+            filter,
+            reps,
+            iters,
+            time_s,
+            reloads,
+            load,
+            cases,
+        } => super::cli_jobs::matrix(
+            &super::cli_jobs::MatrixJob {
+                backends,
+                filter: filter.as_deref(),
+                reps: *reps,
+                iters: *iters,
+                time_s: *time_s,
+                reloads: *reloads,
+                load: *load,
+                cases: cases.as_deref(),
+            },
+            progress,
+        ),
         WorkerJob::Check {
             snippet,
             against,
@@ -426,15 +488,20 @@ fn measure_job(
     let border = crate::lang::span::Span::default();
     let result = crate::runtime::catch_script(border, || job.run(cancel, &mut observer));
     drop(job);
-    // A script error is reported against the first contestant's name (without its text).
+    // An error caught at the border is located in the contestant whose text holds its span
+    // (the first such: contestants usually share a snippet), so it reads FILE:LINE:COL.
     let script_error = |e: &crate::runtime::ScriptError| {
-        let src = SourceFile::new(contestants[0].snippet.name.clone(), String::new());
-        fail(FailureCause::Script, e.render(&src))
+        let c = contestants
+            .iter()
+            .find(|c| e.span.end as usize <= c.snippet.text.len())
+            .unwrap_or(&contestants[0]);
+        fail(FailureCause::Script, e.render(&source_of(&c.snippet)))
     };
     let result = match result {
         Ok(r) => {
+            // A sampler's error knows its script: rendered against it.
             if let Some(e) = samplers.iter_mut().find_map(|s| s.take_error()) {
-                return Err(script_error(e.script_error()));
+                return Err(fail(FailureCause::Script, e.to_string()));
             }
             r.map_err(|e| input(format!("error: {e}")))?
         }

@@ -10,6 +10,7 @@
 //!
 //! See `docs/session.md` for the protocol and what happens on each fault.
 
+mod cli_jobs;
 pub mod client;
 mod command_jobs;
 pub(crate) mod jobs;

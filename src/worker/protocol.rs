@@ -156,6 +156,74 @@ pub enum WorkerJob {
         /// The snippet whose `call` is the method.
         snippet: SnippetSource,
     },
+    /// `hotlab run FILE`: compile the snippet on `backend`, run its `main`, then reload each
+    /// version in order (every backend), as the one-shot command does.
+    RunFile {
+        /// The snippet.
+        snippet: SnippetSource,
+        /// The backend.
+        backend: Backend,
+        /// Index bounds checks.
+        checks: bool,
+        /// The `--reload` versions, in order.
+        reloads: Vec<SnippetSource>,
+    },
+    /// `hotlab asm FILE`: the machine code of a snippet's functions, with the command's checks
+    /// and syntax.
+    AsmFile {
+        /// The snippet.
+        snippet: SnippetSource,
+        /// A backend that makes machine code.
+        backend: Backend,
+        /// Index bounds checks in the generated code.
+        checks: bool,
+        /// Only this function.
+        function: Option<String>,
+        /// AT&T syntax instead of Intel.
+        att: bool,
+    },
+    /// `hotlab asm --ladder`: each step's call-path code of one build around a snippet's `fn
+    /// call() -> i64` (the default empty method without a snippet).
+    LadderAsm {
+        /// The ladder.
+        ladder: crate::ladder::Ladder,
+        /// The method's snippet.
+        snippet: Option<SnippetSource>,
+        /// The build whose code to show.
+        build: crate::ladder::bench::Build,
+        /// AT&T syntax instead of Intel.
+        att: bool,
+    },
+    /// `hotlab ladder`: [`WorkerJob::Ladder`] with the builds chosen.
+    LadderBuilds {
+        /// The ladder.
+        ladder: crate::ladder::Ladder,
+        /// The snippet whose `call` is the method.
+        snippet: Option<SnippetSource>,
+        /// How to measure.
+        settings: MeasureSettings,
+        /// The builds measured side by side.
+        builds: Vec<crate::ladder::bench::Build>,
+    },
+    /// `hotlab bench`: the case matrix with the command's options.
+    Matrix {
+        /// The backends, in table order.
+        backends: Vec<Backend>,
+        /// Only cases whose name or title contains this.
+        filter: Option<String>,
+        /// Timed runs per cell.
+        reps: usize,
+        /// Loop count of the checked run.
+        iters: i64,
+        /// Seconds of one timed run.
+        time_s: f64,
+        /// Largest N of the reload chain.
+        reloads: u64,
+        /// Keep the load section.
+        load: bool,
+        /// The cases directory (default: ./cases, else the one hotlab was built with).
+        cases: Option<std::path::PathBuf>,
+    },
     /// Test only: panic in the worker with this message.
     #[doc(hidden)]
     Panic {
@@ -178,7 +246,11 @@ impl WorkerJob {
             WorkerJob::Bench { .. } => "bench",
             WorkerJob::Reload { .. } => "reload",
             WorkerJob::RunLive { .. } => "run",
-            WorkerJob::LadderCode { .. } => "ladder code",
+            WorkerJob::LadderCode { .. } | WorkerJob::LadderAsm { .. } => "ladder code",
+            WorkerJob::RunFile { .. } => "run",
+            WorkerJob::AsmFile { .. } => "asm",
+            WorkerJob::LadderBuilds { .. } => "ladder",
+            WorkerJob::Matrix { .. } => "bench",
             WorkerJob::Panic { .. } => "panic",
         }
     }

@@ -65,8 +65,8 @@ pub(crate) struct Helpers {
     pub str_release: FuncId,
     pub str_lit: FuncId,
     pub str_concat: FuncId,
+    pub str_build: FuncId,
     pub str_eq: FuncId,
-    pub str_len: FuncId,
     pub str_of_i64: FuncId,
     pub str_of_f64: FuncId,
     pub str_of_bool: FuncId,
@@ -248,12 +248,16 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// Array slots whose managed cells the function owns (`lower_array.rs`): zeroed after the
     /// stack check, released when it returns.
     pub(crate) owned_arrays: Vec<(StackSlot, Type)>,
-    /// Module variables cached by the loops being lowered (`jit-opt`).
+    /// Module variables cached by the loops being lowered (`opt_globals.rs`).
     pub(crate) global_cache: super::opt_globals::GlobalCache,
+    /// Vec locals hoisted by the loops being lowered (`opt_vec.rs`).
+    pub(crate) vec_cache: super::opt_vec::VecCache,
     /// Home slots and held temporaries (`lower_unwind.rs`).
     pub(crate) cells: super::lower_unwind::OwnedCells,
     /// The data object of each array shape's lengths (`array_shape`), by their bytes.
     pub(crate) shapes: HashMap<Vec<u8>, ir::GlobalValue>,
+    /// Handles known valid in the code being lowered (`lower_region.rs`).
+    pub(crate) checked: super::lower_region::CheckedHandles,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -283,8 +287,10 @@ pub(crate) fn lower_function(
         owned: Vec::new(),
         owned_arrays: Vec::new(),
         global_cache: Default::default(),
+        vec_cache: Default::default(),
         cells: Default::default(),
         shapes: HashMap::new(),
+        checked: Default::default(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -362,7 +368,9 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 .get(next + i)
                 .ok_or_else(|| LowerError("parameter count does not match".into()))?;
             if i == 0 && self.func.is_method() {
-                // The method ABI passes the shell; `self` is a handle cell to it.
+                // The method ABI passes the shell, which the caller checked; `self` is a
+                // handle cell to it.
+                self.enter_method(arg);
                 arg = self.cell_of_shell(arg);
             }
             match self.locals[i] {
@@ -451,16 +459,19 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 then_block,
                 else_block,
             } => self.translate_if(cond, then_block, else_block.as_ref()),
-            StmtKind::While { cond, body } => {
-                self.with_cached_globals(&[cond], body, |t| t.translate_while(cond, body))
-            }
+            // Loops are versioned on the handles they use (`lower_region.rs`).
+            StmtKind::While { cond, body } => self.versioned_loop(&[cond], body, &mut |t| {
+                t.with_cached_globals(&[cond], body, |t| t.translate_while(cond, body))
+            }),
             StmtKind::ForRange {
                 var,
                 start,
                 end,
                 body,
-            } => self.with_cached_globals(&[start, end], body, |t| {
-                t.translate_for_range(*var, start, end, body)
+            } => self.versioned_loop(&[start, end], body, &mut |t| {
+                t.with_cached_globals(&[start, end], body, |t| {
+                    t.translate_for_range(*var, start, end, body)
+                })
             }),
             StmtKind::ForStep {
                 var,
@@ -485,8 +496,10 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 })
             }
             StmtKind::ForEach { var, array, body } => {
-                self.with_cached_globals(&[array], body, |t| {
-                    t.translate_for_each(*var, array, body)
+                self.versioned_loop(&[array], body, &mut |t| {
+                    t.with_cached_globals(&[array], body, |t| {
+                        t.translate_for_each(*var, array, body)
+                    })
                 })
             }
             StmtKind::Break => self.translate_jump_out(true),
@@ -511,6 +524,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     }
 
     fn translate_let(&mut self, local: LocalId, init: &hir::Expr) -> LResult<()> {
+        if let LocalSlot::Array(slot) = self.local(local)?
+            && self.let_array_in_place(slot, init)?
+        {
+            return Ok(());
+        }
         let value = self.translate_expr(init)?;
         match self.local(local)? {
             LocalSlot::Scalar(var) if init.ty.is_managed() => {
@@ -658,11 +676,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         then_body: &HirBlock,
         else_body: Option<&HirBlock>,
     ) -> LResult<()> {
-        let c = self.translate_expr(cond)?;
         let then_block = self.builder.create_block();
         let else_block = self.builder.create_block();
         let merge_block = self.builder.create_block();
-        self.builder.ins().brif(c, then_block, &[], else_block, &[]);
+        // `a && b` as two branches (`lower_loop.rs`).
+        self.translate_branch(cond, then_block, else_block)?;
 
         self.builder.switch_to_block(then_block);
         self.builder.seal_block(then_block);

@@ -167,6 +167,24 @@ impl FunctionTranslator<'_, '_> {
         Ok(())
     }
 
+    /// `let a = [item; n]` into an array local's slot of a type that owns no cells: the item
+    /// is evaluated, then its copies are written straight into the slot, not into a temporary
+    /// copied after (which doubled the frame and the stores). Nothing can read the slot in
+    /// between: the initializer cannot name the local it initializes, and an error in it
+    /// unwinds out of the function. `false` (and no code) when `init` is not such a repeat.
+    pub(crate) fn let_array_in_place(&mut self, slot: StackSlot, init: &Expr) -> LResult<bool> {
+        let ExprKind::ArrayRepeat(item, n) = &init.kind else {
+            return Ok(false);
+        };
+        if init.ty.owns_cells() {
+            return Ok(false);
+        }
+        let v = self.translate_expr(item)?;
+        let dst = self.slot_addr(slot);
+        self.fill_array(dst, &item.ty, v, *n)?;
+        Ok(true)
+    }
+
     /// The leaf kind, the lengths (in the module's data) and their count of an array type, as
     /// `hot_str_of_array`, `hot_array_box` and `hot_array_unbox` take them.
     pub(crate) fn array_shape(&mut self, ty: &Type) -> LResult<[Value; 3]> {

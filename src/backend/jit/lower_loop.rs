@@ -1,17 +1,61 @@
 //! HIR → CLIF for loops: `while`, `for i in a..b`, `for x in array`, with `break`/`continue`
 //! targets per loop.
+//!
+//! Loops are emitted rotated where that is sound: a test before the loop, then the test again
+//! at the bottom, branching back to the body, so an iteration takes one taken branch, and
+//! Cranelift 0.135's egraph hoists loop invariants out of a rotated loop (it does not out of a
+//! `brif cond, body, exit` header: see the `jit-opt` branch of [`FunctionTranslator::translate_while`]).
+//! A `while` is rotated when its condition runs no code ([`runs_no_code`]: no call can be
+//! lowered twice by it), so emitting the condition twice changes nothing but the code's
+//! size. Conditions are lowered as branches ([`FunctionTranslator::translate_branch`]): `a && b`,
+//! `a || b` and `!a` jump on each operand's test, with no `bool` materialized and tested again.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 use cranelift_frontend::Variable;
 
-use crate::lang::hir::{self, Block as HirBlock, LocalId, Type};
+use cranelift_codegen::ir::Block;
+
+use crate::lang::hir::{self, Block as HirBlock, ExprKind, LocalId, LogicOp, Type, UnOp};
 use crate::runtime::values::VecBlock;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, LoopTargets, bad, mem};
+use super::opt_globals::runs_no_code;
 
 impl FunctionTranslator<'_, '_> {
+    /// Branch to `yes` when `cond` is true, else to `no`: `&&`, `||` and `!` as jumps on their
+    /// operands (short-circuit, left to right, as their values are), anything else evaluated
+    /// and tested. The caller seals `yes` and `no`.
+    pub(crate) fn translate_branch(
+        &mut self,
+        cond: &hir::Expr,
+        yes: Block,
+        no: Block,
+    ) -> LResult<()> {
+        match &cond.kind {
+            ExprKind::Logical(op, l, r) => {
+                let rhs_block = self.builder.create_block();
+                match op {
+                    LogicOp::And => self.translate_branch(l, rhs_block, no)?,
+                    LogicOp::Or => self.translate_branch(l, yes, rhs_block)?,
+                }
+                self.builder.switch_to_block(rhs_block);
+                self.builder.seal_block(rhs_block);
+                self.translate_branch(r, yes, no)
+            }
+            ExprKind::Unary(UnOp::Not, x) => self.translate_branch(x, no, yes),
+            _ => {
+                let c = self.translate_expr(cond)?;
+                self.builder.ins().brif(c, yes, &[], no, &[]);
+                Ok(())
+            }
+        }
+    }
+
     pub(crate) fn translate_while(&mut self, cond: &hir::Expr, body: &HirBlock) -> LResult<()> {
+        if runs_no_code(self.env.program, cond) {
+            return self.translate_while_rotated(cond, body);
+        }
         let header_block = self.builder.create_block();
         let body_block = self.builder.create_block();
         let exit_block = self.builder.create_block();
@@ -44,6 +88,34 @@ impl FunctionTranslator<'_, '_> {
         self.builder.ins().jump(header_block, &[]);
 
         self.builder.seal_block(header_block);
+        self.builder.switch_to_block(exit_block);
+        self.builder.seal_block(exit_block);
+        Ok(())
+    }
+
+    /// `while cond { body }` as `if cond { do { body } while cond }` (see the module docs);
+    /// `continue` goes to the bottom test.
+    fn translate_while_rotated(&mut self, cond: &hir::Expr, body: &HirBlock) -> LResult<()> {
+        let body_block = self.builder.create_block();
+        let latch_block = self.builder.create_block();
+        let exit_block = self.builder.create_block();
+        self.translate_branch(cond, body_block, exit_block)?;
+
+        self.builder.switch_to_block(body_block);
+        self.loops.push(LoopTargets {
+            continue_block: latch_block,
+            exit_block,
+        });
+        let result = self.translate_block(body);
+        self.loops.pop();
+        result?;
+        self.builder.ins().jump(latch_block, &[]);
+
+        self.builder.switch_to_block(latch_block);
+        self.builder.seal_block(latch_block);
+        self.translate_branch(cond, body_block, exit_block)?;
+
+        self.builder.seal_block(body_block);
         self.builder.switch_to_block(exit_block);
         self.builder.seal_block(exit_block);
         Ok(())

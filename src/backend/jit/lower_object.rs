@@ -20,9 +20,12 @@
 //! (`lower_unwind.rs`, `runtime::sweep`).
 //!
 //! # Uses of an object
-//! `hot_object_check(cell, span)` returns the shell or raises `NullHandle`, `StaleHandle` or
-//! `ObjectDetached` at the span. The state pointer is loaded from the shell at every access
-//! (`[shell + Object::STATE]`): a call in between may have run a reload that replaced the state.
+//! A handle is checked inline (`check_object_inline`: null, generation, detached), with
+//! `hot_object_check(cell, span)` called only on the cold path, where it raises `NullHandle`,
+//! `StaleHandle` or `ObjectDetached` at the span. On `jit` the state pointer is then loaded from
+//! the shell (`[shell + Object::STATE]`). A handle known valid (`self` in its method, a loop's
+//! handles tested before it: `lower_region.rs`) is used with neither the check nor a new load
+//! of the state pointer, which no call can change while a call runs (docs/runtime.md).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
@@ -39,8 +42,7 @@ pub(crate) const ADDR_BITS: i64 = crate::runtime::handle::ADDR_BITS as i64;
 impl FunctionTranslator<'_, '_> {
     /// Give up an owned handle cell (null is fine).
     pub(crate) fn release(&mut self, cell: Value) {
-        let helper = self.env.helpers.release;
-        self.call_helper(helper, &[cell]);
+        self.release_handle(cell);
     }
 
     /// Give up an owned value of type `ty` (nothing for a type that owns nothing).
@@ -50,7 +52,7 @@ impl FunctionTranslator<'_, '_> {
         }
         let h = &self.env.helpers;
         let helper = match ty {
-            Type::Handle { .. } | Type::Null => h.release,
+            Type::Handle { .. } | Type::Null => return self.release_handle(v),
             Type::Vec(_) => h.vec_release,
             Type::Str => h.str_release,
             Type::Fn { .. } => h.closure_release,
@@ -67,7 +69,7 @@ impl FunctionTranslator<'_, '_> {
         }
         let h = &self.env.helpers;
         let helper = match ty {
-            Type::Handle { .. } | Type::Null => h.retain,
+            Type::Handle { .. } | Type::Null => return self.retain_handle(v),
             Type::Vec(_) => h.vec_retain,
             Type::Str => h.str_retain,
             Type::Fn { .. } => h.closure_retain,
@@ -95,14 +97,10 @@ impl FunctionTranslator<'_, '_> {
         self.builder.ins().bor(shell, tag)
     }
 
-    /// The shell of a handle, checked at `span` (inline for a fixed runtime).
+    /// The shell of a handle, checked inline at `span`: the helper runs only on the cold path
+    /// that raises (on `jit` and `jit-opt` alike: the layout of the shell is the same).
     pub(crate) fn check_object(&mut self, cell: Value, span: Span) -> Value {
-        if self.env.fixed {
-            return self.check_object_inline(cell, span);
-        }
-        let (start, end) = self.span_args(span);
-        let helper = self.env.helpers.object_check;
-        self.call_helper(helper, &[cell, start, end])[0]
+        self.check_object_inline(cell, span)
     }
 
     /// A handle, vec or string expression, borrowed when it is a variable read:
@@ -164,6 +162,18 @@ impl FunctionTranslator<'_, '_> {
         field: u32,
         e: &Expr,
     ) -> LResult<Value> {
+        if let Some(c) = self.checked_handle(object) {
+            // Known valid here (`lower_region.rs`): no check, no reference to take.
+            let addr = self.checked_field(c, field);
+            return self.load_cell_owned(addr, &e.ty);
+        }
+        if let Some(cell) = self.borrowed_field_cell(object)? {
+            // `self.w.f`: borrowed from the field (no retain and release), as nothing runs
+            // between the read of `self.w` and that of `f`.
+            let shell = self.check_object(cell, e.span);
+            let addr = self.field_addr(shell, field);
+            return self.load_cell_owned(addr, &e.ty);
+        }
         let (cell, owned) = self.handle_operand(object)?;
         // `o().f`: the handle is held across its check.
         let held = self.hold_if(owned, &object.ty, cell);
@@ -176,9 +186,10 @@ impl FunctionTranslator<'_, '_> {
         Ok(v)
     }
 
-    /// `o.f = value` / `o.f op= value`: check `o`, evaluate the value, check again (the value's
-    /// calls may have destroyed or reloaded it), read for `op=`, store; a handle, vec or string
-    /// field releases the value it held.
+    /// `o.f = value` / `o.f op= value`: check `o`, evaluate the value, read for `op=`, store; a
+    /// handle, vec or string field releases the value it held. `o` is checked once: the value's
+    /// calls cannot destroy, detach or reload it (the rule in `lower_region.rs`), and its state
+    /// address is taken after the value ran.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn translate_field_assign(
         &mut self,
@@ -190,18 +201,16 @@ impl FunctionTranslator<'_, '_> {
         value: &Expr,
         span: Span,
     ) -> LResult<()> {
+        if let Some(c) = self.checked_handle(object) {
+            let v = self.translate_expr(value)?;
+            let (v, cell_ty) = self.box_if_array(v, ty)?;
+            let addr = self.checked_field(c, field);
+            return self.store_to(PlaceRef::Mem(addr), &cell_ty, op, op_span, v);
+        }
         let (cell, owned) = self.handle_operand(object)?;
         let cell_held = self.hold_if(owned, &object.ty, cell);
-        let first = self.check_object(cell, span);
+        let shell = self.check_object(cell, span);
         let v = self.translate_expr(value)?;
-        let value_held = self.hold(&value.ty, v);
-        // jit-opt: a value that runs no code cannot have destroyed or detached the object.
-        let shell = if self.env.fixed && super::opt_globals::runs_no_code(self.env.program, value) {
-            first
-        } else {
-            self.check_object(cell, span)
-        };
-        self.unhold(value_held);
         // A field's array is boxed in its cell, as in a vec's (`lower_array.rs`); arrays take
         // no compound operator, so `op` is `None` for one.
         let (v, cell_ty) = self.box_if_array(v, ty)?;
@@ -223,10 +232,30 @@ impl FunctionTranslator<'_, '_> {
         args: &[Expr],
         e: &Expr,
     ) -> LResult<Value> {
-        let (cell, owned) = self.handle_operand(object)?;
-        // The receiver and the arguments are held through the call (borrowed by the callee).
-        let receiver_held = self.hold_if(owned, &object.ty, cell);
-        let shell = self.check_object(cell, e.span);
+        // jit-opt: a virtual call with one possible target is a direct call of it.
+        let virtual_method =
+            virtual_method.filter(|m| !self.sole_virtual_target(&object.ty, m, func));
+        // `self.w.m(args)` of a direct call that cannot store into any field or module variable
+        // borrows `self.w`: nothing can release the field's reference while the call runs.
+        let borrow = virtual_method.is_none()
+            && super::lower_region::releases_nothing(self.env.program, func, args);
+        let borrowed = if borrow {
+            self.borrowed_field_cell(object)?
+        } else {
+            None
+        };
+        // A local known valid (`lower_region.rs`) is borrowed and not checked again.
+        let (shell, receiver) = match (self.checked_handle(object), borrowed) {
+            (Some(c), _) => (c.shell, None),
+            (None, Some(cell)) => (self.check_object(cell, e.span), None),
+            (None, None) => {
+                let (cell, owned) = self.handle_operand(object)?;
+                // The receiver and the arguments are held through the call (borrowed by the
+                // callee).
+                let held = self.hold_if(owned, &object.ty, cell);
+                (self.check_object(cell, e.span), Some((cell, owned, held)))
+            }
+        };
         let mut values = vec![self.vmctx, shell];
         let mut owned_args = Vec::new();
         let mut held = Vec::new();
@@ -256,11 +285,13 @@ impl FunctionTranslator<'_, '_> {
             }
         };
         self.unhold_all(held);
-        self.unhold(receiver_held);
         for (ty, v) in owned_args {
             self.release_value(&ty, v);
         }
-        self.done_with(cell, owned);
+        if let Some((cell, owned, receiver_held)) = receiver {
+            self.unhold(receiver_held);
+            self.done_with(cell, owned);
+        }
         Ok(match results.first() {
             Some(v) => *v,
             None => self.unit(),

@@ -17,10 +17,11 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{GlobalValue, InstBuilder, MemFlagsData, Value, types};
 use cranelift_module::DataDescription;
 
-use crate::lang::hir::{Expr, ExprKind, Place, PlaceKind, Type};
+use crate::lang::hir::{BinOp, Expr, ExprKind, Place, PlaceKind, Type};
 use crate::lang::span::Span;
 
-use crate::runtime::values::VecBlock;
+use crate::runtime::str_block::StrBlock;
+use crate::runtime::values::{VecBlock, str_part};
 
 use super::lower::{
     FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem, place_has_vec_index,
@@ -123,6 +124,12 @@ impl FunctionTranslator<'_, '_> {
     /// each index against its vec's current length. A field root is checked again and its
     /// address taken now (the state block may have been replaced since it was evaluated).
     pub(crate) fn walk_vec_path(&mut self, path: &VecPath) -> LResult<PlaceRef> {
+        if let (VecRoot::Place(PlaceRef::Var(var)), [(idx, span, _)]) = (path.root, &path.steps[..])
+            && let Some(hoisted) = self.hoisted_vec_var(var)
+        {
+            // Unique, its length and data read before the loop (`opt_vec.rs`).
+            return Ok(PlaceRef::Mem(self.hoisted_elem_addr(hoisted, *idx, *span)));
+        }
         let mut target = match path.root {
             VecRoot::Place(p) => p,
             VecRoot::Field {
@@ -168,7 +175,7 @@ impl FunctionTranslator<'_, '_> {
     /// from the place). Inline when it already is (non-null, count 1: no other owner on any
     /// thread, so the count cannot change under us); else a cold call of `hot_vec_unique`,
     /// which copies a shared block (or makes one for the empty vec), and a store back.
-    fn unique_vec_at(&mut self, target: PlaceRef, vec_ty: &Type) -> LResult<Value> {
+    pub(crate) fn unique_vec_at(&mut self, target: PlaceRef, vec_ty: &Type) -> LResult<Value> {
         let (Type::Vec(elem) | Type::Array(elem, _)) = vec_ty else {
             return bad("a vec step on a value that is not a vec");
         };
@@ -277,6 +284,12 @@ impl FunctionTranslator<'_, '_> {
         index: &Expr,
         whole: &Expr,
     ) -> LResult<Value> {
+        if let Some(hoisted) = self.hoisted_vec_of(vec) {
+            // Its length and data read before the loop (`opt_vec.rs`).
+            let idx = self.translate_expr(index)?;
+            let addr = self.hoisted_elem_addr(hoisted, idx, whole.span);
+            return self.load_cell_owned(addr, &whole.ty);
+        }
         let (cell, owned) = self.handle_operand(vec)?;
         let held = self.hold_if(owned, &vec.ty, cell);
         let idx = self.translate_expr(index)?;
@@ -290,14 +303,43 @@ impl FunctionTranslator<'_, '_> {
 
     /// `v.len()` of a vec or a string.
     pub(crate) fn translate_dynamic_len(&mut self, value: &Expr) -> LResult<Value> {
+        if let Some(hoisted) = self.hoisted_vec_of(value) {
+            return Ok(self.hoisted_len(hoisted));
+        }
         let (cell, owned) = self.handle_operand(value)?;
-        let helper = match value.ty {
-            Type::Str => self.env.helpers.str_len,
-            _ => self.env.helpers.vec_len,
+        let n = match value.ty {
+            // A string's length is in its block (`runtime::str_block`): read inline.
+            Type::Str => self.str_len_inline(cell),
+            _ => {
+                let helper = self.env.helpers.vec_len;
+                self.call_helper(helper, &[cell])[0]
+            }
         };
-        let n = self.call_helper(helper, &[cell])[0];
         self.done_with_value(&value.ty, cell, owned);
         Ok(n)
+    }
+
+    /// The length of the string in `cell` (borrowed): 0 for the empty string (a null cell),
+    /// else its block's length.
+    fn str_len_inline(&mut self, cell: Value) -> Value {
+        let load_block = self.builder.create_block();
+        let done = self.builder.create_block();
+        self.builder.append_block_param(done, types::I64);
+        let zero = self.builder.ins().iconst(types::I64, 0);
+        let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
+        self.builder
+            .ins()
+            .brif(null, done, &[zero.into()], load_block, &[]);
+        self.builder.switch_to_block(load_block);
+        self.builder.seal_block(load_block);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, StrBlock::LEN as i32);
+        self.builder.ins().jump(done, &[len.into()]);
+        self.builder.switch_to_block(done);
+        self.builder.seal_block(done);
+        self.builder.block_params(done)[0]
     }
 
     /// The address of read-only bytes in the module's data.
@@ -343,6 +385,11 @@ impl FunctionTranslator<'_, '_> {
         else {
             return bad("a string operator that is not binary");
         };
+        if *op == BinOp::Add
+            && let Some(v) = self.translate_str_chain(e)?
+        {
+            return Ok(v);
+        }
         let (l, l_owned) = self.handle_operand(lhs)?;
         // Held while the right operand runs (`a + f()`). Concatenation and comparison do not
         // raise, so the right operand needs no hold.
@@ -353,6 +400,93 @@ impl FunctionTranslator<'_, '_> {
         self.done_with_value(&Type::Str, l, l_owned);
         self.done_with_value(&Type::Str, r, r_owned);
         Ok(v)
+    }
+
+    /// A chain of `+` of strings (an interpolation `"item ${i}"` is `"item " + ToStr(i)`)
+    /// made at once by `hot_str_build` with one allocation, when it has a literal, a shown
+    /// scalar or at least three parts; `None` (and no code) otherwise. The parts are evaluated
+    /// left to right, as the nested `+` evaluates them; an owned string part is held until the
+    /// string is made (a later part may raise). Showing a scalar and joining never raise and
+    /// have no effect, so showing the scalars at the end, with the join, changes nothing.
+    fn translate_str_chain(&mut self, e: &Expr) -> LResult<Option<Value>> {
+        fn chain<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+            match &e.kind {
+                ExprKind::Binary {
+                    op: BinOp::Add,
+                    lhs,
+                    rhs,
+                    ..
+                } if e.ty == Type::Str => {
+                    chain(lhs, out);
+                    chain(rhs, out);
+                }
+                _ => out.push(e),
+            }
+        }
+        let scalar = |e: &Expr| match &e.kind {
+            ExprKind::ToStr(x) => matches!(x.ty, Type::I64 | Type::F64 | Type::Bool),
+            _ => false,
+        };
+        let mut parts = Vec::new();
+        chain(e, &mut parts);
+        let worth = parts.len() >= 3
+            || parts
+                .iter()
+                .any(|p| matches!(p.kind, ExprKind::StrLit(_)) || scalar(p));
+        if !worth {
+            return Ok(None);
+        }
+        let slot = self.new_slot(3 * parts.len() as u64);
+        let base = self.slot_addr(slot);
+        let mut strings = Vec::new();
+        for (k, part) in parts.iter().enumerate() {
+            let zero = self.builder.ins().iconst(types::I64, 0);
+            let (tag, a, b) = match &part.kind {
+                ExprKind::StrLit(text) => {
+                    let len = self.builder.ins().iconst(types::I64, text.len() as i64);
+                    // The empty literal: no bytes to read.
+                    let a = if text.is_empty() {
+                        zero
+                    } else {
+                        self.data_addr(text.as_bytes().to_vec())?
+                    };
+                    (str_part::BYTES, a, len)
+                }
+                ExprKind::ToStr(x) if scalar(part) => {
+                    let v = self.translate_expr(x)?;
+                    let (tag, a) = match x.ty {
+                        Type::I64 => (str_part::I64, v),
+                        Type::F64 => (
+                            str_part::F64,
+                            self.builder
+                                .ins()
+                                .bitcast(types::I64, MemFlagsData::new(), v),
+                        ),
+                        _ => (str_part::BOOL, self.builder.ins().uextend(types::I64, v)),
+                    };
+                    (tag, a, zero)
+                }
+                _ => {
+                    let (cell, owned) = self.handle_operand(part)?;
+                    let held = self.hold_if(owned, &Type::Str, cell);
+                    strings.push((cell, owned, held));
+                    (str_part::STR, cell, zero)
+                }
+            };
+            let tag = self.builder.ins().iconst(types::I64, tag as i64);
+            let at = (24 * k) as i32;
+            self.builder.ins().store(mem(), tag, base, at);
+            self.builder.ins().store(mem(), a, base, at + 8);
+            self.builder.ins().store(mem(), b, base, at + 16);
+        }
+        let n = self.builder.ins().iconst(types::I64, parts.len() as i64);
+        let helper = self.env.helpers.str_build;
+        let s = self.call_helper(helper, &[base, n])[0];
+        for (cell, owned, held) in strings.into_iter().rev() {
+            self.unhold(held);
+            self.done_with_value(&Type::Str, cell, owned);
+        }
+        Ok(Some(s))
     }
 
     /// `"${inner}"`: the value shown as a new string.

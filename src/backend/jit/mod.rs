@@ -26,6 +26,8 @@ mod lower_index;
 mod lower_loop;
 mod lower_object;
 mod lower_range;
+mod lower_refcount;
+mod lower_region;
 pub(crate) mod lower_unwind;
 mod lower_util;
 mod lower_value;
@@ -33,6 +35,7 @@ pub mod module;
 mod opt_globals;
 pub(crate) mod opt_inline;
 mod opt_object;
+mod opt_vec;
 mod unwind;
 
 use std::mem::ManuallyDrop;
@@ -480,8 +483,8 @@ pub(crate) fn declare_imports(
         str_release: declare("hot_str_release", &[i64t], None)?,
         str_lit: declare("hot_str_lit", &[i64t, i64t], Some(i64t))?,
         str_concat: declare("hot_str_concat", &[i64t, i64t], Some(i64t))?,
+        str_build: declare("hot_str_build", &[i64t, i64t], Some(i64t))?,
         str_eq: declare("hot_str_eq", &[i64t, i64t], Some(types::I8))?,
-        str_len: declare("hot_str_len", &[i64t], Some(i64t))?,
         str_of_i64: declare("hot_str_of_i64", &[i64t], Some(i64t))?,
         str_of_f64: declare("hot_str_of_f64", &[f64t], Some(i64t))?,
         str_of_bool: declare("hot_str_of_bool", &[types::I8], Some(i64t))?,

@@ -1,4 +1,5 @@
-//! `jit-opt`: scalar module variables kept in registers through loops that call nothing.
+//! Scalar module variables kept in registers through loops that call nothing (every Cranelift
+//! backend: `jit`, `jit-opt`, `object`).
 //!
 //! A module variable lives in the globals block, and the plain lowering loads it at every read
 //! and stores it at every write. In a loop such as `for i in 0..m { counter = counter + i }`
@@ -16,38 +17,61 @@
 //!
 //! Helper calls the loop may still make (retain and release, vec and string helpers, raises)
 //! never touch module variables, so they do not disqualify a loop.
+//!
+//! # On a reloadable program (`jit`, `object`)
+//! A module variable's address is a constant of the code: each version of a program has its
+//! own globals block, and no code of a replaced version runs again (`module.rs`). A reload
+//! quiesces first: it waits until no thread is inside a call into script code
+//! (`runtime::reload`), so it never happens while a frame of this loop is live, and a host
+//! thread reaches a module variable only through such a call or between calls. So the rule
+//! above holds unchanged: only a call inside the loop could see or make a change, and a loop
+//! with a call keeps no cache.
 
 use std::collections::HashMap;
 
-use cranelift_codegen::ir::Value;
+use cranelift_codegen::ir::{GlobalValue, InstBuilder, Value, types};
 use cranelift_frontend::Variable;
 
 use crate::lang::hir::{
     Block, Expr, ExprKind, GlobalId, Place, PlaceKind, Program, Stmt, StmtKind,
 };
 
-use super::lower::{FunctionTranslator, LResult, scalar_type};
+use super::lower::{FunctionTranslator, GlobalsBase, LResult, mem, scalar_type};
 
 /// The cached module variables of the loops being lowered (innermost entries added last).
 #[derive(Default)]
 pub(crate) struct GlobalCache {
     vars: HashMap<GlobalId, Variable>,
+    /// The globals block's address, computed once before the outermost loop that qualified
+    /// (see [`FunctionTranslator::region_globals_base`]); `None` outside such a loop.
+    base: Option<Value>,
+    /// `jit-opt`'s data cell holding that address, made once per function.
+    base_cell: Option<GlobalValue>,
 }
 
 /// The scalar module variables a loop mentions (its head expressions `head`: condition, range
 /// bounds, array; and its body), or `None` when it makes a call that could run other code (see
 /// the module docs). Unknown expression kinds count as calls.
-pub(crate) fn loop_globals(
-    program: &Program,
-    head: &[&Expr],
-    body: &Block,
-) -> Option<Vec<GlobalId>> {
+pub(crate) fn loop_globals(program: &Program, head: &[&Expr], body: &Block) -> Option<LoopGlobals> {
     let mut w = GlobalsWalk {
         program,
         found: Vec::new(),
+        any: false,
     };
     let ok = head.iter().all(|e| w.expr(e)) && w.block(body);
-    ok.then_some(w.found)
+    ok.then_some(LoopGlobals {
+        scalars: w.found,
+        any: w.any,
+    })
+}
+
+/// What a loop that calls nothing mentions of the module variables.
+pub(crate) struct LoopGlobals {
+    /// The scalar ones, cached in registers.
+    pub scalars: Vec<GlobalId>,
+    /// Whether it mentions any (an array's elements too): then the globals block's address is
+    /// computed once before the loop.
+    pub any: bool,
 }
 
 /// Whether evaluating `e` cannot run other code (no call of any kind, no `new`): nothing it does
@@ -56,6 +80,7 @@ pub(crate) fn runs_no_code(program: &Program, e: &Expr) -> bool {
     GlobalsWalk {
         program,
         found: Vec::new(),
+        any: false,
     }
     .expr(e)
 }
@@ -63,10 +88,12 @@ pub(crate) fn runs_no_code(program: &Program, e: &Expr) -> bool {
 struct GlobalsWalk<'a> {
     program: &'a Program,
     found: Vec<GlobalId>,
+    any: bool,
 }
 
 impl GlobalsWalk<'_> {
     fn global(&mut self, id: GlobalId) {
+        self.any = true;
         let ty = &self.program.globals[id.index()].ty;
         let scalar = matches!(
             ty,
@@ -168,25 +195,27 @@ impl GlobalsWalk<'_> {
 
 impl FunctionTranslator<'_, '_> {
     /// Lower a loop with the scalar module variables it mentions cached (see the module docs)
-    /// when this is the `jit-opt` lowering and the loop calls nothing; plainly otherwise.
+    /// when the loop calls nothing; plainly otherwise. Its vec locals may be hoisted too
+    /// (`opt_vec.rs`).
     pub(crate) fn with_cached_globals<T>(
         &mut self,
         head: &[&Expr],
         body: &Block,
         lower: impl FnOnce(&mut Self) -> LResult<T>,
     ) -> LResult<T> {
-        // A non-empty cache: inside a loop that qualified, whose walk covered this one too.
-        if !self.env.fixed || !self.global_cache.vars.is_empty() {
-            return lower(self);
+        // A base already: inside a loop that qualified, whose walk covered this one too.
+        if self.global_cache.base.is_some() {
+            return self.with_hoisted_vecs(head, body, lower);
         }
         let Some(found) = loop_globals(self.env.program, head, body) else {
-            return lower(self);
+            return self.with_hoisted_vecs(head, body, lower);
         };
-        let mut added = Vec::new();
-        for id in found {
-            if self.global_cache.vars.contains_key(&id) {
-                continue;
-            }
+        if !found.any {
+            return self.with_hoisted_vecs(head, body, lower);
+        }
+        let base = self.region_globals_base()?;
+        self.global_cache.base = Some(base);
+        for id in found.scalars {
             let ty = self.env.program.globals[id.index()].ty.clone();
             let Some(ir_ty) = scalar_type(&ty) else {
                 continue;
@@ -196,13 +225,42 @@ impl FunctionTranslator<'_, '_> {
             let var = self.builder.declare_var(ir_ty);
             self.def_var(var, v);
             self.global_cache.vars.insert(id, var);
-            added.push(id);
         }
-        let result = lower(self);
-        for id in added {
-            self.global_cache.vars.remove(&id);
-        }
+        let result = self.with_hoisted_vecs(head, body, lower);
+        self.global_cache.vars.clear();
+        self.global_cache.base = None;
         result
+    }
+
+    /// The globals block's address as a value computed here, before a loop, and kept in a
+    /// register through it, rather than a constant that the code generator materializes again
+    /// (a 10-byte `movabs`) at each use inside the loop. On `jit` (no egraph) a constant
+    /// defined before the loop stays where it is; `jit-opt`'s egraph rematerializes constants
+    /// in every block that uses them, so there the address is loaded from a data cell of the
+    /// module (once per loop entry). Position-independent code (`object`) takes the symbol's
+    /// address, which is not rematerialized either.
+    fn region_globals_base(&mut self) -> LResult<Value> {
+        match self.env.globals {
+            GlobalsBase::Addr(base) if self.env.fixed => {
+                let gv = match self.global_cache.base_cell {
+                    Some(gv) => gv,
+                    None => {
+                        let gv = self.data_global(base.to_le_bytes().to_vec())?;
+                        self.global_cache.base_cell = Some(gv);
+                        gv
+                    }
+                };
+                let cell = self.builder.ins().symbol_value(types::I64, gv);
+                Ok(self.builder.ins().load(types::I64, mem(), cell, 0))
+            }
+            GlobalsBase::Addr(base) => Ok(self.builder.ins().iconst(types::I64, base)),
+            GlobalsBase::Data(data) => self.data_object_addr(data, 0),
+        }
+    }
+
+    /// Inside a loop that computed the globals block's address before it, that address.
+    pub(crate) fn region_base(&self) -> Option<Value> {
+        self.global_cache.base
     }
 
     /// The variable caching module variable `id` in the loop being lowered, if any.

@@ -12,17 +12,19 @@
 //!   (which raises the right error at the right span). No helper call on the fast path;
 //! - **virtual calls** read the class's slot table, which is the class's vtable here: no reload
 //!   swaps it, so its loads (and the slot offset's) are `readonly` and Cranelift may merge them.
-//!   Statically bound methods are direct `call`s (as on `jit`).
+//!   Statically bound methods are direct `call`s (as on `jit`), and so is a virtual call whose
+//!   target is known: when no class derived from the receiver's static class overrides the
+//!   method, the program (closed: a fixed runtime loads no other version) has one function it
+//!   can reach, and a direct call of it can be inlined (`opt_inline.rs`).
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 
+use crate::lang::hir::{ClassId, FuncId, Program, Type};
 use crate::lang::span::Span;
-use crate::runtime::class::DETACHED_KEY;
 use crate::runtime::object::Object;
 
 use super::lower::{FunctionTranslator, mem};
-use super::lower_object::ADDR_BITS;
 
 /// Flags of a load that no code changes while generated code of a fixed runtime runs (a class's
 /// slots and the slot-offset table: filled before any code runs, never reloaded).
@@ -40,26 +42,8 @@ impl FunctionTranslator<'_, '_> {
             // Raises `NullHandle`.
             t.call_helper(helper, &[cell, start, end]);
         });
-        // The address is the low 48 bits: two shifts (a 64-bit mask would be a constant-pool
-        // load on x86-64).
-        let high = self.builder.ins().ishl_imm_s(cell, 64 - ADDR_BITS);
-        let shell = self.builder.ins().ushr_imm_u(high, 64 - ADDR_BITS);
-        let tag = self.builder.ins().ushr_imm_u(cell, ADDR_BITS);
-        let generation = self
-            .builder
-            .ins()
-            .uload16(types::I64, mem(), shell, Object::GEN as i32);
-        let stale = self.builder.ins().icmp(IntCC::NotEqual, tag, generation);
-        // A stale shell is still allocated (the cell owns a reference), so its key can be read.
-        let key = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), shell, Object::KEY as i32);
-        let detached = self
-            .builder
-            .ins()
-            .icmp_imm_s(IntCC::Equal, key, DETACHED_KEY as i64);
-        let bad = self.builder.ins().bor(stale, detached);
+        let (shell, tag) = self.cell_parts(cell);
+        let bad = self.shell_invalid(shell, tag);
         self.cold_raise(bad, |t| {
             let (start, end) = t.span_args(span);
             // Raises `StaleHandle` or `ObjectDetached` (the helper tells them apart).
@@ -73,4 +57,30 @@ impl FunctionTranslator<'_, '_> {
         let offset = Object::INLINE_CELLS as i64 + i64::from(field) * 8;
         self.builder.ins().iadd_imm_s(shell, offset)
     }
+
+    /// `jit-opt`: whether a virtual call of `method` (implemented by `func` in the static
+    /// class) on `receiver` can only reach `func` (see the module docs).
+    pub(crate) fn sole_virtual_target(&self, receiver: &Type, method: &str, func: FuncId) -> bool {
+        let Type::Handle { class, .. } = receiver else {
+            return false;
+        };
+        let program = self.env.program;
+        self.env.fixed
+            && program.classes.iter().enumerate().all(|(i, c)| {
+                !derives(program, ClassId(i as u32), *class)
+                    || c.method(method).is_none_or(|m| m.func == func)
+            })
+    }
+}
+
+/// Whether `class` is `base` or derives from it.
+fn derives(program: &Program, class: ClassId, base: ClassId) -> bool {
+    let mut at = Some(class);
+    while let Some(c) = at {
+        if c == base {
+            return true;
+        }
+        at = program.classes.get(c.index()).and_then(|k| k.parent);
+    }
+    false
 }

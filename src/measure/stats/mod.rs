@@ -2,6 +2,7 @@
 //! unit (picoseconds per op, or natural-log ratios), so every method can be tested on synthetic
 //! data; the typed results are built in `measure::result`.
 
+pub mod blocks;
 pub mod median_ci;
 pub mod summary;
 pub mod tukey;

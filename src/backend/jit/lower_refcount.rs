@@ -1,0 +1,93 @@
+//! Handle reference counts changed inline: `retain` and `release` of a handle cell without a
+//! call on the common path.
+//!
+//! A retain is a null test and an atomic add to the shell's count ([`Object::REFS`]). A release
+//! that is not the last is a compare-and-swap from `n` to `n - 1` for `n > 1`; when the count it
+//! reads is 1 (this reference may be the last) it calls `hot_object_release` from a cold block,
+//! which drops the reference there (and frees the object if it was the last, as before). The
+//! count never goes to zero inline, so freeing stays in one place, and a count that another
+//! thread changes in between only makes the swap retry.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, Value, types};
+
+use crate::runtime::object::Object;
+
+use super::lower::{FunctionTranslator, mem};
+
+impl FunctionTranslator<'_, '_> {
+    /// The address of the count of a non-null handle cell's shell.
+    fn refs_addr(&mut self, cell: Value) -> Value {
+        let (shell, _) = self.cell_parts(cell);
+        self.builder.ins().iadd_imm_s(shell, Object::REFS as i64)
+    }
+
+    /// Take another reference through a handle cell (null is fine); returns the cell.
+    pub(crate) fn retain_handle(&mut self, cell: Value) -> Value {
+        let add_block = self.builder.create_block();
+        let done_block = self.builder.create_block();
+        self.builder
+            .ins()
+            .brif(cell, add_block, &[], done_block, &[]);
+        self.builder.switch_to_block(add_block);
+        self.builder.seal_block(add_block);
+        let addr = self.refs_addr(cell);
+        let one = self.builder.ins().iconst(types::I64, 1);
+        self.builder
+            .ins()
+            .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, one);
+        self.builder.ins().jump(done_block, &[]);
+        self.builder.switch_to_block(done_block);
+        self.builder.seal_block(done_block);
+        cell
+    }
+
+    /// Give up a reference through a handle cell (null is fine; see the module docs).
+    pub(crate) fn release_handle(&mut self, cell: Value) {
+        let load_block = self.builder.create_block();
+        let try_block = self.builder.create_block();
+        let swap_block = self.builder.create_block();
+        let last_block = self.builder.create_block();
+        let done_block = self.builder.create_block();
+        self.builder.set_cold_block(last_block);
+        self.builder
+            .ins()
+            .brif(cell, load_block, &[], done_block, &[]);
+
+        self.builder.switch_to_block(load_block);
+        self.builder.seal_block(load_block);
+        let addr = self.refs_addr(cell);
+        let seen = self.builder.ins().atomic_load(types::I64, mem(), addr);
+        self.builder.ins().jump(try_block, &[seen.into()]);
+
+        // try(n): the last reference, maybe: the helper; else swap n for n - 1.
+        self.builder.switch_to_block(try_block);
+        let n = self.builder.append_block_param(try_block, types::I64);
+        let last = self
+            .builder
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, n, 1);
+        self.builder
+            .ins()
+            .brif(last, last_block, &[], swap_block, &[]);
+
+        self.builder.switch_to_block(swap_block);
+        self.builder.seal_block(swap_block);
+        let less = self.builder.ins().iadd_imm_s(n, -1);
+        let found = self.builder.ins().atomic_cas(mem(), addr, n, less);
+        let swapped = self.builder.ins().icmp(IntCC::Equal, found, n);
+        self.builder
+            .ins()
+            .brif(swapped, done_block, &[], try_block, &[found.into()]);
+        self.builder.seal_block(try_block);
+
+        self.builder.switch_to_block(last_block);
+        self.builder.seal_block(last_block);
+        let helper = self.env.helpers.release;
+        self.call_helper(helper, &[cell]);
+        self.builder.ins().jump(done_block, &[]);
+
+        self.builder.switch_to_block(done_block);
+        self.builder.seal_block(done_block);
+    }
+}

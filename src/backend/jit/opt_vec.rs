@@ -1,0 +1,356 @@
+//! Vec locals whose length and data pointer are read once before a loop, not at every index
+//! (every Cranelift backend).
+//!
+//! An index of a vec `v[i]` loads the vec's length and data pointer from its block, and a
+//! store `v[i] = x` first makes the block unique (a null test, an atomic load of its count),
+//! every time: any code between two indexes could have pushed, popped, replaced or shared `v`.
+//!
+//! # The rule
+//! A loop hoists vec local `v` (of `vec<i64>`, `vec<f64>` or `vec<bool>`) when
+//! - the loop (its head expressions and its body) calls nothing ([`loop_globals`]: no script,
+//!   method, virtual, closure or host call, no `new`), so no other code runs in it; and
+//! - every mention of `v` in the loop is an element read `v[e]`, a length `v.len()`, or the
+//!   place of an element assignment `v[e] = x` / `v[e] op= x`: no push or pop, no assignment
+//!   to `v`, no read of `v` as a value (which would share its block), no `let` of it.
+//!
+//! Then nothing in the loop changes `v`'s block, its length or where its elements are. Before
+//! the loop, when the loop stores into `v`, the block is made unique as the first store would
+//! have done (`hot_vec_unique` when shared; the empty vec is left empty, as every index of it
+//! raises anyway); then its length and data pointer are loaded once (0 and 0 for the empty
+//! vec). Each index is still checked, at its own span, against that length, and a fault
+//! still calls `hot_vec_at`, which raises the same `IndexOutOfRange` (the empty vec's length
+//! is 0 either way). Making a vec unique is not observable (a copy of a shared block has the
+//! same elements), so doing it before a loop that may store nothing changes no result.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, Value, types};
+use cranelift_frontend::Variable;
+
+use crate::lang::hir::{Block, Expr, ExprKind, LocalId, Place, PlaceKind, Stmt, StmtKind, Type};
+use crate::lang::span::Span;
+use crate::runtime::values::VecBlock;
+
+use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, mem};
+use super::opt_globals::loop_globals;
+
+/// A vec local's block as read before the loop being lowered.
+#[derive(Clone, Copy)]
+pub(crate) struct HoistedVec {
+    /// The cell (0 for the empty vec), unique when the loop stores into it.
+    cell: Value,
+    len: Value,
+    data: Value,
+}
+
+/// The vec locals hoisted by the loops being lowered, by their variable.
+#[derive(Default)]
+pub(crate) struct VecCache {
+    vecs: Vec<(Variable, HoistedVec)>,
+}
+
+/// How a loop uses one vec local.
+#[derive(Default, Clone, Copy)]
+struct Use {
+    /// Mentioned in a way the rule does not allow.
+    other: bool,
+    /// The place of an element assignment.
+    stores: bool,
+}
+
+/// The vec locals of `elem` scalar type a loop (head expressions `head`, then `body`) may
+/// hoist by the rule of the module docs, each with whether the loop stores into it.
+fn hoistable(head: &[&Expr], body: &Block) -> Vec<(LocalId, bool)> {
+    let mut w = VecWalk {
+        uses: HashMap::new(),
+    };
+    let ok = head.iter().all(|e| w.expr(e)) && w.block(body);
+    if !ok {
+        return Vec::new();
+    }
+    let mut found: Vec<(LocalId, bool)> = w
+        .uses
+        .into_iter()
+        .filter(|(_, u)| !u.other)
+        .map(|(id, u)| (id, u.stores))
+        .collect();
+    found.sort_by_key(|(id, _)| id.0);
+    found
+}
+
+/// Whether a vec of this type has scalar elements (one cell each, owning nothing).
+fn scalar_vec(ty: &Type) -> bool {
+    matches!(ty, Type::Vec(elem) if matches!(**elem, Type::I64 | Type::F64 | Type::Bool))
+}
+
+/// The local `e` reads, when it is a read of a vec local of scalar elements.
+fn vec_local(e: &Expr) -> Option<LocalId> {
+    match e.kind {
+        ExprKind::Local(id) if scalar_vec(&e.ty) => Some(id),
+        _ => None,
+    }
+}
+
+struct VecWalk {
+    uses: HashMap<LocalId, Use>,
+}
+
+impl VecWalk {
+    fn mention(&mut self, id: LocalId, allowed: bool, stores: bool) {
+        let u = self.uses.entry(id).or_default();
+        u.other |= !allowed;
+        u.stores |= stores;
+    }
+
+    fn block(&mut self, b: &Block) -> bool {
+        b.stmts.iter().all(|s| self.stmt(s))
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> bool {
+        match &s.kind {
+            StmtKind::Let { local, init } => {
+                self.mention(*local, false, false);
+                self.expr(init)
+            }
+            StmtKind::Assign { place, value, .. } => {
+                let place_ok = match &place.kind {
+                    PlaceKind::Index { base, index } => match &base.kind {
+                        PlaceKind::Local(id) if scalar_vec(&base.ty) => {
+                            self.mention(*id, true, true);
+                            self.expr(index)
+                        }
+                        _ => self.place(place),
+                    },
+                    _ => self.place(place),
+                };
+                place_ok && self.expr(value)
+            }
+            StmtKind::Expr(e) => self.expr(e),
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                self.expr(cond)
+                    && self.block(then_block)
+                    && else_block.as_ref().is_none_or(|b| self.block(b))
+            }
+            StmtKind::While { cond, body } => self.expr(cond) && self.block(body),
+            StmtKind::ForRange {
+                var,
+                start,
+                end,
+                body,
+            } => {
+                self.mention(*var, false, false);
+                self.expr(start) && self.expr(end) && self.block(body)
+            }
+            StmtKind::ForStep {
+                var,
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                self.mention(*var, false, false);
+                self.expr(start)
+                    && self.expr(end)
+                    && step.as_ref().is_none_or(|k| self.expr(k))
+                    && self.block(body)
+            }
+            StmtKind::ForEach { var, array, body } => {
+                self.mention(*var, false, false);
+                self.expr(array) && self.block(body)
+            }
+            StmtKind::Break | StmtKind::Continue => true,
+            StmtKind::Return(v) => v.as_ref().is_none_or(|v| self.expr(v)),
+        }
+    }
+
+    /// A place in any role other than an element assignment's of a vec local: its root local
+    /// is mentioned in a way the rule does not allow.
+    fn place(&mut self, p: &Place) -> bool {
+        match &p.kind {
+            PlaceKind::Local(id) => {
+                self.mention(*id, false, false);
+                true
+            }
+            PlaceKind::Global(_) => true,
+            PlaceKind::Field { object, .. } => self.expr(object),
+            PlaceKind::Index { base, index } => self.place(base) && self.expr(index),
+        }
+    }
+
+    fn expr(&mut self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Index(a, i) if vec_local(a).is_some() => {
+                if let Some(id) = vec_local(a) {
+                    self.mention(id, true, false);
+                }
+                self.expr(i)
+            }
+            ExprKind::Len(a) if vec_local(a).is_some() => {
+                if let Some(id) = vec_local(a) {
+                    self.mention(id, true, false);
+                }
+                true
+            }
+            ExprKind::Local(id) => {
+                self.mention(*id, false, false);
+                true
+            }
+            ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Global(_)
+            | ExprKind::Null
+            | ExprKind::VecNew
+            | ExprKind::StrLit(_) => true,
+            ExprKind::Unary(_, x)
+            | ExprKind::Cast(x)
+            | ExprKind::Len(x)
+            | ExprKind::Assert(x)
+            | ExprKind::NonNull(x)
+            | ExprKind::ToStr(x)
+            | ExprKind::Field(x, _)
+            | ExprKind::ArrayRepeat(x, _) => self.expr(x),
+            ExprKind::Binary { lhs, rhs, .. }
+            | ExprKind::Logical(_, lhs, rhs)
+            | ExprKind::Index(lhs, rhs) => self.expr(lhs) && self.expr(rhs),
+            ExprKind::ArrayLit(xs) => xs.iter().all(|x| self.expr(x)),
+            ExprKind::VecPush(place, x) => self.place(place) && self.expr(x),
+            ExprKind::VecPop(place) => self.place(place),
+            // Calls, `new`, closures (the loop then hoists nothing: `loop_globals` refuses
+            // it too), and anything this walk does not know.
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+}
+
+impl FunctionTranslator<'_, '_> {
+    /// Lower a loop with the vec locals the rule of the module docs allows hoisted.
+    pub(crate) fn with_hoisted_vecs<T>(
+        &mut self,
+        head: &[&Expr],
+        body: &Block,
+        lower: impl FnOnce(&mut Self) -> LResult<T>,
+    ) -> LResult<T> {
+        if loop_globals(self.env.program, head, body).is_none() {
+            return lower(self);
+        }
+        let mut added = 0;
+        for (id, stores) in hoistable(head, body) {
+            let Ok(LocalSlot::Scalar(var)) = self.local(id) else {
+                continue;
+            };
+            if self.hoisted_vec_var(var).is_some() {
+                continue;
+            }
+            let ty = self.local_type(id)?;
+            let hoisted = self.hoist_vec(var, &ty, stores)?;
+            self.vec_cache.vecs.push((var, hoisted));
+            added += 1;
+        }
+        let result = lower(self);
+        let kept = self.vec_cache.vecs.len() - added;
+        self.vec_cache.vecs.truncate(kept);
+        result
+    }
+
+    /// Before the loop: make the vec in `var` unique if the loop stores into it and it is not
+    /// empty, then read its length and data pointer.
+    fn hoist_vec(&mut self, var: Variable, ty: &Type, stores: bool) -> LResult<HoistedVec> {
+        let cell = self.builder.use_var(var);
+        let cell = if stores {
+            let unique_block = self.builder.create_block();
+            let joined = self.builder.create_block();
+            self.builder.append_block_param(joined, types::I64);
+            let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
+            self.builder
+                .ins()
+                .brif(null, joined, &[cell.into()], unique_block, &[]);
+            self.builder.switch_to_block(unique_block);
+            self.builder.seal_block(unique_block);
+            let unique = self.unique_vec_at(PlaceRef::Var(var), ty)?;
+            self.builder.ins().jump(joined, &[unique.into()]);
+            self.builder.switch_to_block(joined);
+            self.builder.seal_block(joined);
+            self.builder.block_params(joined)[0]
+        } else {
+            cell
+        };
+        let load_block = self.builder.create_block();
+        let read = self.builder.create_block();
+        self.builder.append_block_param(read, types::I64);
+        self.builder.append_block_param(read, types::I64);
+        let zero = self.builder.ins().iconst(types::I64, 0);
+        let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
+        self.builder
+            .ins()
+            .brif(null, read, &[zero.into(), zero.into()], load_block, &[]);
+        self.builder.switch_to_block(load_block);
+        self.builder.seal_block(load_block);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, VecBlock::LEN as i32);
+        let data = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, VecBlock::DATA as i32);
+        self.builder.ins().jump(read, &[len.into(), data.into()]);
+        self.builder.switch_to_block(read);
+        self.builder.seal_block(read);
+        let params = self.builder.block_params(read);
+        Ok(HoistedVec {
+            cell,
+            len: params[0],
+            data: params[1],
+        })
+    }
+
+    /// The hoisted block of the vec in local `e` (an `ExprKind::Local`), if the loop being
+    /// lowered hoisted it.
+    pub(crate) fn hoisted_vec_of(&self, e: &Expr) -> Option<HoistedVec> {
+        let ExprKind::Local(id) = e.kind else {
+            return None;
+        };
+        match self.local(id) {
+            Ok(LocalSlot::Scalar(var)) => self.hoisted_vec_var(var),
+            _ => None,
+        }
+    }
+
+    /// The hoisted block of the vec in variable `var`, if any.
+    pub(crate) fn hoisted_vec_var(&self, var: Variable) -> Option<HoistedVec> {
+        self.vec_cache
+            .vecs
+            .iter()
+            .find(|(v, _)| *v == var)
+            .map(|(_, h)| *h)
+    }
+
+    /// The address of element `idx` of a hoisted vec, checked at `span` against its length
+    /// (a fault raises through `hot_vec_at`, as the plain index does).
+    pub(crate) fn hoisted_elem_addr(&mut self, v: HoistedVec, idx: Value, span: Span) -> Value {
+        let out = self
+            .builder
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, v.len);
+        let helper = self.env.helpers.vec_at;
+        self.cold_raise(out, |t| {
+            let (start, end) = t.span_args(span);
+            t.call_helper(helper, &[v.cell, idx, start, end]);
+        });
+        let offset = self.builder.ins().ishl_imm_u(idx, 3);
+        self.builder.ins().iadd(v.data, offset)
+    }
+
+    /// The length of a hoisted vec.
+    pub(crate) fn hoisted_len(&self, v: HoistedVec) -> Value {
+        v.len
+    }
+}

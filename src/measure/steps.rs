@@ -1,0 +1,260 @@
+//! Executed instructions without a PMU: a variant runs a few iterations with the x86 trap flag
+//! (EFLAGS.TF) set, so the CPU raises a debug exception after every instruction it retires and
+//! the kernel delivers it as `SIGTRAP` with `si_code == TRAP_TRACE`; a handler counts them.
+//! Two runs with different iteration counts cancel the fixed cost (the call, the flag's own
+//! `popf`, the variant's prologue) and leave the instructions one iteration executes:
+//! `(count(n₂) - count(n₁)) / (n₂ - n₁)`. The count is exact and the same on every run; it
+//! covers everything the calling thread executes, host calls included, but not other threads.
+//!
+//! The handler is installed once per process and passes every trap that is not one of its own
+//! steps to the disposition it replaced.
+//!
+//! A trap costs a signal delivery (a few µs in a VM), so counting is bounded: the handler clears
+//! the flag once a run has taken [`STEP_LIMIT`] steps, and the count is then reported as too
+//! long rather than as a number.
+
+use std::cell::Cell;
+use std::fmt;
+
+use super::variant::Variant;
+
+/// Steps one counted run may take before the handler stops it (0.1–3 s of traps: a trap costs 2–60 µs in a VM, more on a loaded host).
+pub const STEP_LIMIT: u64 = 50_000;
+
+/// Iteration counts of the two counted runs.
+const RUNS: (u64, u64) = (1, 3);
+
+thread_local! {
+    // Const-initialised and without a destructor, so the handler can touch it: no lazy
+    // initialisation, no allocation.
+    static STEPS: Cell<u64> = const { Cell::new(0) };
+    static LIMIT_HIT: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Why there is no count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StepError {
+    /// Not an x86-64 Linux machine.
+    Unsupported,
+    /// The `SIGTRAP` handler could not be installed.
+    Handler(String),
+    /// A run took more than [`STEP_LIMIT`] steps.
+    TooLong {
+        /// Iterations of the run that hit the limit.
+        iters: u64,
+    },
+    /// The second run executed fewer instructions than the first (the variant's work does not
+    /// grow with its iteration count).
+    NotGrowing,
+}
+
+impl fmt::Display for StepError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StepError::Unsupported => f.write_str("single-step counting needs x86-64 Linux"),
+            StepError::Handler(e) => write!(f, "could not install the SIGTRAP handler: {e}"),
+            StepError::TooLong { iters } => write!(
+                f,
+                "{iters} iteration(s) execute more than {STEP_LIMIT} instructions: too long to \
+                 single-step"
+            ),
+            StepError::NotGrowing => {
+                f.write_str("the instruction count does not grow with the iterations")
+            }
+        }
+    }
+}
+
+/// Instructions one iteration of `v` executes, counted by single-stepping (see the module
+/// text). Runs `v` with 1 and with 3 iterations.
+pub fn instructions_per_op(v: &mut Variant) -> Result<f64, StepError> {
+    let a = count(v, RUNS.0)?;
+    let b = count(v, RUNS.1)?;
+    if b < a {
+        return Err(StepError::NotGrowing);
+    }
+    Ok((b - a) as f64 / (RUNS.1 - RUNS.0) as f64)
+}
+
+/// Instructions the calling thread executes while `v` runs `n` iterations (the fixed cost of
+/// the call included).
+pub fn count(v: &mut Variant, n: u64) -> Result<u64, StepError> {
+    imp::count(v, n)
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+mod imp {
+    use super::*;
+    use std::sync::OnceLock;
+
+    const TF: u64 = 1 << 8;
+
+    /// The disposition `SIGTRAP` had before ours, for traps that are not our steps.
+    static PREVIOUS: OnceLock<Result<libc::sigaction, String>> = OnceLock::new();
+
+    thread_local! {
+        static STEPPING: Cell<bool> = const { Cell::new(false) };
+    }
+
+    extern "C" fn on_trap(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+        // SAFETY: the kernel passes a valid siginfo and ucontext to an SA_SIGINFO handler.
+        let (code, uc) = unsafe { ((*info).si_code, &mut *(ctx as *mut libc::ucontext_t)) };
+        if !STEPPING.with(|s| s.get()) || code != libc::TRAP_TRACE {
+            // Not a step of ours (a breakpoint, a trap another part of the process raised):
+            // what the previous disposition would have done.
+            previous(sig, info, ctx);
+            return;
+        }
+        let flags = &mut uc.uc_mcontext.gregs[libc::REG_EFL as usize];
+        let steps = STEPS.with(|s| {
+            let n = s.get() + 1;
+            s.set(n);
+            n
+        });
+        if steps >= STEP_LIMIT {
+            LIMIT_HIT.with(|l| l.set(true));
+            // The flags are restored from the saved context on return: clearing TF there ends
+            // the stepping.
+            *flags &= !(TF as i64);
+        }
+    }
+
+    fn previous(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+        let Some(Ok(old)) = PREVIOUS.get() else {
+            return;
+        };
+        let handler = old.sa_sigaction;
+        if handler == libc::SIG_IGN {
+            return;
+        }
+        if handler == libc::SIG_DFL {
+            // SAFETY: resets the default action and raises the signal again; it is blocked
+            // while this handler runs, so it is delivered (and ends the process, as the default
+            // would have) when the handler returns.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::raise(sig);
+            }
+            return;
+        }
+        if old.sa_flags & libc::SA_SIGINFO != 0 {
+            // SAFETY: the previous handler was installed with SA_SIGINFO: this is its type.
+            let f: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                unsafe { std::mem::transmute(handler) };
+            f(sig, info, ctx);
+        } else {
+            // SAFETY: a handler installed without SA_SIGINFO takes the signal number only.
+            let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(handler) };
+            f(sig);
+        }
+    }
+
+    /// Installs the handler once per process; it stays, and passes other traps on.
+    fn install() -> Result<(), StepError> {
+        let r = PREVIOUS.get_or_init(|| {
+            // SAFETY: a zeroed sigaction is a valid starting value; the handler is an
+            // `extern "C"` fn with the SA_SIGINFO signature; `old` receives the previous one.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_trap as *const () as usize;
+                sa.sa_flags = libc::SA_SIGINFO;
+                libc::sigemptyset(&mut sa.sa_mask);
+                let mut old: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(libc::SIGTRAP, &sa, &mut old) != 0 {
+                    return Err(std::io::Error::last_os_error().to_string());
+                }
+                Ok(old)
+            }
+        });
+        r.as_ref()
+            .map(|_| ())
+            .map_err(|e| StepError::Handler(e.clone()))
+    }
+
+    /// Clears the trap flag and the thread's stepping mark when dropped, so a variant that
+    /// unwinds out of a counted run stops being stepped as it leaves.
+    struct StepGuard;
+
+    impl StepGuard {
+        fn start() -> StepGuard {
+            STEPPING.with(|s| s.set(true));
+            // SAFETY: setting TF only makes the CPU trap after each instruction; the handler
+            // installed by `install` counts the traps and returns. pushf/popf use the stack,
+            // which is why `nostack` is not given.
+            unsafe {
+                std::arch::asm!("pushfq", "or qword ptr [rsp], {tf}", "popfq", tf = const TF);
+            }
+            StepGuard
+        }
+    }
+
+    impl Drop for StepGuard {
+        fn drop(&mut self) {
+            // SAFETY: as in `start`; clears TF.
+            unsafe {
+                std::arch::asm!(
+                    "pushfq",
+                    "and qword ptr [rsp], {mask}",
+                    "popfq",
+                    mask = const !TF as i32
+                );
+            }
+            STEPPING.with(|s| s.set(false));
+        }
+    }
+
+    #[inline(never)]
+    fn stepped(v: &mut Variant, n: u64) -> u64 {
+        let _guard = StepGuard::start();
+        v.run(n)
+    }
+
+    pub(super) fn count(v: &mut Variant, n: u64) -> Result<u64, StepError> {
+        install()?;
+        STEPS.with(|s| s.set(0));
+        LIMIT_HIT.with(|l| l.set(false));
+        std::hint::black_box(stepped(v, n));
+        if LIMIT_HIT.with(|l| l.get()) {
+            return Err(StepError::TooLong { iters: n });
+        }
+        Ok(STEPS.with(|s| s.get()))
+    }
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
+mod imp {
+    use super::*;
+
+    pub(super) fn count(_v: &mut Variant, _n: u64) -> Result<u64, StepError> {
+        Err(StepError::Unsupported)
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64", target_os = "linux"))]
+mod tests {
+    use super::*;
+    use crate::measure::arch::add_chain;
+
+    #[test]
+    fn a_64_add_chain_counts_its_adds_and_its_loop_exactly_and_the_same_every_time() {
+        // SAFETY: `add_chain` has the raw variant ABI and ignores its (null) ctx.
+        let mut v = unsafe { Variant::raw("chain", add_chain::<64>, std::ptr::null_mut()) };
+        let first = instructions_per_op(&mut v).unwrap();
+        // 64 adds plus the loop's counter, compare and branch.
+        assert!((64.0..=72.0).contains(&first), "{first}");
+        for _ in 0..3 {
+            assert_eq!(instructions_per_op(&mut v).unwrap(), first);
+        }
+    }
+
+    #[test]
+    fn a_run_past_the_limit_is_too_long_and_the_thread_goes_on() {
+        // SAFETY: as above.
+        let mut v = unsafe { Variant::raw("chain", add_chain::<64>, std::ptr::null_mut()) };
+        let n = STEP_LIMIT / 64 + 10;
+        assert_eq!(count(&mut v, n), Err(StepError::TooLong { iters: n }));
+        // Stepping ended with the limit: this runs at full speed, and counting works again.
+        assert_eq!(v.run(1000), 64_000);
+        assert!(count(&mut v, 1).unwrap() > 64);
+    }
+}

@@ -1,0 +1,236 @@
+//! Faults of script code in the one-shot commands, through the binary: a crash is reported
+//! with its signal and exit code 6 (hotlab itself never dies of a signal), a command past its
+//! `--limit` says "did not finish within S s" with exit code 7, work that does not grow with n
+//! is told, runaway recursion is a located error, and a diagnostic cascade stays bounded.
+//! The only time bounds are generous ones proving that something stops.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use assert_cmd::Command;
+
+fn hotlab() -> Command {
+    let mut c = Command::cargo_bin("hotlab").unwrap();
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// `(exit code, stdout, stderr)`; the command never ends by a signal.
+fn outcome(c: &mut Command) -> (i32, String, String) {
+    let out = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let code = out
+        .status
+        .code()
+        .unwrap_or_else(|| panic!("hotlab ended by a signal: {:?}\n{stderr}", out.status));
+    (
+        code,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr,
+    )
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+const NULL_LOAD: &str = "function %main() -> i64 {\nblock0:\n    v0 = iconst.i64 0\n    v1 = load.i64 v0\n    return v1\n}\n";
+const TRAP: &str = "function %main() -> i64 {\nblock0:\n    trap user1\n}\n";
+const DIV_ZERO: &str = "function %main() -> i64 {\nblock0:\n    v0 = iconst.i64 7\n    v1 = iconst.i64 0\n    v2 = sdiv v0, v1\n    return v2\n}\n";
+const DIV_OVERFLOW: &str = "function %main() -> i64 {\nblock0:\n    v0 = iconst.i64 0x8000000000000000\n    v1 = iconst.i64 -1\n    v2 = sdiv v0, v1\n    return v2\n}\n";
+const DEBUGTRAP: &str =
+    "function %main() -> i64 {\nblock0:\n    debugtrap\n    v0 = iconst.i64 1\n    return v0\n}\n";
+const RUN_NULL: &str = ";# title = \"crash\"\n;# twin = \"int_loop\"\n;# unit = \"one loop iteration\"\n;# checksum = \"exact\"\nfunction %run(i64, i64) -> i64 system_v {\nblock0(v0: i64, v1: i64):\n    v2 = iconst.i64 0\n    v3 = load.i64 v2\n    return v3\n}\n";
+const RUN_ID: &str =
+    "function %run(i64, i64) -> i64 system_v {\nblock0(v0: i64, v1: i64):\n    return v1\n}\n";
+const SPIN_MAIN: &str =
+    "fn main() -> i64 {\n    var i = 0\n    while true { i += 1 }\n    return i\n}\n";
+const SPIN_RUN: &str =
+    "fn run(n: i64) -> i64 {\n    var i = 0\n    while true { i += 1 }\n    return i\n}\n";
+const SUM_RUN: &str =
+    "fn run(n: i64) -> i64 {\n    var s = 0\n    for i in 0..n { s += i }\n    return s\n}\n";
+
+#[test]
+fn run_reports_each_crash_signal_of_clif_code() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text, signal) in [
+        ("null.clif", NULL_LOAD, "SIGSEGV"),
+        ("trap.clif", TRAP, "SIGILL"),
+        ("div.clif", DIV_ZERO, "SIGILL"),
+        ("overflow.clif", DIV_OVERFLOW, "SIGFPE"),
+        ("debugtrap.clif", DEBUGTRAP, "SIGTRAP"),
+    ] {
+        let file = write(dir.path(), name, text);
+        let (code, _, err) = outcome(hotlab().args(["run", &file]));
+        assert_eq!(code, 6, "{name}: {err}");
+        assert!(
+            err.starts_with(&format!(
+                "error: {file}: the script crashed the process running it: {signal} ("
+            )),
+            "{name}: {err}"
+        );
+    }
+}
+
+#[test]
+fn check_and_asm_survive_a_crashing_clif() {
+    let dir = tempfile::tempdir().unwrap();
+    let crash = write(dir.path(), "crash.clif", RUN_NULL);
+    let ok = write(dir.path(), "ok.clif", RUN_ID);
+    let (code, _, err) = outcome(hotlab().args(["check", &crash, "--vs", &ok, "--time", "0.2"]));
+    assert_eq!(code, 6, "{err}");
+    assert!(err.contains("SIGSEGV"), "{err}");
+    // asm compiles without running: the same file lists its code.
+    let (code, out, err) = outcome(hotlab().args(["asm", &crash]));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("; run"), "{out}");
+}
+
+#[test]
+fn bench_names_the_cell_that_crashed() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "crash.clif", RUN_NULL);
+    let cases = dir.path().display().to_string();
+    let (code, _, err) = outcome(hotlab().args([
+        "bench",
+        "--cases",
+        &cases,
+        "--backend",
+        "jit",
+        "--reps",
+        "1",
+        "--time",
+        "0.05",
+        "--no-load",
+    ]));
+    assert_eq!(code, 6, "{err}");
+    assert!(err.contains("SIGSEGV"), "{err}");
+    assert!(err.contains("crash (jit)"), "{err}");
+}
+
+#[test]
+fn an_endless_run_stops_at_its_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let spin = write(dir.path(), "spin.hot", SPIN_MAIN);
+    let start = Instant::now();
+    let (code, _, err) = outcome(hotlab().args(["run", &spin, "--limit", "1"]));
+    assert!(
+        start.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(code, 7, "{err}");
+    assert!(
+        err.starts_with(&format!("error: {spin}: did not finish within 1 s")),
+        "{err}"
+    );
+}
+
+#[test]
+fn measuring_commands_stop_a_spinning_run_at_their_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let spin = write(dir.path(), "spin.hot", SPIN_RUN);
+    let ok = write(dir.path(), "ok.hot", SUM_RUN);
+    let (code, _, err) =
+        outcome(hotlab().args(["check", &spin, "--vs", &ok, "--time", "0.2", "--limit", "2"]));
+    assert_eq!(code, 7, "{err}");
+    assert!(err.contains("did not finish within 2 s"), "{err}");
+
+    let method = write(
+        dir.path(),
+        "method.hot",
+        "fn call() -> i64 {\n    var i = 0\n    while true { i += 1 }\n    return i\n}\n",
+    );
+    let (code, _, err) = outcome(hotlab().args([
+        "ladder",
+        "--snippet",
+        &method,
+        "--time",
+        "0.2",
+        "--limit",
+        "3",
+    ]));
+    assert_eq!(code, 7, "{err}");
+    assert!(err.contains("did not finish within 3 s"), "{err}");
+}
+
+#[test]
+fn bench_stops_a_spinning_case_at_the_limit_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let header = "//# title = \"spin\"\n//# twin = \"int_loop\"\n//# unit = \"one loop iteration\"\n//# checksum = \"exact\"\n";
+    write(dir.path(), "spin.hot", &format!("{header}{SPIN_RUN}"));
+    let cases = dir.path().display().to_string();
+    let (code, _, err) = outcome(hotlab().args([
+        "bench",
+        "--cases",
+        &cases,
+        "--backend",
+        "jit",
+        "--reps",
+        "1",
+        "--time",
+        "0.05",
+        "--no-load",
+        "--limit",
+        "2",
+    ]));
+    assert_eq!(code, 7, "{err}");
+    assert!(err.contains("did not finish within 2 s"), "{err}");
+    assert!(err.contains("spin (jit)"), "{err}");
+}
+
+#[test]
+fn work_that_does_not_grow_with_n_is_told() {
+    let dir = tempfile::tempdir().unwrap();
+    let flat = write(
+        dir.path(),
+        "flat.hot",
+        "fn run(n: i64) -> i64 { return n }\n",
+    );
+    let ok = write(dir.path(), "ok.hot", SUM_RUN);
+    let start = Instant::now();
+    let (code, _, err) = outcome(hotlab().args(["check", &flat, "--vs", &ok, "--time", "0.2"]));
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "{:?}",
+        start.elapsed()
+    );
+    assert!(code == 1 || code == 2, "{code}: {err}");
+    assert!(err.contains("the work does not depend on n"), "{err}");
+}
+
+#[test]
+fn runaway_recursion_is_a_located_error_on_every_backend() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = write(
+        dir.path(),
+        "rec.hot",
+        "fn f(n: i64) -> i64 { return f(n + 1) + 1 }\nfn main() -> i64 { return f(0) }\n",
+    );
+    for backend in ["jit", "jit-opt", "object", "interp"] {
+        let (code, _, err) = outcome(hotlab().args(["run", &rec, "--backend", backend]));
+        assert_eq!(code, 1, "{backend}: {err}");
+        assert!(
+            err.starts_with("error: call stack exhausted in `f` (runaway recursion?) at ")
+                && err.contains("rec.hot:1:"),
+            "{backend}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_diagnostic_cascade_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 2000;
+    let text = format!("var a: {}i64{}\n", "[".repeat(n), "; 1]".repeat(n));
+    let file = write(dir.path(), "cascade.hot", &text);
+    let (code, _, err) = outcome(hotlab().args(["run", &file]));
+    assert_eq!(code, 2, "{}", &err[..err.len().min(2000)]);
+    let errors = err.matches("error[").count();
+    assert!((1..=20).contains(&errors), "{errors} errors shown");
+    // The long source line is shown once.
+    assert_eq!(err.matches(&"[".repeat(n)).count(), 1);
+    assert!(err.len() < 200_000, "{} bytes of stderr", err.len());
+}
