@@ -39,10 +39,18 @@ fn helper_names() -> impl Iterator<Item = &'static str> {
     let values = hotlab::runtime::values::helper_symbols();
     let closure = hotlab::runtime::closure::helper_symbols();
     let jit = hotlab::backend::jit::helper_table::helper_symbols();
+    let math = hotlab::runtime::math::helper_symbols();
+    let output = hotlab::runtime::output::helper_symbols();
+    let strings = hotlab::runtime::strings::helper_symbols();
+    let ranges = hotlab::runtime::ranges::helper_symbols();
     values
         .into_iter()
         .chain(closure)
         .chain(jit)
+        .chain(math)
+        .chain(output)
+        .chain(strings)
+        .chain(ranges)
         .map(|(name, _)| name)
 }
 

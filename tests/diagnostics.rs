@@ -362,7 +362,7 @@ fn class_errors() {
     );
     class_case(DiagKind::TypeMismatch, "fn f(h: «Hook») { }");
     // Fields.
-    class_case(DiagKind::BadClass, "class B { var n: i64 = «1 + 1» }");
+    class_case(DiagKind::BadClass, "class B { var n: i64 = «1 / 0» }");
     class_case(DiagKind::BadClass, "class B { var a: «A» = new A() }");
     class_case(
         DiagKind::AssignToImmutable,

@@ -51,8 +51,21 @@ proptest! {
 fn generator_covers_values_and_errors() {
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     let (mut made, mut called) = (0, 0);
+    // The v2 additions the generator writes, and in how many programs each appears.
+    let mut additions: BTreeMap<&str, usize> = BTreeMap::new();
     for seed in 0..400 {
         let text = common::generator::program(seed);
+        for construct in [
+            ">>>",
+            "0xFFFF_FFFF_FFFF_FFFF",
+            "abs(",
+            "min(",
+            "round(",
+            "..=",
+            " step ",
+        ] {
+            *additions.entry(construct).or_default() += usize::from(text.contains(construct));
+        }
         // Closures: made (`let c.. = |..| -> i64 {`) and called (`c..(`).
         made += usize::from(text.contains("| -> i64 { return"));
         called += usize::from(calls_a_closure(&text));
@@ -80,6 +93,7 @@ fn generator_covers_values_and_errors() {
         assert!(kinds.get(kind).copied().unwrap_or(0) >= 10, "{kinds:?}");
     }
     assert_eq!(kinds.get("other error"), None, "{kinds:?}");
+    assert!(additions.values().all(|&n| n >= 10), "{additions:?}");
     assert!(
         made >= 40 && called >= 20,
         "closures made in {made}, called in {called}"

@@ -25,3 +25,90 @@ fn sqrt_gives_the_host_functions_bits() {
         "402352155",
     );
 }
+
+/// The math builtins that x86-64 has instructions for compile to them, on `jit` and `jit-opt`:
+/// the only call left in each function is the cold stack-limit raise.
+#[test]
+fn math_builtins_are_instructions_not_calls() {
+    use hotlab::backend::disasm::{Syntax, disassemble};
+    use hotlab::backend::jit::{Jit, JitOptions, OptLevel};
+    let text = "fn f(x: f64, y: f64) -> f64 {
+                    return floor(x) + ceil(y) + trunc(x) + round(y) + sqrt(x) + abs(y) + min(x, y) + max(x, y)
+                }
+                fn g(a: i64, b: i64) -> i64 { return abs(a) + min(a, b) * max(a, b) }
+                fn h(x: f64) -> f64 { return sin(x) }";
+    let program = common::compile_text("m.hot", text).unwrap();
+    for opt in [OptLevel::None, OptLevel::Speed] {
+        let compiled = Jit::new(JitOptions {
+            opt,
+            verify: true,
+            ..JitOptions::default()
+        })
+        .unwrap()
+        .compile(&program)
+        .unwrap();
+        let listing = |name: &str| -> Vec<String> {
+            let id = compiled.function_named(name).unwrap();
+            let code = &compiled.functions()[id.index()];
+            disassemble(&code.bytes, code.addr, Syntax::Intel)
+                .into_iter()
+                .map(|l| l.text)
+                .collect()
+        };
+        let calls = |lines: &[String]| lines.iter().filter(|l| l.starts_with("call")).count();
+        let f = listing("f");
+        for op in ["roundsd", "sqrtsd", "minsd", "maxsd"] {
+            assert!(
+                f.iter().any(|l| l.contains(op)),
+                "{opt:?}: no {op} in\n{f:#?}"
+            );
+        }
+        assert_eq!(
+            calls(&f),
+            1,
+            "{opt:?}: f calls more than the stack raise:\n{f:#?}"
+        );
+        let g = listing("g");
+        assert_eq!(
+            calls(&g),
+            1,
+            "{opt:?}: g calls more than the stack raise:\n{g:#?}"
+        );
+        assert!(g.iter().any(|l| l.starts_with("cmov")), "{opt:?}: {g:#?}");
+        let h = listing("h");
+        assert_eq!(
+            calls(&h),
+            2,
+            "{opt:?}: sin is a call of the runtime's function:\n{h:#?}"
+        );
+    }
+}
+
+/// Integer `abs`, `min` and `max` at the ends of the range, the same everywhere.
+#[test]
+fn integer_math_at_the_extremes() {
+    same_everywhere(
+        "fn main() -> i64 {
+             let lo = -9223372036854775808
+             let hi = 9223372036854775807
+             assert(abs(lo) == lo && abs(hi) == hi && abs(-hi) == hi)
+             assert(min(lo, hi) == lo && max(lo, hi) == hi && min(-1, 0) == -1)
+             var acc = 0
+             for i in -50..50 { acc = acc * 31 + abs(i * 0x10000000000000) + min(i, 7) - max(i, -7) }
+             return acc
+         }",
+        &interp_value(),
+    );
+}
+
+fn interp_value() -> String {
+    let mut acc: i64 = 0;
+    for i in -50i64..50 {
+        acc = acc
+            .wrapping_mul(31)
+            .wrapping_add(i.wrapping_mul(0x10000000000000).wrapping_abs())
+            .wrapping_add(i.min(7))
+            .wrapping_sub(i.max(-7));
+    }
+    acc.to_string()
+}

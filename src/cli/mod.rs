@@ -169,6 +169,14 @@ fn in_worker(
             on_progress(&p);
         },
     );
+    // The script's `print` lines, before the job's answer (or its error).
+    let printed = worker.take_printed();
+    if !printed.is_empty() {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(printed.as_bytes());
+        let _ = out.flush();
+    }
     let during = if last_phase.is_empty() {
         String::new()
     } else {

@@ -231,8 +231,17 @@ pub enum StmtKind {
 /// What a `for` loop walks.
 #[derive(Debug, Clone)]
 pub enum ForIter {
-    /// `a..b`.
-    Range(Expr, Expr),
+    /// `a..b`, `a..=b`, either with `step k`.
+    Range {
+        /// The first value.
+        start: Expr,
+        /// The bound.
+        end: Expr,
+        /// `..=`: `end` is included.
+        inclusive: bool,
+        /// `step k`, with the span of `step`.
+        step: Option<Box<(Expr, Span)>>,
+    },
     /// An array (or a vec).
     Each(Expr),
 }
@@ -255,6 +264,8 @@ pub struct Expr {
 pub enum ExprKind {
     /// An integer literal's magnitude (may be `2^63`: only valid right after a `-`).
     Int(u64),
+    /// A hex, binary or octal literal above `i64::MAX`: the `i64` with these bits.
+    Bits(u64),
     /// A float literal.
     Float(f64),
     /// `true` / `false`.
@@ -366,6 +377,8 @@ pub enum BinaryOp {
     Shl,
     /// `>>`
     Shr,
+    /// `>>>` (logical)
+    UShr,
     /// `==`
     Eq,
     /// `!=`
@@ -400,7 +413,7 @@ impl BinaryOp {
             BinaryOp::BitOr => 4,
             BinaryOp::BitXor => 5,
             BinaryOp::BitAnd => 6,
-            BinaryOp::Shl | BinaryOp::Shr => 7,
+            BinaryOp::Shl | BinaryOp::Shr | BinaryOp::UShr => 7,
             BinaryOp::Add | BinaryOp::Sub => 8,
             BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem => 9,
         }
@@ -419,6 +432,7 @@ impl BinaryOp {
             BinaryOp::BitXor => "^",
             BinaryOp::Shl => "<<",
             BinaryOp::Shr => ">>",
+            BinaryOp::UShr => ">>>",
             BinaryOp::Eq => "==",
             BinaryOp::Ne => "!=",
             BinaryOp::Lt => "<",

@@ -11,8 +11,10 @@
 //! silently skipped (no cascades of follow-on errors); at most one diagnostic is reported per
 //! statement. A program is returned only if nothing was reported.
 
+mod builtin;
 mod class;
 mod closure;
+mod constant;
 mod expr;
 mod object;
 mod stmt;
@@ -77,6 +79,7 @@ fn check_here(module: &ast::Module, source: Arc<SourceFile>) -> Result<Program, 
     let mut ck = Checker::default();
     ck.declare_class_names(module);
     ck.declare_items(module);
+    ck.declare_constants(module);
     ck.declare_classes(module);
     ck.check_globals(module);
     ck.check_bodies(module);
@@ -212,6 +215,9 @@ struct Checker {
     lambdas: Vec<Function>,
     /// Lambdas started so far (numbers their names).
     lambda_count: u32,
+    /// Module `let` constants with constant initializers (checked before the classes: field
+    /// initializers may name them).
+    constants: HashMap<GlobalId, super::hir::Expr>,
 }
 
 impl Checker {

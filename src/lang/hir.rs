@@ -8,7 +8,7 @@
 //! - Evaluation is left to right: operands, call arguments, array literal elements.
 //! - `i64` arithmetic wraps. `/` and `%` by zero raise `DivisionByZero` at the operator's span
 //!   (always, whatever the checks setting). `i64::MIN / -1` is `i64::MIN`, `i64::MIN % -1` is 0.
-//! - Shifts take the amount modulo 64; `>>` is arithmetic. `f64 % f64` is Rust's `%` (fmod).
+//! - Shifts take the amount modulo 64; `>>` is arithmetic, `>>>` logical. `f64 % f64` is Rust's `%` (fmod).
 //!   `f64` division by zero follows IEEE 754 (no error).
 //! - `x as i64` from `f64` truncates toward zero and saturates (NaN gives 0), like Rust's `as`;
 //!   `as f64` from `i64` rounds to nearest; `bool as i64` is 0 or 1. A cast to the same type is
@@ -55,8 +55,10 @@ use std::sync::Arc;
 
 use super::span::{SourceFile, Span};
 
+mod builtin;
 mod class;
 
+pub use builtin::Math;
 pub use class::{Class, Field, Interface, Method, MethodKind};
 
 macro_rules! id_type {
@@ -439,6 +441,27 @@ pub enum StmtKind {
         /// The body.
         body: Block,
     },
+    /// `for var in start..end step k` or `for var in start..=end [step k]` over i64: `start`,
+    /// `end`, then `step` are evaluated once; a step that is not positive raises
+    /// `StepNotPositive` at `step_span` (the `step` word). `var` takes `start`, `start + k`, ...
+    /// while it is below `end` (or at most `end` when `inclusive`); the loop ends before a step
+    /// would pass `end`, so it never overflows (`0..=i64::MAX` ends).
+    ForStep {
+        /// The loop variable (immutable, i64).
+        var: LocalId,
+        /// The first value.
+        start: Expr,
+        /// The bound.
+        end: Expr,
+        /// `..=`: `end` is included.
+        inclusive: bool,
+        /// `step k` (`None`: 1).
+        step: Option<Expr>,
+        /// The `step` word (where a step that is not positive is reported).
+        step_span: Span,
+        /// The body.
+        body: Block,
+    },
     /// `for var in array { body }` over an array or a vec.
     ForEach {
         /// The loop variable (immutable, the element type).
@@ -602,6 +625,18 @@ pub enum ExprKind {
     /// A call of a closure value: `callee` (of a [`Type::Fn`]) is evaluated first, then the
     /// arguments left to right; a closure cell of 0 raises `NullClosure` at the callee's span.
     CallClosure(Box<Expr>, Vec<Expr>),
+    /// A math builtin on its arguments (evaluated left to right, [`Math::arity`] of them, of
+    /// [`Math::ty`]); never raises.
+    Math(Math, Vec<Expr>),
+    /// `print(e)`: `e` shown (a `str` as it is, any other value as `"${e}"` shows it), then a
+    /// newline, written to the program's output (`runtime::output`). Unit; never raises.
+    Print(Box<Expr>),
+    /// `s.byte(i)`: the string, then the index; byte `i` of its UTF-8 text (0–255), or
+    /// `IndexOutOfRange` at this expression's span (whatever the checks setting).
+    StrByte(Box<Expr>, Box<Expr>),
+    /// `s.slice(a, b)`: the string, then `a`, then `b`; bytes `a..b` as a new string, or
+    /// `SliceOutOfRange` / `NotCharBoundary` at this expression's span.
+    StrSlice(Box<Expr>, Box<Expr>, Box<Expr>),
 }
 
 /// Unary operators.
@@ -638,6 +673,8 @@ pub enum BinOp {
     Shl,
     /// `>>` (i64, arithmetic)
     Shr,
+    /// `>>>` (i64, logical: zeros shift in)
+    UShr,
     /// `==`
     Eq,
     /// `!=`
@@ -674,6 +711,7 @@ impl BinOp {
             BinOp::BitXor => "^",
             BinOp::Shl => "<<",
             BinOp::Shr => ">>",
+            BinOp::UShr => ">>>",
             BinOp::Eq => "==",
             BinOp::Ne => "!=",
             BinOp::Lt => "<",

@@ -296,14 +296,16 @@ impl Lexer<'_> {
             return;
         }
         match u64::from_str_radix(digits, radix) {
+            // A hex, binary or octal literal is a bit pattern: all 64 bits may be used.
+            Ok(v) if radix != 10 && v > i64::MAX as u64 => self.push(TokenKind::Bits(v), start),
             Ok(v) => self.push(TokenKind::Int(v), start),
             Err(_) => {
-                self.error(
-                    DiagKind::BadLiteral,
-                    start,
-                    self.pos,
-                    format!("integer literal `{written}` does not fit in i64"),
-                );
+                let msg = if radix == 10 {
+                    format!("integer literal `{written}` does not fit in i64")
+                } else {
+                    format!("integer literal `{written}` has more than 64 bits")
+                };
+                self.error(DiagKind::BadLiteral, start, self.pos, msg);
                 // Keep going with a placeholder so later errors still show.
                 self.push(TokenKind::Int(0), start);
             }
@@ -397,6 +399,23 @@ mod tests {
             ]
         );
         assert_eq!(kinds("9223372036854775808")[0], TokenKind::Int(1 << 63));
+        assert_eq!(
+            kinds("0xcbf29ce484222325 0x7FFF_FFFF_FFFF_FFFF 0b1")[..3],
+            [
+                TokenKind::Bits(0xcbf29ce484222325),
+                TokenKind::Int(i64::MAX as u64),
+                TokenKind::Int(1)
+            ]
+        );
+        assert!(lex(&SourceFile::new("t", "0x1_0000_0000_0000_0000")).is_err());
+        assert_eq!(
+            kinds("a >>> b >>>= 1")[1..4],
+            [
+                TokenKind::Punct(Punct::UShr),
+                TokenKind::Ident("b".into()),
+                TokenKind::Punct(Punct::UShrEq)
+            ]
+        );
     }
 
     #[test]

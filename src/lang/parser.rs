@@ -54,7 +54,7 @@ pub fn parse(tokens: &[Token]) -> Result<Module, Diagnostics> {
         depth: 0,
         reach: 0,
         diags: Vec::new(),
-        split_gt: false,
+        gt_taken: 0,
     };
     let module = p.module();
     if p.diags.is_empty() {
@@ -74,8 +74,9 @@ pub(super) struct Parser<'t> {
     /// The deepest level reached so far: [`Parser::depth`] plus an expression's nesting.
     reach: u32,
     diags: Vec<Diagnostic>,
-    /// Half of a `>>` was taken as the `>` closing `vec<vec<T>>`.
-    split_gt: bool,
+    /// How many `>` of the current `>>` or `>>>` were taken as the ones closing
+    /// `vec<vec<T>>`.
+    gt_taken: u8,
 }
 
 impl<'t> Parser<'t> {
@@ -281,7 +282,10 @@ impl<'t> Parser<'t> {
                 );
             }
         };
-        self.end_of_statement()?;
+        // A declaration that ends with its body's `}` is also ended by it.
+        if !matches!(item, Item::Fn(_) | Item::Class(_)) {
+            self.end_of_statement()?;
+        }
         Ok(item)
     }
 
@@ -414,8 +418,11 @@ impl<'t> Parser<'t> {
                     ClassMember::Method(kind, self.fn_decl()?)
                 }
             };
+            // A method ends with its body's `}`, which also ends it.
+            if matches!(member, ClassMember::Field(_)) {
+                self.end_of_statement()?;
+            }
             members.push(member);
-            self.end_of_statement()?;
         }
         Ok(ClassDecl {
             name,
@@ -523,8 +530,23 @@ impl<'t> Parser<'t> {
                     return Err(self.unexpected("`in`"));
                 }
                 let first = self.expr()?;
-                let iter = if self.eat_punct(Punct::DotDot) {
-                    ForIter::Range(first, self.expr()?)
+                let inclusive = self.is_punct(Punct::DotDotEq);
+                let iter = if self.eat_punct(Punct::DotDot) || self.eat_punct(Punct::DotDotEq) {
+                    let end = self.expr()?;
+                    // `step` is a word only here: it stays free as a name elsewhere.
+                    let step = match self.kind() {
+                        TokenKind::Ident(w) if w == "step" => {
+                            let at = self.bump().span;
+                            Some(Box::new((self.expr()?, at)))
+                        }
+                        _ => None,
+                    };
+                    ForIter::Range {
+                        start: first,
+                        end,
+                        inclusive,
+                        step,
+                    }
                 } else {
                     ForIter::Each(first)
                 };
@@ -571,7 +593,16 @@ impl<'t> Parser<'t> {
             _ => self.expr_or_assign()?,
         };
         let span = self.since(start);
-        self.end_of_statement()?;
+        // The `}` that closes a block statement also ends it: `if c { return 1 } return 2`.
+        if !matches!(
+            kind,
+            StmtKind::If { .. }
+                | StmtKind::While { .. }
+                | StmtKind::For { .. }
+                | StmtKind::Block(_)
+        ) {
+            self.end_of_statement()?;
+        }
         Ok(Stmt { kind, span })
     }
 
@@ -668,6 +699,21 @@ mod tests {
     fn statements_end_at_newlines_and_semicolons() {
         let m = parse_text("fn f() {\n let a = 1; let b = a +\n 2\n a += b\n}\n").unwrap();
         assert_eq!(body_of_first_fn(&m).stmts.len(), 3);
+    }
+
+    #[test]
+    fn a_closing_brace_ends_its_block_statement() {
+        let m = parse_text(
+            "fn f(n: i64) -> bool { if n == 0 { return true } return g(n - 1) } fn g(n: i64) -> bool { while n > 0 { } for i in 0..n { } { } return false }",
+        )
+        .unwrap();
+        assert_eq!(m.items.len(), 2);
+        assert_eq!(body_of_first_fn(&m).stmts.len(), 2);
+        let m = parse_text("class C { fn a(self) { } fn b(self) { } var x: i64 = 0 }").unwrap();
+        assert_eq!(m.items.len(), 1);
+        // A statement that does not end with a block still needs its end.
+        assert!(parse_text("fn f() { let a = 1 let b = 2 }").is_err());
+        assert!(parse_text("fn f() { let a = || { } let b = 2 }").is_err());
     }
 
     #[test]

@@ -25,6 +25,9 @@ pub enum TokenKind {
     /// An integer literal's magnitude (`-` is a separate token; `9223372036854775808` is allowed
     /// here so that `-9223372036854775808` can be written).
     Int(u64),
+    /// A hexadecimal, binary or octal literal above `i64::MAX`: a bit pattern, the `i64` with
+    /// these 64 bits (`0xcbf29ce484222325` is negative). Smaller ones are [`TokenKind::Int`].
+    Bits(u64),
     /// A float literal.
     Float(f64),
     /// `"`: a string literal starts.
@@ -186,6 +189,8 @@ pub enum Punct {
     Dot,
     /// `..`
     DotDot,
+    /// `..=`
+    DotDotEq,
     /// `->`
     Arrow,
     /// `?`
@@ -214,6 +219,8 @@ pub enum Punct {
     Shl,
     /// `>>`
     Shr,
+    /// `>>>` (logical shift right)
+    UShr,
     /// `&&`
     AndAnd,
     /// `||`
@@ -252,11 +259,16 @@ pub enum Punct {
     ShlEq,
     /// `>>=`
     ShrEq,
+    /// `>>>=`
+    UShrEq,
 }
 
 impl Punct {
     /// Every operator, longest spelling first (the lexer takes the first that matches).
-    pub const ALL: [Punct; 44] = [
+    pub const ALL: [Punct; 47] = [
+        Punct::UShrEq,
+        Punct::DotDotEq,
+        Punct::UShr,
         Punct::ShlEq,
         Punct::ShrEq,
         Punct::DotDot,
@@ -317,6 +329,7 @@ impl Punct {
             Punct::Colon => ":",
             Punct::Dot => ".",
             Punct::DotDot => "..",
+            Punct::DotDotEq => "..=",
             Punct::Arrow => "->",
             Punct::Question => "?",
             Punct::Plus => "+",
@@ -350,6 +363,8 @@ impl Punct {
             Punct::CaretEq => "^=",
             Punct::ShlEq => "<<=",
             Punct::ShrEq => ">>=",
+            Punct::UShr => ">>>",
+            Punct::UShrEq => ">>>=",
         }
     }
 }
@@ -359,9 +374,11 @@ impl TokenKind {
     /// the statement (see the lexer's module docs).
     pub fn can_end_statement(&self) -> bool {
         match self {
-            TokenKind::Ident(_) | TokenKind::Int(_) | TokenKind::Float(_) | TokenKind::StrEnd => {
-                true
-            }
+            TokenKind::Ident(_)
+            | TokenKind::Int(_)
+            | TokenKind::Bits(_)
+            | TokenKind::Float(_)
+            | TokenKind::StrEnd => true,
             TokenKind::Kw(k) => matches!(
                 k,
                 Keyword::True
@@ -386,6 +403,7 @@ impl fmt::Display for TokenKind {
         match self {
             TokenKind::Ident(name) => write!(f, "`{name}`"),
             TokenKind::Int(v) => write!(f, "`{v}`"),
+            TokenKind::Bits(v) => write!(f, "`{v:#x}`"),
             TokenKind::Float(v) => write!(f, "`{v:?}`"),
             TokenKind::StrStart => f.write_str("a string"),
             TokenKind::StrText(_) => f.write_str("string text"),

@@ -87,7 +87,9 @@ pub fn hot_code(text: &str) -> Option<String> {
                 paint(&mut out, CYAN, word)
             }
             TokenKind::Kw(_) => paint(&mut out, &format!("{BOLD}{BLUE}"), word),
-            TokenKind::Int(_) | TokenKind::Float(_) => paint(&mut out, CYAN, word),
+            TokenKind::Int(_) | TokenKind::Bits(_) | TokenKind::Float(_) => {
+                paint(&mut out, CYAN, word)
+            }
             _ => out.push_str(word),
         }
         at = r.end;

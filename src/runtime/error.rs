@@ -105,6 +105,28 @@ pub enum ScriptErrorKind {
         "call of a closure that is not initialized yet (a module variable read before its initializer ran, or a fn-typed field still `null`)"
     )]
     NullClosure,
+    /// `for i in a..b step k` with `k <= 0`.
+    #[error("range step {step} is not positive")]
+    StepNotPositive {
+        /// The step.
+        step: i64,
+    },
+    /// `s.slice(a, b)` with `a..b` not within `0..s.len()`.
+    #[error("slice {start}..{end} out of range for a string of {len} bytes")]
+    SliceOutOfRange {
+        /// The first byte asked for.
+        start: i64,
+        /// The end asked for.
+        end: i64,
+        /// The string's length in bytes.
+        len: i64,
+    },
+    /// `s.slice(a, b)` with an end inside a character's UTF-8 bytes.
+    #[error("byte {at} is not on a character boundary")]
+    NotCharBoundary {
+        /// The offending end.
+        at: i64,
+    },
     /// A call through the border from a thread whose thread-locals are being torn down.
     #[error("script call from an exiting thread")]
     ThreadExiting,

@@ -8,11 +8,15 @@ pub mod error;
 pub mod handle;
 pub mod host;
 pub mod iface;
+pub mod math;
 pub mod object;
+pub mod output;
+pub mod ranges;
 pub mod reload;
 pub mod rt;
 pub mod spin;
 pub mod str_block;
+pub mod strings;
 pub mod sweep;
 pub mod values;
 

@@ -157,12 +157,17 @@ impl Session {
             pin::pin_current_thread(other).ok()
         });
         let mut last = None;
-        let out = worker.run(job, limit, &cancel, &mut |p| {
+        let report = worker.run(job, limit, &cancel, &mut |p| {
             sink.progress(&p);
             last = Some(p);
         });
+        // The script's `print` output, shown before the job's answer.
+        let printed = worker.take_printed();
         self.last_live = last;
-        Ok(out?)
+        if !printed.is_empty() {
+            sink.text(printed.strip_suffix('\n').unwrap_or(&printed));
+        }
+        Ok(report?)
     }
 
     pub(super) fn limit(&self) -> Duration {

@@ -66,7 +66,7 @@ pub fn marks(text: &str) -> Vec<Mark> {
         last = last.max(end);
         let class = match &t.kind {
             TokenKind::Kw(_) => TokenClass::Keyword,
-            TokenKind::Int(_) | TokenKind::Float(_) => TokenClass::Number,
+            TokenKind::Int(_) | TokenKind::Bits(_) | TokenKind::Float(_) => TokenClass::Number,
             TokenKind::StrStart | TokenKind::StrText(_) | TokenKind::StrEnd => TokenClass::Str,
             _ => continue,
         };

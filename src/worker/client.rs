@@ -190,6 +190,8 @@ pub struct Worker {
     lines: mpsc::Receiver<WireLine>,
     stderr: Arc<Mutex<String>>,
     next_id: u64,
+    /// What the last job's script printed (`print`), until taken.
+    printed: String,
 }
 
 impl std::fmt::Debug for Worker {
@@ -264,7 +266,14 @@ impl Worker {
             lines,
             stderr,
             next_id: 1,
+            printed: String::new(),
         })
+    }
+
+    /// What the last job's script printed (`print(e)` lines), taken: the worker captures its
+    /// scripts' output per job instead of writing it to its stdout (the protocol's pipe).
+    pub fn take_printed(&mut self) -> String {
+        std::mem::take(&mut self.printed)
     }
 
     /// The worker's process id.
@@ -362,6 +371,7 @@ impl Worker {
     ) -> Result<JobReport, WorkerError> {
         let id = self.next_id;
         self.next_id += 1;
+        self.printed.clear();
         let cooperative = matches!(job, WorkerJob::Measure { .. } | WorkerJob::Ladder { .. });
         let kind = match job {
             WorkerJob::Run { .. }
@@ -410,6 +420,7 @@ impl Worker {
                         }
                         on_progress(p)
                     }
+                    Event::Printed { text } => self.printed.push_str(&text),
                     Event::Done(out) => return Ok(out),
                     Event::Failed(f) => return Err(WorkerError::Failed(f)),
                 },

@@ -313,6 +313,12 @@ pub enum Event {
     },
     /// A live snapshot while measuring.
     Progress(LiveSnapshot),
+    /// What the job's script printed (`print`), when it printed anything: sent just before
+    /// the job's `Done` or `Failed`.
+    Printed {
+        /// The lines, each ending with a newline.
+        text: String,
+    },
     /// The job finished.
     Done(JobReport),
     /// The job failed (the worker goes on).

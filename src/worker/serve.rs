@@ -65,6 +65,8 @@ fn job_thread(
     let on_cpu = pinned.as_ref().map(|g| g.cpu());
     // The live module of `reload` jobs, kept between jobs.
     let mut state = super::command_jobs::State::default();
+    // Scripts' `print` output goes back with each job, never to stdout (the protocol's pipe).
+    crate::runtime::output::capture_on_this_thread();
     for (id, job) in jobs {
         let cancel = flags
             .lock()
@@ -90,6 +92,10 @@ fn job_thread(
                 ),
             )),
         };
+        let printed = crate::runtime::output::take_captured();
+        if !printed.is_empty() {
+            out.send(id, Event::Printed { text: printed });
+        }
         out.send(id, event);
         if let Ok(mut f) = flags.lock() {
             f.remove(&id);

@@ -10,7 +10,9 @@
 //! `f64`, and calls; about half the programs use objects (the others run on the `object` backend
 //! too), and many use `vec<i64>` (push, pop, index reads and stores in and out of range,
 //! copies that must not alias, `for x in v`) and `str` (interpolation, `+`, `+=`, `==`,
-//! `len()`). A run ends with a value or a `ScriptError`, never hangs.
+//! `len()`), with the v2 additions: hex bit-pattern literals, `>>>`, the math builtins on
+//! integers and floats, inclusive and stepped ranges. A run ends with a value or a
+//! `ScriptError`, never hangs.
 //!
 //! [`program`] makes the same program for the same seed.
 
@@ -107,7 +109,7 @@ struct Gen {
     objects: bool,
 }
 
-const OPS: [&str; 10] = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>"];
+const OPS: [&str; 11] = ["+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", ">>>"];
 const CMPS: [&str; 6] = ["==", "!=", "<", "<=", ">", ">="];
 
 /// The program for `seed`.
@@ -560,11 +562,17 @@ impl Gen {
                 let i = self.fresh("i");
                 let lo = self.rng.below(7) as i64 - 3;
                 let hi = lo + self.rng.below(6) as i64 - 1;
-                let range = if self.rng.chance(20) {
-                    format!("({}) % 3..{hi}", self.int_expr(1))
+                let dots = if self.rng.chance(25) { "..=" } else { ".." };
+                let mut range = if self.rng.chance(20) {
+                    format!("({}) % 3{dots}{hi}", self.int_expr(1))
                 } else {
-                    format!("{lo}..{hi}")
+                    format!("{lo}{dots}{hi}")
                 };
+                match self.rng.below(10) {
+                    0..=1 => range.push_str(&format!(" step {}", 1 + self.rng.below(3))),
+                    2 => range.push_str(&format!(" step 1 + abs({}) % 2", self.int_expr(1))),
+                    _ => {}
+                }
                 self.loop_depth += 1;
                 let var = Var {
                     name: i.clone(),
@@ -680,7 +688,20 @@ impl Gen {
             0..=4 => (self.rng.below(21) as i64 - 10).to_string(),
             5 => self
                 .rng
-                .pick(&["0", "1", "63", "64", "65", "-1", "0x7F", "1_000"])
+                .pick(&[
+                    "0",
+                    "1",
+                    "63",
+                    "64",
+                    "65",
+                    "-1",
+                    "0x7F",
+                    "1_000",
+                    "0xcbf29ce484222325",
+                    "0xFFFF_FFFF_FFFF_FFFF",
+                    "0x8000_0000_0000_0000",
+                    "-0xFFFF_FFFF_FFFF_FFFF",
+                ])
                 .to_string(),
             6 => "9223372036854775807".to_string(),
             7 => "(-9223372036854775808)".to_string(),
@@ -694,10 +715,27 @@ impl Gen {
             return self.int_leaf();
         }
         let d = depth - 1;
-        match self.rng.below(12) {
+        match self.rng.below(15) {
             0..=5 => {
                 let op = *self.rng.pick(&OPS);
                 format!("({} {op} {})", self.int_expr(d), self.int_expr(d))
+            }
+            12 => format!("abs({})", self.int_expr(d)),
+            13 => {
+                let f = self.rng.pick(&["min", "max"]);
+                format!("{f}({}, {})", self.int_expr(d), self.int_expr(d))
+            }
+            14 => {
+                // A float builtin on a scaled integer, back to i64 (saturating; NaN is 0).
+                let f = *self.rng.pick(&[
+                    "floor", "ceil", "round", "trunc", "sqrt", "abs", "sin", "exp", "ln",
+                ]);
+                let x = format!("({} as f64) * 0.37", self.int_expr(d));
+                match self.rng.below(3) {
+                    0 => format!("(min({x}, 2.5) as i64)"),
+                    1 => format!("(pow(abs({x}), 0.5) as i64)"),
+                    _ => format!("({f}({x}) as i64)"),
+                }
             }
             6 => format!("(-{})", self.int_expr(d)),
             7 => format!("(~{})", self.int_expr(d)),

@@ -35,7 +35,7 @@ mod reload;
 mod val;
 
 use self::objects::{at, read_cell};
-use self::ops::{binary, check_index};
+use self::ops::{apply_math, binary, check_index};
 use self::val::{Closure, Lambda, Val, fits};
 use super::objects::check_cell;
 use super::{Checks, Value};
@@ -353,6 +353,18 @@ impl<'p> Interp<'p> {
                     i += 1;
                 }
             }
+            StmtKind::ForStep {
+                var,
+                start,
+                end,
+                inclusive,
+                step,
+                step_span,
+                body,
+            } => {
+                let head = (start, end, step.as_ref(), *step_span);
+                return self.for_step(*var, head, *inclusive, body);
+            }
             StmtKind::ForEach { var, array, body } => {
                 // Held (a count of its elements) while the body runs: what the body does to the
                 // variable or the field it came from copies first, so the loop sees the array or
@@ -378,6 +390,49 @@ impl<'p> Interp<'p> {
                 };
                 return Ok(Flow::Return(v));
             }
+        }
+        Ok(Flow::Next)
+    }
+
+    /// `for var in start..end step k` / `start..=end`: see hir's `ForStep` (out of `stmt`,
+    /// whose frame every block level pays for).
+    #[inline(never)]
+    fn for_step(
+        &mut self,
+        var: crate::lang::hir::LocalId,
+        (start, end, step, step_span): (&'p Expr, &'p Expr, Option<&'p Expr>, Span),
+        inclusive: bool,
+        body: &'p Block,
+    ) -> R<Flow> {
+        let mut i = self.eval(start)?.int();
+        let end = self.eval(end)?.int();
+        let k = match step {
+            Some(k) => self.eval(k)?.int(),
+            None => 1,
+        };
+        if k <= 0 {
+            return Err(ScriptError::new(
+                ScriptErrorKind::StepNotPositive { step: k },
+                step_span,
+            ));
+        }
+        let slot = self.base + var.index();
+        let mut more = if inclusive { i <= end } else { i < end };
+        while more {
+            self.stack[slot] = Val::I(i);
+            match self.block(body)? {
+                Flow::Break => break,
+                Flow::Next | Flow::Continue => {}
+                ret @ Flow::Return(_) => return Ok(ret),
+            }
+            // What is left to `end` as an unsigned number (exact: `i <= end`).
+            let left = end.wrapping_sub(i) as u64;
+            more = if inclusive {
+                left >= k as u64
+            } else {
+                left > k as u64
+            };
+            i = i.wrapping_add(k);
         }
         Ok(Flow::Next)
     }
@@ -568,8 +623,12 @@ impl<'p> Interp<'p> {
             | ExprKind::VecPop(_)
             | ExprKind::StrLit(_)
             | ExprKind::ToStr(_)
+            | ExprKind::Print(_)
+            | ExprKind::StrByte(..)
+            | ExprKind::StrSlice(..)
             | ExprKind::Closure { .. }
             | ExprKind::CallClosure(..) => self.eval_value_op(e)?,
+            ExprKind::Math(m, args) => self.eval_math(*m, args)?,
             ExprKind::Null => Val::H(Handle::null()),
             ExprKind::New(class) => Val::H(
                 self.runtime
@@ -616,6 +675,16 @@ impl<'p> Interp<'p> {
 }
 
 impl<'p> Interp<'p> {
+    /// A math builtin: out of `eval`, as [`Interp::eval_value_op`] is.
+    #[inline(never)]
+    fn eval_math(&mut self, m: crate::lang::hir::Math, args: &'p [Expr]) -> R<Val> {
+        let mut vals = [Val::Unit, Val::Unit];
+        for (slot, arg) in vals.iter_mut().zip(args) {
+            *slot = self.eval(arg)?;
+        }
+        Ok(apply_math(m, &vals[..args.len()]))
+    }
+
     /// Vecs, strings and `len()`: out of `eval`, whose stack frame every level of script
     /// recursion pays for.
     #[inline(never)]
@@ -633,6 +702,39 @@ impl<'p> Interp<'p> {
                 let mut out = String::new();
                 self.eval(inner)?.show(&mut out, false);
                 Val::S(Rc::new(out))
+            }
+            ExprKind::StrByte(s, i) => {
+                let s = self.eval(s)?;
+                let i = self.eval(i)?.int();
+                let Val::S(text) = s else {
+                    unreachable!("checked program: byte() of a non-string")
+                };
+                Val::I(
+                    crate::runtime::strings::byte_at(&text, i)
+                        .map_err(|k| ScriptError::new(k, e.span))?,
+                )
+            }
+            ExprKind::StrSlice(s, a, b) => {
+                let s = self.eval(s)?;
+                let a = self.eval(a)?.int();
+                let b = self.eval(b)?.int();
+                let Val::S(text) = s else {
+                    unreachable!("checked program: slice() of a non-string")
+                };
+                let part = crate::runtime::strings::slice(&text, a, b)
+                    .map_err(|k| ScriptError::new(k, e.span))?;
+                Val::S(Rc::new(part.to_string()))
+            }
+            ExprKind::Print(inner) => {
+                match self.eval(inner)? {
+                    Val::S(s) => crate::runtime::output::print_line(&s),
+                    v => {
+                        let mut out = String::new();
+                        v.show(&mut out, false);
+                        crate::runtime::output::print_line(&out);
+                    }
+                }
+                Val::Unit
             }
             ExprKind::Closure { func, captures } => {
                 let mut cells = Vec::with_capacity(captures.len());

@@ -1,8 +1,9 @@
 //! Operators and index checks on interpreter values.
 
 use super::{R, Val};
-use crate::lang::hir::BinOp;
+use crate::lang::hir::{BinOp, Math};
 use crate::lang::span::Span;
+use crate::runtime::math;
 use crate::runtime::{ScriptError, ScriptErrorKind};
 
 pub(super) fn check_index(i: i64, len: i64, span: Span) -> R<usize> {
@@ -39,6 +40,7 @@ pub(super) fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
                 // `wrapping_sh*` take the amount modulo 64.
                 BinOp::Shl => Val::I(x.wrapping_shl(y as u32)),
                 BinOp::Shr => Val::I(x.wrapping_shr(y as u32)),
+                BinOp::UShr => Val::I((x as u64).wrapping_shr(y as u32) as i64),
                 BinOp::Eq => Val::B(x == y),
                 BinOp::Ne => Val::B(x != y),
                 BinOp::Lt => Val::B(x < y),
@@ -87,4 +89,33 @@ pub(super) fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
         },
         _ => unreachable!("checked program: operands of different types"),
     })
+}
+
+/// A math builtin on its evaluated arguments (see `runtime::math`).
+pub(super) fn apply_math(m: Math, args: &[Val]) -> Val {
+    let i = |k: usize| args[k].int();
+    let f = |k: usize| match args[k] {
+        Val::F(x) => x,
+        _ => unreachable!("checked program: a float builtin on a non-float"),
+    };
+    match m {
+        Math::AbsI => Val::I(math::abs_i64(i(0))),
+        Math::MinI => Val::I(i(0).min(i(1))),
+        Math::MaxI => Val::I(i(0).max(i(1))),
+        Math::AbsF => Val::F(f(0).abs()),
+        Math::MinF => Val::F(math::min_f64(f(0), f(1))),
+        Math::MaxF => Val::F(math::max_f64(f(0), f(1))),
+        Math::Sqrt => Val::F(f(0).sqrt()),
+        Math::Floor => Val::F(f(0).floor()),
+        Math::Ceil => Val::F(f(0).ceil()),
+        Math::Round => Val::F(f(0).round()),
+        Math::Trunc => Val::F(f(0).trunc()),
+        Math::Sin => Val::F(math::hot_math_sin(f(0))),
+        Math::Cos => Val::F(math::hot_math_cos(f(0))),
+        Math::Tan => Val::F(math::hot_math_tan(f(0))),
+        Math::Atan2 => Val::F(math::hot_math_atan2(f(0), f(1))),
+        Math::Exp => Val::F(math::hot_math_exp(f(0))),
+        Math::Ln => Val::F(math::hot_math_ln(f(0))),
+        Math::Pow => Val::F(math::hot_math_pow(f(0), f(1))),
+    }
 }

@@ -80,6 +80,7 @@ pub(crate) struct Helpers {
     pub closure_release: FuncId,
     pub str_of_closure: FuncId,
     pub null_closure: FuncId,
+    pub builtins: super::lower_builtin::BuiltinHelpers,
 }
 
 /// Everything about the program and the module a translator needs besides the function.
@@ -472,6 +473,28 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                     t.translate_for_range(*var, start, end, body)
                 })
             }),
+            StmtKind::ForStep {
+                var,
+                start,
+                end,
+                inclusive,
+                step,
+                step_span,
+                body,
+            } => {
+                let head: Vec<&hir::Expr> = [start, end].into_iter().chain(step).collect();
+                self.with_cached_globals(&head, body, |t| {
+                    t.translate_for_step(super::lower_range::StepLoop {
+                        var: *var,
+                        start,
+                        end,
+                        inclusive: *inclusive,
+                        step: step.as_ref(),
+                        step_span: *step_span,
+                        body,
+                    })
+                })
+            }
             StmtKind::ForEach { var, array, body } => {
                 self.versioned_loop(&[array], body, &mut |t| {
                     t.with_cached_globals(&[array], body, |t| {

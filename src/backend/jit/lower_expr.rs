@@ -83,6 +83,10 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::ToStr(inner) => self.translate_to_str(inner),
             ExprKind::Closure { func, captures } => self.translate_closure(*func, captures, e),
             ExprKind::CallClosure(callee, args) => self.translate_call_closure(callee, args, e),
+            ExprKind::Math(m, args) => self.translate_math(*m, args),
+            ExprKind::Print(inner) => self.translate_print(inner),
+            ExprKind::StrByte(s, i) => self.translate_str_bytes(s, &[&**i], e),
+            ExprKind::StrSlice(s, a, b) => self.translate_str_bytes(s, &[&**a, &**b], e),
         }
     }
 
@@ -138,6 +142,7 @@ impl FunctionTranslator<'_, '_> {
                 // Cranelift takes shift amounts modulo the type width, as hir.rs asks.
                 BinOp::Shl => self.builder.ins().ishl(l, r),
                 BinOp::Shr => self.builder.ins().sshr(l, r),
+                BinOp::UShr => self.builder.ins().ushr(l, r),
                 cmp => {
                     let cc = match cmp {
                         BinOp::Eq => IntCC::Equal,

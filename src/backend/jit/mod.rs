@@ -19,11 +19,13 @@ pub(crate) mod entry;
 pub mod helper_table;
 pub(crate) mod lower;
 mod lower_array;
+mod lower_builtin;
 mod lower_closure;
 mod lower_expr;
 mod lower_index;
 mod lower_loop;
 mod lower_object;
+mod lower_range;
 mod lower_refcount;
 mod lower_region;
 pub(crate) mod lower_unwind;
@@ -252,6 +254,18 @@ impl Jit {
             builder.symbol(symbol, ptr);
         }
         for (symbol, ptr) in crate::runtime::closure::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        for (symbol, ptr) in crate::runtime::math::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        for (symbol, ptr) in crate::runtime::output::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        for (symbol, ptr) in crate::runtime::strings::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        for (symbol, ptr) in crate::runtime::ranges::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
         let mut module = JITModule::new(builder);
@@ -500,6 +514,7 @@ pub(crate) fn declare_imports(
         closure_release: declare("hot_closure_release", &[i64t], None)?,
         str_of_closure: declare("hot_str_of_closure", &[i64t], Some(i64t))?,
         null_closure: declare("hot_raise_null_closure", &[i32t, i32t], None)?,
+        builtins: lower_builtin::BuiltinHelpers::declare(&mut declare)?,
     };
     Ok((hosts, helpers))
 }

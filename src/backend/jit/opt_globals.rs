@@ -128,6 +128,18 @@ impl GlobalsWalk<'_> {
             StmtKind::ForRange {
                 start, end, body, ..
             } => self.expr(start) && self.expr(end) && self.block(body),
+            StmtKind::ForStep {
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                self.expr(start)
+                    && self.expr(end)
+                    && step.as_ref().is_none_or(|k| self.expr(k))
+                    && self.block(body)
+            }
             StmtKind::ForEach { array, body, .. } => self.expr(array) && self.block(body),
             StmtKind::Break | StmtKind::Continue => true,
             StmtKind::Return(v) => v.as_ref().is_none_or(|v| self.expr(v)),
@@ -170,7 +182,8 @@ impl GlobalsWalk<'_> {
             ExprKind::Binary { lhs, rhs, .. }
             | ExprKind::Logical(_, lhs, rhs)
             | ExprKind::Index(lhs, rhs) => self.expr(lhs) && self.expr(rhs),
-            ExprKind::ArrayLit(xs) => xs.iter().all(|x| self.expr(x)),
+            // A math builtin's helper (`sin`, ...) touches no module variable.
+            ExprKind::ArrayLit(xs) | ExprKind::Math(_, xs) => xs.iter().all(|x| self.expr(x)),
             ExprKind::VecPush(place, x) => self.place(place) && self.expr(x),
             ExprKind::VecPop(place) => self.place(place),
             // Calls, `new` (initializers are code), and anything this walk does not know.

@@ -146,6 +146,20 @@ impl VecWalk {
                 self.mention(*var, false, false);
                 self.expr(start) && self.expr(end) && self.block(body)
             }
+            StmtKind::ForStep {
+                var,
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                self.mention(*var, false, false);
+                self.expr(start)
+                    && self.expr(end)
+                    && step.as_ref().is_none_or(|k| self.expr(k))
+                    && self.block(body)
+            }
             StmtKind::ForEach { var, array, body } => {
                 self.mention(*var, false, false);
                 self.expr(array) && self.block(body)

@@ -276,19 +276,34 @@ impl Checker {
         if let Some(info) = self.fn_field_null(f) {
             return info;
         }
-        let (ty, init) = self.var_init(f)?;
-        let mut leaves = Vec::new();
-        if !field_constant(&init, &mut leaves) {
-            self.error(
-                Diagnostic::new(
-                    DiagKind::BadClass,
-                    init.span,
-                    "a field initializer must be a literal, `null`, `vec<T>()`, a string \
-                     literal without `${}`, or an array literal or repeat of those",
-                )
-                .with_note("a reload gives added fields their initializer without running code"),
-            );
+        let not_constant = |span| {
+            Diagnostic::new(
+                DiagKind::BadClass,
+                span,
+                "a field initializer must be a constant expression: literals, module `let` \
+                 constants, arithmetic, comparisons and casts of those, `null`, `vec<T>()`, \
+                 string literals without `${}`, and array literals or repeats of those",
+            )
+            .with_note(
+                "a reload gives added fields their initializer without running code; set \
+                 other values in `init` or after `new`",
+            )
+        };
+        let Some((ty, init)) = self.var_init(f) else {
+            // A name the checker cannot type yet (a module `var`, a constant that is not one)
+            // fails without a diagnostic of its own: never drop the field silently.
+            if !self.reported {
+                self.error(not_constant(f.init.span));
+            }
             return None;
+        };
+        let mut leaves = Vec::new();
+        match self.fold(&init) {
+            Some(value) => value.leaves(&mut leaves),
+            None => {
+                self.error(not_constant(init.span));
+                return None;
+            }
         }
         let leaf_ok = |t: &Type| t.is_scalar() || t.is_managed();
         let mut leaf = &ty;
@@ -652,35 +667,4 @@ fn null_closures(t: &ast::TypeExpr, init: &ast::Expr) -> bool {
         }
         _ => false,
     }
-}
-
-/// Append the constant leaves of a field initializer to `out` (an array literal or repeat
-/// flat, outermost first): each leaf's bits and, for a non-empty string literal, its text.
-/// False when some part is not a constant.
-fn field_constant(init: &Expr, out: &mut Vec<(u64, Option<String>)>) -> bool {
-    let leaf = match &init.kind {
-        ExprKind::Int(v) => (*v as u64, None),
-        ExprKind::Float(v) => (v.to_bits(), None),
-        ExprKind::Bool(b) => (u64::from(*b), None),
-        ExprKind::Null | ExprKind::VecNew => (0, None),
-        ExprKind::StrLit(s) => (0, (!s.is_empty()).then(|| s.clone())),
-        ExprKind::ArrayLit(items) => return items.iter().all(|x| field_constant(x, out)),
-        ExprKind::ArrayRepeat(item, n) => {
-            let start = out.len();
-            if !field_constant(item, out) {
-                return false;
-            }
-            let one = out[start..].to_vec();
-            for _ in 1..*n {
-                out.extend_from_slice(&one);
-            }
-            if *n == 0 {
-                out.truncate(start);
-            }
-            return true;
-        }
-        _ => return false,
-    };
-    out.push(leaf);
-    true
 }

@@ -21,6 +21,7 @@ impl Checker {
         let span = e.span;
         let (kind, ty) = match &e.kind {
             ast::ExprKind::Int(v) => (ExprKind::Int(self.int_literal(*v, span)?), Type::I64),
+            ast::ExprKind::Bits(v) => (ExprKind::Int(*v as i64), Type::I64),
             ast::ExprKind::Float(v) => (ExprKind::Float(*v), Type::F64),
             ast::ExprKind::Bool(b) => (ExprKind::Bool(*b), Type::Bool),
             ast::ExprKind::Paren(inner) => return self.expr(inner),
@@ -76,7 +77,10 @@ impl Checker {
                         span,
                         format!("integer literal `{v}` does not fit in i64"),
                     )
-                    .with_note("the largest i64 is 9223372036854775807"),
+                    .with_note(
+                        "the largest i64 is 9223372036854775807; a hex, binary or octal \
+                         literal may use all 64 bits (`0xFFFF_FFFF_FFFF_FFFF` is -1)",
+                    ),
                 );
                 None
             }
@@ -138,7 +142,9 @@ impl Checker {
             Some(ModName::Class(_)) => {
                 format!("`{name}` is a class, not a value: make an object with `new {name}()`")
             }
-            None if name == "assert" => "`assert` is a builtin function: call it".to_string(),
+            None if name == "assert" || self.is_builtin(name) => {
+                format!("`{name}` is a builtin function: call it, `{name}(...)`")
+            }
             None => format!("unknown name `{name}`"),
         };
         let kind = if what.starts_with("unknown") {
@@ -206,6 +212,7 @@ impl Checker {
             BinaryOp::BitXor => (BinOp::BitXor, *ty == Type::I64),
             BinaryOp::Shl => (BinOp::Shl, *ty == Type::I64),
             BinaryOp::Shr => (BinOp::Shr, *ty == Type::I64),
+            BinaryOp::UShr => (BinOp::UShr, *ty == Type::I64),
             BinaryOp::Eq => (BinOp::Eq, ty.is_scalar() || *ty == Type::Str),
             BinaryOp::Ne => (BinOp::Ne, ty.is_scalar() || *ty == Type::Str),
             BinaryOp::Lt => (BinOp::Lt, is_number(ty)),
@@ -377,6 +384,9 @@ impl Checker {
         {
             return self.closure_call(callee, args, span);
         }
+        if self.is_builtin(name) {
+            return self.builtin_call(name, args, span);
+        }
         let checked: Vec<Option<Expr>> = args.iter().map(|a| self.expr(a)).collect();
         let (params, ret, decl_span, make): (Vec<Option<Type>>, Option<Type>, Option<Span>, _) =
             match self.lookup_module(name, callee.span).ok()? {
@@ -464,6 +474,9 @@ impl Checker {
         if matches!(method.name.as_str(), "push" | "pop") {
             return self.vec_mutation(recv, receiver, method, args, span);
         }
+        if recv.ty == Type::Str && matches!(method.name.as_str(), "byte" | "slice") {
+            return self.str_bytes(recv, method, args, span);
+        }
         match method.name.as_str() {
             "len" => {
                 if !args.is_empty() {
@@ -494,7 +507,7 @@ impl Checker {
             other => {
                 let note = match recv.ty {
                     Type::Vec(_) => "vecs have `len()`, `push(x)` and `pop()`",
-                    Type::Str => "strings have one method, `len()`",
+                    Type::Str => "strings have `len()`, `byte(i)` and `slice(a, b)`",
                     _ => "arrays have one method, `len()`",
                 };
                 self.error(

@@ -212,9 +212,15 @@ impl Checker {
     ) -> Option<StmtKind> {
         let span_of = |e: &ast::Expr| e.span;
         let (header, var_ty) = match iter {
-            ForIter::Range(start, end) => {
+            ForIter::Range {
+                start,
+                end,
+                inclusive,
+                step,
+            } => {
                 let start_e = self.expr(start);
                 let end_e = self.expr(end);
+                let step_e = step.as_ref().map(|b| (self.expr(&b.0), b.1));
                 let mut ok = true;
                 for e in [&start_e, &end_e].into_iter().flatten() {
                     if e.ty != Type::I64 {
@@ -226,8 +232,15 @@ impl Checker {
                         ok = false;
                     }
                 }
-                let header = match (start_e, end_e) {
-                    (Some(s), Some(e)) if ok => Some((s, Some(e))),
+                let step = match step_e {
+                    None => Some(None),
+                    Some((Some(k), at)) => self.range_step(k).map(|k| Some(Box::new((k, at)))),
+                    Some((None, _)) => None,
+                };
+                let header = match (start_e, end_e, step) {
+                    (Some(s), Some(e), Some(step)) if ok => {
+                        Some(Header::Range(s, e, *inclusive, step))
+                    }
                     _ => None,
                 };
                 (header, Some(Type::I64))
@@ -238,7 +251,7 @@ impl Checker {
                     Some(a) => match &a.ty {
                         Type::Array(elem, _) | Type::Vec(elem) => {
                             let elem = (**elem).clone();
-                            (Some((a, None)), Some(elem))
+                            (Some(Header::Each(a)), Some(elem))
                         }
                         other => {
                             self.error(Diagnostic::new(
@@ -261,20 +274,59 @@ impl Checker {
         let body = self.block(body);
         self.f.loops.pop();
         self.close_scope();
-        let (first, end) = header?;
-        Some(match end {
-            Some(end) => StmtKind::ForRange {
+        Some(match header? {
+            Header::Range(start, end, false, None) => StmtKind::ForRange {
                 var: local,
-                start: first,
+                start,
                 end,
                 body,
             },
-            None => StmtKind::ForEach {
+            Header::Range(start, end, inclusive, step) => {
+                let step_span = step.as_ref().map_or(end.span, |b| b.1);
+                StmtKind::ForStep {
+                    var: local,
+                    start,
+                    end,
+                    inclusive,
+                    step: step.map(|b| b.0),
+                    step_span,
+                    body,
+                }
+            }
+            Header::Each(array) => StmtKind::ForEach {
                 var: local,
-                array: first,
+                array,
                 body,
             },
         })
+    }
+
+    /// A range's `step k`: `i64`, and not a constant that is not positive.
+    fn range_step(&mut self, k: Expr) -> Option<Expr> {
+        if k.ty != Type::I64 {
+            self.error(Diagnostic::new(
+                DiagKind::TypeMismatch,
+                k.span,
+                format!("a range step must be `i64`, found `{}`", k.ty),
+            ));
+            return None;
+        }
+        if let ExprKind::Int(v) = k.kind
+            && v <= 0
+        {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::Other,
+                    k.span,
+                    format!("a range step must be positive, not {v}"),
+                )
+                .with_note(
+                    "to count down, count up and subtract: `for j in 0..n { let i = n - 1 - j }`",
+                ),
+            );
+            return None;
+        }
+        Some(k)
     }
 
     fn return_stmt(&mut self, value: Option<&ast::Expr>, stmt: &ast::Stmt) -> Option<StmtKind> {
@@ -419,6 +471,19 @@ impl Checker {
             }
         }
     }
+}
+
+/// A checked `for` header.
+enum Header {
+    /// `start`, `end`, inclusive, `step k` with the span of `step`.
+    Range(
+        Expr,
+        Expr,
+        bool,
+        Option<Box<(Expr, crate::lang::span::Span)>>,
+    ),
+    /// `for x in array`.
+    Each(Expr),
 }
 
 /// Whether running the block can never reach its end: some statement always returns, or loops

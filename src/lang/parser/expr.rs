@@ -12,6 +12,7 @@ fn children_nesting(kind: &ExprKind) -> u32 {
     let most = |es: &[Expr]| es.iter().map(|e| e.nesting).max().unwrap_or(0);
     match kind {
         ExprKind::Int(_)
+        | ExprKind::Bits(_)
         | ExprKind::Float(_)
         | ExprKind::Bool(_)
         | ExprKind::Null
@@ -52,6 +53,7 @@ fn binary_op(p: Punct) -> Option<BinaryOp> {
         Punct::Caret => BinaryOp::BitXor,
         Punct::Shl => BinaryOp::Shl,
         Punct::Shr => BinaryOp::Shr,
+        Punct::UShr => BinaryOp::UShr,
         Punct::EqEq => BinaryOp::Eq,
         Punct::NotEq => BinaryOp::Ne,
         Punct::Lt => BinaryOp::Lt,
@@ -77,6 +79,7 @@ pub(super) fn compound_op(p: Punct) -> Option<BinaryOp> {
         Punct::CaretEq => BinaryOp::BitXor,
         Punct::ShlEq => BinaryOp::Shl,
         Punct::ShrEq => BinaryOp::Shr,
+        Punct::UShrEq => BinaryOp::UShr,
         _ => return None,
     })
 }
@@ -234,6 +237,10 @@ impl Parser<'_> {
                 self.bump();
                 ExprKind::Int(v)
             }
+            TokenKind::Bits(v) => {
+                self.bump();
+                ExprKind::Bits(v)
+            }
             TokenKind::Float(v) => {
                 self.bump();
                 ExprKind::Float(v)
@@ -369,18 +376,19 @@ impl Parser<'_> {
         Ok((ExprKind::Closure { params, ret, body }, levels))
     }
 
-    /// The `>` closing `vec<T`, also as the first half of `>>`.
+    /// The `>` closing `vec<T`, also as a part of `>>` or `>>>`.
     fn expect_gt(&mut self) -> PResult<()> {
-        if self.is_punct(Punct::Shr) {
-            if self.split_gt {
-                self.split_gt = false;
-                self.bump();
-            } else {
-                self.split_gt = true;
-            }
-            return Ok(());
+        let width = match self.kind() {
+            TokenKind::Punct(Punct::Shr) => 2,
+            TokenKind::Punct(Punct::UShr) => 3,
+            _ => return self.expect_punct(Punct::Gt).map(|_| ()),
+        };
+        self.gt_taken += 1;
+        if self.gt_taken == width {
+            self.gt_taken = 0;
+            self.bump();
         }
-        self.expect_punct(Punct::Gt).map(|_| ())
+        Ok(())
     }
 
     /// A written type.

@@ -1,0 +1,159 @@
+//! HIR → CLIF for the builtins: `print` (through `runtime::output`) and the math builtins
+//! (`runtime::math` defines them). Where x86-64 has an
+//! instruction, the builtin is that instruction, not a call: `abs` (`iabs`, `fabs`), `min`/`max`
+//! (`smin`/`smax`; `fmin`/`fmax`, IEEE 754-2019 minimum/maximum, a short inline sequence around
+//! `minsd`/`maxsd`), `sqrt` (`sqrtsd`), `floor`/`ceil`/`trunc` (SSE4.1 `roundsd`). `round` (half
+//! away from zero) is `trunc` and a select: Cranelift's `nearest` rounds ties to even, which is
+//! not `round`. The transcendental ones (`sin cos tan atan2 exp ln pow`) call the runtime's
+//! `hot_math_*`, the same Rust functions the interpreter calls, so every backend gives the same
+//! bits.
+
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{self, InstBuilder, Value, types};
+use cranelift_module::FuncId;
+
+use crate::lang::hir::{Expr, Math, Type};
+
+use super::JitError;
+use super::lower::{FunctionTranslator, LResult, bad};
+
+/// Module ids of the builtins' helpers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct BuiltinHelpers {
+    print: FuncId,
+    str_byte: FuncId,
+    str_slice: FuncId,
+    pub(crate) raise_step: FuncId,
+    sin: FuncId,
+    cos: FuncId,
+    tan: FuncId,
+    atan2: FuncId,
+    exp: FuncId,
+    ln: FuncId,
+    pow: FuncId,
+}
+
+/// How `declare_imports` declares one import: name, parameter types, result type.
+pub(crate) type Declare<'a> =
+    dyn FnMut(&str, &[ir::Type], Option<ir::Type>) -> Result<FuncId, JitError> + 'a;
+
+impl BuiltinHelpers {
+    /// Declare the builtins' imports (`hot_print`, `hot_math_*`).
+    pub(crate) fn declare(declare: &mut Declare<'_>) -> Result<BuiltinHelpers, JitError> {
+        let f = types::F64;
+        Ok(BuiltinHelpers {
+            print: declare("hot_print", &[types::I64], None)?,
+            raise_step: declare(
+                "hot_raise_step",
+                &[types::I64, types::I32, types::I32],
+                None,
+            )?,
+            str_byte: declare(
+                "hot_str_byte",
+                &[types::I64, types::I64, types::I32, types::I32],
+                Some(types::I64),
+            )?,
+            str_slice: declare(
+                "hot_str_slice",
+                &[types::I64, types::I64, types::I64, types::I32, types::I32],
+                Some(types::I64),
+            )?,
+            sin: declare("hot_math_sin", &[f], Some(f))?,
+            cos: declare("hot_math_cos", &[f], Some(f))?,
+            tan: declare("hot_math_tan", &[f], Some(f))?,
+            atan2: declare("hot_math_atan2", &[f, f], Some(f))?,
+            exp: declare("hot_math_exp", &[f], Some(f))?,
+            ln: declare("hot_math_ln", &[f], Some(f))?,
+            pow: declare("hot_math_pow", &[f, f], Some(f))?,
+        })
+    }
+}
+
+impl FunctionTranslator<'_, '_> {
+    /// `print(e)`: `e` shown as a string (as `"${e}"` does; a string as it is), written with a
+    /// newline, released. Unit.
+    pub(crate) fn translate_print(&mut self, e: &Expr) -> LResult<Value> {
+        let text = self.translate_to_str(e)?;
+        let print = self.env.helpers.builtins.print;
+        self.call_helper(print, &[text]);
+        self.release_value(&Type::Str, text);
+        Ok(self.unit())
+    }
+
+    /// `s.byte(i)` / `s.slice(a, b)` (`whole` is the call): the string (held while the offsets
+    /// run, which may raise), the offsets, then the helper, which raises at the call's span.
+    pub(crate) fn translate_str_bytes(
+        &mut self,
+        s: &Expr,
+        offsets: &[&Expr],
+        whole: &Expr,
+    ) -> LResult<Value> {
+        let (text, owned) = self.handle_operand(s)?;
+        let held = self.hold_if(owned, &Type::Str, text);
+        let mut args = vec![text];
+        for offset in offsets {
+            args.push(self.translate_expr(offset)?);
+        }
+        let (start, end) = self.span_args(whole.span);
+        args.extend([start, end]);
+        let h = self.env.helpers.builtins;
+        let helper = if offsets.len() == 1 {
+            h.str_byte
+        } else {
+            h.str_slice
+        };
+        let v = self.call_helper(helper, &args)[0];
+        self.unhold(held);
+        self.done_with_value(&Type::Str, text, owned);
+        Ok(v)
+    }
+
+    /// A math builtin: its arguments left to right, then the instruction or the call.
+    pub(crate) fn translate_math(&mut self, m: Math, args: &[Expr]) -> LResult<Value> {
+        let mut v = Vec::with_capacity(args.len());
+        for arg in args {
+            v.push(self.translate_expr(arg)?);
+        }
+        if v.len() != m.arity() {
+            return bad(format!("`{}` with {} arguments", m.name(), v.len()));
+        }
+        let h = self.env.helpers.builtins;
+        let call = |t: &mut Self, f: FuncId, v: &[Value]| t.call_helper(f, v)[0];
+        Ok(match m {
+            Math::AbsI => self.builder.ins().iabs(v[0]),
+            Math::MinI => self.builder.ins().smin(v[0], v[1]),
+            Math::MaxI => self.builder.ins().smax(v[0], v[1]),
+            Math::AbsF => self.builder.ins().fabs(v[0]),
+            Math::MinF => self.builder.ins().fmin(v[0], v[1]),
+            Math::MaxF => self.builder.ins().fmax(v[0], v[1]),
+            Math::Sqrt => self.builder.ins().sqrt(v[0]),
+            Math::Floor => self.builder.ins().floor(v[0]),
+            Math::Ceil => self.builder.ins().ceil(v[0]),
+            Math::Trunc => self.builder.ins().trunc(v[0]),
+            Math::Round => self.round_half_away(v[0]),
+            Math::Sin => call(self, h.sin, &v),
+            Math::Cos => call(self, h.cos, &v),
+            Math::Tan => call(self, h.tan, &v),
+            Math::Atan2 => call(self, h.atan2, &v),
+            Math::Exp => call(self, h.exp, &v),
+            Math::Ln => call(self, h.ln, &v),
+            Math::Pow => call(self, h.pow, &v),
+        })
+    }
+
+    /// `round(x)`: `t = trunc(x)`, and `t ± 1` (the sign of `x`) when `|x - t| >= 0.5`.
+    /// `x - t` is exact (the fraction's bits are some of `x`'s); NaN and infinities compare
+    /// false and keep `t` (NaN, or the infinity), and `-0.4` keeps `trunc`'s `-0.0`.
+    fn round_half_away(&mut self, x: Value) -> Value {
+        let ins = &mut self.builder;
+        let t = ins.ins().trunc(x);
+        let frac = ins.ins().fsub(x, t);
+        let frac = ins.ins().fabs(frac);
+        let half = ins.ins().f64const(0.5);
+        let away = ins.ins().fcmp(FloatCC::GreaterThanOrEqual, frac, half);
+        let one = ins.ins().f64const(1.0);
+        let step = ins.ins().fcopysign(one, x);
+        let up = ins.ins().fadd(t, step);
+        ins.ins().select(away, up, t)
+    }
+}
