@@ -25,6 +25,9 @@ const FILTERS: &[(&str, &str)] = &[
         "$1[explanation]$2",
     ),
     (r"(adds|saves) \[n\] ns \[\[n\], \[n\]\]", "[step cost]"),
+    // Whether a rung measures a hair below the one before, and why, depends on the run.
+    (r" \((within noise|layout effect|fewer instructions)\)", ""),
+    (r"(?m)^.* saves time: .*\n", ""),
     (r"no cost resolved: within ±\[n\] ns", "[step cost]"),
     (r"\[verdict\]: too few rounds", "[step cost]"),
     (r"-{2,}", "--"),
