@@ -49,20 +49,24 @@ fn no_sources() -> Sources {
     Sources::none("not opened in tests")
 }
 
+/// Runs `job` on the mock `timer` with no counters, no cancel and no observer.
+fn quiet(job: &mut Job, timer: &MockTimer) -> hotlab::measure::JobResult {
+    job.run_with(
+        timer,
+        no_sources(),
+        &AtomicBool::new(false),
+        &mut NoObserver,
+    )
+    .unwrap()
+}
+
 #[test]
 fn sizing_reaches_target_and_per_op_is_exact() {
     let timer = MockTimer::new(READ_COST);
     let mut job = Job::new(rounds(30))
         .with(costly(&timer, 0, 1000.0, 0.0, None))
         .with(costly(&timer, 1, 1100.0, 0.0, None));
-    let r = job
-        .run_with(
-            &timer,
-            no_sources(),
-            &AtomicBool::new(false),
-            &mut NoObserver,
-        )
-        .unwrap();
+    let r = quiet(&mut job, &timer);
     // Target: 1000 × 20 ns = 20 µs; the fastest variant costs 1 ns per iteration.
     assert!(r.iters >= 20_000 && r.iters <= 22_000, "{}", r.iters);
     assert_eq!(r.rounds, 30);
@@ -83,14 +87,7 @@ fn sizing_reaches_target_and_per_op_is_exact() {
 fn jitter_varies_the_shared_count_within_bounds() {
     let timer = MockTimer::new(READ_COST);
     let mut job = Job::new(rounds(200)).with(costly(&timer, 0, 500.0, 0.0, None));
-    let r = job
-        .run_with(
-            &timer,
-            no_sources(),
-            &AtomicBool::new(false),
-            &mut NoObserver,
-        )
-        .unwrap();
+    let r = quiet(&mut job, &timer);
     let ns: Vec<u64> = r.round_records.iter().map(|x| x.iters).collect();
     let (lo, hi) = (*ns.iter().min().unwrap(), *ns.iter().max().unwrap());
     assert!(lo < hi, "no jitter");
@@ -110,14 +107,7 @@ fn round_order_changes_every_round_and_is_balanced() {
         for i in 0..k {
             job = job.with(costly(&timer, i, 1000.0, 0.0, Some(log.clone())));
         }
-        let r = job
-            .run_with(
-                &timer,
-                no_sources(),
-                &AtomicBool::new(false),
-                &mut NoObserver,
-            )
-            .unwrap();
+        let r = quiet(&mut job, &timer);
         assert_eq!(r.rounds as u64, r_count);
         let log = log.lock().unwrap();
         let collected = &log[log.len() - (r_count as usize * k)..];
@@ -387,14 +377,7 @@ fn the_ruler_turns_times_into_cycles_with_the_clock_of_each_round() {
         .with(clock.variant("three", 3.0))
         .with(clock.variant("five", 5.0))
         .with_ruler(clock.ruler(25));
-    let r = job
-        .run_with(
-            &clock.timer,
-            no_sources(),
-            &AtomicBool::new(false),
-            &mut NoObserver,
-        )
-        .unwrap();
+    let r = quiet(&mut job, &clock.timer);
     // The clock moved (400 ps = 2.5 GHz, then 250 ps = 4 GHz): the times are a mixture, the
     // cycles are exact in every round.
     let ruler = r.ruler.expect("a ruler summary");
@@ -414,14 +397,7 @@ fn the_ruler_turns_times_into_cycles_with_the_clock_of_each_round() {
 fn without_a_ruler_a_mock_job_has_no_ruler_cycles() {
     let timer = MockTimer::new(READ_COST);
     let mut job = Job::new(rounds(10)).with(costly(&timer, 0, 1000.0, 0.0, None));
-    let r = job
-        .run_with(
-            &timer,
-            no_sources(),
-            &AtomicBool::new(false),
-            &mut NoObserver,
-        )
-        .unwrap();
+    let r = quiet(&mut job, &timer);
     assert!(r.ruler.is_none());
     assert!(r.variants[0].cycles.is_none());
 }
@@ -449,13 +425,7 @@ fn the_ruler_takes_every_position_of_a_round_in_turn() {
         .with(costly(&timer, 0, 1000.0, 0.0, Some(log.clone())))
         .with(costly(&timer, 1, 1000.0, 0.0, Some(log.clone())))
         .with_ruler(ruler);
-    job.run_with(
-        &timer,
-        no_sources(),
-        &AtomicBool::new(false),
-        &mut NoObserver,
-    )
-    .unwrap();
+    quiet(&mut job, &timer);
     let log = log.lock().unwrap();
     // The last 6 rounds × 3 samples are the collected rounds (sizing probes come first).
     let rounds: Vec<&[usize]> = log[log.len() - 18..].chunks(3).collect();
