@@ -89,11 +89,13 @@ fn check_and_asm_survive_a_crashing_clif() {
 }
 
 #[test]
-fn bench_names_the_cell_that_crashed() {
+fn bench_marks_the_cell_that_crashed_and_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "crash.clif", RUN_NULL);
+    let header = "//# title = \"fine\"\n//# twin = \"int_loop\"\n//# unit = \"one loop iteration\"\n//# checksum = \"exact\"\n";
+    write(dir.path(), "fine.hot", &format!("{header}{SUM_RUN}"));
     let cases = dir.path().display().to_string();
-    let (code, _, err) = outcome(hotlab().args([
+    let (code, out, err) = outcome(hotlab().args([
         "bench",
         "--cases",
         &cases,
@@ -106,8 +108,18 @@ fn bench_names_the_cell_that_crashed() {
         "--no-load",
     ]));
     assert_eq!(code, 6, "{err}");
-    assert!(err.contains("SIGSEGV"), "{err}");
-    assert!(err.contains("crash (jit)"), "{err}");
+    // The crashed cell is named with its signal, and the table is printed with the other case
+    // measured (the matrix went on in a fresh worker).
+    assert!(
+        err.contains("crash .clif (jit): crashed the process running it: SIGSEGV"),
+        "{err}"
+    );
+    assert!(out.contains("fine"), "{out}");
+    let fine = out.lines().find(|l| l.contains("fine")).unwrap();
+    assert!(
+        fine.contains(" ns") || fine.chars().any(|c| c.is_ascii_digit()),
+        "{out}"
+    );
 }
 
 #[test]
@@ -190,13 +202,7 @@ fn work_that_does_not_grow_with_n_is_told() {
         "fn run(n: i64) -> i64 { return n }\n",
     );
     let ok = write(dir.path(), "ok.hot", SUM_RUN);
-    let start = Instant::now();
     let (code, _, err) = outcome(hotlab().args(["check", &flat, "--vs", &ok, "--time", "0.2"]));
-    assert!(
-        start.elapsed() < Duration::from_secs(60),
-        "{:?}",
-        start.elapsed()
-    );
     assert!(code == 1 || code == 2, "{code}: {err}");
     assert!(err.contains("the work does not depend on n"), "{err}");
 }

@@ -30,52 +30,92 @@ pub struct Sizing {
     pub flat: Option<FlatWork>,
 }
 
-/// A variant whose sample time stayed flat while the count grew [`FLAT_SPAN`]-fold.
+/// A variant whose sample time did not grow with the count (see [`size_iterations`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FlatWork {
     /// The variant's index.
     pub variant: usize,
-    /// The smallest count of the window.
+    /// The smallest count of the window: at `to` the variant took at most [`FLAT_GROWTH`]
+    /// times as long as here (times below the noise floor counting as the floor).
     pub from: u64,
     /// The largest.
     pub to: u64,
 }
 
-/// Sizing calls a variant flat when its times over a window of counts growing this much
-/// (four tenfold probes) stay within [`FLAT_GROWTH`] of each other. Linear work cannot: even at
-/// a fraction of a cycle per iteration, a thousand times the work takes far longer than a
-/// call's fixed cost. A disturbed probe only widens the spread, so it never makes work flat.
+/// Sizing calls a variant flat by either of two rules, both of which a disturbed probe can
+/// only delay (a disturbance adds time, so it makes work look *less* flat):
+///
+/// - *Ratio*: its times over a window of counts growing this much (four tenfold probes) are
+///   all above the noise floor (the target times [`NOISE_SHARE`]) and stay within
+///   [`FLAT_GROWTH`] of each other. Linear work cannot pass: even at a cycle per iteration, a
+///   thousand times the work takes far longer than a call's fixed cost. This tells flat work
+///   with a measurable fixed cost after four probes.
+/// - *Per iteration*: at a count where [`FLAT_PER_ITER`] per iteration is well above the noise
+///   floor (ten floors), the variant took less than that. No work done per iteration is that
+///   cheap. This tells flat work whose net time is noise: once the timer's overhead is
+///   subtracted it scatters around zero, even below it, so no window of it is within a ratio
+///   (the ratio rule alone let sizing grow the count until the *other* variants' probes took
+///   minutes). At the default target it decides by a count of a million.
 pub const FLAT_SPAN: u64 = 1000;
 /// See [`FLAT_SPAN`].
 pub const FLAT_GROWTH: f64 = 4.0;
+/// The share of the sizing target below which a probe's time is noise: the default target is
+/// a thousand timer precisions (see `Settings::precision_factor`), so the floor is one.
+pub const NOISE_SHARE: f64 = 1e-3;
+/// Half a picosecond: the per-iteration time below which work does not grow with n. The
+/// fastest real loop body (a vectorized byte add, 64 per cycle at 5 GHz) takes 3 ps.
+pub const FLAT_PER_ITER: Picos = Picos(0.5);
 
-/// The first variant whose times in `history` (oldest first, one entry per tenfold probe)
-/// stayed flat over the last [`FLAT_SPAN`] of the count.
-fn flat_variant(history: &[(u64, Vec<Picos>)]) -> Option<FlatWork> {
+/// The first variant whose times in `history` (oldest first, one entry per probe) are flat by
+/// the ratio rule over its last four tenfold probes, or by the per-iteration rule at its last
+/// probe (see [`FLAT_SPAN`]).
+fn flat_variant(history: &[(u64, Vec<Picos>)], floor: f64) -> Option<FlatWork> {
+    let (last_n, last) = history.last()?;
+    let per_iter_bound = *last_n as f64 * FLAT_PER_ITER.0;
+    if per_iter_bound >= 10.0 * floor
+        && let Some(variant) = (0..last.len()).find(|&v| last[v].0 < per_iter_bound)
+    {
+        // The smallest count at which it took at least a FLAT_GROWTH-th of its last time
+        // (times below the floor count as the floor: noise is as long as any of it).
+        let from = history
+            .iter()
+            .find(|(_, t)| t[variant].0.max(floor) * FLAT_GROWTH >= last[variant].0)
+            .map_or(*last_n, |(n, _)| *n);
+        return Some(FlatWork {
+            variant,
+            from,
+            to: *last_n,
+        });
+    }
     let window = history.len().checked_sub(4).map(|i| &history[i..])?;
-    let (from, to) = (window[0].0, window[3].0);
-    if to / from.max(1) < FLAT_SPAN {
+    let (from_n, to_n) = (window[0].0, window[3].0);
+    if to_n / from_n.max(1) < FLAT_SPAN {
         return None;
     }
-    let variants = window[0].1.len();
-    (0..variants)
+    (0..last.len())
         .find(|&v| {
             let times = window.iter().map(|(_, t)| t[v].0);
-            let (lo, hi) = times.fold((f64::INFINITY, 0.0f64), |(lo, hi), t| {
+            let (lo, hi) = times.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
                 (lo.min(t), hi.max(t))
             });
-            lo.is_finite() && hi <= lo.max(1.0) * FLAT_GROWTH
+            lo >= floor && hi <= lo * FLAT_GROWTH
         })
-        .map(|variant| FlatWork { variant, from, to })
+        .map(|variant| FlatWork {
+            variant,
+            from: from_n,
+            to: to_n,
+        })
 }
 
 /// Grows the shared iteration count until every variant's sample (as measured by `probe`,
 /// which runs each variant once with `n` iterations and returns their net sample times) is at
-/// least `target`. Returns `None` when `probe` does (cancelled).
+/// least `target`, or a variant's time does not grow with the count (`flat`: no count would
+/// make its sample long enough). Returns `None` when `probe` does (cancelled).
 pub fn size_iterations(
     target: Picos,
     mut probe: impl FnMut(u64) -> Option<Vec<Picos>>,
 ) -> Option<Sizing> {
+    let floor = (target.0 * NOISE_SHARE).max(1.0);
     let mut n = 1u64;
     let mut probes = 0;
     // The tenfold probes so far, to tell work that does not grow with n.
@@ -92,7 +132,7 @@ pub fn size_iterations(
             None
         } else {
             tenfold.push((n, times));
-            flat_variant(&tenfold)
+            flat_variant(&tenfold, floor)
         };
         if done || flat.is_some() {
             return Some(Sizing {
@@ -197,17 +237,59 @@ mod tests {
         assert_eq!(s.flat, None);
     }
 
+    /// The default target: a thousand precisions of a 20 ns timer (noise floor 20 ns).
+    const TARGET: Picos = Picos(20e6);
+
     #[test]
     fn sizing_stops_at_work_that_does_not_grow_with_n() {
         // The second variant takes 40 ns whatever n is; the first 1 ns per iteration.
-        let s = size_iterations(Picos(1e12), |n| {
-            Some(vec![Picos(1e3 * n as f64), Picos(40e3)])
-        })
-        .unwrap();
+        let s =
+            size_iterations(TARGET, |n| Some(vec![Picos(1e3 * n as f64), Picos(40e3)])).unwrap();
         let flat = s.flat.expect("flat work is told");
         assert_eq!(flat.variant, 1);
         assert_eq!((flat.from, flat.to), (1, 1000));
         assert_eq!(s.probes, 4);
+    }
+
+    #[test]
+    fn flat_work_lost_in_the_noise_is_told_by_a_million() {
+        // Net of the timer's overhead, a call that ignores n scatters around zero (some probes
+        // negative); the other variant is linear. Each probe is disturbed differently.
+        let noise = [-3e3, 5e3, 0.0, 12e3, -8e3, 2e3, 30e3, -1e3];
+        let mut i = 0;
+        let s = size_iterations(TARGET, |n| {
+            i += 1;
+            Some(vec![Picos(noise[i % noise.len()]), Picos(1e3 * n as f64)])
+        })
+        .unwrap();
+        let flat = s.flat.expect("flat work is told");
+        assert_eq!(flat.variant, 0);
+        assert_eq!((flat.from, flat.to), (1, 1_000_000));
+        assert_eq!(s.probes, 7);
+    }
+
+    #[test]
+    fn flat_work_longer_than_a_tenth_of_the_target_is_told() {
+        // 5 µs whatever n is: sizing jumps to estimates that never reach the target.
+        let s = size_iterations(TARGET, |_| Some(vec![Picos(5e6)])).unwrap();
+        let flat = s.flat.expect("flat work is told");
+        assert_eq!(flat.variant, 0);
+        assert!(flat.to < 1 << 30, "{s:?}");
+    }
+
+    #[test]
+    fn the_fastest_linear_loop_is_not_flat_however_noisy() {
+        // 3 ps per iteration (a vectorized byte add), a call costing nothing net, and probes
+        // disturbed by up to 30 ns.
+        let noise = [-3e3, 5e3, 0.0, 12e3, -8e3, 2e3, 30e3, -1e3];
+        let mut i = 0;
+        let s = size_iterations(TARGET, |n| {
+            i += 1;
+            Some(vec![Picos(3.0 * n as f64 + noise[i % noise.len()])])
+        })
+        .unwrap();
+        assert_eq!(s.flat, None);
+        assert!(s.iters as f64 * 3.0 >= TARGET.0 * 0.9, "{s:?}");
     }
 
     #[test]
