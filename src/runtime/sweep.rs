@@ -10,13 +10,22 @@
 //! code is freed ([`CodeRegistration`] deregisters on drop).
 //!
 //! [`ScriptError::raise`](crate::runtime::ScriptError::raise) calls [`sweep`] before it
-//! unwinds. The sweep walks the stack with libgcc's `_Unwind_Backtrace`, from the raise outward:
-//! frames that are not script code (the raising helper and its callees) are skipped; for each
-//! script frame of the run that follows, the stack pointer at its call is the CFA of the frame
-//! just inside it (on x86_64 and aarch64 the CFA is the caller's stack pointer at the call;
-//! libgcc's `_Unwind_GetCFA` on the script frame's context gives exactly that, see `visit`),
-//! and each cell of the map at that return address is read, then all are released. The walk stops at the
-//! first frame after that run that is not script code.
+//! unwinds. The sweep walks the stack from the raise outward: frames that are not script code
+//! (the raising helper and its callees) are skipped with libgcc's `_Unwind_Backtrace`, up to
+//! the first script frame; from there on it follows the frame-pointer chain, because every
+//! script frame that called something has a frame record (Cranelift sets one up in every
+//! function that is not a leaf, and a leaf calls nothing, so it is never inside the run). For
+//! each script frame the stack pointer at its call is the CFA of the frame just inside it (on
+//! x86_64 and aarch64 the CFA is the caller's stack pointer at the call): for the first, libgcc's
+//! `_Unwind_GetCFA` on its context (see `visit`); for each one after, the frame pointer of the
+//! frame inside it plus the 16 bytes of that frame's record (saved frame pointer and return
+//! address; no script function takes stack arguments through a tail call, which would move the
+//! record). Each cell of the map at that return address is read, then all are released. The
+//! walk stops at the first frame after that run that is not script code.
+//!
+//! Why not `_Unwind_Backtrace` all the way: it interprets each frame's DWARF CFI (a
+//! few hundred ns a frame, more under load), and runaway recursion raises with millions of
+//! script frames on the stack; a frame-record step is two loads.
 //!
 //! Why that bound is right: script code is entered only through a Rust border (an entry
 //! trampoline called inside `catch_script`, or a method called through the object border inside
@@ -116,34 +125,35 @@ pub(crate) struct CodeRegistration {
 ///
 /// The returned registration must be dropped before the code is unmapped or reused.
 pub(crate) fn register(functions: Vec<(usize, usize, Arc<FrameMap>)>) -> CodeRegistration {
+    let mut regions: Vec<Region> = functions
+        .into_iter()
+        .filter(|&(_, len, _)| len != 0)
+        .map(|(start, len, map)| Region {
+            start,
+            end: start + len,
+            map,
+        })
+        .collect();
+    let starts = regions.iter().map(|r| r.start).collect();
     let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
-    let mut starts = Vec::with_capacity(functions.len());
-    for (start, len, map) in functions {
-        if len == 0 {
-            continue;
-        }
-        let at = registry.partition_point(|r| r.start < start);
-        registry.insert(
-            at,
-            Region {
-                start,
-                end: start + len,
-                map,
-            },
-        );
-        starts.push(start);
-    }
+    // Appended and sorted once: inserting each function in place moved the regions after it
+    // (quadratic in a program's functions when they are not mapped in address order).
+    registry.append(&mut regions);
+    registry.sort_by_key(|r| r.start);
     CodeRegistration { starts }
 }
 
 impl Drop for CodeRegistration {
     fn drop(&mut self) {
-        let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
-        for start in self.starts.drain(..) {
-            if let Ok(i) = registry.binary_search_by_key(&start, |r| r.start) {
-                registry.remove(i);
-            }
+        if self.starts.is_empty() {
+            return;
         }
+        // One pass over the registry: removing the functions one by one moved the rest of
+        // it each time (a program of 10,000 functions moved 50 million regions).
+        self.starts.sort_unstable();
+        let mut registry = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+        let starts = std::mem::take(&mut self.starts);
+        registry.retain(|r| starts.binary_search(&r.start).is_err());
     }
 }
 
@@ -168,51 +178,108 @@ const URC_NORMAL_STOP: UnwindReasonCode = 4;
 
 type TraceFn = extern "C" fn(*mut UnwindContext, *mut c_void) -> UnwindReasonCode;
 
+/// The DWARF number of the frame-pointer register.
+#[cfg(target_arch = "x86_64")]
+const FP_REGISTER: i32 = 6;
+#[cfg(target_arch = "aarch64")]
+const FP_REGISTER: i32 = 29;
+
 unsafe extern "C" {
     fn _Unwind_Backtrace(trace: TraceFn, arg: *mut c_void) -> UnwindReasonCode;
     fn _Unwind_GetIP(ctx: *mut UnwindContext) -> usize;
     fn _Unwind_GetCFA(ctx: *mut UnwindContext) -> usize;
+    fn _Unwind_GetGR(ctx: *mut UnwindContext, reg: i32) -> usize;
 }
 
-/// The walk's state between frames.
-struct FrameWalk<'a> {
-    registry: &'a [Region],
-    /// Whether the run of script frames has started.
-    in_script: bool,
-    /// Cells to release, collected first: nothing is freed while the stack is being read.
-    found: Vec<(ElemKind, u64)>,
+/// The innermost script frame, as libgcc found it.
+#[derive(Debug, Clone, Copy)]
+struct FirstFrame {
+    /// Its return address (into it, from the call it made).
+    pc: usize,
+    /// Its stack pointer at that call.
+    sp: usize,
+    /// Its frame pointer.
+    fp: usize,
 }
 
-extern "C" fn visit(ctx: *mut UnwindContext, arg: *mut c_void) -> UnwindReasonCode {
-    // SAFETY: `arg` is the `FrameWalk` that `sweep` passed, alive and used only here for the walk.
-    let walk = unsafe { &mut *(arg as *mut FrameWalk<'_>) };
+extern "C" fn find_first(ctx: *mut UnwindContext, arg: *mut c_void) -> UnwindReasonCode {
+    // SAFETY: `arg` is the `FindFirst` that `sweep` passed, alive and used only here.
+    let find = unsafe { &mut *(arg as *mut FindFirst<'_>) };
     // SAFETY: `ctx` is the context libgcc passes to this callback, valid during the call.
-    let (pc, cfa) = unsafe { (_Unwind_GetIP(ctx), _Unwind_GetCFA(ctx)) };
-    match region_of(walk.registry, pc) {
-        Some(region) => {
-            walk.in_script = true;
-            let ret = (pc - region.start) as u32;
-            if region.map.catches_at(ret) {
-                // The error is caught here: this frame runs on in its handler, keeping what it
-                // owns, and so do the frames outside it.
-                return URC_NORMAL_STOP;
-            }
-            // libgcc's context for a frame holds the CFA of the frame it called (the context is
-            // stepped out of the callee, whose CFA it computed, to the caller's return
-            // address): that is this frame's stack pointer at the call.
-            let sp = cfa;
-            for &(offset, kind) in region.map.at(ret) {
-                // SAFETY: `sp` is the frame's stack pointer at this call, and the map says an
-                // owned 8-byte cell is `offset` bytes above it; the frame is live (outside ours
-                // on the stack, not yet unwound).
-                let cell = unsafe { std::ptr::read((sp + offset as usize) as *const u64) };
-                walk.found.push((kind, cell));
-            }
-        }
-        None if walk.in_script => return URC_NORMAL_STOP,
-        None => {}
+    let pc = unsafe { _Unwind_GetIP(ctx) };
+    if region_of(find.registry, pc).is_none() {
+        return URC_NO_REASON;
     }
-    URC_NO_REASON
+    // libgcc's context for a frame holds the CFA of the frame it called (the context is
+    // stepped out of the callee, whose CFA it computed, to the caller's return address): that
+    // is this frame's stack pointer at the call. Its registers are this frame's, restored
+    // from where the frames inside it saved them.
+    // SAFETY: as above.
+    let (sp, fp) = unsafe { (_Unwind_GetCFA(ctx), _Unwind_GetGR(ctx, FP_REGISTER)) };
+    find.first = Some(FirstFrame { pc, sp, fp });
+    URC_NORMAL_STOP
+}
+
+/// The search for the first script frame.
+struct FindFirst<'a> {
+    registry: &'a [Region],
+    first: Option<FirstFrame>,
+}
+
+/// Walk the run of script frames from `first` outward along the frame records, collecting
+/// the cells each owns at its call, until a frame that catches or one that is not script code.
+///
+/// # Safety
+/// `first` must be a live script frame of this thread's stack, outside the caller's frame,
+/// and every script frame outside it up to the end of the run must have a frame record.
+unsafe fn walk_frames(registry: &[Region], first: FirstFrame) -> Vec<(ElemKind, u64)> {
+    let mut found = Vec::new();
+    let FirstFrame {
+        mut pc,
+        mut sp,
+        mut fp,
+    } = first;
+    while let Some(region) = region_of(registry, pc) {
+        let ret = (pc - region.start) as u32;
+        if region.map.catches_at(ret) {
+            // The error is caught here: this frame runs on in its handler, keeping what it
+            // owns, and so do the frames outside it.
+            break;
+        }
+        for &(offset, kind) in region.map.at(ret) {
+            // SAFETY: `sp` is the frame's stack pointer at this call, and the map says an owned
+            // 8-byte cell is `offset` bytes above it; the frame is live (outside ours on the
+            // stack, not yet unwound).
+            let cell = unsafe { std::ptr::read((sp + offset as usize) as *const u64) };
+            found.push((kind, cell));
+        }
+        // The frame record of this script frame: the caller's frame pointer, then the return
+        // address into the caller. Records only go outward (to higher addresses) and are
+        // word-aligned; anything else means no record, and the walk ends there rather than
+        // read a wild address.
+        if fp == 0 || fp % 8 != 0 || fp < sp {
+            break;
+        }
+        // SAFETY: `fp` is this live script frame's frame pointer (the caller's contract for
+        // the first, the chain for the others), which points at its two-word record.
+        let (outer_fp, outer_pc) = unsafe {
+            (
+                std::ptr::read(fp as *const usize),
+                std::ptr::read((fp + 8) as *const usize),
+            )
+        };
+        // The caller's stack pointer at the call is this frame's CFA, just above its record.
+        sp = fp + 16;
+        pc = outer_pc;
+        if outer_fp != 0 && outer_fp <= fp {
+            // The next step would read a record that is not outward: only the caller's own
+            // cells (found next, through `sp`, which is right) are safe; stop after them.
+            fp = 0;
+        } else {
+            fp = outer_fp;
+        }
+    }
+    found
 }
 
 /// Release every cell that the script frames between here and the catching border own (see
@@ -226,15 +293,19 @@ pub(crate) fn sweep() {
         if registry.is_empty() {
             return;
         }
-        let mut walk = FrameWalk {
+        let mut find = FindFirst {
             registry: &registry,
-            in_script: false,
-            found: Vec::new(),
+            first: None,
         };
-        // SAFETY: `visit` matches libgcc's trace callback type and only reads `walk` through
-        // `arg` for the duration of this call.
-        unsafe { _Unwind_Backtrace(visit, &mut walk as *mut FrameWalk<'_> as *mut c_void) };
-        walk.found
+        // SAFETY: `find_first` matches libgcc's trace callback type and only reads `find`
+        // through `arg` for the duration of this call.
+        unsafe { _Unwind_Backtrace(find_first, &mut find as *mut FindFirst<'_> as *mut c_void) };
+        match find.first {
+            // SAFETY: libgcc found it on this thread's stack, outside this frame; script code
+            // keeps frame records (module docs).
+            Some(first) => unsafe { walk_frames(&registry, first) },
+            None => return,
+        }
     };
     // Released after the lock is gone: a release may free a closure, whose captures release
     // in turn, but never registers code.

@@ -19,7 +19,9 @@
 //! # Stack exhaustion
 //! Each script call compares the address of a local in the interpreter's call path (a close
 //! stand-in for the stack pointer) against a limit: the low end of the current thread's stack
-//! (from `pthread_getattr_np`) plus [`STACK_MARGIN`]. Past the limit the call raises
+//! (from `pthread_getattr_np`) plus [`STACK_MARGIN`], or [`RUN_STACK`] below the outermost
+//! call when that is higher (a bounded depth ends runaway recursion quickly on the 256 MiB
+//! script thread). Past the limit the call raises
 //! `StackExhausted` at the callee's name span instead of overflowing. The margin covers the
 //! deepest Rust recursion between two calls: [`LEVEL_STACK`] for each level the program's
 //! source nests ([`Program::nesting`], at most [`crate::lang::parser::MAX_EXPR_DEPTH`]) on top
@@ -61,6 +63,11 @@ pub const LEVEL_STACK: usize = 2 * 1024;
 
 /// Stack a run may use when the thread's stack bounds are unknown.
 pub const FALLBACK_BUDGET: usize = 1024 * 1024;
+
+/// The most stack a run may use below its outermost call, whatever the thread has: runaway
+/// recursion fills it before it raises, and filling the 256 MiB script thread took a second.
+/// At about 1.6 KiB a script call that is some 40,000 calls deep, as the test threads allow.
+pub const RUN_STACK: usize = 64 << 20;
 
 /// How a statement finished.
 enum Flow {
@@ -810,7 +817,9 @@ fn stack_limit(nesting: u32) -> usize {
         std::hint::black_box(&marker) as *const u8 as usize
     };
     match thread_stack_low() {
-        Some(low) if low < here => low.saturating_add(margin),
+        Some(low) if low < here => low
+            .saturating_add(margin)
+            .max(here.saturating_sub(RUN_STACK)),
         _ => here.saturating_sub(FALLBACK_BUDGET),
     }
 }

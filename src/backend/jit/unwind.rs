@@ -284,7 +284,11 @@ impl RegisteredFrames {
 
 impl Drop for RegisteredFrames {
     fn drop(&mut self) {
-        for section in &self.sections {
+        // Newest first: libgcc 12 finds the object to deregister by walking its list of
+        // registered objects from the newest (and, once sorted for lookups, from the highest
+        // address, which code mapped later has). Oldest first walked the whole list for each
+        // section: 10,000 functions took a minute to free.
+        for section in self.sections.iter().rev() {
             // SAFETY: the section was registered by `register` with this very pointer and is
             // still alive (we own it); it is deregistered exactly once.
             unsafe { __deregister_frame(section.as_ptr()) };
