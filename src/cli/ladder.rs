@@ -289,10 +289,30 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
         .map_err(|e| Failure::input(format!("error: cannot write {}: {e}", out.display())))?;
     if report.all_ok {
         Ok(ExitCode::from(exit::OK))
+    } else if let Some(fault) = first_fault(&report.report) {
+        // A row that raised: the error is the cause (its checksum differs because it raised).
+        eprintln!("error: {fault}");
+        Ok(ExitCode::from(exit::SCRIPT_ERROR))
     } else {
         eprintln!("error: a row's checksum differs from the native row's (marked `!`)");
         Ok(ExitCode::from(exit::SCRIPT_ERROR))
     }
+}
+
+/// `row `BUILD STEP` raised an error while measured: WHAT at FILE:LINE:COL` for the first row of
+/// a report (its JSON) that raised.
+fn first_fault(report: &serde_json::Value) -> Option<String> {
+    report["rows"].as_array()?.iter().find_map(|row| {
+        let fault = row["fault"].as_str()?;
+        let build = row["build"]
+            .as_str()
+            .map(|b| format!("{b} "))
+            .unwrap_or_default();
+        let step = row["step"].as_str().unwrap_or("?");
+        Some(format!(
+            "row `{build}{step}` raised an error while measured: {fault}"
+        ))
+    })
 }
 
 /// The build whose code `hotlab asm --ladder` shows.

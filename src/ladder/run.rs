@@ -57,6 +57,10 @@ pub fn measure(
     observer: &mut dyn Observer,
     header: Vec<String>,
 ) -> Result<Report, RunError> {
+    let source = match &method {
+        CalledMethod::Snippet(p) => Some(std::sync::Arc::clone(&p.source)),
+        CalledMethod::Code { .. } => None,
+    };
     let mut bench = LadderBench::build(ladder, method, builds)?;
     for i in 0..bench.rows.len() {
         let (_, fault) = bench.rows[i].run(100);
@@ -69,7 +73,17 @@ pub fn measure(
     }
     let result = bench.measure(settings, cancel, observer)?;
     let faults = bench.take_faults();
-    Ok(Report::new(&bench, &result, &faults, header))
+    let mut report = Report::new(&bench, &result, &faults, header);
+    // A fault raised while measuring is located in the method's source (FILE:LINE:COL; the
+    // error alone knows only its byte).
+    if let Some(source) = &source {
+        for (row, fault) in report.rows.iter_mut().zip(&faults) {
+            if let Some(e) = fault {
+                row.fault = Some(format!("{} at {}", e.kind, source.location(e.span)));
+            }
+        }
+    }
+    Ok(report)
 }
 
 /// The report's header: the machine, the timer and core clock, and health warnings.

@@ -12,7 +12,7 @@ use crate::backend::jit::{JitError, ReloadFailure};
 use crate::backend::{Backend, CallError, Checks, LoadError, LoadOptions, Loaded, Loader};
 use crate::cases::check::{self, CheckError, CheckOptions, Script};
 use crate::cases::{Mode, twin_named, twins};
-use crate::ladder::bench::{Build, CalledMethod, DEFAULT_SNIPPET};
+use crate::ladder::bench::{Build, BuildError, CalledMethod, DEFAULT_SNIPPET};
 use crate::lang::{self, SourceFile, Span};
 use crate::measure::{Picos, Progress, Settings, Stop};
 use crate::results::{
@@ -100,6 +100,19 @@ pub fn ladder(
                 FailureCause::Script,
                 format!(
                     "{} (raised by row `{row}` of the ladder)",
+                    error.render(&program.source)
+                ),
+            ));
+        }
+        Ok(Err(crate::ladder::run::RunError::Build(b))) if matches!(*b, BuildError::Raised(_)) => {
+            let BuildError::Raised(error) = *b else {
+                unreachable!("matched above")
+            };
+            // Located in the method's source (a ScriptError alone knows only its byte).
+            return Err(fail(
+                FailureCause::Script,
+                format!(
+                    "{} (raised by the first call of `call`, before any row ran)",
                     error.render(&program.source)
                 ),
             ));
