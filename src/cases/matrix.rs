@@ -42,6 +42,10 @@ pub struct MatrixOptions {
     pub load: bool,
     /// Pin the measuring thread to a CPU.
     pub pin: bool,
+    /// Cells (case name, backend) that crashed the process running them in an earlier
+    /// attempt, with what ended it (`SIGSEGV (...)`): marked crashed and not run again, so the
+    /// rest of the matrix goes on without them.
+    pub crashed: Vec<(String, Backend, String)>,
 }
 
 impl Default for MatrixOptions {
@@ -55,6 +59,7 @@ impl Default for MatrixOptions {
             reloads: 100,
             load: true,
             pin: true,
+            crashed: Vec::new(),
         }
     }
 }
@@ -384,6 +389,15 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
                 continue;
             }
             progress(done, total, &format!("{} ({})", case.name, backend.name()));
+            if let Some((_, _, why)) = opts
+                .crashed
+                .iter()
+                .find(|(c, b, _)| *c == case.name && *b == backend)
+            {
+                done += 1;
+                rows.push(crashed_row(case, why));
+                continue;
+            }
             let (r, l) = run_case(case, backend, &mut jits, opts, &mut twin_alone);
             done += 1;
             rows.push(r);
@@ -415,6 +429,20 @@ pub fn run_matrix(cases: &[Case], opts: &MatrixOptions, progress: ProgressFn<'_>
         time: opts.time,
         elapsed: start.elapsed().as_secs_f64(),
     }
+}
+
+/// The row of a case that crashed the process running it: each script cell failed with
+/// `why` (the signal), the twin not measured.
+fn crashed_row(case: &Case, why: &str) -> MatrixRow {
+    let cells = [Mode::Hot, Mode::Clif]
+        .into_iter()
+        .filter(|&m| case.script(m).is_some())
+        .map(|m| {
+            let e = format!("crashed the process running it: {why}");
+            (m, Cell::failed(CellError::Failed(e)))
+        })
+        .collect();
+    row(case, None, cells)
 }
 
 fn row(case: &Case, native_ns: Option<f64>, cells: BTreeMap<Mode, Cell>) -> MatrixRow {

@@ -6,13 +6,14 @@ use std::process::ExitCode;
 
 use clap::{Args, ValueEnum};
 
-use super::{Failure, WorkerRun, exit, in_worker};
+use super::{Failure, WorkerRun, exit, worker_answer, worker_failure};
 use crate::cases::matrix::MatrixOptions;
 use crate::cases::spec::{default_dir, load_dir};
 use crate::cases::{Backend, CaseEntry, Mode, twins};
 use crate::export::write_whole;
 use crate::results::{JobReport, LiveSnapshot};
-use crate::worker::protocol::WorkerJob;
+use crate::worker::WorkerError;
+use crate::worker::protocol::{CrashedCell, WorkerJob};
 
 /// `--backend`: every backend, or one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,6 +107,13 @@ pub struct BenchArgs {
     pub limit: Option<f64>,
 }
 
+/// The script cell a bench progress phase (`DONE/TOTAL CASE (BACKEND)`) names.
+fn crashed_cell(phase: &str) -> Option<(String, Backend)> {
+    let (_, cell) = phase.split_once(' ')?;
+    let (case, backend) = cell.strip_suffix(')')?.rsplit_once(" (")?;
+    Some((case.to_string(), Backend::from_name(backend)?))
+}
+
 /// The default `--limit` of `bench`, per cell, in seconds.
 fn cell_limit_s(reps: u32, time: f64) -> f64 {
     4.0 * f64::from(reps) * time + 30.0
@@ -170,6 +178,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         reloads: args.reloads,
         load: !args.no_load,
         pin: true,
+        crashed: Vec::new(),
     };
     if !cases.iter().any(|c| opts.selects(c)) && !opts.selects_reloads() {
         return Err(Failure::input(format!(
@@ -183,7 +192,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         Some(secs) => super::limit_of(secs)?,
         None => std::time::Duration::from_secs_f64(cell_limit_s(args.reps, args.time)),
     };
-    let job = WorkerJob::Matrix {
+    let job = |crashed: &[CrashedCell]| WorkerJob::Matrix {
         backends: opts.backends.clone(),
         filter: opts.filter.clone(),
         reps: opts.reps,
@@ -192,6 +201,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         reloads: opts.reloads,
         load: opts.load,
         cases: Some(dir.clone()),
+        crashed: crashed.to_vec(),
     };
     let tty = std::io::stderr().is_terminal();
     let mut bar = |p: &LiveSnapshot| {
@@ -220,7 +230,50 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         per_progress: true,
         cpu: super::measuring_cpu(None),
     };
-    let answer = in_worker(job, &how, &mut bar);
+    // A cell that crashes the worker is marked crashed and the matrix runs again in a fresh
+    // worker without it (at most once per cell), so one bad case does not lose the others.
+    let mut crashed: Vec<CrashedCell> = Vec::new();
+    let answer = loop {
+        let (answer, phase) = worker_answer(job(&crashed), &how, &mut bar)?;
+        match answer {
+            Err(WorkerError::Crashed { signal, why, .. })
+                if crashed.len() < cases.len() * opts.backends.len() =>
+            {
+                let Some((case, backend)) = crashed_cell(&phase) else {
+                    break Err(worker_failure(
+                        WorkerError::Crashed {
+                            signal,
+                            why,
+                            stderr: String::new(),
+                        },
+                        &how,
+                        &phase,
+                    ));
+                };
+                if crashed
+                    .iter()
+                    .any(|c| c.case == case && c.backend == backend)
+                {
+                    // Crashed again where it was marked: not the cell's doing.
+                    break Err(worker_failure(
+                        WorkerError::Crashed {
+                            signal,
+                            why,
+                            stderr: String::new(),
+                        },
+                        &how,
+                        &phase,
+                    ));
+                }
+                crashed.push(CrashedCell {
+                    case,
+                    backend,
+                    signal: format!("{signal} ({why})"),
+                });
+            }
+            other => break other.map_err(|e| worker_failure(e, &how, &phase)),
+        }
+    };
     if tty {
         eprint!("\r\x1b[2K");
     }
@@ -251,7 +304,9 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
             .map_err(|e| Failure::input(format!("error: {e}")))?;
         write(p, (json + "\n").as_bytes())?;
     }
-    Ok(ExitCode::from(if m.mismatched {
+    Ok(ExitCode::from(if !crashed.is_empty() {
+        exit::CRASHED
+    } else if m.mismatched {
         exit::RESULT_DIFFERS
     } else if m.failed {
         exit::SCRIPT_ERROR

@@ -154,6 +154,17 @@ fn in_worker(
     how: &WorkerRun<'_>,
     on_progress: &mut dyn FnMut(&LiveSnapshot),
 ) -> Result<JobReport, Failure> {
+    let (result, last_phase) = worker_answer(job, how, on_progress)?;
+    result.map_err(|e| worker_failure(e, how, &last_phase))
+}
+
+/// [`in_worker`] before its errors become failures: the worker's answer or error, and the
+/// phase of the last progress snapshot (where a crash or a timeout happened).
+fn worker_answer(
+    job: WorkerJob,
+    how: &WorkerRun<'_>,
+    on_progress: &mut dyn FnMut(&LiveSnapshot),
+) -> Result<(Result<JobReport, WorkerError>, String), Failure> {
     let options = WorkerOptions::current(how.cpu)
         .map_err(|e| Failure::input(format!("error: cannot find the hotlab executable: {e}")))?;
     let mut worker = Worker::spawn(options)
@@ -177,13 +188,18 @@ fn in_worker(
         let _ = out.write_all(printed.as_bytes());
         let _ = out.flush();
     }
+    Ok((result, last_phase))
+}
+
+/// A worker's error as the command's failure, with its exit code (6 crashed, 7 timed out).
+fn worker_failure(e: WorkerError, how: &WorkerRun<'_>, last_phase: &str) -> Failure {
     let during = if last_phase.is_empty() {
         String::new()
     } else {
         format!(" (during: {last_phase})")
     };
     let what = how.what;
-    result.map_err(|e| match e {
+    match e {
         WorkerError::Failed(f) => match f.cause {
             FailureCause::Script | FailureCause::Panic => Failure::script(f.message),
             FailureCause::Input | FailureCause::Unavailable => Failure::input(f.message),
@@ -210,11 +226,13 @@ fn in_worker(
                 "error: {what}: the script crashed the process running it: {signal} ({why}){during}{tail}"
             ))
         }
-        WorkerError::Cancelled { job } => Failure::script(format!("error: {what}: the {job} was cancelled")),
-        WorkerError::Broken(why) => {
-            Failure::input(format!("error: {what}: the worker process cannot be used: {why}"))
+        WorkerError::Cancelled { job } => {
+            Failure::script(format!("error: {what}: the {job} was cancelled"))
         }
-    })
+        WorkerError::Broken(why) => Failure::input(format!(
+            "error: {what}: the worker process cannot be used: {why}"
+        )),
+    }
 }
 
 /// The CPU a measuring command's worker runs on: `--cpu`, else one chosen for quiet (as the

@@ -217,6 +217,8 @@ pub struct MatrixJob<'a> {
     pub load: bool,
     /// The cases directory.
     pub cases: Option<&'a std::path::Path>,
+    /// Cells that crashed an earlier worker.
+    pub crashed: &'a [super::protocol::CrashedCell],
 }
 
 /// `hotlab bench`: the case matrix; progress as one snapshot before each cell, whose phase
@@ -237,6 +239,11 @@ pub fn matrix(
         reloads: job.reloads,
         load: job.load,
         pin: true,
+        crashed: job
+            .crashed
+            .iter()
+            .map(|c| (c.case.clone(), c.backend, c.signal.clone()))
+            .collect(),
     };
     let start = std::time::Instant::now();
     let mut bar = |done: usize, total: usize, what: &str| {

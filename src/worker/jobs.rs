@@ -187,6 +187,7 @@ pub fn run_job(
             reloads,
             load,
             cases,
+            crashed,
         } => super::cli_jobs::matrix(
             &super::cli_jobs::MatrixJob {
                 backends,
@@ -197,6 +198,7 @@ pub fn run_job(
                 reloads: *reloads,
                 load: *load,
                 cases: cases.as_deref(),
+                crashed,
             },
             progress,
         ),

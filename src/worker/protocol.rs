@@ -223,6 +223,9 @@ pub enum WorkerJob {
         load: bool,
         /// The cases directory (default: ./cases, else the one hotlab was built with).
         cases: Option<std::path::PathBuf>,
+        /// Cells that crashed an earlier worker: marked crashed, not run again.
+        #[serde(default)]
+        crashed: Vec<CrashedCell>,
     },
     /// Test only: panic in the worker with this message.
     #[doc(hidden)]
@@ -254,6 +257,17 @@ impl WorkerJob {
             WorkerJob::Panic { .. } => "panic",
         }
     }
+}
+
+/// A bench cell that crashed the worker running it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CrashedCell {
+    /// The case's name.
+    pub case: String,
+    /// The backend.
+    pub backend: Backend,
+    /// What ended the worker: `SIGSEGV (invalid memory reference)`.
+    pub signal: String,
 }
 
 /// The other side of a check.
