@@ -1,5 +1,8 @@
 //! The front end never panics: random bytes, random token streams and mutated valid programs
-//! all end in a program or in diagnostics (which render).
+//! all end in a program or in diagnostics (which render). Long flat expressions and long
+//! chains (100,000 terms, casts, indexes, fields, calls) end in one clear error or a program,
+//! never a stack overflow: each runs on a thread with the 2 MiB stack of a spawned thread, the
+//! smallest a caller of the front end has.
 
 mod common;
 
@@ -14,6 +17,96 @@ fn front_end(text: &str) {
     if let Err(d) = compile(src.clone()) {
         assert!(!d.is_empty());
         let _ = d.render(&src, false);
+    }
+}
+
+/// The front end's answer on a 2 MiB thread: the program, or the rendered diagnostics and how
+/// many there are.
+fn on_small_stack(text: String) -> Result<(), (usize, String)> {
+    std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            let src = Arc::new(SourceFile::new("long.hot", text));
+            match compile(src.clone()) {
+                Ok(_) => Ok(()),
+                Err(d) => Err((d.0.len(), d.render(&src, false))),
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+/// `fn main() -> i64 { <prelude> let r = <expr> return 1 }` with `expr` made of `terms`
+/// repetitions of `each` between `head` and `tail`.
+fn long(prelude: &str, head: &str, each: &str, terms: usize, tail: &str) -> String {
+    format!(
+        "class N {{ var n: N? = null  var v: i64 = 1 }}\nfn id(x: i64) -> i64 {{ return x }}\n\
+         fn main() -> i64 {{\n    {prelude}\n    let r = {head}{}{tail}\n    return 1\n}}\n",
+        each.repeat(terms)
+    )
+}
+
+/// The shapes of long expressions: name, prelude, head, repeated part, tail.
+const LONG_SHAPES: [(&str, &str, &str, &str, &str); 9] = [
+    ("sum", "", "1", " + 1", ""),
+    ("mixed operators", "", "1", " * 1 - 1 + 1 & 1 | 1", ""),
+    ("comparisons", "", "1 < 2", " == true", ""),
+    ("logic", "", "true", " && true || false", ""),
+    ("casts", "", "1", " as f64 as i64", ""),
+    ("index chain", "let a = [1]", "a", "[0]", ""),
+    ("field chain", "let x = new N()", "x", ".n", ""),
+    ("nested calls", "", "", "id(", "1"),
+    ("unary", "", "", "-", "1"),
+];
+
+/// A shape of 100 terms compiles or gives one error; 100,000 terms of it give exactly one
+/// error, which says the expression is nested too deeply and where.
+#[test]
+fn long_flat_expressions_and_chains_are_one_error_or_a_program() {
+    for (name, prelude, head, each, tail) in LONG_SHAPES {
+        // `id(` leaves its brackets open: close them.
+        let close = |n: usize| {
+            if each == "id(" {
+                ")".repeat(n)
+            } else {
+                String::new()
+            }
+        };
+        let short = format!("{tail}{}", close(100));
+        // 100 terms are within the limit: a program, or one error (`a[0][0]` of a flat array
+        // is one type error, not one per index).
+        if let Err((n, d)) = on_small_stack(long(prelude, head, each, 100, &short)) {
+            assert_eq!(n, 1, "{name}: 100 terms give {n} diagnostics:\n{d}");
+        }
+        let tail_long = format!("{tail}{}", close(100_000));
+        match on_small_stack(long(prelude, head, each, 100_000, &tail_long)) {
+            Ok(()) => panic!("{name}: 100,000 terms compiled past the depth limit"),
+            Err((n, d)) => {
+                assert_eq!(
+                    n,
+                    1,
+                    "{name}: {n} diagnostics:\n{}",
+                    &d[..d.len().min(2000)]
+                );
+                assert!(
+                    d.contains("nested too deeply"),
+                    "{name}: {}",
+                    &d[..d.len().min(2000)]
+                );
+                assert!(
+                    d.contains("long.hot:5:"),
+                    "{name}: {}",
+                    &d[..d.len().min(2000)]
+                );
+                // Each source line is shown once, not once per term.
+                assert!(
+                    d.len() < 4 * 100_000 * each.len().max(2),
+                    "{name}: {} bytes",
+                    d.len()
+                );
+            }
+        }
     }
 }
 
