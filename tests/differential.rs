@@ -120,3 +120,107 @@ fn show_a_generated_program() {
     assert!(text.contains("fn main() -> i64"));
     println!("{text}");
 }
+
+// The edges of jit and jit-opt's lowering rules (`backend/jit/lower_region.rs`,
+// `opt_globals.rs`, `opt_inline.rs`): each program's value or error (kind and place) must be the
+// same on every backend, and no block may be left behind.
+
+const NODE: &str =
+    "class N {\n    var v: i64 = 0\n    var next: N? = null\n    var s: str = \"\"\n}\n";
+
+/// A check made in one statement is reused by the later ones of its block only: a handle
+/// checked inside an `if` is checked again after it, so a null one fails there.
+#[test]
+fn a_check_inside_a_branch_is_not_reused_after_it() {
+    let text = format!(
+        "{NODE}fn f(x: N?, c: bool) -> i64 {{\n    if c {{\n        x.v = 1\n    }}\n    return x.v\n}}\nfn main() -> i64 {{\n    let a = new N()\n    a.v = 4\n    return f(a, false) + f(null, false)\n}}\n"
+    );
+    common::same_everywhere(&text, "error: null handle at 10:12");
+}
+
+/// After `a != null && a.v > 0` (the right side may not run), `a` is checked again.
+#[test]
+fn a_check_on_the_right_of_and_is_not_reused() {
+    let text = format!(
+        "{NODE}fn f(a: N?) -> i64 {{\n    var s = 0\n    if a != null && a.v > 0 {{\n        s = 1\n    }}\n    return s + a.v\n}}\nfn main() -> i64 {{\n    return f(null)\n}}\n"
+    );
+    common::same_everywhere(&text, "error: null handle at 11:16");
+}
+
+/// A `var` assigned after its check is checked again at its next use.
+#[test]
+fn an_assigned_var_is_checked_again() {
+    let text = format!(
+        "{NODE}fn main() -> i64 {{\n    var p: N? = new N()\n    p.v = 3\n    let t = p.v\n    p = p.next\n    return t + p.v\n}}\n"
+    );
+    common::same_everywhere(&text, "error: null handle at 11:16");
+}
+
+/// A handle freed inside a loop (its last reference dropped by a field store) while a local
+/// read from a vec and a `let` still hold others: values, and the strings all freed.
+#[test]
+fn a_handle_freed_inside_a_loop() {
+    let text = format!(
+        "{NODE}fn main() -> i64 {{\n    let a = new N()\n    var nodes = vec<N>()\n    var s = 0\n    for i in 0..5 {{\n        let m = new N()\n        m.v = i\n        m.s = \"n${{i}}\"\n        a.next = m\n        nodes.push(m)\n    }}\n    for i in 0..5 {{\n        let b = nodes[i]\n        let c: N = a.next\n        a.next = null\n        s += b.v * 10 + c.v + b.s.len()\n        a.next = new N()\n    }}\n    return s\n}}\n"
+    );
+    common::same_everywhere(&text, "114");
+}
+
+/// `let x = v[i]` borrows its element: the value read stays right when later statements read
+/// `v` again, return `x`, store it and compare it; a bad index still fails at its own place.
+#[test]
+fn a_borrowed_element_of_a_vec() {
+    let text = "fn pick(v: vec<str>, i: i64) -> str {\n    let x = v[i]\n    let y = v[i + 1]\n    if x == y {\n        return \"same\"\n    }\n    return x + y\n}\nfn main() -> i64 {\n    var v = vec<str>()\n    v.push(\"ab\")\n    v.push(\"cde\")\n    v.push(\"cde\")\n    let s = pick(v, 0) + pick(v, 1)\n    return s.len() * 100 + pick(v, 2).len()\n}\n";
+    common::same_everywhere(text, "error: index 3 out of range for length 3 at 3:13");
+    let text = text.replace("pick(v, 2).len()", "v.len()");
+    common::same_everywhere(&text, "903");
+}
+
+/// A vec argument next to a `pop` of the same vec: the first argument is the vec as it was
+/// before the pop (evaluated first), on every backend.
+#[test]
+fn a_vec_argument_beside_a_pop_of_it() {
+    let text = "fn f(a: vec<i64>, x: i64) -> i64 {\n    return a.len() * 100 + x\n}\nfn main() -> i64 {\n    var v = vec<i64>()\n    v.push(1)\n    v.push(2)\n    return f(v, v.pop()) * 10 + v.len()\n}\n";
+    common::same_everywhere(text, "2021");
+}
+
+/// The same handle and string locals passed twice, and to a method, borrowed: values, and no
+/// string left behind.
+#[test]
+fn locals_passed_as_arguments() {
+    let text = format!(
+        "{NODE}fn two(a: N, b: N, s: str, t: str) -> i64 {{\n    a.v += 1\n    return a.v + b.v + s.len() + t.len()\n}}\nfn main() -> i64 {{\n    let n = new N()\n    let s = \"xyz\" + \"w\"\n    var r = 0\n    for i in 0..3 {{\n        r += two(n, n, s, s)\n    }}\n    return r\n}}\n"
+    );
+    common::same_everywhere(&text, "36");
+}
+
+/// Handle compares read the cells in place: a walk to a list's end, `a.next == b.next` with
+/// nulls, and a compare through a null handle failing at the field.
+#[test]
+fn handle_compares_in_place() {
+    let text = format!(
+        "{NODE}fn main() -> i64 {{\n    let a = new N()\n    a.next = new N()\n    a.next.next = new N()\n    var p: N = a\n    var k = 0\n    while p.next != null {{\n        p = p.next\n        k += 1\n    }}\n    let b = new N()\n    if a.next.next.next == b.next {{\n        k += 10\n    }}\n    let z: N? = p.next\n    if z.next == null {{\n        k += 100\n    }}\n    return k\n}}\n"
+    );
+    common::same_everywhere(&text, "error: null handle at 21:8");
+}
+
+/// Module variables a call-free loop writes are stored at its exits (its end, a `break`, a
+/// `return` inside it) and seen by the code after it; a loop that may raise stores each write,
+/// so an error leaves the value written before it for the next call to see.
+#[test]
+fn module_variables_written_in_loops() {
+    let text = "var counter: i64 = 0\nvar other: i64 = 5\nfn early() -> i64 {\n    for i in 0..10 {\n        counter += i\n        if i == 4 {\n            return counter\n        }\n    }\n    return -1\n}\nfn broken() -> i64 {\n    while true {\n        other += 1\n        if other > 8 {\n            break\n        }\n    }\n    return other\n}\nfn seen() -> i64 {\n    return counter * 1000 + other\n}\nfn main() -> i64 {\n    let a = early()\n    let b = broken()\n    for i in 0..3 {\n        counter = counter + (i & 3)\n    }\n    return a * 1000000 + b * 100000 + seen()\n}\n";
+    common::same_everywhere(text, "10913009");
+    let raising = "var counter: i64 = 0\nfn step(d: i64) -> i64 {\n    for i in 0..10 {\n        counter += 1\n        counter += 10 / (d - i)\n    }\n    return counter\n}\nfn main() -> i64 {\n    counter = step(3)\n    return counter\n}\n";
+    common::same_everywhere(raising, "error: division by zero at 5:23");
+}
+
+/// An error raised in a method small enough to be inlined (on jit-opt) is reported at its own
+/// line, not its caller's.
+#[test]
+fn an_error_in_an_inlined_method_is_located_at_its_own_line() {
+    let text = format!(
+        "{NODE}fn get(n: N?) -> i64 {{\n    return n.v\n}}\nfn main() -> i64 {{\n    let a = new N()\n    var s = 0\n    for i in 0..3 {{\n        s += get(a)\n    }}\n    return s + get(a.next)\n}}\n"
+    );
+    common::same_everywhere(&text, "error: null handle at 7:12");
+}

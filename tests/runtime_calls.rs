@@ -340,3 +340,56 @@ fn a_fixed_runtime_refuses_unload_and_the_reloadable_one_still_unloads() {
     assert_eq!(rt.unload(&c).unwrap(), 1);
     assert_eq!(h.call().unwrap_err().kind, ScriptErrorKind::StaleHandle);
 }
+
+thread_local! {
+    /// The runtime and the object [`destroy_inside`] tries to destroy and detach.
+    static VICTIM: std::cell::RefCell<Option<(Runtime, Handle)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// A method body that tries `destroy` (n = 0) or `detach` (n = 1) of the object in [`VICTIM`]
+/// from inside the call: 1 when refused with `InsideCall`, 0 when it went through; any other
+/// `n` does nothing and returns 0.
+extern "C-unwind" fn destroy_inside(_: *mut c_void, _: *const Object, n: i64) -> i64 {
+    if n > 1 {
+        return 0;
+    }
+    VICTIM.with(|v| {
+        let v = v.borrow();
+        let (rt, h) = v.as_ref().expect("the test set the victim");
+        let r = if n == 0 { rt.destroy(h) } else { rt.detach(h) };
+        match r {
+            Err(e) if e.kind == ScriptErrorKind::InsideCall => 1,
+            _ => 0,
+        }
+    })
+}
+
+/// Script code checks a handle once per region and relies on it staying valid until its call
+/// returns (docs/runtime.md), so destroy and detach from inside a call on the same thread are
+/// refused; between calls they work.
+#[test]
+fn destroy_and_detach_inside_a_call_are_refused() {
+    for rt in [Runtime::new(), Runtime::fixed()] {
+        let c = rt
+            .define(class("C", vec![], vec![bench(destroy_inside)]))
+            .unwrap();
+        let caller = rt.new_object(&c).unwrap();
+        let victim = rt.new_object(&c).unwrap();
+        VICTIM.with(|v| *v.borrow_mut() = Some((rt, victim.clone())));
+        assert_eq!(caller.run(0).unwrap(), 1, "destroy inside a call");
+        assert_eq!(caller.run(1).unwrap(), 1, "detach inside a call");
+        // The victim is still alive and attached; outside a call both work.
+        let rt = VICTIM.with(|v| v.borrow_mut().take()).unwrap().0;
+        assert_eq!(victim.run(2).unwrap(), 0);
+        rt.detach(&victim).unwrap();
+        assert_eq!(
+            victim.run(2).unwrap_err().kind,
+            ScriptErrorKind::ObjectDetached
+        );
+        rt.destroy(&victim).unwrap();
+        assert_eq!(
+            victim.run(2).unwrap_err().kind,
+            ScriptErrorKind::StaleHandle
+        );
+    }
+}

@@ -127,6 +127,11 @@ pub enum ScriptErrorKind {
         /// The offending end.
         at: i64,
     },
+    /// `Runtime::destroy` or `detach` from inside a call on the same thread (a host function
+    /// called by script code): refused, as the running script code relies on the handles it
+    /// checked staying valid until the call returns.
+    #[error("destroy or detach inside a call (only between calls, or from another thread)")]
+    InsideCall,
     /// A call through the border from a thread whose thread-locals are being torn down.
     #[error("script call from an exiting thread")]
     ThreadExiting,

@@ -136,8 +136,15 @@ impl Runtime {
     /// in its fields) is released at the next point where no call can be using it: [`collect`],
     /// a reload or unload, or when the last handle goes.
     ///
+    /// Refused with [`ScriptErrorKind::InsideCall`] on a thread inside a call (a host function
+    /// called by script code): the running script code checked its handles once and relies on
+    /// them staying valid until the call returns (docs/runtime.md, "What generated code may
+    /// assume"). Another thread's destroy is not refused: it races with the call, which
+    /// finishes on the state it had.
+    ///
     /// [`collect`]: Runtime::collect
     pub fn destroy(&self, handle: &Handle) -> Result<(), ScriptError> {
+        refuse_inside_call()?;
         let obj = handle.get()?;
         let g = obj.generation();
         if obj
@@ -158,8 +165,8 @@ impl Runtime {
             retired.push(handle.clone());
             retired.len() >= RETIRED_BATCH
         };
-        if full && !current_thread_in_call() {
-            // A full batch is worth one stop; inside a call it must wait for a later point.
+        if full {
+            // A full batch is worth one stop (never inside a call: refused above).
             let _ = self.collect();
         }
         Ok(())
@@ -167,8 +174,9 @@ impl Runtime {
 
     /// Detach an object: it leaves the live list (a reload will not migrate it) and every call
     /// on it fails with "object detached"; its handles stay valid and its state lives until the
-    /// last one goes.
+    /// last one goes. Refused inside a call on this thread, as [`Runtime::destroy`] is.
     pub fn detach(&self, handle: &Handle) -> Result<(), ScriptError> {
+        refuse_inside_call()?;
         let obj = handle.get()?;
         let mut live = obj.class().live.lock();
         obj.key.store(DETACHED_KEY, Ordering::Release);
@@ -180,6 +188,17 @@ impl Runtime {
     pub fn retired_count(&self) -> usize {
         lock(&self.retired).len()
     }
+}
+
+/// `InsideCall` when this thread is inside a call: what `destroy` and `detach` refuse.
+fn refuse_inside_call() -> Result<(), ScriptError> {
+    if current_thread_in_call() {
+        return Err(ScriptError::new(
+            ScriptErrorKind::InsideCall,
+            Default::default(),
+        ));
+    }
+    Ok(())
 }
 
 impl Drop for Runtime {

@@ -60,7 +60,6 @@ pub(crate) struct Helpers {
     pub vec_push: FuncId,
     pub vec_pop: FuncId,
     pub vec_at: FuncId,
-    pub vec_len: FuncId,
     pub str_retain: FuncId,
     pub str_release: FuncId,
     pub str_lit: FuncId,
@@ -258,6 +257,10 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     pub(crate) shapes: HashMap<Vec<u8>, ir::GlobalValue>,
     /// Handles known valid in the code being lowered (`lower_region.rs`).
     pub(crate) checked: super::lower_region::CheckedHandles,
+    /// The loop variables of the counted loops being lowered whose range is known,
+    /// `0 <= i < bound`, and the index values read from them (`lower_util.rs`,
+    /// `check_index`).
+    pub(crate) ranges: super::lower_util::KnownRanges,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -291,6 +294,7 @@ pub(crate) fn lower_function(
         cells: Default::default(),
         shapes: HashMap::new(),
         checked: Default::default(),
+        ranges: Default::default(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -354,10 +358,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             };
             self.locals.push(slot);
         }
+        self.analyze_locals(&func.body, &func.locals);
         for (i, local) in self.func.locals.iter().enumerate() {
             if let (true, LocalSlot::Scalar(var)) = (local.ty.is_managed(), self.locals[i])
                 && i >= self.func.param_count as usize
                 && !captures.iter().any(|c| c.index() == i)
+                && !self.borrowed_let(LocalId(i as u32))
             {
                 // Starts as null (empty) so the first store has nothing to release.
                 self.own_var(var, &local.ty);
@@ -434,9 +440,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     }
 
     pub(crate) fn translate_block(&mut self, block: &HirBlock) -> LResult<()> {
+        // What a statement's checks prove holds for the rest of its block (`lower_region.rs`).
+        let scope = self.start_scope();
         for stmt in &block.stmts {
-            self.translate_stmt(stmt)?;
+            self.in_statement(stmt, |t| t.translate_stmt(stmt))?;
         }
+        self.end_scope(scope);
         Ok(())
     }
 
@@ -508,6 +517,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         }
     }
 
+    /// The index of the function being lowered.
+    pub(crate) fn func_index(&self) -> u32 {
+        self.index
+    }
+
     pub(crate) fn local(&self, id: LocalId) -> LResult<LocalSlot> {
         match self.locals.get(id.index()) {
             Some(slot) => Ok(*slot),
@@ -527,6 +541,15 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         if let LocalSlot::Array(slot) = self.local(local)?
             && self.let_array_in_place(slot, init)?
         {
+            return Ok(());
+        }
+        if self.borrowed_let(local)
+            && let (LocalSlot::Scalar(var), hir::ExprKind::Index(vec, index)) =
+                (self.local(local)?, &init.kind)
+        {
+            // `let x = v[i]`: the element's reference stays `v`'s (`lower_region.rs`).
+            let value = self.translate_vec_index_borrowed(vec, index, init)?;
+            self.def_var(var, value);
             return Ok(());
         }
         let value = self.translate_expr(init)?;
@@ -630,6 +653,8 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             PlaceKind::Global(id) => {
                 let addr = self.global_addr(*id)?;
                 Ok(match self.cached_global(*id) {
+                    // Stored at the loop's exits (`opt_globals.rs`).
+                    Some(var) if self.sunk_global(*id) => PlaceRef::Var(var),
                     Some(var) => PlaceRef::Global { addr, var },
                     None => PlaceRef::Mem(addr),
                 })
@@ -714,9 +739,21 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     }
 
     fn translate_return(&mut self, value: Option<&hir::Expr>) -> LResult<()> {
+        if let Some(e) = value
+            && let Some(var) = self.owned_local_var(e)
+        {
+            // `return x` of an owned local: its reference moves to the caller.
+            let v = self.builder.use_var(var);
+            self.store_sunk_globals()?;
+            self.release_owned_but(Some(var));
+            self.builder.ins().return_(&[v]);
+            self.start_dead_block();
+            return Ok(());
+        }
         match value {
             Some(e) => {
                 let v = self.translate_expr(e)?;
+                self.store_sunk_globals()?;
                 match (&e.ty, self.out_ptr) {
                     (Type::Array(..), Some(out)) => {
                         // The cells (owned) move to the caller.
@@ -737,6 +774,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 }
             }
             None => {
+                self.store_sunk_globals()?;
                 self.release_owned();
                 self.builder.ins().return_(&[]);
             }

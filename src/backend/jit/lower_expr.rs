@@ -24,6 +24,7 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::Bool(v) => Ok(self.builder.ins().iconst(types::I8, i64::from(*v))),
             ExprKind::Local(id) => {
                 let v = self.translate_local(*id)?;
+                self.note_range(*id, v);
                 if let (Type::Array(..), true) = (&e.ty, e.ty.owns_cells()) {
                     // An owned copy (`lower_array.rs`).
                     return Ok(self.copy_retained(v, &e.ty));
@@ -31,6 +32,9 @@ impl FunctionTranslator<'_, '_> {
                 Ok(self.retain_value(&e.ty, v))
             }
             ExprKind::Global(id) => {
+                if let Some(v) = self.module_constant(*id) {
+                    return Ok(v);
+                }
                 if let Some(var) = self.cached_global(*id) {
                     // A scalar: nothing to retain.
                     return Ok(self.read_cached(var));
@@ -272,24 +276,29 @@ impl FunctionTranslator<'_, '_> {
             return bad(format!("call of unknown function #{}", f.0));
         };
         let mut values = vec![self.vmctx];
-        let (out, held) = self.call_operands(&mut values, ret, args)?;
+        // `check(t.left)` of a callee that stores into no field: the field's reference is
+        // borrowed (`lower_region.rs`, `releases_nothing`).
+        let fields_borrowed = self.call_releases_nothing(f, args);
+        let (out, held) = self.call_operands(&mut values, ret, args, fields_borrowed)?;
         // The arguments stay held through the call: the callee borrows them, so if it raises
         // this frame still owns them.
         let results = self.call_helper(callee, &values);
         self.unhold_all(held);
         let first_arg = values.len() - args.len();
-        self.release_args(args, &values[first_arg..]);
+        self.release_args_but(args, &values[first_arg..], fields_borrowed);
         Ok(self.call_result(out, results.first().copied()))
     }
 
     /// A script call's operands after `values` (the context, a closure's env): the out slot of
     /// an array result (returned), then the arguments, each owned one held (returned; unhold
-    /// them after the call, before they are released).
+    /// them after the call, before they are released). `fields_borrowed`: handle field reads
+    /// are passed borrowed (the call stores into no field: `release_args_but`).
     pub(crate) fn call_operands(
         &mut self,
         values: &mut Vec<Value>,
         ret: &Type,
         args: &[Expr],
+        fields_borrowed: bool,
     ) -> LResult<(Option<Value>, Vec<TempHold>)> {
         let out = if let Type::Array(..) = ret {
             let slot = self.new_slot(ret.cells());
@@ -300,7 +309,17 @@ impl FunctionTranslator<'_, '_> {
             None
         };
         let mut held = Vec::new();
-        for arg in args {
+        for (i, arg) in args.iter().enumerate() {
+            if self.borrowed_arg(args, i) {
+                // Borrowed from the caller's local (`release_args` skips it too).
+                let (v, _) = self.handle_operand(arg)?;
+                values.push(v);
+                continue;
+            }
+            if fields_borrowed && super::lower_object::pure_cell(arg) {
+                values.push(self.borrowed_cell(arg)?);
+                continue;
+            }
             let v = self.translate_expr(arg)?;
             held.push(self.hold(&arg.ty, v));
             values.push(v);

@@ -155,11 +155,22 @@ impl FunctionTranslator<'_, '_> {
             },
             ExprKind::Global(id) => Ok(ArrayAt::Flat(self.global_addr(*id)?)),
             ExprKind::Field(object, field) => {
+                if let Some(c) = self.checked_handle(object) {
+                    // Known valid here (`lower_region.rs`).
+                    let addr = self.checked_field(c, *field);
+                    return Ok(ArrayAt::Boxed(self.builder.ins().load(
+                        types::I64,
+                        mem(),
+                        addr,
+                        0,
+                    )));
+                }
                 let (cell, owned) = self.handle_operand(object)?;
                 // `o().a[i]`: the handle is held across its check and the indexes.
                 let held = self.hold_if(owned, &object.ty, cell);
                 let shell = self.check_object(cell, e.span);
-                let addr = self.field_addr(shell, *field);
+                let c = self.note_checked(object, shell);
+                let addr = self.checked_field(c, *field);
                 let boxed = self.builder.ins().load(types::I64, mem(), addr, 0);
                 *root = Some(Root { cell, owned, held });
                 Ok(ArrayAt::Boxed(boxed))

@@ -128,6 +128,7 @@ impl FunctionTranslator<'_, '_> {
         end: &hir::Expr,
         body: &HirBlock,
     ) -> LResult<()> {
+        let id = var;
         let LocalSlot::Scalar(var) = self.local(var)? else {
             return bad("range loop variable is not an i64");
         };
@@ -136,7 +137,9 @@ impl FunctionTranslator<'_, '_> {
         // The loop variable is immutable, so it doubles as the counter. `i + 1` cannot
         // overflow: it only runs after `i < end <= i64::MAX`.
         self.def_var(var, first);
-        self.counted_loop(var, end, |t| t.translate_block(body))
+        self.with_known_range(id, first, end, |t| {
+            t.counted_loop(var, end, |t| t.translate_block(body))
+        })
     }
 
     pub(crate) fn translate_for_each(
@@ -241,8 +244,8 @@ impl FunctionTranslator<'_, '_> {
         self.own_var(hidden, &array.ty);
         self.def_var(hidden, snapshot);
         let x = self.local(var)?;
-        let len_helper = self.env.helpers.vec_len;
-        let end = self.call_helper(len_helper, &[snapshot])[0];
+        let borrowed = self.borrowed_let(var);
+        let end = self.vec_len_inline(snapshot);
         let counter = self.builder.declare_var(types::I64);
         let zero = self.builder.ins().iconst(types::I64, 0);
         self.def_var(counter, zero);
@@ -263,6 +266,11 @@ impl FunctionTranslator<'_, '_> {
                     let dst = t.slot_addr(s);
                     let v = t.unbox_array_at(addr, &elem)?;
                     t.replace_cells(dst, &elem, v);
+                }
+                (LocalSlot::Scalar(x), _) if borrowed => {
+                    // Borrowed from the snapshot (`lower_region.rs`, "Borrowed reads").
+                    let v = t.load_value(addr, &elem)?;
+                    t.def_var(x, v);
                 }
                 (LocalSlot::Scalar(_), _) => t.assign_loop_var(x, &elem, addr)?,
                 _ => return bad("a vec loop variable of the wrong shape"),

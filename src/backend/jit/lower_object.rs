@@ -80,11 +80,32 @@ impl FunctionTranslator<'_, '_> {
 
     /// Release every managed variable the function owns (before a return).
     pub(crate) fn release_owned(&mut self) {
+        self.release_owned_but(None);
+    }
+
+    /// [`Self::release_owned`], except variable `kept`, whose reference the caller takes (a
+    /// `return x` of an owned local moves it out: no retain for the caller, no release here).
+    pub(crate) fn release_owned_but(&mut self, kept: Option<cranelift_frontend::Variable>) {
         for (var, ty) in self.owned.clone() {
+            if Some(var) == kept {
+                continue;
+            }
             let v = self.builder.use_var(var);
             self.release_value(&ty, v);
         }
         self.release_owned_arrays();
+    }
+
+    /// The variable of `e` when it reads a managed local this function owns (not a parameter,
+    /// a capture or a borrowed `let`): what a `return e` can move out.
+    pub(crate) fn owned_local_var(&self, e: &Expr) -> Option<cranelift_frontend::Variable> {
+        let ExprKind::Local(id) = e.kind else {
+            return None;
+        };
+        let LocalSlot::Scalar(var) = self.local(id).ok()? else {
+            return None;
+        };
+        (e.ty.is_managed() && self.owned.iter().any(|(v, _)| *v == var)).then_some(var)
     }
 
     /// The handle cell of a live shell: its address and its generation's low 16 bits.
@@ -178,7 +199,9 @@ impl FunctionTranslator<'_, '_> {
         // `o().f`: the handle is held across its check.
         let held = self.hold_if(owned, &object.ty, cell);
         let shell = self.check_object(cell, e.span);
-        let addr = self.field_addr(shell, field);
+        // A local's check may hold for the rest of the block (`lower_region.rs`).
+        let c = self.note_checked(object, shell);
+        let addr = self.checked_field(c, field);
         // A field's array is boxed in its cell: read as an unboxed copy.
         let v = self.load_cell_owned(addr, &e.ty)?;
         self.unhold(held);
@@ -210,11 +233,12 @@ impl FunctionTranslator<'_, '_> {
         let (cell, owned) = self.handle_operand(object)?;
         let cell_held = self.hold_if(owned, &object.ty, cell);
         let shell = self.check_object(cell, span);
+        let c = self.note_checked(object, shell);
         let v = self.translate_expr(value)?;
         // A field's array is boxed in its cell, as in a vec's (`lower_array.rs`); arrays take
         // no compound operator, so `op` is `None` for one.
         let (v, cell_ty) = self.box_if_array(v, ty)?;
-        let addr = self.field_addr(shell, field);
+        let addr = self.checked_field(c, field);
         self.store_to(PlaceRef::Mem(addr), &cell_ty, op, op_span, v)?;
         self.unhold(cell_held);
         self.done_with(cell, owned);
@@ -237,8 +261,7 @@ impl FunctionTranslator<'_, '_> {
             virtual_method.filter(|m| !self.sole_virtual_target(&object.ty, m, func));
         // `self.w.m(args)` of a direct call that cannot store into any field or module variable
         // borrows `self.w`: nothing can release the field's reference while the call runs.
-        let borrow = virtual_method.is_none()
-            && super::lower_region::releases_nothing(self.env.program, func, args);
+        let borrow = virtual_method.is_none() && self.call_releases_nothing(func, args);
         let borrowed = if borrow {
             self.borrowed_field_cell(object)?
         } else {
@@ -253,13 +276,26 @@ impl FunctionTranslator<'_, '_> {
                 // The receiver and the arguments are held through the call (borrowed by the
                 // callee).
                 let held = self.hold_if(owned, &object.ty, cell);
-                (self.check_object(cell, e.span), Some((cell, owned, held)))
+                let shell = self.check_object(cell, e.span);
+                let shell = self.note_checked(object, shell).shell;
+                (shell, Some((cell, owned, held)))
             }
         };
         let mut values = vec![self.vmctx, shell];
         let mut owned_args = Vec::new();
         let mut held = Vec::new();
-        for arg in args {
+        for (i, arg) in args.iter().enumerate() {
+            if self.borrowed_arg(args, i) {
+                // Borrowed from the caller's local (see `borrowed_arg`).
+                let (v, _) = self.handle_operand(arg)?;
+                values.push(v);
+                continue;
+            }
+            if borrow && pure_cell(arg) {
+                // `m(t.left)`: nothing the call runs stores into a field (see `borrow`).
+                values.push(self.borrowed_cell(arg)?);
+                continue;
+            }
             let v = self.translate_expr(arg)?;
             held.push(self.hold(&arg.ty, v));
             if arg.ty.owns_cells() {
@@ -346,6 +382,12 @@ impl FunctionTranslator<'_, '_> {
     /// it raises only when the value is null, which owns nothing.
     pub(crate) fn translate_non_null(&mut self, inner: &Expr, span: Span) -> LResult<Value> {
         let v = self.translate_expr(inner)?;
+        self.raise_if_null(v, span);
+        Ok(v)
+    }
+
+    /// Raise `NullHandle` at `span` when handle cell `v` is null.
+    fn raise_if_null(&mut self, v: Value, span: Span) {
         let null = self.builder.ins().icmp_imm_s(IntCC::Equal, v, 0);
         let helper = self.env.helpers.object_check;
         self.cold_raise(null, |t| {
@@ -353,7 +395,6 @@ impl FunctionTranslator<'_, '_> {
             // Raises `NullHandle` for the null cell.
             t.call_helper(helper, &[v, start, end]);
         });
-        Ok(v)
     }
 
     /// `a == b` / `a != b` on handles: the same cell (same object and generation, or both null).
@@ -363,14 +404,21 @@ impl FunctionTranslator<'_, '_> {
         lhs: &Expr,
         rhs: &Expr,
     ) -> LResult<Value> {
-        let (l, l_owned) = self.handle_operand(lhs)?;
-        let l_held = self.hold_if(l_owned, &lhs.ty, l);
-        let (r, r_owned) = self.handle_operand(rhs)?;
         let cc = match op {
             BinOp::Eq => IntCC::Equal,
             BinOp::Ne => IntCC::NotEqual,
             _ => return bad("an ordering operator on handles"),
         };
+        if pure_cell(lhs) && pure_cell(rhs) {
+            // `p.next == null`, `a.f != b`: no code runs between the reads and the compare,
+            // so the cells are compared where they are, with no reference taken.
+            let l = self.borrowed_cell(lhs)?;
+            let r = self.borrowed_cell(rhs)?;
+            return Ok(self.builder.ins().icmp(cc, l, r));
+        }
+        let (l, l_owned) = self.handle_operand(lhs)?;
+        let l_held = self.hold_if(l_owned, &lhs.ty, l);
+        let (r, r_owned) = self.handle_operand(rhs)?;
         let v = self.builder.ins().icmp(cc, l, r);
         self.unhold(l_held);
         self.done_with(l, l_owned);
@@ -378,11 +426,95 @@ impl FunctionTranslator<'_, '_> {
         Ok(v)
     }
 
+    /// The cell of `e`, one [`pure_cell`] accepts, not retained: a local's, `null`, or a field
+    /// read through such a cell (checked at the field's span, as `translate_field` does).
+    pub(crate) fn borrowed_cell(&mut self, e: &Expr) -> LResult<Value> {
+        match &e.kind {
+            ExprKind::Null => Ok(self.builder.ins().iconst(types::I64, 0)),
+            ExprKind::Local(id) => match self.local(*id)? {
+                LocalSlot::Scalar(var) => Ok(self.builder.use_var(var)),
+                _ => bad("a handle local without a variable"),
+            },
+            ExprKind::Field(object, field) => {
+                let c = match self.checked_handle(object) {
+                    Some(c) => c,
+                    None => {
+                        let cell = self.borrowed_cell(object)?;
+                        let shell = self.check_object(cell, e.span);
+                        self.note_checked(object, shell)
+                    }
+                };
+                let addr = self.checked_field(c, *field);
+                self.load_value(addr, &e.ty)
+            }
+            ExprKind::NonNull(inner) => {
+                // A `C?` where a `C` is needed: `NullHandle` at this span when null, as
+                // `translate_non_null` raises it.
+                let v = self.borrowed_cell(inner)?;
+                self.raise_if_null(v, e.span);
+                Ok(v)
+            }
+            _ => bad("a borrowed cell of an expression that runs code"),
+        }
+    }
+
     /// Release the managed arguments (handles, vecs, strings, arrays of them) of a finished
     /// call.
     pub(crate) fn release_args(&mut self, args: &[Expr], values: &[Value]) {
-        for (arg, v) in args.iter().zip(values) {
-            self.release_value(&arg.ty, *v);
+        self.release_args_but(args, values, false);
+    }
+
+    /// [`Self::release_args`] of a call made with `fields_borrowed` (its handle field read
+    /// arguments passed borrowed, see `call_operands`).
+    pub(crate) fn release_args_but(
+        &mut self,
+        args: &[Expr],
+        values: &[Value],
+        fields_borrowed: bool,
+    ) {
+        for (i, (arg, v)) in args.iter().zip(values).enumerate() {
+            if !self.borrowed_arg(args, i) && !(fields_borrowed && pure_cell(arg)) {
+                self.release_value(&arg.ty, *v);
+            }
         }
+    }
+
+    /// Whether evaluating `args` and running `func` (a direct call) can release no reference
+    /// the caller does not own (`lower_region.rs`, `releases_nothing`).
+    pub(crate) fn call_releases_nothing(&mut self, func: FuncId, args: &[Expr]) -> bool {
+        let mut memo = std::mem::take(&mut self.checked.releases);
+        let ok = super::lower_region::releases_nothing(self.env.program, func, args, &mut memo);
+        self.checked.releases = memo;
+        ok
+    }
+
+    /// Whether argument `i` of a call with `args` is passed borrowed: a managed local (not an
+    /// array) read as it is. The callee borrows its parameters, the caller's local holds the
+    /// reference through the call, and nothing the callee runs can assign the caller's local.
+    /// Nothing in the arguments can either, except a vec push or pop, so a vec is borrowed only
+    /// when no argument pushes or pops.
+    pub(crate) fn borrowed_arg(&self, args: &[Expr], i: usize) -> bool {
+        let Some(arg) = args.get(i) else {
+            return false;
+        };
+        let ExprKind::Local(id) = arg.kind else {
+            return false;
+        };
+        if !arg.ty.is_managed() || !matches!(self.local(id), Ok(LocalSlot::Scalar(_))) {
+            return false;
+        }
+        !matches!(arg.ty, Type::Vec(_)) || !args.iter().any(super::lower_region::mutates_a_vec)
+    }
+}
+
+/// Whether `e` is a handle cell that can be read without running code: `null`, a handle local,
+/// a handle field of one (`a.b.c`), or one of those where a non-null handle is needed.
+pub(crate) fn pure_cell(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Null => true,
+        ExprKind::Local(_) => e.ty.is_handle(),
+        ExprKind::Field(object, _) => e.ty.is_handle() && pure_cell(object),
+        ExprKind::NonNull(inner) => pure_cell(inner),
+        _ => false,
     }
 }

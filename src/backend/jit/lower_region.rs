@@ -39,18 +39,51 @@
 //! The checks inside one statement are not repeated either: `o.f = value` checks `o` once,
 //! before the value (whose calls cannot invalidate it, by the rule above).
 //!
+//! # Checks that dominate
+//! A check of a local made in a statement that runs its expressions straight through (a
+//! `let`, an assignment, an expression statement, a `return`, an `if`'s condition; none with
+//! `&&` or `||`, whose right operand may not run) is made whenever control passes that point,
+//! so it dominates the rest of the enclosing block (and the blocks nested in it). When the
+//! local is one no assignment writes (a parameter, a `let`, a `var` never assigned after its
+//! declaration), it holds the same handle there, and by the rule above that handle stays
+//! valid: `b.x - c.x`, then `b.vx -= ...` checks `b` once. A failing check raises where it
+//! always did, as the first one; the later ones could only have passed. The knowledge ends
+//! with the block, and a loop's statements know only what their own block proved.
+//!
 //! # Borrowed reads
 //! Reading a handle field takes a reference (a retain, and a release after use) because code
 //! running meanwhile could store into the field and free the object. Where nothing can, the
 //! field's own reference is borrowed instead, as a variable's is: `x.w.f` with `x` known valid
 //! (nothing runs between the two reads), and the receiver of `x.w.m(args)` when the call is
 //! direct and neither the arguments nor `m`'s body can store into a field (other than a scalar
-//! one) or a module variable, or call anything but host functions ([`releases_nothing`]).
+//! one) or a module variable, or call code that could ([`releases_nothing`]: host functions,
+//! and script functions called directly whose bodies, and their callees', do neither). The
+//! same rule lets a call take a field read argument `f(t.left)` borrowed.
 //! As everywhere in the runtime, this assumes no other thread writes the same object's handle
 //! fields while the call runs (two threads storing into one field would release its old value
 //! twice).
+//!
+//! Two more reads borrow:
+//! - **`let x = v[i]`** of a vec local `v` of handles, strings, vecs or closures, where no
+//!   assignment, push or pop in the function writes `x` or `v`: `v`'s block holds a
+//!   reference to the element for as long as `v` holds the block, which is at least `x`'s
+//!   scope (`v` is never replaced, and a shared block is copied before anyone writes it, so
+//!   no other owner can change it under `v`). `x` takes no reference and owns nothing: no
+//!   retain, no release when it is re-bound or the function returns, no home slot. Whatever
+//!   keeps `x`'s value beyond (a store, a return, a capture) takes its own, as it does from
+//!   any local.
+//! - **`for x in v`** over a vec of those: the loop's snapshot of `v` (a reference it holds
+//!   for the whole loop; a write to `v` in the body copies the block) keeps every element, and
+//!   `x` is immutable, so `x` borrows each element as `let x = v[i]` does.
+//! - **Handle compares** `a.f == null`, `p.next != q`: both sides are locals, `null` or field
+//!   reads through such (checked at the field's span, in order): no code runs between the
+//!   reads and the compare, so no reference is taken.
+//!
+//! And a call passes a managed local argument as it is (the callee borrows its parameters
+//! anyway, and the caller's local keeps the reference through the call): no retain before,
+//! no release after (`FunctionTranslator::borrowed_arg`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
@@ -63,6 +96,7 @@ use crate::runtime::object::Object;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, mem};
 use super::lower_object::ADDR_BITS;
+use super::opt_walk::{Visitor, Walk, walk_block, walk_expr, walk_place};
 
 /// Loops larger than this many HIR nodes are not versioned (compile time and code size).
 const MAX_VERSIONED_NODES: usize = 600;
@@ -80,6 +114,104 @@ pub(crate) struct CheckedHandles {
     entries: Vec<(LocalId, Checked)>,
     /// Lowering the plain copy of a versioned loop: inner loops are not versioned.
     plain_copy: bool,
+    /// The statement being lowered runs its expressions straight through (no `&&`/`||`, not
+    /// a loop): a check made in it dominates the rest of its block.
+    straight: bool,
+    /// What the function does with its locals.
+    facts: LocalFacts,
+    /// The callees decided by [`releases_nothing`] while lowering this function.
+    pub(crate) releases: HashMap<FuncId, bool>,
+}
+
+/// What one function does with its locals (from one walk of its body).
+#[derive(Default)]
+pub(crate) struct LocalFacts {
+    /// Locals an assignment, a push or a pop writes (a `let` or a loop binding does not count).
+    assigned: HashSet<LocalId>,
+    /// `let x = v[i]` locals that borrow the element's reference from `v`'s block (see the
+    /// module docs, "Borrowed reads").
+    borrowed: HashSet<LocalId>,
+}
+
+impl LocalFacts {
+    /// The facts of a function's body.
+    pub(crate) fn of(body: &Block, locals: &[crate::lang::hir::Local]) -> LocalFacts {
+        let mut w = Assigned::default();
+        walk_block(body, &mut w);
+        let mut facts = LocalFacts {
+            assigned: w.assigned,
+            borrowed: HashSet::new(),
+        };
+        for (x, v) in w.lets {
+            let borrowable = match locals.get(v.index()).map(|l| &l.ty) {
+                Some(Type::Vec(elem)) => borrowable_elem(elem),
+                _ => false,
+            };
+            if borrowable
+                && !w.unknown
+                && !facts.assigned.contains(&x)
+                && !facts.assigned.contains(&v)
+            {
+                facts.borrowed.insert(x);
+            }
+        }
+        // `for x in v`: the loop's own reference to the vec it iterates (its snapshot) keeps
+        // every element for the whole loop, and `x` is immutable.
+        for x in w.loop_vars {
+            if !w.unknown && !facts.assigned.contains(&x) {
+                facts.borrowed.insert(x);
+            }
+        }
+        facts
+    }
+}
+
+/// The locals a function writes, and its `let x = v[i]`s (`(x, v)`).
+#[derive(Default)]
+struct Assigned {
+    assigned: HashSet<LocalId>,
+    lets: Vec<(LocalId, LocalId)>,
+    /// `for x in v` variables over a vec of managed elements.
+    loop_vars: Vec<LocalId>,
+    unknown: bool,
+}
+
+/// Whether a vec element of type `elem` can be borrowed: a handle, a string, a vec or a
+/// closure (one cell owning one reference; not a boxed array, read as an unboxed copy).
+fn borrowable_elem(elem: &Type) -> bool {
+    matches!(
+        elem,
+        Type::Handle { .. } | Type::Str | Type::Vec(_) | Type::Fn { .. }
+    )
+}
+
+impl Visitor for Assigned {
+    fn stmt(&mut self, s: &Stmt) -> Walk {
+        if let StmtKind::Let { local, init } = &s.kind
+            && let ExprKind::Index(v, _) = &init.kind
+            && let ExprKind::Local(v) = v.kind
+        {
+            self.lets.push((*local, v));
+        }
+        if let StmtKind::ForEach { var, array, .. } = &s.kind
+            && let Type::Vec(elem) = &array.ty
+            && borrowable_elem(elem)
+        {
+            self.loop_vars.push(*var);
+        }
+        Walk::Children
+    }
+
+    fn place(&mut self, p: &Place, written: bool) -> Walk {
+        if let (PlaceKind::Local(id), true) = (&p.kind, written) {
+            self.assigned.insert(*id);
+        }
+        Walk::Children
+    }
+
+    fn unknown(&mut self) {
+        self.unknown = true;
+    }
 }
 
 impl CheckedHandles {
@@ -99,6 +231,70 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::Local(id) => self.checked.get(id),
             _ => None,
         }
+    }
+
+    /// Walk the function's body for the facts the region rules need; before lowering it.
+    pub(crate) fn analyze_locals(&mut self, body: &Block, locals: &[crate::lang::hir::Local]) {
+        self.checked.facts = LocalFacts::of(body, locals);
+    }
+
+    /// Whether local `id` is a `let x = v[i]` that borrows its element (never owned).
+    pub(crate) fn borrowed_let(&self, id: LocalId) -> bool {
+        self.checked.facts.borrowed.contains(&id)
+    }
+
+    /// Lower statement `s` with `lower`, noting the handles its checks prove valid for the rest
+    /// of the enclosing block when its expressions run straight through (see the module
+    /// docs, "Checks that dominate").
+    pub(crate) fn in_statement<T>(
+        &mut self,
+        s: &Stmt,
+        lower: impl FnOnce(&mut Self) -> LResult<T>,
+    ) -> LResult<T> {
+        let straight = match &s.kind {
+            StmtKind::Let { init: e, .. }
+            | StmtKind::Expr(e)
+            | StmtKind::Return(Some(e))
+            | StmtKind::If { cond: e, .. } => straight_line(&[e]),
+            StmtKind::Assign { place, value, .. } => {
+                let mut w = Straight(true);
+                walk_place(place, true, &mut w);
+                walk_expr(value, &mut w);
+                w.0
+            }
+            _ => false,
+        };
+        let saved = std::mem::replace(&mut self.checked.straight, straight);
+        let result = lower(self);
+        self.checked.straight = saved;
+        result
+    }
+
+    /// Where the handles known valid stand when a block starts; [`Self::end_scope`] forgets
+    /// what its statements proved.
+    pub(crate) fn start_scope(&self) -> usize {
+        self.checked.entries.len()
+    }
+
+    /// The end of a block begun at `depth` (from [`Self::start_scope`]).
+    pub(crate) fn end_scope(&mut self, depth: usize) {
+        self.checked.entries.truncate(depth);
+    }
+
+    /// `object` was just checked, giving `shell`: the checked handle, remembered for the rest
+    /// of the block when `object` is a local nothing assigns and the statement runs straight
+    /// through (its check dominates the block's later statements).
+    pub(crate) fn note_checked(&mut self, object: &Expr, shell: Value) -> Checked {
+        let state = self.state_of(shell);
+        let c = Checked { shell, state };
+        if let ExprKind::Local(id) = object.kind
+            && self.checked.straight
+            && !self.checked.facts.assigned.contains(&id)
+            && matches!(self.local(id), Ok(LocalSlot::Scalar(_)))
+        {
+            self.checked.entries.push((id, c));
+        }
+        c
     }
 
     /// A method's entry: `self` (local 0) is the shell the caller checked.
@@ -168,9 +364,9 @@ impl FunctionTranslator<'_, '_> {
         }
         let mut uses = LoopUses::default();
         for e in head {
-            uses.expr(e);
+            walk_expr(e, &mut uses);
         }
-        uses.block(body);
+        walk_block(body, &mut uses);
         if uses.unknown || uses.nodes > MAX_VERSIONED_NODES {
             return lower(self);
         }
@@ -231,296 +427,242 @@ impl FunctionTranslator<'_, '_> {
     }
 }
 
+/// Whether evaluating `e` can push to or pop from a vec (the only expressions that change a
+/// local); anything the walk does not know counts as one.
+pub(crate) fn mutates_a_vec(e: &Expr) -> bool {
+    struct Mutates(bool);
+    impl Visitor for Mutates {
+        fn expr(&mut self, e: &Expr) -> Walk {
+            if let ExprKind::VecPush(..) | ExprKind::VecPop(_) = e.kind {
+                self.0 = true;
+            }
+            Walk::Children
+        }
+        fn unknown(&mut self) {
+            self.0 = true;
+        }
+    }
+    let mut w = Mutates(false);
+    walk_expr(e, &mut w);
+    w.0
+}
+
+/// Whether expressions `es` run straight through: no `&&`/`||` (whose right operand may not
+/// run), and nothing the walk does not know.
+fn straight_line(es: &[&Expr]) -> bool {
+    let mut w = Straight(true);
+    for e in es {
+        walk_expr(e, &mut w);
+    }
+    w.0
+}
+
+struct Straight(bool);
+
+impl Visitor for Straight {
+    fn expr(&mut self, e: &Expr) -> Walk {
+        if let ExprKind::Logical(..) = e.kind {
+            self.0 = false;
+            return Walk::Skip;
+        }
+        Walk::Children
+    }
+
+    fn unknown(&mut self) {
+        self.0 = false;
+    }
+}
+
 /// What a loop does with its locals: the ones it uses as an object, the ones it assigns.
 #[derive(Default)]
 struct LoopUses {
     objects: Vec<LocalId>,
     assigned: HashSet<LocalId>,
     nodes: usize,
-    /// A construct this walk does not know: the loop is not versioned.
+    /// A construct the walk does not know: the loop is not versioned.
     unknown: bool,
 }
 
 impl LoopUses {
+    /// `e` is used as an object (a field's, a receiver).
     fn object(&mut self, e: &Expr) {
         if let ExprKind::Local(id) = e.kind {
             self.objects.push(id);
         }
-        self.expr(e);
     }
+}
 
-    fn block(&mut self, b: &Block) {
-        for s in &b.stmts {
-            self.stmt(s);
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
+impl Visitor for LoopUses {
+    fn stmt(&mut self, s: &Stmt) -> Walk {
         self.nodes += 1;
         match &s.kind {
-            StmtKind::Let { local, init } => {
-                self.assigned.insert(*local);
-                self.expr(init);
-            }
-            StmtKind::Assign { place, value, .. } => {
-                self.place(place, true);
-                self.expr(value);
-            }
-            StmtKind::Expr(e) => self.expr(e),
-            StmtKind::If {
-                cond,
-                then_block,
-                else_block,
-            } => {
-                self.expr(cond);
-                self.block(then_block);
-                if let Some(b) = else_block {
-                    self.block(b);
-                }
-            }
-            StmtKind::While { cond, body } => {
-                self.expr(cond);
-                self.block(body);
-            }
-            StmtKind::ForRange {
-                var,
-                start,
-                end,
-                body,
-            } => {
+            StmtKind::Let { local: var, .. }
+            | StmtKind::ForRange { var, .. }
+            | StmtKind::ForStep { var, .. }
+            | StmtKind::ForEach { var, .. } => {
                 self.assigned.insert(*var);
-                self.expr(start);
-                self.expr(end);
-                self.block(body);
             }
-            StmtKind::ForEach { var, array, body } => {
-                self.assigned.insert(*var);
-                self.expr(array);
-                self.block(body);
-            }
-            StmtKind::Break | StmtKind::Continue => {}
-            StmtKind::Return(v) => {
-                if let Some(v) = v {
-                    self.expr(v);
-                }
-            }
-            #[allow(unreachable_patterns)]
-            _ => self.unknown = true,
+            _ => {}
         }
+        Walk::Children
     }
 
-    /// A place; `root_assigned`: the local it is rooted at is written (an assignment, a push).
-    fn place(&mut self, p: &Place, root_assigned: bool) {
+    fn place(&mut self, p: &Place, written: bool) -> Walk {
         self.nodes += 1;
         match &p.kind {
-            PlaceKind::Local(id) => {
-                if root_assigned {
-                    self.assigned.insert(*id);
-                }
+            PlaceKind::Local(id) if written => {
+                self.assigned.insert(*id);
             }
-            PlaceKind::Global(_) => {}
             // `o.f = v` writes the object, not the local holding its handle.
             PlaceKind::Field { object, .. } => self.object(object),
-            PlaceKind::Index { base, index } => {
-                self.place(base, root_assigned);
-                self.expr(index);
-            }
+            _ => {}
         }
+        Walk::Children
     }
 
-    fn expr(&mut self, e: &Expr) {
+    fn expr(&mut self, e: &Expr) -> Walk {
         self.nodes += 1;
         match &e.kind {
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Bool(_)
-            | ExprKind::Local(_)
-            | ExprKind::Global(_)
-            | ExprKind::Null
-            | ExprKind::VecNew
-            | ExprKind::StrLit(_)
-            | ExprKind::New(_) => {}
-            ExprKind::Unary(_, x)
-            | ExprKind::Cast(x)
-            | ExprKind::Len(x)
-            | ExprKind::Assert(x)
-            | ExprKind::NonNull(x)
-            | ExprKind::ToStr(x)
-            | ExprKind::ArrayRepeat(x, _) => self.expr(x),
-            ExprKind::Field(x, _) => self.object(x),
-            ExprKind::Binary { lhs, rhs, .. }
-            | ExprKind::Logical(_, lhs, rhs)
-            | ExprKind::Index(lhs, rhs) => {
-                self.expr(lhs);
-                self.expr(rhs);
-            }
-            ExprKind::ArrayLit(xs)
-            | ExprKind::Call(_, xs)
-            | ExprKind::CallNative(_, xs)
-            | ExprKind::Closure { captures: xs, .. } => {
-                for x in xs {
-                    self.expr(x);
-                }
-            }
-            ExprKind::MethodCall { object, args, .. }
-            | ExprKind::VirtualCall { object, args, .. } => {
-                self.object(object);
-                for x in args {
-                    self.expr(x);
-                }
-            }
-            ExprKind::CallClosure(callee, args) => {
-                self.expr(callee);
-                for x in args {
-                    self.expr(x);
-                }
-            }
-            ExprKind::VecPush(place, x) => {
-                self.place(place, true);
-                self.expr(x);
-            }
-            ExprKind::VecPop(place) => self.place(place, true),
-            #[allow(unreachable_patterns)]
-            _ => self.unknown = true,
+            ExprKind::Field(x, _)
+            | ExprKind::MethodCall { object: x, .. }
+            | ExprKind::VirtualCall { object: x, .. } => self.object(x),
+            _ => {}
         }
+        Walk::Children
+    }
+
+    fn unknown(&mut self) {
+        self.unknown = true;
     }
 }
 
 /// Whether evaluating `args` and then running `func` (a script function called directly) can
 /// release a reference that the caller does not own: only a store into a field or a module
 /// variable (or a mutation of a vec there) gives one up, and only calls could reach other
-/// code. So: no call of any kind but host functions, no `new`, and every assignment and vec
-/// mutation rooted at a local, in the arguments and in the callee's body (its own locals hold
-/// their own references). Unknown constructs count as releasing.
-pub(crate) fn releases_nothing(program: &Program, func: FuncId, args: &[Expr]) -> bool {
-    let mut w = ReleaseWalk { ok: true };
+/// code. So: no `new`, no closure or virtual call, every assignment and vec mutation rooted at
+/// a local (its own locals hold their own references) or a scalar field, in the arguments, in
+/// the callee's body, and in the bodies of the script functions it calls directly, and of
+/// theirs (a call cycle adds nothing to release). Unknown constructs count as releasing, and
+/// so does a walk longer than [`MAX_RELEASE_WALK`] nodes. `memo` keeps the functions already
+/// decided for this caller.
+pub(crate) fn releases_nothing(
+    program: &Program,
+    func: FuncId,
+    args: &[Expr],
+    memo: &mut HashMap<FuncId, bool>,
+) -> bool {
+    let mut w = ReleaseWalk {
+        ok: true,
+        calls: Vec::new(),
+        nodes: 0,
+    };
     for a in args {
-        w.expr(a);
+        walk_expr(a, &mut w);
     }
-    if let Some(f) = program.functions.get(func.index()) {
-        w.block(&f.body);
-    } else {
-        return false;
+    w.ok && function_releases_nothing(program, func, memo)
+}
+
+/// The longest walk [`releases_nothing`] makes for one function and its callees.
+const MAX_RELEASE_WALK: usize = 4000;
+
+fn function_releases_nothing(
+    program: &Program,
+    func: FuncId,
+    memo: &mut HashMap<FuncId, bool>,
+) -> bool {
+    if let Some(&known) = memo.get(&func) {
+        return known;
     }
-    w.ok
+    // Every function reached from `func`, walked once; any that releases decides for all.
+    let mut pending = vec![func];
+    let mut seen: HashSet<FuncId> = HashSet::new();
+    let mut nodes = 0;
+    let mut ok = true;
+    while let Some(f) = pending.pop() {
+        if !seen.insert(f) {
+            continue;
+        }
+        match memo.get(&f) {
+            Some(true) => continue,
+            Some(false) => {
+                ok = false;
+                break;
+            }
+            None => {}
+        }
+        let Some(body) = program.functions.get(f.index()) else {
+            ok = false;
+            break;
+        };
+        let mut w = ReleaseWalk {
+            ok: true,
+            calls: Vec::new(),
+            nodes: 0,
+        };
+        walk_block(&body.body, &mut w);
+        nodes += w.nodes;
+        if !w.ok || nodes > MAX_RELEASE_WALK {
+            ok = false;
+            break;
+        }
+        pending.extend(w.calls);
+    }
+    // A failure decides only `func` (the others reached may be fine); success decides all.
+    if ok {
+        for f in seen {
+            memo.insert(f, true);
+        }
+    }
+    memo.insert(func, ok);
+    ok
 }
 
 struct ReleaseWalk {
     ok: bool,
+    /// The script functions called directly.
+    calls: Vec<FuncId>,
+    /// Expressions walked.
+    nodes: usize,
 }
 
-impl ReleaseWalk {
-    fn block(&mut self, b: &Block) {
-        for s in &b.stmts {
-            self.stmt(s);
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) {
-        match &s.kind {
-            StmtKind::Let { init, .. } => self.expr(init),
-            StmtKind::Assign { place, value, .. } => {
-                self.place(place);
-                self.expr(value);
-            }
-            StmtKind::Expr(e) => self.expr(e),
-            StmtKind::If {
-                cond,
-                then_block,
-                else_block,
-            } => {
-                self.expr(cond);
-                self.block(then_block);
-                if let Some(b) = else_block {
-                    self.block(b);
-                }
-            }
-            StmtKind::While { cond, body } => {
-                self.expr(cond);
-                self.block(body);
-            }
-            StmtKind::ForRange {
-                start, end, body, ..
-            } => {
-                self.expr(start);
-                self.expr(end);
-                self.block(body);
-            }
-            StmtKind::ForEach { array, body, .. } => {
-                self.expr(array);
-                self.block(body);
-            }
-            StmtKind::Break | StmtKind::Continue => {}
-            StmtKind::Return(v) => {
-                if let Some(v) = v {
-                    self.expr(v);
-                }
-            }
-            #[allow(unreachable_patterns)]
-            _ => self.ok = false,
-        }
-    }
-
+impl Visitor for ReleaseWalk {
     /// A place written: rooted at a local (its indexes are expressions), or a scalar field
     /// (storing an `i64`, `f64` or `bool` gives up no reference).
-    fn place(&mut self, p: &Place) {
+    fn place(&mut self, p: &Place, written: bool) -> Walk {
         match &p.kind {
-            PlaceKind::Local(_) => {}
-            PlaceKind::Index { base, index } => {
-                self.place(base);
-                self.expr(index);
-            }
-            PlaceKind::Field { object, .. }
-                if matches!(p.ty, Type::I64 | Type::F64 | Type::Bool) =>
+            PlaceKind::Global(_) if written => self.ok = false,
+            PlaceKind::Field { .. }
+                if written && !matches!(p.ty, Type::I64 | Type::F64 | Type::Bool) =>
             {
-                self.expr(object)
+                self.ok = false
             }
-            PlaceKind::Global(_) | PlaceKind::Field { .. } => self.ok = false,
+            _ => {}
+        }
+        Walk::Children
+    }
+
+    fn expr(&mut self, e: &Expr) -> Walk {
+        self.nodes += 1;
+        match &e.kind {
+            ExprKind::Call(f, _) | ExprKind::MethodCall { func: f, .. } => {
+                self.calls.push(*f);
+                Walk::Children
+            }
+            // `new`, closures (their captures are fine, but a closure call is not), virtual
+            // calls.
+            ExprKind::VirtualCall { .. }
+            | ExprKind::CallClosure(..)
+            | ExprKind::Closure { .. }
+            | ExprKind::New(_) => {
+                self.ok = false;
+                Walk::Skip
+            }
+            _ => Walk::Children,
         }
     }
 
-    fn expr(&mut self, e: &Expr) {
-        if !self.ok {
-            return;
-        }
-        match &e.kind {
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Bool(_)
-            | ExprKind::Local(_)
-            | ExprKind::Global(_)
-            | ExprKind::Null
-            | ExprKind::VecNew
-            | ExprKind::StrLit(_) => {}
-            ExprKind::Unary(_, x)
-            | ExprKind::Cast(x)
-            | ExprKind::Len(x)
-            | ExprKind::Assert(x)
-            | ExprKind::NonNull(x)
-            | ExprKind::ToStr(x)
-            | ExprKind::ArrayRepeat(x, _)
-            | ExprKind::Field(x, _) => self.expr(x),
-            ExprKind::Binary { lhs, rhs, .. }
-            | ExprKind::Logical(_, lhs, rhs)
-            | ExprKind::Index(lhs, rhs) => {
-                self.expr(lhs);
-                self.expr(rhs);
-            }
-            ExprKind::ArrayLit(xs) | ExprKind::CallNative(_, xs) => {
-                for x in xs {
-                    self.expr(x);
-                }
-            }
-            ExprKind::VecPush(place, x) => {
-                self.place(place);
-                self.expr(x);
-            }
-            ExprKind::VecPop(place) => self.place(place),
-            // Calls, `new`, closures (their captures are fine, but a closure call is not), and
-            // anything this walk does not know.
-            #[allow(unreachable_patterns)]
-            _ => self.ok = false,
-        }
+    fn unknown(&mut self) {
+        self.ok = false;
     }
 }
 

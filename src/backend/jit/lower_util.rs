@@ -10,7 +10,7 @@ use cranelift_codegen::ir::{
 use cranelift_module::{DataId, FuncId};
 
 use crate::backend::Checks;
-use crate::lang::hir::{self, Type};
+use crate::lang::hir::{self, LocalId, Type};
 use crate::lang::span::Span;
 
 use super::lower::{FunctionTranslator, GlobalsBase, LResult, bad, mem};
@@ -256,7 +256,12 @@ impl FunctionTranslator<'_, '_> {
 
     /// Raise `IndexOutOfRange` at `span` when `idx` is outside `0..len` and checks are on.
     pub(crate) fn check_index(&mut self, idx: Value, len: u32, span: Span) {
-        if self.env.checks == Checks::On && !self.masked_below(idx, len) {
+        let in_range = self
+            .ranges
+            .values
+            .get(&idx)
+            .is_some_and(|bound| *bound <= i64::from(len));
+        if self.env.checks == Checks::On && !in_range && !self.masked_below(idx, len) {
             let len_v = self.builder.ins().iconst(types::I64, i64::from(len));
             // Unsigned: a negative index is a huge one.
             let out = self
@@ -268,6 +273,54 @@ impl FunctionTranslator<'_, '_> {
                 let (start, end) = t.span_args(span);
                 t.call_helper(helper, &[idx, len_v, start, end]);
             });
+        }
+    }
+
+    /// The constant `v` is, if it is one.
+    pub(crate) fn constant_of(&self, v: Value) -> Option<i64> {
+        let dfg = &self.builder.func.dfg;
+        match dfg.value_def(v) {
+            ValueDef::Result(inst, _) => match dfg.insts[inst] {
+                InstructionData::UnaryImm {
+                    opcode: Opcode::Iconst,
+                    imm,
+                } => Some(imm.bits()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Lower `body`, a counted loop's, with loop variable `var` known to run over
+    /// `first..end` when both are constants and `first >= 0`: an array index that is that
+    /// variable, on an array of at least `end` elements, is always in range and needs no
+    /// bounds check (`for j in 0..32 { v[j] }` on a `[f64; 32]`).
+    pub(crate) fn with_known_range<T>(
+        &mut self,
+        var: LocalId,
+        first: Value,
+        end: Value,
+        body: impl FnOnce(&mut Self) -> LResult<T>,
+    ) -> LResult<T> {
+        let known = match (self.constant_of(first), self.constant_of(end)) {
+            (Some(lo), Some(hi)) if lo >= 0 => Some(hi),
+            _ => None,
+        };
+        if let Some(hi) = known {
+            self.ranges.vars.push((var, hi));
+        }
+        let result = body(self);
+        if known.is_some() {
+            self.ranges.vars.pop();
+        }
+        result
+    }
+
+    /// `v` was just read from local `id`: remember its bound when `id` is a loop variable of
+    /// a known range (see [`Self::with_known_range`]).
+    pub(crate) fn note_range(&mut self, id: LocalId, v: Value) {
+        if let Some((_, hi)) = self.ranges.vars.iter().rev().find(|(l, _)| *l == id) {
+            self.ranges.values.insert(v, *hi);
         }
     }
 
@@ -298,4 +351,14 @@ impl FunctionTranslator<'_, '_> {
             _ => false,
         }
     }
+}
+
+/// Loop variables with a known range, and the values read from them (see
+/// [`FunctionTranslator::with_known_range`]).
+#[derive(Default)]
+pub(crate) struct KnownRanges {
+    /// `(variable, bound)`: the variable is in `0..bound` in the loop being lowered.
+    vars: Vec<(LocalId, i64)>,
+    /// Values read from such a variable, with its bound.
+    values: std::collections::HashMap<Value, i64>,
 }

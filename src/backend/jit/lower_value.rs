@@ -301,6 +301,28 @@ impl FunctionTranslator<'_, '_> {
         Ok(v)
     }
 
+    /// `v[i]` of a vec local whose element is not retained: the `let x = v[i]` that borrows
+    /// its element from `v`'s block (`lower_region.rs`, "Borrowed reads").
+    pub(crate) fn translate_vec_index_borrowed(
+        &mut self,
+        vec: &Expr,
+        index: &Expr,
+        whole: &Expr,
+    ) -> LResult<Value> {
+        if let Some(hoisted) = self.hoisted_vec_of(vec) {
+            let idx = self.translate_expr(index)?;
+            let addr = self.hoisted_elem_addr(hoisted, idx, whole.span);
+            return self.load_value(addr, &whole.ty);
+        }
+        let (cell, owned) = self.handle_operand(vec)?;
+        if owned {
+            return bad("a borrowed element of a vec that is not a local");
+        }
+        let idx = self.translate_expr(index)?;
+        let addr = self.vec_elem_addr(cell, idx, whole.span);
+        self.load_value(addr, &whole.ty)
+    }
+
     /// `v.len()` of a vec or a string.
     pub(crate) fn translate_dynamic_len(&mut self, value: &Expr) -> LResult<Value> {
         if let Some(hoisted) = self.hoisted_vec_of(value) {
@@ -309,19 +331,22 @@ impl FunctionTranslator<'_, '_> {
         let (cell, owned) = self.handle_operand(value)?;
         let n = match value.ty {
             // A string's length is in its block (`runtime::str_block`): read inline.
-            Type::Str => self.str_len_inline(cell),
-            _ => {
-                let helper = self.env.helpers.vec_len;
-                self.call_helper(helper, &[cell])[0]
-            }
+            Type::Str => self.len_inline(cell, StrBlock::LEN as i32),
+            // So is a vec's (`runtime::values::VecBlock`).
+            _ => self.len_inline(cell, VecBlock::LEN as i32),
         };
         self.done_with_value(&value.ty, cell, owned);
         Ok(n)
     }
 
-    /// The length of the string in `cell` (borrowed): 0 for the empty string (a null cell),
-    /// else its block's length.
-    fn str_len_inline(&mut self, cell: Value) -> Value {
+    /// The length of the vec in `cell` (borrowed), read inline.
+    pub(crate) fn vec_len_inline(&mut self, cell: Value) -> Value {
+        self.len_inline(cell, VecBlock::LEN as i32)
+    }
+
+    /// The length of the string or vec in `cell` (borrowed): 0 for the empty one (a null
+    /// cell), else the `i64` at `offset` in its block.
+    fn len_inline(&mut self, cell: Value, offset: i32) -> Value {
         let load_block = self.builder.create_block();
         let done = self.builder.create_block();
         self.builder.append_block_param(done, types::I64);
@@ -332,10 +357,7 @@ impl FunctionTranslator<'_, '_> {
             .brif(null, done, &[zero.into()], load_block, &[]);
         self.builder.switch_to_block(load_block);
         self.builder.seal_block(load_block);
-        let len = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), cell, StrBlock::LEN as i32);
+        let len = self.builder.ins().load(types::I64, mem(), cell, offset);
         self.builder.ins().jump(done, &[len.into()]);
         self.builder.switch_to_block(done);
         self.builder.seal_block(done);

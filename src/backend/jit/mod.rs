@@ -36,6 +36,7 @@ mod opt_globals;
 pub(crate) mod opt_inline;
 mod opt_object;
 mod opt_vec;
+mod opt_walk;
 pub mod unwind;
 
 use std::mem::ManuallyDrop;
@@ -494,7 +495,6 @@ pub(crate) fn declare_imports(
         vec_push: declare("hot_vec_push", &[i64t, i64t], None)?,
         vec_pop: declare("hot_vec_pop", &[i64t, i32t, i32t], Some(i64t))?,
         vec_at: declare("hot_vec_at", &[i64t, i64t, i32t, i32t], Some(i64t))?,
-        vec_len: declare("hot_vec_len", &[i64t], Some(i64t))?,
         str_retain: declare("hot_str_retain", &[i64t], Some(i64t))?,
         str_release: declare("hot_str_release", &[i64t], None)?,
         str_lit: declare("hot_str_lit", &[i64t, i64t], Some(i64t))?,

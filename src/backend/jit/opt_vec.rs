@@ -34,6 +34,7 @@ use crate::runtime::values::VecBlock;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, mem};
 use super::opt_globals::loop_globals;
+use super::opt_walk::{Visitor, Walk, walk_block, walk_expr};
 
 /// A vec local's block as read before the loop being lowered.
 #[derive(Clone, Copy)]
@@ -64,9 +65,13 @@ struct Use {
 fn hoistable(head: &[&Expr], body: &Block) -> Vec<(LocalId, bool)> {
     let mut w = VecWalk {
         uses: HashMap::new(),
+        unknown: false,
     };
-    let ok = head.iter().all(|e| w.expr(e)) && w.block(body);
-    if !ok {
+    for e in head {
+        walk_expr(e, &mut w);
+    }
+    walk_block(body, &mut w);
+    if w.unknown {
         return Vec::new();
     }
     let mut found: Vec<(LocalId, bool)> = w
@@ -92,8 +97,10 @@ fn vec_local(e: &Expr) -> Option<LocalId> {
     }
 }
 
+/// The uses of every local a loop mentions (calls are `loop_globals`'s to refuse).
 struct VecWalk {
     uses: HashMap<LocalId, Use>,
+    unknown: bool,
 }
 
 impl VecWalk {
@@ -102,131 +109,66 @@ impl VecWalk {
         u.other |= !allowed;
         u.stores |= stores;
     }
+}
 
-    fn block(&mut self, b: &Block) -> bool {
-        b.stmts.iter().all(|s| self.stmt(s))
-    }
-
-    fn stmt(&mut self, s: &Stmt) -> bool {
+impl Visitor for VecWalk {
+    fn stmt(&mut self, s: &Stmt) -> Walk {
         match &s.kind {
-            StmtKind::Let { local, init } => {
-                self.mention(*local, false, false);
-                self.expr(init)
-            }
+            StmtKind::Let { local: var, .. }
+            | StmtKind::ForRange { var, .. }
+            | StmtKind::ForStep { var, .. }
+            | StmtKind::ForEach { var, .. } => self.mention(*var, false, false),
             StmtKind::Assign { place, value, .. } => {
-                let place_ok = match &place.kind {
-                    PlaceKind::Index { base, index } => match &base.kind {
-                        PlaceKind::Local(id) if scalar_vec(&base.ty) => {
-                            self.mention(*id, true, true);
-                            self.expr(index)
-                        }
-                        _ => self.place(place),
-                    },
-                    _ => self.place(place),
-                };
-                place_ok && self.expr(value)
+                // `v[e] = x` / `v[e] op= x` of a vec local: an allowed store.
+                if let PlaceKind::Index { base, index } = &place.kind
+                    && let PlaceKind::Local(id) = base.kind
+                    && scalar_vec(&base.ty)
+                {
+                    self.mention(id, true, true);
+                    walk_expr(index, self);
+                    walk_expr(value, self);
+                    return Walk::Skip;
+                }
             }
-            StmtKind::Expr(e) => self.expr(e),
-            StmtKind::If {
-                cond,
-                then_block,
-                else_block,
-            } => {
-                self.expr(cond)
-                    && self.block(then_block)
-                    && else_block.as_ref().is_none_or(|b| self.block(b))
-            }
-            StmtKind::While { cond, body } => self.expr(cond) && self.block(body),
-            StmtKind::ForRange {
-                var,
-                start,
-                end,
-                body,
-            } => {
-                self.mention(*var, false, false);
-                self.expr(start) && self.expr(end) && self.block(body)
-            }
-            StmtKind::ForStep {
-                var,
-                start,
-                end,
-                step,
-                body,
-                ..
-            } => {
-                self.mention(*var, false, false);
-                self.expr(start)
-                    && self.expr(end)
-                    && step.as_ref().is_none_or(|k| self.expr(k))
-                    && self.block(body)
-            }
-            StmtKind::ForEach { var, array, body } => {
-                self.mention(*var, false, false);
-                self.expr(array) && self.block(body)
-            }
-            StmtKind::Break | StmtKind::Continue => true,
-            StmtKind::Return(v) => v.as_ref().is_none_or(|v| self.expr(v)),
+            _ => {}
         }
+        Walk::Children
     }
 
     /// A place in any role other than an element assignment's of a vec local: its root local
     /// is mentioned in a way the rule does not allow.
-    fn place(&mut self, p: &Place) -> bool {
-        match &p.kind {
-            PlaceKind::Local(id) => {
-                self.mention(*id, false, false);
-                true
-            }
-            PlaceKind::Global(_) => true,
-            PlaceKind::Field { object, .. } => self.expr(object),
-            PlaceKind::Index { base, index } => self.place(base) && self.expr(index),
+    fn place(&mut self, p: &Place, _written: bool) -> Walk {
+        if let PlaceKind::Local(id) = p.kind {
+            self.mention(id, false, false);
         }
+        Walk::Children
     }
 
-    fn expr(&mut self, e: &Expr) -> bool {
+    fn expr(&mut self, e: &Expr) -> Walk {
         match &e.kind {
             ExprKind::Index(a, i) if vec_local(a).is_some() => {
                 if let Some(id) = vec_local(a) {
                     self.mention(id, true, false);
                 }
-                self.expr(i)
+                walk_expr(i, self);
+                Walk::Skip
             }
             ExprKind::Len(a) if vec_local(a).is_some() => {
                 if let Some(id) = vec_local(a) {
                     self.mention(id, true, false);
                 }
-                true
+                Walk::Skip
             }
             ExprKind::Local(id) => {
                 self.mention(*id, false, false);
-                true
+                Walk::Skip
             }
-            ExprKind::Int(_)
-            | ExprKind::Float(_)
-            | ExprKind::Bool(_)
-            | ExprKind::Global(_)
-            | ExprKind::Null
-            | ExprKind::VecNew
-            | ExprKind::StrLit(_) => true,
-            ExprKind::Unary(_, x)
-            | ExprKind::Cast(x)
-            | ExprKind::Len(x)
-            | ExprKind::Assert(x)
-            | ExprKind::NonNull(x)
-            | ExprKind::ToStr(x)
-            | ExprKind::Field(x, _)
-            | ExprKind::ArrayRepeat(x, _) => self.expr(x),
-            ExprKind::Binary { lhs, rhs, .. }
-            | ExprKind::Logical(_, lhs, rhs)
-            | ExprKind::Index(lhs, rhs) => self.expr(lhs) && self.expr(rhs),
-            ExprKind::ArrayLit(xs) => xs.iter().all(|x| self.expr(x)),
-            ExprKind::VecPush(place, x) => self.place(place) && self.expr(x),
-            ExprKind::VecPop(place) => self.place(place),
-            // Calls, `new`, closures (the loop then hoists nothing: `loop_globals` refuses
-            // it too), and anything this walk does not know.
-            #[allow(unreachable_patterns)]
-            _ => false,
+            _ => Walk::Children,
         }
+    }
+
+    fn unknown(&mut self) {
+        self.unknown = true;
     }
 }
 
