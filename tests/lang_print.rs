@@ -126,3 +126,41 @@ fn print_misuse_is_a_diagnostic() {
         assert!(d.0[0].message.contains(says), "{text}: {d}");
     }
 }
+
+/// A job that never ends (an endless loop cannot stop by itself) is ended by killing its
+/// worker when cancelled; what it printed before is still shown, then the cancel.
+#[test]
+fn a_cancelled_jobs_output_is_shown() {
+    use hotlab::session::{Collect, Session, SessionError, SessionOptions};
+    use hotlab::worker::WorkerError;
+    use std::sync::atomic::Ordering;
+
+    let mut s = Session::new(SessionOptions {
+        exe: env!("CARGO_BIN_EXE_hotlab").into(),
+        store: None,
+    });
+    let mut out = Collect::default();
+    s.run_line(
+        "fn spin() -> i64 {\n    print(\"started\")\n    print(\"still going\")\n    var i = 0\n    while true { i += 1 }\n    return i\n}",
+        &mut out,
+    )
+    .expect("defined");
+    s.run_line(":set limit 600", &mut out).expect("set");
+    let flag = s.cancel_flag();
+    let setter = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        flag.store(true, Ordering::Relaxed);
+    });
+    let mut out = Collect::default();
+    let r = s.run_line(":run spin", &mut out);
+    setter.join().expect("setter");
+    assert!(
+        matches!(r, Err(SessionError::Worker(WorkerError::Cancelled { .. }))),
+        "{r:?}"
+    );
+    assert!(
+        out.texts.iter().any(|t| t == "started\nstill going"),
+        "{:?}",
+        out.texts
+    );
+}

@@ -12,7 +12,9 @@ use std::sync::Arc;
 
 use crate::lang::hir::{self, ClassId, Program, Type};
 use crate::lang::span::Span;
-use crate::runtime::class::{ClassDef, ClassRef, DefineError, Field, FieldType, Init, MethodDef};
+use crate::runtime::class::{
+    Class, ClassDef, ClassRef, DefineError, Field, FieldType, Init, MethodDef,
+};
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
 use crate::runtime::iface::{AbiSig, AbiType};
@@ -151,7 +153,10 @@ pub fn method_sig(program: &Program, func: hir::FuncId) -> Option<AbiSig> {
 
 /// The runtime definition of class `id`: its own fields (with their constant initializers) and
 /// its own methods and overrides, each with the code `code` gives for it (null leaves the slot
-/// empty). Static functions have no slot.
+/// empty). Static functions have no slot, and neither has a constructor (`init`): only `new`
+/// and `super.init` call it, directly, so a derived class's `init` may take other parameters
+/// than its base's (slots share their signature across a class family) and a reload may change
+/// its signature.
 pub fn class_def(
     program: &Program,
     id: ClassId,
@@ -172,7 +177,7 @@ pub fn class_def(
     let methods = class
         .methods
         .iter()
-        .filter(|m| m.owner == id && m.kind != hir::MethodKind::Static)
+        .filter(|m| m.owner == id && m.kind != hir::MethodKind::Static && m.name != "init")
         .filter_map(|m| {
             // A method whose types do not cross the ABI (arrays) is called directly only.
             let sig = method_sig(program, m.func)?;
@@ -230,6 +235,19 @@ pub unsafe fn check_cell<'a>(cell: u64, span: Span) -> Result<&'a Object, Script
         return Err(ScriptError::new(ScriptErrorKind::ObjectDetached, span));
     }
     Ok(obj)
+}
+
+/// Whether `obj`'s class is `class` or derives from it (`o is D`, `o as? D`).
+pub fn instance_of(obj: &Object, class: &ClassRef) -> bool {
+    let target: &Class = class;
+    let mut c = Some(obj.class());
+    while let Some(k) = c {
+        if std::ptr::eq(k, target) {
+            return true;
+        }
+        c = k.parent().map(|p| &**p);
+    }
+    false
 }
 
 /// Shells of every class not freed yet: 0 once every handle went (the leak check).

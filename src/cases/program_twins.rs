@@ -666,3 +666,91 @@ pub(super) extern "C-unwind" fn richards(_: *mut c_void, n: u64) -> u64 {
     s.schedule();
     hot_sink(s.queue_count * 100000 + s.hold_count) as u64
 }
+
+// ---------------------------------------------------------------------------------------------
+// fasta
+
+const FASTA_ALU: &[u8] = b"GGCCGGGCGCGGTGGCTCACGCCTGTAATCCCAGCACTTTGGGAGGCCGAGGCGGGCGGATCACCTGAGGTCAGGAGTTCGAGACCAGCCTGGCCAACATGGTGAAACCCCGTCTCTACTAAAAATACAAAAATTAGCCGGGCGTGGTGGCGCGCGCCTGTAATCCCAGCTACTCGGGAGGCTGAGGCAGGAGAATCGCTTGAACCCGGGAGGCGGAGGTTGCAGTGAGCCGAGATCGCGCCACTGCACTCCAGCCTGGGCGACAGAGCGAGACTCCGTCTCAAAAA";
+const FASTA_WIDTH: usize = 60;
+
+/// The benchmark's linear congruential generator.
+struct Lcg(i64);
+
+impl Lcg {
+    fn next(&mut self, max: f64) -> f64 {
+        const IM: i64 = 139968;
+        self.0 = (self.0 * 3877 + 29573) % IM;
+        max * self.0 as f64 / IM as f64
+    }
+}
+
+/// FNV-1a over each line and its newline.
+struct Fnv(u64);
+
+impl Fnv {
+    fn line(&mut self, line: &[u8]) {
+        const PRIME: u64 = 0x100000001b3;
+        for &b in line.iter().chain(b"\n") {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(PRIME);
+        }
+    }
+}
+
+fn fasta_random(out: &mut Fnv, rng: &mut Lcg, codes: &[u8], probs: &[f64], n: usize) {
+    let mut acc = 0.0;
+    let cum: Vec<f64> = probs
+        .iter()
+        .map(|p| {
+            acc += p;
+            acc
+        })
+        .collect();
+    let mut line = Vec::with_capacity(FASTA_WIDTH);
+    let mut left = n;
+    while left > 0 {
+        let w = left.min(FASTA_WIDTH);
+        line.clear();
+        for _ in 0..w {
+            let r = rng.next(1.0);
+            let i = cum[..codes.len() - 1]
+                .iter()
+                .position(|&c| r < c)
+                .unwrap_or(codes.len() - 1);
+            line.push(codes[i]);
+        }
+        out.line(&line);
+        left -= w;
+    }
+}
+
+/// fasta: `2n` bases of ALU repeated, `3n` IUB and `5n` Homo sapiens random bases in lines of
+/// 60; the FNV-1a hash of the text. Hidden: `n`, the result.
+pub(super) extern "C-unwind" fn fasta(_: *mut c_void, n: u64) -> u64 {
+    let n = n_of(n).max(0) as usize;
+    let mut out = Fnv(0xcbf29ce484222325);
+    let alu = FASTA_ALU;
+    let (mut k, mut left) = (0, 2 * n);
+    let mut line = Vec::with_capacity(FASTA_WIDTH);
+    while left > 0 {
+        let w = left.min(FASTA_WIDTH);
+        line.clear();
+        line.extend((0..w).map(|j| alu[(k + j) % alu.len()]));
+        out.line(&line);
+        k = (k + w) % alu.len();
+        left -= w;
+    }
+    let mut rng = Lcg(42);
+    let iub = [
+        0.27, 0.12, 0.12, 0.27, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02, 0.02,
+    ];
+    fasta_random(&mut out, &mut rng, b"acgtBDHKMNRSVWY", &iub, 3 * n);
+    #[allow(clippy::excessive_precision)]
+    let homo = [
+        0.3029549426680,
+        0.1979883004921,
+        0.1975473066391,
+        0.3015094502008,
+    ];
+    fasta_random(&mut out, &mut rng, b"acgt", &homo, 5 * n);
+    hot_sink(out.0 as i64) as u64
+}

@@ -425,7 +425,7 @@ extern "C-unwind" fn mutex_inc_2t(_: *mut c_void, n: u64) -> u64 {
     two_threads(n, 1)
 }
 
-static TWINS: [Twin; 37] = [
+static TWINS: [Twin; 38] = [
     twin(
         "int_loop",
         int_loop,
@@ -588,6 +588,7 @@ static TWINS: [Twin; 37] = [
         "Richards: enum tasks, Vec arena of packets",
         1,
     ),
+    twin("fasta", p::fasta, "fasta: byte lines, LCG, FNV-1a", 1),
 ];
 
 const fn twin(name: &'static str, f: TwinFn, doc: &'static str, threads: u8) -> Twin {

@@ -98,6 +98,8 @@ pub enum MethodKind {
     Override,
     /// `static fn`
     Static,
+    /// `init(self, ...)`: the constructor `new C(...)` runs.
+    Init,
 }
 
 /// A member of a class.
@@ -300,6 +302,10 @@ pub enum ExprKind {
     },
     /// `e as T`.
     Cast(Box<Expr>, TypeExpr),
+    /// `e is D`: a type test.
+    Is(Box<Expr>, Ident),
+    /// `e as? D`: a downcast (a `D?`, `null` when `e` is not a `D`).
+    AsMaybe(Box<Expr>, Ident),
     /// `callee(args)`.
     Call(Box<Expr>, Vec<Expr>),
     /// `receiver.method(args)`.

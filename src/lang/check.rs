@@ -15,7 +15,9 @@ mod builtin;
 mod class;
 mod closure;
 mod constant;
+mod construct;
 mod expr;
+mod narrow;
 mod object;
 mod stmt;
 mod types;
@@ -178,6 +180,10 @@ struct FnState {
     fn_name: String,
     /// In a lambda's body: what it captured so far.
     lambda: Option<closure::Captures>,
+    /// Flow typing: the locals a condition narrowed here, innermost last (`narrow.rs`).
+    narrowed: Vec<narrow::Fact>,
+    /// Facts an assignment in their block broke, with the assignment (for diagnostics).
+    broken: Vec<(LocalId, Type, Span)>,
 }
 
 impl FnState {
@@ -207,8 +213,9 @@ struct Checker {
     main: Option<FuncId>,
     f: FnState,
     classes: Vec<class::ClassInfo>,
-    /// Methods in the order of their ids (after every plain function's).
-    methods_in_order: Vec<(ClassId, ast::FnDecl)>,
+    /// Methods in the order of their ids (after every plain function's); `None` is the class's
+    /// synthesized constructor (`C.new`, right after the class's own methods).
+    methods_in_order: Vec<(ClassId, Option<ast::FnDecl>)>,
     /// While checking a lambda's body: the states of the functions around it, outermost first.
     enclosing: Vec<FnState>,
     /// Checked lambda bodies; lambda `k` gets the id `sigs.len() + k`.
@@ -485,6 +492,11 @@ impl Checker {
         for (class, decl) in std::mem::take(&mut self.methods_in_order) {
             let sig = self.sigs[index].clone();
             index += 1;
+            let Some(decl) = decl else {
+                let function = self.constructor(class, sig);
+                self.functions.push(function);
+                continue;
+            };
             let has_self = decl.sig.self_param.is_some() && sig.class == Some(class);
             self.f.self_class = has_self.then_some(class);
             let function = self.function(&decl, sig);

@@ -602,6 +602,11 @@ pub enum ExprKind {
     },
     /// A `C?` used where a `C` is needed: raises `NullHandle` at this span when null.
     NonNull(Box<Expr>),
+    /// `e as? D` (and, compared with `null`, `e is D`): the handle `e` when its object's class
+    /// is `D` or derives from it, else `null` (the reference `e` held is then given up). `null`
+    /// gives `null`; a handle to a destroyed or detached object raises `StaleHandle` /
+    /// `ObjectDetached` at this span, as any use of it does. The type is `D?`.
+    Downcast(Box<Expr>, ClassId),
     /// `vec<T>()`: the empty vec (a zero cell).
     VecNew,
     /// `place.push(value)`: see the module docs for the order; the value moves into the vec.

@@ -335,6 +335,11 @@ impl<'t> Parser<'t> {
         let start = self.span();
         self.bump();
         let name = self.ident("a function name")?;
+        self.sig_after_name(start, name)
+    }
+
+    /// `(params) -> T` after the name, for a signature that began at `start`.
+    fn sig_after_name(&mut self, start: Span, name: Ident) -> PResult<FnSig> {
         self.expect_punct(Punct::LParen)?;
         let mut params = Vec::new();
         let mut self_param = None;
@@ -372,7 +377,20 @@ impl<'t> Parser<'t> {
 
     fn fn_decl(&mut self) -> PResult<FnDecl> {
         let start = self.span();
-        let mut sig = self.fn_sig()?;
+        let sig = self.fn_sig()?;
+        self.fn_body(start, sig)
+    }
+
+    /// `init(self, params) { body }`: a declaration whose first word is its name (the caller
+    /// is at the name).
+    fn fn_decl_named(&mut self) -> PResult<FnDecl> {
+        let start = self.span();
+        let name = self.ident("a constructor name")?;
+        let sig = self.sig_after_name(start, name)?;
+        self.fn_body(start, sig)
+    }
+
+    fn fn_body(&mut self, start: Span, mut sig: FnSig) -> PResult<FnDecl> {
         // `fn f()` and its `{` may be on different lines.
         if matches!(self.kind(), TokenKind::Newline)
             && self.nth_kind(1) == &TokenKind::Punct(Punct::LBrace)
@@ -412,10 +430,19 @@ impl<'t> Parser<'t> {
                     } else {
                         MethodKind::Plain
                     };
-                    if !self.is_kw(Keyword::Fn) {
-                        return Err(self.unexpected("a field (`var`, `let`) or a method (`fn`)"));
+                    let init = kind == MethodKind::Plain
+                        && matches!(self.kind(), TokenKind::Ident(w) if w == "init")
+                        && self.nth_kind(1) == &TokenKind::Punct(Punct::LParen);
+                    if init {
+                        ClassMember::Method(MethodKind::Init, self.fn_decl_named()?)
+                    } else {
+                        if !self.is_kw(Keyword::Fn) {
+                            return Err(self.unexpected(
+                                "a field (`var`, `let`), a method (`fn`) or a constructor (`init`)",
+                            ));
+                        }
+                        ClassMember::Method(kind, self.fn_decl()?)
                     }
-                    ClassMember::Method(kind, self.fn_decl()?)
                 }
             };
             // A method ends with its body's `}`, which also ends it.

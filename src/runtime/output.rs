@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 
 /// The most bytes one capture keeps; later lines are counted, not kept.
 pub const CAPTURE_LIMIT: usize = 1 << 20;
@@ -15,15 +16,48 @@ struct Capture {
     dropped: usize,
 }
 
+impl Capture {
+    fn take(&mut self) -> String {
+        let mut text = std::mem::take(&mut self.text);
+        if self.dropped > 0 {
+            text.push_str(&format!(
+                "(… {} more bytes of output not kept)\n",
+                std::mem::take(&mut self.dropped)
+            ));
+        }
+        text
+    }
+}
+
+/// A thread's capture, which another thread may empty too ([`Captured::take`]): the worker's
+/// request thread sends what a job printed so far when the job is cancelled, since a job that
+/// never stops never returns its output with its result.
+#[derive(Clone, Default)]
+pub struct Captured(Arc<Mutex<Capture>>);
+
+impl Captured {
+    /// What was printed since the last take (see [`take_captured`]).
+    pub fn take(&self) -> String {
+        match self.0.lock() {
+            Ok(mut c) => c.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        }
+    }
+}
+
 thread_local! {
-    static CAPTURE: RefCell<Option<Capture>> = const { RefCell::new(None) };
+    static CAPTURE: RefCell<Option<Captured>> = const { RefCell::new(None) };
 }
 
 /// Write `text` and a newline: into this thread's capture if it has one, else to stdout.
 /// A failed write (a closed stdout) is ignored, as Rust's `println!` would panic on it instead.
 pub fn print_line(text: &str) {
-    let captured = CAPTURE.with(|c| match c.borrow_mut().as_mut() {
-        Some(cap) => {
+    let captured = CAPTURE.with(|c| match c.borrow().as_ref() {
+        Some(shared) => {
+            let mut cap = match shared.0.lock() {
+                Ok(cap) => cap,
+                Err(poisoned) => poisoned.into_inner(),
+            };
             if cap.text.len() + text.len() < CAPTURE_LIMIT {
                 cap.text.push_str(text);
                 cap.text.push('\n');
@@ -42,27 +76,23 @@ pub fn print_line(text: &str) {
     }
 }
 
-/// From now on this thread's prints go to a buffer (emptied): see [`take_captured`].
-pub fn capture_on_this_thread() {
-    CAPTURE.with(|c| *c.borrow_mut() = Some(Capture::default()));
+/// From now on this thread's prints go to a buffer (emptied): see [`take_captured`]. The
+/// returned handle reaches the same buffer from any thread.
+pub fn capture_on_this_thread() -> Captured {
+    let shared = Captured::default();
+    capture_into(&shared);
+    shared
+}
+
+/// From now on this thread's prints go to `shared` (as it is: not emptied).
+pub fn capture_into(shared: &Captured) {
+    CAPTURE.with(|c| *c.borrow_mut() = Some(shared.clone()));
 }
 
 /// What this thread printed since capturing began or was last taken (empty when it does not
 /// capture); a capture past [`CAPTURE_LIMIT`] ends with a line saying how much was dropped.
 pub fn take_captured() -> String {
-    CAPTURE.with(|c| match c.borrow_mut().as_mut() {
-        Some(cap) => {
-            let mut text = std::mem::take(&mut cap.text);
-            if cap.dropped > 0 {
-                text.push_str(&format!(
-                    "(… {} more bytes of output not kept)\n",
-                    std::mem::take(&mut cap.dropped)
-                ));
-            }
-            text
-        }
-        None => String::new(),
-    })
+    CAPTURE.with(|c| c.borrow().as_ref().map(Captured::take).unwrap_or_default())
 }
 
 /// `print(s)` from compiled code: the string cell is borrowed.
@@ -85,10 +115,18 @@ mod tests {
     fn a_capturing_thread_keeps_its_lines_and_bounds_them() {
         std::thread::spawn(|| {
             assert_eq!(take_captured(), "");
-            capture_on_this_thread();
+            let shared = capture_on_this_thread();
             print_line("a");
             print_line("b c");
             assert_eq!(take_captured(), "a\nb c\n");
+            print_line("d");
+            // Another thread empties the same buffer.
+            let other = shared.clone();
+            assert_eq!(
+                std::thread::spawn(move || other.take()).join().unwrap(),
+                "d\n"
+            );
+            assert_eq!(take_captured(), "");
             let long = "x".repeat(CAPTURE_LIMIT / 2);
             for _ in 0..3 {
                 print_line(&long);

@@ -23,6 +23,10 @@ use crate::results::{JobFailed, JobReport, LiveSnapshot};
 pub const CANCEL_GRACE: Duration = Duration::from_millis(60);
 /// How often the wait loop looks at the cancel flag and the clock.
 const POLL: Duration = Duration::from_millis(5);
+
+/// How long a front end that is about to kill its worker (a job cancelled or out of time) waits
+/// for the job's output so far, which the worker sends in answer to the cancel.
+const PRINTED_WAIT: Duration = Duration::from_millis(250);
 /// How much of the worker's stderr is kept for crash reports.
 const STDERR_KEEP: usize = 4096;
 
@@ -309,7 +313,9 @@ impl Worker {
     pub fn restart(&mut self) -> Result<(), WorkerError> {
         self.kill();
         let fresh = Worker::spawn(self.options.clone())?;
-        let old = std::mem::replace(self, fresh);
+        let mut old = std::mem::replace(self, fresh);
+        // What the killed job printed is still to be shown.
+        self.printed = std::mem::take(&mut old.printed);
         std::thread::spawn(move || drop(old));
         Ok(())
     }
@@ -392,6 +398,8 @@ impl Worker {
         }
         let mut deadline = Instant::now() + limit;
         let mut cancelled_at: Option<Instant> = None;
+        // Whether the worker answered the cancel with what the job printed so far.
+        let mut answered = false;
         loop {
             if cancelled_at.is_none() && cancel.load(Ordering::Relaxed) {
                 cancelled_at = Some(Instant::now());
@@ -404,10 +412,16 @@ impl Worker {
                 Duration::ZERO
             };
             if cancelled_at.is_some_and(|t| t.elapsed() > grace) {
+                if !answered {
+                    self.collect_printed(id);
+                }
                 self.restart()?;
                 return Err(WorkerError::Cancelled { job: kind });
             }
             if Instant::now() > deadline {
+                if self.send(&Request::Cancel { id }).is_ok() {
+                    self.collect_printed(id);
+                }
                 self.restart()?;
                 return Err(WorkerError::TimedOut { job: kind, limit });
             }
@@ -420,7 +434,10 @@ impl Worker {
                         }
                         on_progress(p)
                     }
-                    Event::Printed { text } => self.printed.push_str(&text),
+                    Event::Printed { text } => {
+                        answered |= cancelled_at.is_some();
+                        self.printed.push_str(&text);
+                    }
                     Event::Done(out) => return Ok(out),
                     Event::Failed(f) => return Err(WorkerError::Failed(f)),
                 },
@@ -438,6 +455,25 @@ impl Worker {
                     self.restart()?;
                     return Err(err);
                 }
+            }
+        }
+    }
+}
+
+impl Worker {
+    /// Before the worker is killed for job `id`: what the job printed so far, which the worker
+    /// sends in answer to a `Cancel` (waiting at most [`PRINTED_WAIT`] for it).
+    fn collect_printed(&mut self, id: u64) {
+        let until = Instant::now() + PRINTED_WAIT;
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(WireLine::Response(r)) if r.id == id => match r.event {
+                    Event::Printed { text } => return self.printed.push_str(&text),
+                    Event::Done(_) | Event::Failed(_) => return,
+                    Event::Started { .. } | Event::Progress(_) => {}
+                },
+                Ok(WireLine::Response(_)) => {}
+                Ok(WireLine::Garbled(_) | WireLine::Eof) | Err(_) => return,
             }
         }
     }

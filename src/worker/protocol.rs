@@ -327,8 +327,9 @@ pub enum Event {
     },
     /// A live snapshot while measuring.
     Progress(LiveSnapshot),
-    /// What the job's script printed (`print`), when it printed anything: sent just before
-    /// the job's `Done` or `Failed`.
+    /// What the job's script printed (`print`): sent just before the job's `Done` or `Failed`
+    /// when it printed anything, and at once (possibly empty) in answer to a `Cancel` of the
+    /// running job, with what it printed so far.
     Printed {
         /// The lines, each ending with a newline.
         text: String,

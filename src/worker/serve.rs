@@ -20,6 +20,7 @@ use super::jobs::run_job;
 use super::protocol::{Event, Request, Response, WorkerJob};
 use crate::measure::env::pin;
 use crate::results::{FailureCause, JobFailed};
+use crate::runtime::output::Captured;
 
 /// Stack of the job thread: deep recursion is allowed, runaway recursion stops with an error.
 const JOB_STACK: usize = 256 << 20;
@@ -59,6 +60,7 @@ fn job_thread(
     jobs: mpsc::Receiver<(u64, WorkerJob)>,
     out: Output,
     flags: Flags,
+    captured: Captured,
 ) {
     // Kept for the thread's life: the job thread stays on the worker's CPU.
     let pinned = cpu.and_then(|c| pin::pin_current_thread(c).ok());
@@ -66,7 +68,7 @@ fn job_thread(
     // The live module of `reload` jobs, kept between jobs.
     let mut state = super::command_jobs::State::default();
     // Scripts' `print` output goes back with each job, never to stdout (the protocol's pipe).
-    crate::runtime::output::capture_on_this_thread();
+    crate::runtime::output::capture_into(&captured);
     for (id, job) in jobs {
         let cancel = flags
             .lock()
@@ -92,7 +94,7 @@ fn job_thread(
                 ),
             )),
         };
-        let printed = crate::runtime::output::take_captured();
+        let printed = captured.take();
         if !printed.is_empty() {
             out.send(id, Event::Printed { text: printed });
         }
@@ -137,13 +139,14 @@ pub fn serve(cpu: Option<usize>, parent: Option<u32>) -> ExitCode {
     die_with_parent(parent);
     let out = Output(Arc::new(Mutex::new(std::io::stdout())));
     let flags: Flags = Arc::default();
+    let captured = Captured::default();
     let (tx, rx) = mpsc::channel();
     let thread = {
-        let (out, flags) = (out.clone(), Arc::clone(&flags));
+        let (out, flags, captured) = (out.clone(), Arc::clone(&flags), captured.clone());
         std::thread::Builder::new()
             .name("hotlab-job".into())
             .stack_size(JOB_STACK)
-            .spawn(move || job_thread(cpu, rx, out, flags))
+            .spawn(move || job_thread(cpu, rx, out, flags, captured))
     };
     let Ok(thread) = thread else {
         eprintln!("error: the worker cannot start its job thread");
@@ -171,6 +174,15 @@ pub fn serve(cpu: Option<usize>, parent: Option<u32>) -> ExitCode {
             Ok(Request::Cancel { id }) => {
                 if let Some(flag) = flags.lock().ok().and_then(|f| f.get(&id).cloned()) {
                     flag.store(true, Ordering::Relaxed);
+                    // What the job printed so far, at once: a job that never stops (an endless
+                    // loop) is killed with its worker, and its output with it. Always sent, so
+                    // the front end knows when it has it.
+                    out.send(
+                        id,
+                        Event::Printed {
+                            text: captured.take(),
+                        },
+                    );
                 }
             }
             Ok(Request::Shutdown) => break,

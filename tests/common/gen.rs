@@ -82,6 +82,13 @@ const CLASSES: &str = "class Cell {
 class Cell2 : Cell {
     override fn bump(self, d: i64) -> i64 { self.w -= d; return self.w * 2 }
 }
+class Cell3 : Cell {
+    var k: i64 = 1
+    init(self, v: i64, k: i64) { self.v = v; self.k = k * 2 + self.w }
+}
+class Cell4 : Cell3 {
+    init(self, k: i64) { super.init(k, k + 1); self.tag = \"d\" }
+}
 ";
 
 #[derive(Clone)]
@@ -270,9 +277,11 @@ impl Gen {
             .collect();
         if objects.is_empty() || self.rng.chance(30) {
             let name = self.fresh("o");
-            let make = match self.rng.below(3) {
+            let make = match self.rng.below(5) {
                 0 => "new Cell()".to_string(),
                 1 => "new Cell2()".to_string(),
+                2 => format!("new Cell3({}, {})", self.int_expr(1), self.int_expr(1)),
+                3 => format!("new Cell4({})", self.int_expr(1)),
                 _ => format!("Cell.make({})", self.int_expr(1)),
             };
             self.line(&format!("let {name}: Cell = {make}"));
@@ -285,7 +294,14 @@ impl Gen {
         }
         let o = self.rng.pick(&objects).clone();
         let e = self.int_expr(2);
-        match self.rng.below(8) {
+        match self.rng.below(10) {
+            // A type test narrowing a handle, and a downcast tested for `null`.
+            8 => self.line(&format!("if {0} is Cell3 {{ {0}.k += {e} }}", o.name)),
+            9 => {
+                let c = self.fresh("c");
+                self.line(&format!("let {c} = {}.next as? Cell4", o.name));
+                self.line(&format!("if {c} != null {{ {c}.k -= {e} }}"));
+            }
             0 => self.line(&format!("{}.v = {e}", o.name)),
             1 => self.line(&format!("{}.w += {e}", o.name)),
             // Never a named object in `next` (only fresh ones and copies of `next`): a cycle would
@@ -294,8 +310,10 @@ impl Gen {
                 let other = self.rng.pick(&objects).clone();
                 if self.rng.chance(50) {
                     self.line(&format!("{}.next = {}.next", o.name, other.name));
-                } else {
+                } else if self.rng.chance(50) {
                     self.line(&format!("{}.next = Cell.make({e})", o.name));
+                } else {
+                    self.line(&format!("{}.next = new Cell4({e})", o.name));
                 }
             }
             3 => self.line(&format!("{}.items.push({e})", o.name)),
@@ -317,7 +335,10 @@ impl Gen {
 
     /// An `i64` read from an object: a field, a method, or a null check on `next`.
     fn object_read(&mut self, o: &Var, depth: u32) -> String {
-        match self.rng.below(8) {
+        match self.rng.below(11) {
+            8 => format!("(({} is Cell2) as i64)", o.name),
+            9 => format!("((({} as? Cell3) == null) as i64)", o.name),
+            10 => format!("(({}.next is Cell3) as i64)", o.name),
             0 => format!("{}.v", o.name),
             1 => format!("{}.w", o.name),
             2 => format!("{}.get()", o.name),

@@ -664,6 +664,19 @@ impl<'p> Interp<'p> {
                 let func = self.dispatch(obj, method);
                 self.call_method(func, this, args)?
             }
+            ExprKind::Downcast(inner, class) => {
+                let v = self.eval(inner)?;
+                if v.handle().is_null() {
+                    return Ok(v);
+                }
+                // SAFETY: `v` owns the handle's reference while the class is read.
+                let obj = unsafe { check_cell(v.handle().cell(), e.span) }?;
+                if shared::instance_of(obj, &self.classes[class.index()]) {
+                    v
+                } else {
+                    Val::H(Handle::null())
+                }
+            }
             ExprKind::NonNull(inner) => {
                 let v = self.eval(inner)?;
                 if v.handle().is_null() {

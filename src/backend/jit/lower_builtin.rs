@@ -31,6 +31,8 @@ pub(crate) struct BuiltinHelpers {
     exp: FuncId,
     ln: FuncId,
     pow: FuncId,
+    /// `hot_object_as` (`lower_downcast.rs`).
+    pub(crate) object_as: FuncId,
 }
 
 /// How `declare_imports` declares one import: name, parameter types, result type.
@@ -65,6 +67,11 @@ impl BuiltinHelpers {
             exp: declare("hot_math_exp", &[f], Some(f))?,
             ln: declare("hot_math_ln", &[f], Some(f))?,
             pow: declare("hot_math_pow", &[f, f], Some(f))?,
+            object_as: declare(
+                "hot_object_as",
+                &[types::I64, types::I64, types::I32, types::I32, types::I32],
+                Some(types::I64),
+            )?,
         })
     }
 }

@@ -80,6 +80,7 @@ impl FunctionTranslator<'_, '_> {
                 args,
             } => self.translate_method_call(object, *func, Some(method), args, e),
             ExprKind::NonNull(inner) => self.translate_non_null(inner, e.span),
+            ExprKind::Downcast(inner, class) => self.translate_downcast(inner, *class, e.span),
             ExprKind::VecNew => Ok(self.builder.ins().iconst(types::I64, 0)),
             ExprKind::VecPush(place, value) => self.translate_vec_push(place, value),
             ExprKind::VecPop(place) => self.translate_vec_pop(place, e),

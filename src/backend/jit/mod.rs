@@ -21,6 +21,7 @@ pub(crate) mod lower;
 mod lower_array;
 mod lower_builtin;
 mod lower_closure;
+mod lower_downcast;
 mod lower_expr;
 mod lower_index;
 mod lower_loop;
@@ -255,6 +256,9 @@ impl Jit {
             builder.symbol(symbol, ptr);
         }
         for (symbol, ptr) in crate::runtime::closure::helper_symbols() {
+            builder.symbol(symbol, ptr);
+        }
+        for (symbol, ptr) in lower_downcast::helper_symbols() {
             builder.symbol(symbol, ptr);
         }
         for (symbol, ptr) in crate::runtime::math::helper_symbols() {

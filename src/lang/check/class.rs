@@ -24,6 +24,9 @@ pub(super) struct ClassInfo {
     /// Every field, inherited first; `mutable` is false for `let` fields.
     pub fields: Vec<FieldInfo>,
     pub methods: Vec<Method>,
+    /// The synthesized constructor `C.new` that `new C(args)` calls, when the class has an
+    /// `init` (its own or inherited).
+    pub ctor: Option<FuncId>,
 }
 
 /// A field as the checker knows it.
@@ -61,6 +64,7 @@ impl Checker {
                 interface: None,
                 fields: Vec::new(),
                 methods: Vec::new(),
+                ctor: None,
             });
         }
     }
@@ -165,6 +169,9 @@ impl Checker {
                         ast::MethodKind::Virtual => MethodKind::Virtual,
                         ast::MethodKind::Override => MethodKind::Override,
                         ast::MethodKind::Static => MethodKind::Static,
+                        // A constructor is a plain method that only `new` and `super.init`
+                        // call.
+                        ast::MethodKind::Init => MethodKind::Plain,
                     };
                     let func = FuncId(self.sigs.len() as u32);
                     let mut sig = self.statement(|ck| ck.fn_sig(&m.sig, true));
@@ -186,8 +193,11 @@ impl Checker {
                     }
                     sig.class = Some(id);
                     self.statement(|ck| ck.method_shape(*kind, &m.sig));
+                    if m.sig.name.name == "init" {
+                        self.statement(|ck| ck.init_shape(*kind, &m.sig));
+                    }
                     self.sigs.push(sig);
-                    self.methods_in_order.push((id, m.clone()));
+                    self.methods_in_order.push((id, Some(m.clone())));
                     let name = &m.sig.name;
                     if let Some(first) = own_methods.insert(name.name.clone(), name.span) {
                         self.statement(|ck| {
@@ -221,13 +231,34 @@ impl Checker {
                     let inherited = methods[..own_start]
                         .iter()
                         .position(|b| b.name == name.name);
-                    self.statement(|ck| ck.check_override(&methods, inherited, &method, name.span));
+                    // A class's own `init` replaces its base's (which it may call as
+                    // `super.init(...)`): constructors are not inherited methods.
+                    if name.name != "init" {
+                        self.statement(|ck| {
+                            ck.check_override(&methods, inherited, &method, name.span)
+                        });
+                    }
                     match inherited {
                         Some(i) => methods[i] = method,
                         None => methods.push(method),
                     }
                 }
             }
+        }
+        let init = methods.iter().find(|m| m.name == "init").map(|m| m.func);
+        if let Some(init) = init {
+            // `new C(args)` calls `C.new(args)`: a fresh object, then `init` on it.
+            let ctor = FuncId(self.sigs.len() as u32);
+            let init_sig = self.sigs[init.index()].clone();
+            self.sigs.push(FnSigInfo {
+                name: format!("{class_name}.new"),
+                params: init_sig.params,
+                ret: Some(self.handle_type(id, false)),
+                name_span: init_sig.name_span,
+                class: Some(id),
+            });
+            self.methods_in_order.push((id, None));
+            self.classes[id.index()].ctor = Some(ctor);
         }
         let info = &mut self.classes[id.index()];
         info.fields = fields;
@@ -389,6 +420,29 @@ impl Checker {
                     "a function without `self` is declared `static fn` and called as `C.f()`",
                 ),
             ),
+        }
+    }
+
+    /// `init(self, ...)`: a plain method with `self` that returns nothing.
+    fn init_shape(&mut self, kind: MethodKind, sig: &ast::FnSig) {
+        if kind != MethodKind::Plain {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    sig.name.span,
+                    "`init` is the constructor: it cannot be `virtual`, `override` or `static`",
+                )
+                .with_note("declare it `init(self, ...) { ... }`"),
+            );
+        } else if let Some(ret) = &sig.ret {
+            self.error(
+                Diagnostic::new(
+                    DiagKind::BadClass,
+                    ret.span,
+                    "`init` returns nothing: `new C(...)` gives the object",
+                )
+                .with_note("remove the `-> T`"),
+            );
         }
     }
 

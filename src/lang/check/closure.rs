@@ -216,7 +216,11 @@ impl Checker {
                 (Some(arg), Some(param)) => match self.coerce(arg, param) {
                     Coerced::Ok(arg) => out.push(arg),
                     Coerced::Mismatch(arg) => {
-                        self.error(super::expr::mismatch(arg.span, param, &arg.ty));
+                        let mut d = super::expr::mismatch(arg.span, param, &arg.ty);
+                        if let Some((at, why)) = self.narrow_note(&arg) {
+                            d = d.with_label(at, "assigned here").with_note(why);
+                        }
+                        self.error(d);
                         ok = false;
                     }
                     Coerced::Reported => ok = false,

@@ -34,6 +34,10 @@ impl Checker {
                 rhs,
             } => return self.binary(*op, *op_span, lhs, rhs, span),
             ast::ExprKind::Cast(inner, target) => return self.cast(inner, target, span),
+            ast::ExprKind::Is(inner, class) => return self.type_test(inner, class, true, span),
+            ast::ExprKind::AsMaybe(inner, class) => {
+                return self.type_test(inner, class, false, span);
+            }
             ast::ExprKind::Call(callee, args) => return self.call(callee, args, span),
             ast::ExprKind::MethodCall {
                 receiver,
@@ -118,7 +122,10 @@ impl Checker {
 
     fn name(&mut self, name: &str, span: Span) -> Option<Expr> {
         if let Some(id) = self.lookup_local(name) {
-            let ty = self.f.info[id.index()].ty.clone()?;
+            let ty = match self.narrowed_type(id) {
+                Some(ty) => ty,
+                None => self.f.info[id.index()].ty.clone()?,
+            };
             return Some(Expr {
                 kind: ExprKind::Local(id),
                 ty,
@@ -247,8 +254,16 @@ impl Checker {
         rhs: &ast::Expr,
         span: Span,
     ) -> Option<Expr> {
+        let lhs_ast = lhs;
         let lhs = self.expr(lhs);
-        let rhs = self.expr(rhs);
+        let rhs = match op {
+            // The right operand runs only when the left one was true (`&&`) or false (`||`).
+            BinaryOp::And | BinaryOp::Or => {
+                let facts = self.facts(lhs_ast, op == BinaryOp::And);
+                self.with_facts(facts, &[], |ck| ck.expr(rhs))
+            }
+            _ => self.expr(rhs),
+        };
         let (lhs, rhs) = (lhs?, rhs?);
         if let Some(logic) = match op {
             BinaryOp::And => Some(LogicOp::And),
@@ -460,6 +475,13 @@ impl Checker {
         args: &[ast::Expr],
         span: Span,
     ) -> Option<Expr> {
+        if let ast::ExprKind::Name(name) = &receiver.kind
+            && name == "super"
+            && self.lookup_local(name).is_none()
+            && !self.names.contains_key(name)
+        {
+            return self.super_call(receiver.span, method, args, span);
+        }
         if let ast::ExprKind::Name(name) = &receiver.kind
             && self.lookup_local(name).is_none()
             && let Some((ModName::Class(class), _)) = self.names.get(name)

@@ -39,27 +39,10 @@ impl Checker {
         span: Span,
     ) -> Option<Expr> {
         let id = self.class_named(class)?;
-        if !args.is_empty() {
-            self.error(
-                Diagnostic::new(
-                    DiagKind::Arity,
-                    span,
-                    format!("`new {}()` takes no arguments", class.name),
-                )
-                .with_note(
-                    "fields take their initializers; set them after `new`, or write a `static fn`",
-                ),
-            );
-            return None;
-        }
-        Some(Expr {
-            kind: ExprKind::New(id),
-            ty: self.handle_type(id, false),
-            span,
-        })
+        self.construct(id, class, args, span)
     }
 
-    fn class_named(&mut self, class: &ast::Ident) -> Option<ClassId> {
+    pub(super) fn class_named(&mut self, class: &ast::Ident) -> Option<ClassId> {
         match self.names.get(&class.name) {
             Some((ModName::Class(id), _)) => Some(*id),
             _ => {
@@ -100,7 +83,11 @@ impl Checker {
                 format!("the fields of `{}` are: {}", info.name, names.join(", "))
             };
             let msg = format!("no field `{}` on `{}`", field.name, info.name);
-            self.error(Diagnostic::new(DiagKind::UnknownName, field.span, msg).with_note(note));
+            let mut d = Diagnostic::new(DiagKind::UnknownName, field.span, msg).with_note(note);
+            if let Some((at, why)) = self.narrow_note(&object) {
+                d = d.with_label(at, "assigned here").with_note(why);
+            }
+            self.error(d);
             return None;
         };
         let f = &info.fields[index];
@@ -217,16 +204,22 @@ impl Checker {
             } else {
                 format!("the methods of `{class_name}` are: {}", names.join(", "))
             };
-            self.error(
-                Diagnostic::new(
-                    DiagKind::UnknownName,
-                    method.span,
-                    format!("no method `{}` on `{class_name}`", method.name),
-                )
-                .with_note(note),
-            );
+            let mut d = Diagnostic::new(
+                DiagKind::UnknownName,
+                method.span,
+                format!("no method `{}` on `{class_name}`", method.name),
+            )
+            .with_note(note);
+            if let Some((at, why)) = self.narrow_note(&object) {
+                d = d.with_label(at, "assigned here").with_note(why);
+            }
+            self.error(d);
             return None;
         };
+        if m.name == "init" {
+            self.init_called(&class_name, method);
+            return None;
+        }
         if m.kind == MethodKind::Static {
             self.error(Diagnostic::new(
                 DiagKind::TypeMismatch,

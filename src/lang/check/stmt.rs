@@ -17,7 +17,8 @@ impl Checker {
     }
 
     fn block_into(&mut self, block: &ast::Block, out: &mut Block) {
-        for stmt in &block.stmts {
+        let (narrowed, broken) = (self.f.narrowed.len(), self.f.broken.len());
+        for (i, stmt) in block.stmts.iter().enumerate() {
             if let ast::StmtKind::Block(inner) = &stmt.kind {
                 // A nested block is only a scope: its statements join this block.
                 self.open_scope();
@@ -28,7 +29,25 @@ impl Checker {
             if let Some(s) = self.statement(|ck| ck.stmt(stmt)) {
                 out.stmts.push(s);
             }
+            // After `if x == null { return }`, the rest of the block has `x` non-null.
+            if let ast::StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } = &stmt.kind
+            {
+                let rest = &block.stmts[i + 1..];
+                if super::narrow::exits(then_block) {
+                    let facts = self.facts(cond, false);
+                    self.add_facts(facts, rest);
+                } else if else_block.as_ref().is_some_and(super::narrow::exits) {
+                    let facts = self.facts(cond, true);
+                    self.add_facts(facts, rest);
+                }
+            }
         }
+        self.f.narrowed.truncate(narrowed);
+        self.f.broken.truncate(broken);
     }
 
     /// The initializer of a `let`/`var` with its type (checked against the annotation).
@@ -143,9 +162,15 @@ impl Checker {
                 then_block,
                 else_block,
             } => {
-                let cond = self.condition(cond, "if");
-                let then_block = self.block(then_block);
-                let else_block = else_block.as_ref().map(|b| self.block(b));
+                let checked = self.condition(cond, "if");
+                let facts = self.facts(cond, true);
+                let then_block =
+                    self.with_facts(facts, &then_block.stmts, |ck| ck.block(then_block));
+                let else_block = else_block.as_ref().map(|b| {
+                    let facts = self.facts(cond, false);
+                    self.with_facts(facts, &b.stmts, |ck| ck.block(b))
+                });
+                let cond = checked;
                 StmtKind::If {
                     cond: cond?,
                     then_block,
@@ -153,10 +178,12 @@ impl Checker {
                 }
             }
             ast::StmtKind::While { cond, body } => {
-                let cond = self.condition(cond, "while");
+                let checked = self.condition(cond, "while");
                 self.f.loops.push(false);
-                let body = self.block(body);
+                let facts = self.facts(cond, true);
+                let body = self.with_facts(facts, &body.stmts, |ck| ck.block(body));
                 self.f.loops.pop();
+                let cond = checked;
                 StmtKind::While { cond: cond?, body }
             }
             ast::StmtKind::For { var, iter, body } => self.for_loop(var, iter, body)?,

@@ -31,6 +31,8 @@ fn children_nesting(kind: &ExprKind) -> u32 {
         ExprKind::Paren(e)
         | ExprKind::Unary { operand: e, .. }
         | ExprKind::Cast(e, _)
+        | ExprKind::Is(e, _)
+        | ExprKind::AsMaybe(e, _)
         | ExprKind::Field(e, _) => e.nesting,
         ExprKind::Binary { lhs, rhs, .. } => lhs.nesting.max(rhs.nesting),
         ExprKind::Index(a, b) | ExprKind::ArrayRepeat(a, b) => a.nesting.max(b.nesting),
@@ -150,16 +152,33 @@ impl Parser<'_> {
         Ok(lhs)
     }
 
-    /// Prefix operators, then any number of `as T`.
+    /// Prefix operators, then any number of `as T`, `as? D` and `is D` (`is` is a word only
+    /// here: it stays free as a name).
     fn cast(&mut self) -> PResult<Expr> {
         let mut e = self.unary()?;
-        while self.is_kw(Keyword::As) {
-            let at = self.bump().span;
-            let ty = self.type_expr()?;
-            let span = e.span.to(ty.span);
-            e = self.node(ExprKind::Cast(Box::new(e), ty), span, at, 0)?;
+        loop {
+            if self.is_kw(Keyword::As) {
+                let at = self.bump().span;
+                if self.eat_punct(Punct::Question) {
+                    let class = self.ident("a class name after `as?`")?;
+                    let span = e.span.to(class.span);
+                    e = self.node(ExprKind::AsMaybe(Box::new(e), class), span, at, 0)?;
+                    continue;
+                }
+                let ty = self.type_expr()?;
+                let span = e.span.to(ty.span);
+                e = self.node(ExprKind::Cast(Box::new(e), ty), span, at, 0)?;
+            } else if matches!(self.kind(), TokenKind::Ident(w) if w == "is")
+                && matches!(self.nth_kind(1), TokenKind::Ident(_))
+            {
+                let at = self.bump().span;
+                let class = self.ident("a class name after `is`")?;
+                let span = e.span.to(class.span);
+                e = self.node(ExprKind::Is(Box::new(e), class), span, at, 0)?;
+            } else {
+                return Ok(e);
+            }
         }
-        Ok(e)
     }
 
     fn unary(&mut self) -> PResult<Expr> {
