@@ -86,8 +86,12 @@ fn filtered_run_has_the_rows_marks_and_exports() {
         .find(|l| l.starts_with("integer arithmetic loop"))
         .unwrap();
     assert!(!row.contains('!'), "no result may differ: {s}");
+    // Numeric records: one value per column, units in the column names.
     let csv = std::fs::read_to_string(&csv).unwrap();
-    assert!(csv.starts_with("backend,case,title"), "{csv}");
+    assert!(
+        csv.starts_with("backend,case,group,title,unit,twin,mode,time_ns,native_ns,ratio,"),
+        "{csv}"
+    );
     assert_eq!(
         csv.lines()
             .filter(|l| l.starts_with("jit,int_loop,"))
@@ -97,16 +101,69 @@ fn filtered_run_has_the_rows_marks_and_exports() {
     );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(json["tables"].as_array().unwrap().len(), 4);
-    assert_eq!(json["tables"][0]["rows"][0]["case"], "int_loop");
-    assert_eq!(json["tables"][2]["backend"], "object");
-    assert!(json["tables"][2]["unavailable"].is_null());
-    assert!(json["reloads"].as_array().unwrap().is_empty());
+    assert_eq!(json["kind"], "bench");
+    assert_eq!(json["reps"], 1);
+    let rows = json["rows"].as_array().unwrap();
+    let cell = |backend: &str, mode: &str| {
+        rows.iter()
+            .find(|r| r["backend"] == backend && r["case"] == "int_loop" && r["mode"] == mode)
+            .unwrap_or_else(|| panic!("no {backend} {mode} row in {json}"))
+    };
+    let hot = cell("jit", "hot");
+    assert_eq!(hot["status"], "ok");
+    assert!(hot["time_ns"].as_f64().unwrap() > 0.0 && hot["ratio"].as_f64().unwrap() > 0.0);
+    assert_eq!(hot["result"], hot["native_result"], "{hot}");
+    assert!(hot["result"].is_string());
+    assert_eq!(cell("object", "clif")["status"], "n/a");
+    assert!(rows.iter().all(|r| r["group"] != "reload"));
+    assert!(!json["loads"].as_array().unwrap().is_empty());
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(
         md.contains("### backend jit-opt") && md.contains("### Caveats"),
         "{md}"
     );
+}
+
+#[test]
+fn an_export_to_stdout_is_alone_there() {
+    let out = hotlab()
+        .args([
+            "bench",
+            "--filter",
+            "int_loop",
+            "--backend",
+            "interp",
+            "--reps",
+            "1",
+            "--time",
+            "0.02",
+            "--iters",
+            "100",
+            "--no-load",
+            "--csv",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = String::from_utf8(out.stdout).unwrap();
+    let mut lines = s.lines();
+    assert!(lines.next().unwrap().starts_with("backend,case,"), "{s}");
+    assert!(
+        lines.all(|l| l.starts_with("interp,")),
+        "only CSV records: {s}"
+    );
+    let out = hotlab()
+        .args(["bench", "--csv", "-", "--json", "-", "--filter", "int_loop"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("only one of"));
 }
 
 #[test]

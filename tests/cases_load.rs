@@ -128,8 +128,40 @@ fn bad_headers_name_the_file_and_line() {
         e.starts_with("x.hot:3: bad header") && e.contains("titel"),
         "{e}"
     );
-    let e = bad("//# title = \"t\"\n//# twin = \"int_loop\"\n");
-    assert!(e.contains("missing field"), "{e}");
+    // Only `twin` is needed: title, unit and checksum have defaults.
+    let h = parse_header(
+        Path::new("d/loop_sum.hot"),
+        Mode::Hot,
+        "//# twin = \"int_loop\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        (h.title.as_str(), h.unit.as_str()),
+        ("loop_sum", "one call of run")
+    );
+    assert_eq!(h.checksum, ChecksumRule::Exact);
+    assert!(!h.entry_given);
+    let e = bad("//# title = \"t\"\n");
+    assert!(e.contains("missing `twin`"), "{e}");
+    // Every problem at once, each with its line.
+    let e = bad(
+        "//# twin = \"nope\"\n//# titel = \"u\"\n//# checksum = \"close\"\n//# order = \"x\"\n",
+    );
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 4, "{e}");
+    assert!(lines[0].starts_with("x.hot:1: unknown twin `nope`"), "{e}");
+    assert!(
+        lines[1].starts_with("x.hot:2: bad header: `titel`: unknown key"),
+        "{e}"
+    );
+    assert!(
+        lines[2].starts_with("x.hot:3: unknown checksum rule"),
+        "{e}"
+    );
+    assert!(
+        lines[3].starts_with("x.hot:4: bad header: `order`: expected an integer"),
+        "{e}"
+    );
     let e = bad("//# title = \"t\n");
     assert!(e.starts_with("x.hot:1: bad header"), "{e}");
     let within = "//# title = \"t\"\n//# twin = \"int_loop\"\n//# unit = \"u\"\n//# checksum = \"within 3\"\n";

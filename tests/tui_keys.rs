@@ -256,9 +256,10 @@ fn mouse_click_selects_a_row() {
 
 #[test]
 fn a_real_ladder_report_fills_the_table() {
-    // The JSON form `hotlab ladder` prints is the one a ladder job's result carries.
+    // The report form `hotlab ladder --format report` prints is the one a ladder job's result
+    // carries (`--format json` is the numeric records).
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_hotlab"))
-        .args(["ladder", "--time", "0.2", "--format", "json"])
+        .args(["ladder", "--time", "0.2", "--format", "report"])
         .output()
         .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();

@@ -231,6 +231,7 @@ fn every_response_round_trips() {
             results_equal: true,
             explanation: "run longer".into(),
             exit_code: 4,
+            round_ratios: vec![1.0, 1.02],
         }),
         JobReport::Bench(BenchResult {
             text: "table".into(),

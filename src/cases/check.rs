@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::backend::{Backend, CellError, Loaded, Loader, Sampler, case_loader};
 use super::matrix;
-use super::spec::{CaseEntry, Mode, parse_header};
+use super::spec::{CaseEntry, Mode};
 use super::twins::Twin;
 use crate::lang::SourceFile;
 use crate::measure::{MeasureError, Picos, Settings, Stop, Verdict};
@@ -58,6 +58,10 @@ pub struct CheckAnswer {
     pub explanation: String,
     /// The exit code `hotlab check` uses for this answer.
     pub exit_code: u8,
+    /// Each paired round's ratio FILE / other, in round order (what the CI is made of; shown
+    /// as a histogram against the band on a terminal).
+    #[serde(default)]
+    pub round_ratios: Vec<f64>,
 }
 
 /// Cycles per op with their 95% CI: each round's time over the ruler's per-cycle time in the
@@ -157,23 +161,37 @@ impl CheckError {
 pub mod code {
     /// `equal`.
     pub const EQUAL: u8 = 0;
-    /// `slower` or `faster`.
-    pub const DIFFERS: u8 = 3;
+    /// `slower`.
+    pub const SLOWER: u8 = 3;
+    /// `faster`.
+    pub const FASTER: u8 = 8;
     /// `unresolved`.
     pub const UNRESOLVED: u8 = 4;
     /// The results differ.
     pub const RESULT_DIFFERS: u8 = 5;
 }
 
-/// How to run a script: its header's `entry` (a hook case is the host's `Hook.call` loop), or
-/// `run` for a file without a case header.
-fn entry_of(script: &Script) -> CaseEntry {
-    let path = std::path::Path::new(&script.source.name);
-    parse_header(path, script.mode, &script.source.text).map_or(CaseEntry::Run, |h| h.entry)
+/// How to run a script: its header's `entry` (a hook case is the host's `Hook.call` loop), else
+/// the shape [`super::shape::prepare`] finds (a `Bench` or `Hook` class gets the lines it needs
+/// appended).
+fn prepared(script: &Script) -> Result<(Script, CaseEntry), CheckError> {
+    let p = super::shape::prepare(script.mode, &script.source)
+        .map_err(|e| CheckError::Load(e.to_string()))?;
+    Ok((
+        Script {
+            mode: script.mode,
+            source: p.source,
+        },
+        p.entry,
+    ))
 }
 
-fn load(backend: Backend, script: &Script, jits: &mut Loader) -> Result<Loaded, CheckError> {
-    match backend.load_source(script.mode, &script.source, entry_of(script), jits) {
+fn load(
+    backend: Backend,
+    (script, entry): &(Script, CaseEntry),
+    jits: &mut Loader,
+) -> Result<Loaded, CheckError> {
+    match backend.load_source(script.mode, &script.source, *entry, jits) {
         Ok((l, _)) => Ok(l),
         Err(CellError::Unavailable(why)) => Err(CheckError::Unrunnable {
             file: script.source.name.clone(),
@@ -191,22 +209,25 @@ pub fn check(
     options: &CheckOptions,
 ) -> Result<CheckAnswer, CheckError> {
     let mut jits = case_loader();
-    let mut loaded = load(options.backend, script, &mut jits)?;
-    let mut other = match against {
-        Against::Script(s) => Some((s, load(options.backend, s, &mut jits)?)),
+    let this = prepared(script)?;
+    let mut loaded = load(options.backend, &this, &mut jits)?;
+    let that = match against {
+        Against::Script(s) => Some(prepared(s)?),
         Against::Twin(_) => None,
     };
+    let mut other = match &that {
+        Some(p) => Some((p, load(options.backend, p, &mut jits)?)),
+        None => None,
+    };
     let script_error = |e: &dyn std::fmt::Display| CheckError::Run(e.to_string());
-    let mut runner =
-        (loaded.sampler(&entry_of(script).workload())).map_err(|e| script_error(&e))?;
+    let mut runner = (loaded.sampler(&this.1.workload())).map_err(|e| script_error(&e))?;
     let result = runner
         .checked(options.iters)
         .map_err(|e| script_error(&e))?;
     let mut other_runner = match &mut other {
-        Some((s, l)) => Some((
-            *s,
-            l.sampler(&entry_of(s).workload())
-                .map_err(|e| script_error(&e))?,
+        Some((p, l)) => Some((
+            &p.0,
+            l.sampler(&p.1.workload()).map_err(|e| script_error(&e))?,
         )),
         None => None,
     };
@@ -224,33 +245,36 @@ pub fn check(
         ..Settings::default()
     };
     let name = script.source.name.clone();
-    let (against_name, (verdict, [other_ns, ns], [other_cycles, cycles], [other_instr, instr])) =
-        match (other_runner, against) {
-            (Some((s, r)), _) => {
-                // The other script first: the job's first variant is the baseline of the ratio.
-                let mut runners = vec![(s.source.name.clone(), r), (name.clone(), runner)];
-                let values = measure(None, &mut runners, &settings)?;
-                (runners[0].0.clone(), values)
+    let (
+        against_name,
+        (verdict, [other_ns, ns], [other_cycles, cycles], [other_instr, instr], round_ratios),
+    ) = match (other_runner, against) {
+        (Some((s, r)), _) => {
+            // The other script first: the job's first variant is the baseline of the ratio.
+            let mut runners = vec![(s.source.name.clone(), r), (name.clone(), runner)];
+            let values = measure(None, &mut runners, &settings)?;
+            (runners[0].0.clone(), values)
+        }
+        (None, Against::Twin(t)) => {
+            if t.threads > 1 {
+                settings = matrix::settings(options.time, true, t);
+                settings.band = options.band;
             }
-            (None, Against::Twin(t)) => {
-                if t.threads > 1 {
-                    settings = matrix::settings(options.time, true, t);
-                    settings.band = options.band;
-                }
-                let mut runners = vec![(name.clone(), runner)];
-                (
-                    format!("twin {}", t.name),
-                    measure(Some(t), &mut runners, &settings)?,
-                )
-            }
-            (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
-        };
+            let mut runners = vec![(name.clone(), runner)];
+            (
+                format!("twin {}", t.name),
+                measure(Some(t), &mut runners, &settings)?,
+            )
+        }
+        (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
+    };
     let exit_code = if !results_equal {
         code::RESULT_DIFFERS
     } else {
         match verdict.verdict {
             Verdict::Equal => code::EQUAL,
-            Verdict::Slower | Verdict::Faster => code::DIFFERS,
+            Verdict::Slower => code::SLOWER,
+            Verdict::Faster => code::FASTER,
             Verdict::Unresolved => code::UNRESOLVED,
         }
     };
@@ -275,6 +299,7 @@ pub fn check(
         results_equal,
         explanation: verdict.explanation.clone(),
         exit_code,
+        round_ratios,
     })
 }
 
@@ -300,12 +325,14 @@ pub fn line(a: &CheckAnswer) -> String {
     )
 }
 
-/// The verdict, then ns, cycles and instructions per op of variants 0 and 1.
+/// The verdict, then ns, cycles and instructions per op of variants 0 and 1, and the rounds'
+/// ratios 1 / 0.
 type CheckFigures = (
     crate::measure::stats::verdict::RatioVerdict,
     [Option<f64>; 2],
     [Option<CyclesCi>; 2],
     [Option<f64>; 2],
+    Vec<f64>,
 );
 
 /// One timed job, the baseline first (the twin, or the first runner); variant 1 against 0.
@@ -324,10 +351,19 @@ fn measure(
     };
     let cycles = |i: usize| CyclesCi::of(&result.variants[i]);
     let instr = |i: usize| result.variants[i].instructions;
+    let ratios = result
+        .round_records
+        .iter()
+        .filter_map(|r| match (r.per_op[0], r.per_op[1]) {
+            (Some(a), Some(b)) if a.0 > 0.0 && b.0 > 0.0 => Some(b.0 / a.0),
+            _ => None,
+        })
+        .collect();
     Ok((
         c.verdict,
         [ns(0), ns(1)],
         [cycles(0), cycles(1)],
         [instr(0), instr(1)],
+        ratios,
     ))
 }

@@ -10,6 +10,7 @@ pub mod matrix;
 mod program_twins;
 pub mod reload;
 pub mod render;
+pub mod shape;
 pub mod spec;
 pub mod twins;
 

@@ -109,20 +109,27 @@ impl ChecksumRule {
     }
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A header's values before they are checked (a native row's, or a script header's with its
+/// defaults filled in).
+#[derive(Debug)]
 struct RawHeader {
     title: String,
     twin: String,
     unit: String,
     checksum: String,
-    #[serde(default = "default_order")]
     order: i64,
-    #[serde(default)]
     entry: CaseEntry,
-    #[serde(default)]
+    entry_given: bool,
     absent: Option<String>,
 }
+
+/// The keys a script header may have.
+const HEADER_KEYS: [&str; 7] = [
+    "title", "twin", "unit", "checksum", "order", "entry", "absent",
+];
+
+/// The unit of a header that names none.
+pub const DEFAULT_UNIT: &str = "one call of run";
 
 fn default_order() -> i64 {
     100
@@ -161,6 +168,9 @@ pub struct Header {
     pub order: i64,
     /// How the host runs the script.
     pub entry: CaseEntry,
+    /// Whether the header names the entry (`entry = "..."`); without it, `hotlab check` finds
+    /// the snippet's shape (see [`super::shape`]).
+    pub entry_given: bool,
     /// Why the case has no script of its other mode (shown as that cell's `n/a` reason).
     pub absent: Option<String>,
 }
@@ -230,8 +240,8 @@ pub enum CaseProblem {
     UnreadableDir(Arc<std::io::Error>),
     /// The script does not open with header lines.
     #[error(
-        "no case header: the file must open with `{prefix} title = \"...\"` lines \
-         (title, twin, unit, checksum; see docs/cases.md)"
+        "no case header: the file must open with `{prefix} twin = \"...\"` lines \
+         (twin, and optionally title, unit, checksum, order, entry; see docs/cases.md)"
     )]
     NoHeader {
         /// The header lines' comment prefix (`//#`, `;#`).
@@ -251,6 +261,9 @@ pub enum CaseProblem {
     /// The checksum rule is neither `exact` nor `within N`.
     #[error("unknown checksum rule `{0}`: use \"exact\" or \"within N\" (N an integer)")]
     UnknownChecksum(String),
+    /// Several problems in one header, each with its line (all of them are reported at once).
+    #[error("{}", several(.0))]
+    Several(Vec<CaseError>),
     /// A key that must have text is empty.
     #[error("`{0}` must not be empty")]
     Empty(&'static str),
@@ -267,6 +280,15 @@ pub enum CaseProblem {
     /// Two native rows (or a row and a script) share a name.
     #[error("row `{0}` is defined twice")]
     DefinedTwice(String),
+}
+
+/// The first problem, then each other one on a line of its own with its file and line.
+fn several(all: &[CaseError]) -> String {
+    let mut out = all.first().map_or(String::new(), |e| e.problem.to_string());
+    for e in all.iter().skip(1) {
+        out.push_str(&format!("\n{e}"));
+    }
+    out
 }
 
 fn err(path: &Path, line: usize, problem: CaseProblem) -> CaseError {
@@ -300,6 +322,17 @@ fn check_header(
     lines: &[usize],
     parsed: &str,
 ) -> Result<Header, CaseError> {
+    check_header_with(path, raw, lines, parsed, Vec::new())
+}
+
+/// [`check_header`], adding its problems to those already found.
+fn check_header_with(
+    path: &Path,
+    raw: RawHeader,
+    lines: &[usize],
+    parsed: &str,
+    mut problems: Vec<CaseError>,
+) -> Result<Header, CaseError> {
     // The line of a key, for errors about its value.
     let line_of_key = |key: &str| {
         parsed
@@ -308,38 +341,165 @@ fn check_header(
             .and_then(|k| lines.get(k).copied())
             .unwrap_or(1)
     };
-    let twin = twin_named(&raw.twin).ok_or_else(|| {
+    let twin = twin_named(&raw.twin);
+    // An empty name is a missing `twin`, reported where the key's absence was found.
+    if twin.is_none() && !raw.twin.is_empty() {
         let known = super::twins::twins().iter().map(|t| t.name).collect();
-        err(
+        problems.push(err(
             path,
             line_of_key("twin"),
             CaseProblem::UnknownTwin {
                 name: raw.twin.clone(),
                 known,
             },
-        )
-    })?;
-    let checksum = ChecksumRule::parse(&raw.checksum).ok_or_else(|| {
-        err(
+        ));
+    }
+    let checksum = ChecksumRule::parse(&raw.checksum);
+    if checksum.is_none() {
+        problems.push(err(
             path,
             line_of_key("checksum"),
             CaseProblem::UnknownChecksum(raw.checksum.clone()),
-        )
-    })?;
+        ));
+    }
     for (key, value) in [("title", &raw.title), ("unit", &raw.unit)] {
         if value.trim().is_empty() {
-            return Err(err(path, line_of_key(key), CaseProblem::Empty(key)));
+            problems.push(err(path, line_of_key(key), CaseProblem::Empty(key)));
         }
     }
-    Ok(Header {
-        title: raw.title,
-        twin,
-        unit: raw.unit,
-        checksum,
-        order: raw.order,
-        entry: raw.entry,
-        absent: raw.absent,
-    })
+    match (twin, checksum) {
+        (Some(twin), Some(checksum)) if problems.is_empty() => Ok(Header {
+            title: raw.title,
+            twin,
+            unit: raw.unit,
+            checksum,
+            order: raw.order,
+            entry: raw.entry,
+            entry_given: raw.entry_given,
+            absent: raw.absent,
+        }),
+        _ => Err(one_or_several(problems)),
+    }
+}
+
+/// One problem as itself, more as [`CaseProblem::Several`] at the first one's line.
+fn one_or_several(mut problems: Vec<CaseError>) -> CaseError {
+    problems.sort_by_key(|e| e.line);
+    if problems.len() == 1 {
+        return problems.remove(0);
+    }
+    CaseError {
+        path: problems[0].path.clone(),
+        line: problems[0].line,
+        problem: CaseProblem::Several(problems),
+    }
+}
+
+/// A script header's table, read key by key: defaults for the keys it leaves out (`title` the
+/// file's name, `unit` "one call of run", `checksum` "exact", `order` 100, `entry` found from
+/// the snippet), and every problem (an unknown key, a value of the wrong type, no `twin`)
+/// collected rather than the first one only.
+fn raw_header(
+    path: &Path,
+    table: &toml::Table,
+    lines: &[usize],
+    parsed: &str,
+) -> (RawHeader, Vec<CaseError>) {
+    let line_of_key = |key: &str| {
+        parsed
+            .lines()
+            .position(|l| {
+                l.trim_start()
+                    .strip_prefix(key)
+                    .is_some_and(|r| r.trim_start().starts_with('='))
+            })
+            .and_then(|k| lines.get(k).copied())
+            .unwrap_or_else(|| lines.first().copied().unwrap_or(1))
+    };
+    let mut problems = Vec::new();
+    let bad = |key: &str, why: String| {
+        err(
+            path,
+            line_of_key(key),
+            CaseProblem::BadHeader(format!("`{key}`: {why}")),
+        )
+    };
+    for key in table.keys() {
+        if !HEADER_KEYS.contains(&key.as_str()) {
+            problems.push(bad(
+                key,
+                format!("unknown key (the keys are {})", HEADER_KEYS.join(", ")),
+            ));
+        }
+    }
+    let mut text = |key: &str| match table.get(key) {
+        None => None,
+        Some(toml::Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            problems.push(bad(
+                key,
+                format!("expected a string, found {}", other.type_str()),
+            ));
+            None
+        }
+    };
+    let twin = text("twin");
+    let title = text("title");
+    let unit = text("unit");
+    let checksum = text("checksum");
+    let absent = text("absent");
+    let entry_text = text("entry");
+    let entry = match entry_text.as_deref() {
+        None => None,
+        Some("run") => Some(CaseEntry::Run),
+        Some("hook") => Some(CaseEntry::Hook),
+        Some("hook_virtual") => Some(CaseEntry::HookVirtual),
+        Some(other) => {
+            problems.push(bad(
+                "entry",
+                format!("unknown entry `{other}`: use \"run\", \"hook\" or \"hook_virtual\""),
+            ));
+            None
+        }
+    };
+    let order = match table.get("order") {
+        None => default_order(),
+        Some(toml::Value::Integer(i)) => *i,
+        Some(other) => {
+            problems.push(bad(
+                "order",
+                format!("expected an integer, found {}", other.type_str()),
+            ));
+            default_order()
+        }
+    };
+    if twin.is_none() && !table.get("twin").is_some_and(|v| !v.is_str()) {
+        let known: Vec<&str> = super::twins::twins().iter().map(|t| t.name).collect();
+        problems.push(err(
+            path,
+            lines.first().copied().unwrap_or(1),
+            CaseProblem::BadHeader(format!(
+                "missing `twin`: name the native twin to compare with (`twin = \"int_loop\"`; \
+                 known twins: {})",
+                known.join(", ")
+            )),
+        ));
+    }
+    let file_name = path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
+    let raw = RawHeader {
+        title: title.unwrap_or(file_name),
+        twin: twin.unwrap_or_default(),
+        unit: unit.unwrap_or_else(|| DEFAULT_UNIT.to_string()),
+        checksum: checksum.unwrap_or_else(|| "exact".to_string()),
+        order,
+        entry_given: entry.is_some(),
+        entry: entry.unwrap_or_default(),
+        absent,
+    };
+    (raw, problems)
 }
 
 /// Read the header of a script's text (`mode` says the comment prefix).
@@ -360,9 +520,11 @@ pub fn parse_header(path: &Path, mode: Mode, text: &str) -> Result<Header, CaseE
     if lines.is_empty() {
         return Err(err(path, 1, CaseProblem::NoHeader { prefix }));
     }
-    let raw: RawHeader =
+    let table: toml::Table =
         toml::from_str(&parsed).map_err(|e| toml_error(path, &parsed, &lines, &e))?;
-    check_header(path, raw, &lines, &parsed)
+    let (raw, problems) = raw_header(path, &table, &lines, &parsed);
+    // The values' problems (an unknown twin, a bad checksum rule) join the keys' ones.
+    check_header_with(path, raw, &lines, &parsed, problems)
 }
 
 /// Read one script file and its header.
@@ -403,6 +565,7 @@ pub fn load_native_rows(path: &Path) -> Result<Vec<Case>, CaseError> {
                 checksum: "exact".into(),
                 order: r.order,
                 entry: CaseEntry::Run,
+                entry_given: true,
                 absent: None,
             };
             let header = check_header(path, header, &[], "").map_err(|mut e| {
@@ -526,8 +689,8 @@ mod tests {
         let e = parse_header(Path::new("x.clif"), Mode::Clif, "function %f() {}\n").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "x.clif:1: no case header: the file must open with `;# title = \"...\"` lines \
-             (title, twin, unit, checksum; see docs/cases.md)"
+            "x.clif:1: no case header: the file must open with `;# twin = \"...\"` lines \
+             (twin, and optionally title, unit, checksum, order, entry; see docs/cases.md)"
         );
         let e = err(
             Path::new("c"),

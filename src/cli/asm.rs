@@ -119,6 +119,7 @@ pub fn asm(args: &AsmArgs) -> Result<ExitCode, Failure> {
         limit,
         per_progress: false,
         cpu: None,
+        printed_to_stderr: false,
     };
     let selected = match in_worker(job, &how, &mut |_| {})? {
         JobReport::Asm { listings } => listings,

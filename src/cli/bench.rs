@@ -54,8 +54,9 @@ Each cell: time per op in ns and, in parentheses, the ratio to the native twin. 
 script whose result differs from its twin's, `n/a` a cell with no value (reason under the table),
 `-` a native-only row, `error` a script that failed (message on stderr).
 Exit codes: 0 every result matched its twin, 5 a result differs (`!`), 1 a script failed to load
-or run, 2 bad input (a bad case file or option). With defaults the whole matrix takes about a
-minute. See docs/cases.md and docs/results.md.";
+or run, 2 bad input (a bad case file or option), 3 a row got slower than --baseline NAME.
+--csv and --json write numeric records (units in the column names), --markdown the page for
+people. With defaults the whole matrix takes about a minute. See docs/cases.md, docs/results.md.";
 
 /// Options of `hotlab bench`.
 #[derive(Debug, Args)]
@@ -82,13 +83,15 @@ pub struct BenchArgs {
     /// reload rows run with no --filter, or with one they match (`--filter reload`).
     #[arg(long, default_value_t = 100, value_name = "N")]
     pub reloads: u64,
-    /// Also write the table as CSV (`-` for stdout).
+    /// Also write the cells as CSV records: one row per backend, case and mode, one value per
+    /// column, units in the names (`time_ns`, `ratio`). `-`: only the CSV, on stdout.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Also write the whole matrix as JSON (`-` for stdout).
+    /// Also write the run as one JSON document: the same records, the load times (`*_us`) and
+    /// the reload rows. `-`: only the JSON, on stdout.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Also write the results page as Markdown (`-` for stdout).
+    /// Also write the results page as Markdown, for people. `-`: only the Markdown, on stdout.
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
     /// Skip the load section (compile and load times).
@@ -105,6 +108,9 @@ pub struct BenchArgs {
     /// worker process: a case that crashes it is exit code 6, naming the cell.
     #[arg(long, value_name = "S")]
     pub limit: Option<f64>,
+    /// Saved baselines.
+    #[command(flatten)]
+    pub baselines: crate::frontend::baseline::BaselineArgs,
 }
 
 /// The script cell a bench progress phase (`DONE/TOTAL CASE (BACKEND)`) names.
@@ -188,6 +194,18 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
             args.filter.as_deref().unwrap_or("")
         )));
     }
+    let dash = |p: &Option<PathBuf>| p.as_deref() == Some(std::path::Path::new("-"));
+    let to_stdout = [&args.csv, &args.json, &args.markdown]
+        .iter()
+        .filter(|p| dash(p))
+        .count();
+    if to_stdout > 1 {
+        return Err(Failure::input(
+            "error: only one of --csv, --json and --markdown can be `-` (stdout)",
+        ));
+    }
+    let document = to_stdout == 1;
+    crate::frontend::baseline::precheck(&args.baselines)?;
     let limit = match args.limit {
         Some(secs) => super::limit_of(secs)?,
         None => std::time::Duration::from_secs_f64(cell_limit_s(args.reps, args.time)),
@@ -229,6 +247,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         limit,
         per_progress: true,
         cpu: super::measuring_cpu(None),
+        printed_to_stderr: document,
     };
     // A cell that crashes the worker is marked crashed and the matrix runs again in a fresh
     // worker without it (at most once per cell), so one bad case does not lose the others.
@@ -285,7 +304,10 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
             )));
         }
     };
-    print!("{}", m.text);
+    // With an export on stdout, stdout holds that export only.
+    if !document {
+        print!("{}", m.text);
+    }
     for e in &m.errors {
         eprintln!("error: {e}");
     }
@@ -293,23 +315,33 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         write_whole(path, bytes)
             .map_err(|e| Failure::input(format!("error: cannot write {}: {e}", path.display())))
     };
+    let records = crate::export::records::bench_records(&m.json);
     if let Some(p) = &args.csv {
-        write(p, m.csv.as_bytes())?;
+        write(p, records.to_csv().as_bytes())?;
     }
     if let Some(p) = &args.markdown {
         write(p, m.markdown.as_bytes())?;
     }
+    let doc = records.to_json();
     if let Some(p) = &args.json {
-        let json = serde_json::to_string_pretty(&m.json)
+        let json = serde_json::to_string_pretty(&doc)
             .map_err(|e| Failure::input(format!("error: {e}")))?;
         write(p, (json + "\n").as_bytes())?;
     }
+    let show = if document {
+        crate::frontend::baseline::Show::Stderr
+    } else {
+        crate::frontend::baseline::Show::Stdout
+    };
+    let compared = crate::frontend::baseline::after_run(&args.baselines, &doc, show)?;
     Ok(ExitCode::from(if !crashed.is_empty() {
         exit::CRASHED
     } else if m.mismatched {
         exit::RESULT_DIFFERS
     } else if m.failed {
         exit::SCRIPT_ERROR
+    } else if compared.is_some_and(|c| c.slower()) {
+        exit::SLOWER
     } else {
         exit::OK
     }))

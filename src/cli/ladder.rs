@@ -48,10 +48,14 @@ pub enum LadderFormat {
     Table,
     /// A GitHub-flavoured Markdown table.
     Markdown,
-    /// Comma-separated values.
+    /// Numeric records as CSV: one row per rung, one value per column, units in the column
+    /// names (`total_ns`, `adds_ns`, `ratio_low`).
     Csv,
-    /// The report's JSON form.
+    /// The same records as one JSON document (`kind`, `ladder`, `band_pct`, `columns`, `rows`).
     Json,
+    /// The report's own JSON form, every field as the TUI reads it (`hotlab tui` and the SVG
+    /// are drawn from it).
+    Report,
     /// An SVG waterfall of what each rung adds (with its CI), jit beside aot.
     Svg,
 }
@@ -64,7 +68,7 @@ impl LadderFormat {
             LadderFormat::Markdown => Some(Format::Markdown),
             LadderFormat::Csv => Some(Format::Csv),
             LadderFormat::Json => Some(Format::Json),
-            LadderFormat::Svg => None,
+            LadderFormat::Report | LadderFormat::Svg => None,
         }
     }
 }
@@ -101,6 +105,9 @@ pub struct LadderArgs {
     /// exit code 7. The ladder runs in a worker process: a crash there is exit code 6.
     #[arg(long, value_name = "S")]
     pub limit: Option<f64>,
+    /// Saved baselines.
+    #[command(flatten)]
+    pub baselines: crate::frontend::baseline::BaselineArgs,
 }
 
 impl Default for LadderArgs {
@@ -116,6 +123,7 @@ impl Default for LadderArgs {
             band: 2.0,
             output: None,
             limit: None,
+            baselines: Default::default(),
         }
     }
 }
@@ -173,6 +181,7 @@ fn ladder_step_code(
         limit,
         per_progress: false,
         cpu: None,
+        printed_to_stderr: false,
     };
     match in_worker(job, &how, &mut |_| {})? {
         JobReport::LadderCode { steps } => Ok(steps),
@@ -198,6 +207,7 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
         Some(s) => super::limit_of(s)?,
         None => std::time::Duration::from_secs_f64(super::measuring_limit_s(args.time)),
     };
+    crate::frontend::baseline::precheck(&args.baselines)?;
     let ladder = resolve_ladder(&args.ladder)?;
     // Checked here for its diagnostics; built, run and measured in the worker.
     let program = snippet_program(args.snippet.as_ref())?;
@@ -246,6 +256,8 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
         limit,
         per_progress: false,
         cpu: super::measuring_cpu(args.cpu),
+        // A document on stdout carries nothing else.
+        printed_to_stderr: args.output.is_none() && args.format != LadderFormat::Table,
     };
     let answer = in_worker(job, &how, &mut progress);
     if tty {
@@ -262,7 +274,11 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
     if let Some(note) = &report.note {
         eprintln!("note: {note}");
     }
+    let records = crate::export::records::ladder_records(&report.report);
     let text = match args.format.export() {
+        None if args.format == LadderFormat::Report => {
+            serde_json::to_string_pretty(&report.report).unwrap_or_default() + "\n"
+        }
         None => {
             let picture = crate::tui::waterfall::Waterfall::from_report_json(&report.report)
                 .ok_or_else(|| Failure::input("error: the ladder has no measured native row"))?;
@@ -270,9 +286,9 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
                 .map_err(|e| Failure::input(format!("error: {e}")))?
         }
         Some(Format::Json) => {
-            serde_json::to_string_pretty(&report.report).unwrap_or_default() + "\n"
+            serde_json::to_string_pretty(&records.to_json()).unwrap_or_default() + "\n"
         }
-        Some(Format::Csv) => export::render_csv(&report.table),
+        Some(Format::Csv) => records.to_csv(),
         Some(Format::Markdown) => {
             let mut s: String = report.header.iter().map(|l| format!("- {l}\n")).collect();
             s.push('\n');
@@ -287,15 +303,24 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
     let out = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
     export::write_whole(&out, text.as_bytes())
         .map_err(|e| Failure::input(format!("error: cannot write {}: {e}", out.display())))?;
-    if report.all_ok {
-        Ok(ExitCode::from(exit::OK))
-    } else if let Some(fault) = first_fault(&report.report) {
+    // The comparison goes under the table on stdout, else (a document there) to stderr.
+    let show = if args.output.is_none() && args.format != LadderFormat::Table {
+        crate::frontend::baseline::Show::Stderr
+    } else {
+        crate::frontend::baseline::Show::Stdout
+    };
+    let compared = crate::frontend::baseline::after_run(&args.baselines, &records.to_json(), show)?;
+    if let Some(fault) = (!report.all_ok).then(|| first_fault(&report.report)).flatten() {
         // A row that raised: the error is the cause (its checksum differs because it raised).
         eprintln!("error: {fault}");
         Ok(ExitCode::from(exit::SCRIPT_ERROR))
-    } else {
+    } else if !report.all_ok {
         eprintln!("error: a row's checksum differs from the native row's (marked `!`)");
-        Ok(ExitCode::from(exit::SCRIPT_ERROR))
+        Ok(ExitCode::from(exit::RESULT_DIFFERS))
+    } else if compared.is_some_and(|c| c.slower()) {
+        Ok(ExitCode::from(exit::SLOWER))
+    } else {
+        Ok(ExitCode::from(exit::OK))
     }
 }
 

@@ -3,6 +3,7 @@
 mod asm;
 mod bench;
 mod check;
+mod compare;
 mod doctor;
 mod ladder;
 mod run;
@@ -20,6 +21,7 @@ use crate::worker::{Worker, WorkerError, WorkerOptions};
 pub use asm::AsmArgs;
 pub use bench::BenchArgs;
 pub use check::CheckArgs;
+pub use compare::CompareArgs;
 pub use doctor::DoctorArgs;
 pub use ladder::LadderArgs;
 pub use run::RunArgs;
@@ -27,27 +29,103 @@ pub use run::RunArgs;
 // What the front ends share; the command files below reach it as `super::...`.
 use crate::frontend::{Failure, exit, snippet};
 
+/// The `--help` epilogue: the exit codes (from [`exit::TABLE`], as docs/cli.md lists them),
+/// then where script code runs and what hotlab does with no command.
+fn after_help() -> String {
+    format!(
+        "Exit codes (every command; `hotlab COMMAND --help` says which it uses):\n{}\n{AFTER_HELP}",
+        exit::help_text()
+    )
+}
+
 const AFTER_HELP: &str = "\
-Exit codes: 0 success, 1 the script raised an error at run time, 2 bad input (a diagnostic in the
-snippet, an unreadable file, a bad option), 6 script code crashed the worker process running it
-(SIGSEGV, SIGILL, SIGFPE, SIGTRAP, ...: the message names the signal), 7 it did not finish within
---limit. `hotlab doctor` exits 1 when a self-check misses its
-expectation; `hotlab ladder` exits 1 when a row's checksum differs from the native row's.
-`hotlab check` exits 0 equal, 3 differs, 4 unresolved, 5 results differ; `hotlab bench` exits 5
-when a result differs from its twin. `run`, `asm`, `check`, `ladder` and `bench` run script
-code in a worker process (`--limit S`: run 120 s, asm 60 s, check and ladder 3 x --time + 30 s,
-bench per cell 4 x --reps x --time + 30 s). With no command, hotlab opens the TUI (`hotlab tui`) on a
-terminal, and runs `hotlab ladder` (the host_call ladder) when stdin or stdout is not one.
-Documentation: docs/ (cli.md, tui.md, language.md, measurement.md, runtime.md, ladder.md,
-cases.md, results.md, backends.md, session.md, repl.md).";
+`run`, `asm`, `check`, `ladder` and `bench` run script code in a worker process (`--limit S`:
+run 120 s, asm 60 s, check and ladder 3 x --time + 30 s, bench per cell 4 x --reps x --time +
+30 s). `--color auto|always|never` on every command (auto: a terminal and NO_COLOR unset).
+Defaults for theme, time, band and backend come from $XDG_CONFIG_HOME/hotlab/config.toml when it
+exists. With no command, hotlab opens the TUI (`hotlab tui`) on a terminal, and runs
+`hotlab ladder` (the host_call ladder) when stdin or stdout is not one.
+Install: `cargo install --locked --path .`. Documentation: docs/ (cli.md, tui.md, language.md,
+measurement.md, runtime.md, ladder.md, cases.md, results.md, backends.md, session.md, repl.md).";
 
 /// hotlab: a lab for the cost of a script call.
 #[derive(Debug, Parser)]
-#[command(name = "hotlab", version, about, after_help = AFTER_HELP)]
+#[command(name = "hotlab", version, about, after_help = after_help())]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Option<CliCommand>,
+    /// Colour on stdout and stderr: `auto` (a terminal, and NO_COLOR unset or empty),
+    /// `always` or `never`.
+    #[arg(long, value_enum, global = true, default_value_t = crate::frontend::ColorChoice::Auto)]
+    pub color: crate::frontend::ColorChoice,
+    /// The config file's theme, for the TUI that `hotlab` with no command opens.
+    #[arg(skip)]
+    pub default_theme: Option<String>,
+}
+
+/// Fill the options the command line left at their defaults from the config file
+/// ([`crate::frontend::config`]); print what is wrong in the file (the default is then used).
+fn apply_config(cli: &mut Cli, matches: &clap::ArgMatches) {
+    use clap::ValueEnum;
+    use clap::parser::ValueSource;
+    let config = crate::frontend::config::load();
+    for w in &config.warnings {
+        eprintln!("warning: {w}");
+    }
+    let Some((name, sub)) = matches.subcommand() else {
+        cli.default_theme.clone_from(&config.theme);
+        return;
+    };
+    let unset = |id: &str| {
+        sub.try_get_raw(id).is_ok() && sub.value_source(id) == Some(ValueSource::DefaultValue)
+    };
+    let d = config.for_command(name);
+    let file = config
+        .path
+        .as_ref()
+        .map_or(String::new(), |p| p.display().to_string());
+    match &mut cli.command {
+        Some(CliCommand::Check(a)) => {
+            if let Some(t) = d.time.filter(|_| unset("time")) {
+                a.time = t;
+            }
+            if let Some(b) = d.band.filter(|_| unset("band")) {
+                a.band = b;
+            }
+            if let Some(b) = d.backend.as_deref().filter(|_| unset("backend")) {
+                match crate::cases::Backend::from_str(b, false) {
+                    Ok(b) => a.backend = b,
+                    Err(_) => eprintln!(
+                        "warning: {file}: `backend`: `{b}` is not a backend of check; the default is used"
+                    ),
+                }
+            }
+        }
+        Some(CliCommand::Ladder(a)) => {
+            if let Some(t) = d.time.filter(|_| unset("time")) {
+                a.time = t;
+            }
+            if let Some(b) = d.band.filter(|_| unset("band")) {
+                a.band = b;
+            }
+        }
+        Some(CliCommand::Bench(a)) => {
+            if let Some(t) = d.time.filter(|_| unset("time")) {
+                a.time = t.min(60.0);
+            }
+            if let Some(b) = d.backend.as_deref().filter(|_| unset("backend")) {
+                match bench::BackendChoice::from_str(b, false) {
+                    Ok(b) => a.backend = b,
+                    Err(_) => eprintln!(
+                        "warning: {file}: `backend`: `{b}` is not a backend of bench; the default is used"
+                    ),
+                }
+            }
+        }
+        Some(CliCommand::Tui(a)) if a.theme.is_none() => a.theme.clone_from(&config.theme),
+        _ => {}
+    }
 }
 
 /// The commands.
@@ -63,6 +141,8 @@ pub enum CliCommand {
     Bench(BenchArgs),
     /// Is this 1.0x? A script against its twin (or a second snippet), in one line.
     Check(CheckArgs),
+    /// Two exported runs (or saved baselines) row by row: what changed, with a verdict.
+    Compare(CompareArgs),
     /// Measure a ladder: what each layer of a host-to-script call adds (the default command).
     Ladder(LadderArgs),
     /// The terminal UI: editor, ladder table, live histogram, counters, machine code (the
@@ -123,6 +203,8 @@ struct WorkerRun<'a> {
     per_progress: bool,
     /// The CPU the worker's job thread is pinned to.
     cpu: Option<usize>,
+    /// The script's `print` lines go to stderr (stdout carries one JSON document).
+    printed_to_stderr: bool,
 }
 
 /// Seconds as `--limit` takes them, checked.
@@ -184,9 +266,14 @@ fn worker_answer(
     let printed = worker.take_printed();
     if !printed.is_empty() {
         use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        let _ = out.write_all(printed.as_bytes());
-        let _ = out.flush();
+        if how.printed_to_stderr {
+            let mut out = std::io::stderr().lock();
+            let _ = out.write_all(printed.as_bytes());
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(printed.as_bytes());
+            let _ = out.flush();
+        }
     }
     Ok((result, last_phase))
 }
@@ -242,12 +329,16 @@ fn measuring_cpu(cpu: Option<usize>) -> Option<usize> {
 }
 
 /// `hotlab check`'s measurement in a worker process (as `:check` runs it): the default limit is
-/// a small multiple of `--time` plus the compiles and the checked runs.
+/// a small multiple of `--time` plus the compiles and the checked runs. `json`: the script's
+/// `print` lines go to stderr; `progress`: a bar on stderr (the measurement's `--time` as it
+/// passes, after the compiles and the checked runs).
 pub(crate) fn check_in_worker(
     script: &crate::cases::check::Script,
     against: &crate::cases::check::Against,
     options: &crate::cases::check::CheckOptions,
     limit: Option<f64>,
+    json: bool,
+    progress: bool,
 ) -> Result<crate::cases::check::CheckAnswer, Failure> {
     use crate::worker::protocol::{Against, MeasureSettings, SnippetSource};
     let limit = match limit {
@@ -282,13 +373,41 @@ pub(crate) fn check_in_worker(
         limit,
         per_progress: false,
         cpu: measuring_cpu(None),
+        printed_to_stderr: json,
     };
-    match in_worker(job, &how, &mut |_| {})? {
+    let bar = progress.then(|| time_bar(&script.source.name, options.time));
+    let answer = in_worker(job, &how, &mut |_| {});
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    match answer? {
         JobReport::Checked(answer) => Ok(answer),
         other => Err(Failure::input(format!(
             "error: the worker answered a check with {other:?} (a bug in hotlab)"
         ))),
     }
+}
+
+/// A bar on stderr that fills over `time` seconds and then says it is finishing (the job sends
+/// no progress of its own; compiles and the checked runs come before the measurement).
+fn time_bar(what: &str, time: f64) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new((time * 1000.0) as u64);
+    let style =
+        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {elapsed_precise} of ~{msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("#>.");
+    bar.set_style(style);
+    bar.set_prefix(format!("check {what}"));
+    bar.set_message(format!("{time} s"));
+    let ticker = bar.clone();
+    std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        while !ticker.is_finished() {
+            ticker.set_position(start.elapsed().as_millis() as u64);
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    bar
 }
 
 /// The default `--limit` of a measuring command (`check`, `ladder`), in seconds: three times
@@ -297,9 +416,42 @@ pub fn measuring_limit_s(time: f64) -> f64 {
     3.0 * time + 30.0
 }
 
-/// Parse the command line and run it.
+/// Parse the command line and run it. A command line `check ... --json` that does not parse
+/// still answers with one JSON document on stdout (clap's message as a `bad_input` error).
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    use clap::{CommandFactory, FromArgMatches};
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let mut cli = match parsed {
+        Ok((mut cli, matches)) => {
+            if !matches!(cli.command, Some(CliCommand::Worker(_))) {
+                apply_config(&mut cli, &matches);
+            }
+            cli
+        }
+        Err(e) => {
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            let wants_json = args.iter().any(|a| a == "--json")
+                && args.iter().any(|a| a == "check" || a == "compare")
+                && e.use_stderr();
+            if wants_json {
+                let message = crate::frontend::strip_ansi(&e.render().to_string());
+                let f = Failure::input(message.trim_end().to_string());
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&f.to_json()).unwrap_or_default()
+                );
+                return ExitCode::from(exit::BAD_INPUT);
+            }
+            e.exit()
+        }
+    };
+    crate::frontend::set_color(cli.color);
+    let default_tui = crate::tui::TuiArgs {
+        theme: cli.default_theme.take(),
+        ..crate::tui::TuiArgs::default()
+    };
     let result = match cli.command {
         Some(CliCommand::Run(args)) => run::run(&args),
         // The commands that lower a snippet in this process do it on a large stack, as `run`
@@ -311,6 +463,7 @@ pub fn main() -> ExitCode {
         Some(CliCommand::Check(args)) => {
             on_script_thread(move || check::check(&args)).and_then(|r| r)
         }
+        Some(CliCommand::Compare(args)) => compare::compare(&args),
         Some(CliCommand::Worker(args)) => return crate::worker::serve(args.cpu, args.parent),
         Some(CliCommand::Ladder(args)) => {
             on_script_thread(move || ladder::ladder(&args)).and_then(|r| r)
@@ -324,7 +477,7 @@ pub fn main() -> ExitCode {
                 ExitCode::SUCCESS
             }),
         // With no arguments on a terminal: the TUI on the host_call ladder.
-        None if on_terminal() => crate::tui::run(&crate::tui::TuiArgs::default()),
+        None if on_terminal() => crate::tui::run(&default_tui),
         // Without one (CI, pipes): the seed's ladder, both builds, default settings, printed.
         None => ladder::ladder(&LadderArgs::default()),
     };

@@ -123,6 +123,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
         limit,
         per_progress: false,
         cpu: None,
+        printed_to_stderr: false,
     };
     let report = match in_worker(job, &how, &mut |_| {})? {
         JobReport::RanFile(r) => r,

@@ -3,8 +3,10 @@
 //! Results (ladders, comparisons, bench matrices) turn themselves into a [`Table`] for the text,
 //! Markdown and CSV formats; JSON is the result's own serde form, so it keeps every number.
 
+pub mod compare;
 mod csv;
 mod markdown;
+pub mod records;
 mod text;
 
 use std::io::Write;
