@@ -228,3 +228,49 @@ fn the_handle_call_waits_while_another_thread_reloads() {
     assert!(MIGRATED.load(Ordering::SeqCst));
     assert!(!RAN_DURING_MIGRATION.load(Ordering::SeqCst));
 }
+
+/// The `new` ladder: its floor is `Arc::new` of the same field, its rungs the runtime's steps of
+/// `new` and free, each making, writing, reading and freeing one object per iteration, so every
+/// row's checksum is the floor's and no object is left behind.
+#[test]
+fn the_new_ladder_takes_new_apart_and_frees_every_object() {
+    let l = ladder::resolve("new").unwrap();
+    let program = snippet(DEFAULT_SNIPPET);
+    let mut bench = LadderBench::build(l, CalledMethod::Snippet(&program), &BOTH).unwrap();
+    let layers: Vec<Option<Layer>> = bench.rows.iter().map(layer).collect();
+    assert_eq!(
+        layers,
+        [
+            None,
+            Some(Layer::NewAlloc),
+            Some(Layer::NewHeader),
+            Some(Layer::NewFields),
+            Some(Layer::NewList),
+            Some(Layer::NewRuntime),
+        ]
+    );
+    let shells = bench.class().shell_count();
+    let sums: Vec<u64> = bench
+        .rows
+        .iter_mut()
+        .map(|row| {
+            let (sum, fault) = row.run(100);
+            assert!(fault.is_none(), "{}: {fault:?}", row.path);
+            sum
+        })
+        .collect();
+    // 0 + 1 + ... + 99 on every row, the native one included.
+    assert!(sums.iter().all(|&s| s == 4950), "{sums:?}");
+    assert_eq!(bench.class().shell_count(), shells);
+    assert_eq!(bench.class().live_count(), shells);
+    assert!(!current_thread_in_call());
+}
+
+/// A ladder mixes the steps of `new` with no layer of the call: their floors differ.
+#[test]
+fn a_ladder_holds_new_steps_or_call_layers_not_both() {
+    let text = "name = \"m\"\ndescription = \"m\"\n\n[[step]]\nlayer = \"native\"\ntitle = \"n\"\ntext = \"t\"\n\n[[step]]\nlayer = \"new-alloc\"\ntitle = \"a\"\ntext = \"t\"\n\n[[step]]\nlayer = \"slot\"\ntitle = \"s\"\ntext = \"t\"\n";
+    let e = Ladder::parse("m.toml", text).unwrap_err();
+    assert_eq!(e.key, "step[3].layer");
+    assert!(e.to_string().contains("Arc::new"), "{e}");
+}

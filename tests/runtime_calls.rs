@@ -393,3 +393,56 @@ fn destroy_and_detach_inside_a_call_are_refused() {
         );
     }
 }
+
+/// The host border folds the generation, detached, pending-reload and depth tests into one
+/// compare and keeps every answer, through a handle and through the shell, in a reloadable and
+/// in a fixed runtime.
+#[test]
+fn the_host_border_keeps_every_answer_in_both_runtimes() {
+    for rt in [Runtime::new(), Runtime::fixed()] {
+        let c = rt
+            .define(class(
+                "C",
+                vec![int("n", 0)],
+                vec![hook(count_call), bench(program::<Slot>)],
+            ))
+            .unwrap();
+        let h = rt.new_object(&c).unwrap();
+        assert_eq!(h.call().unwrap(), 1);
+        assert_eq!(h.run(0).unwrap(), 42);
+        let e = h.run(-1).unwrap_err();
+        assert_eq!(
+            (e.kind, e.span),
+            (ScriptErrorKind::DivisionByZero, Span::new(1, 2))
+        );
+        let r = rt
+            .define(class("R", vec![], vec![bench(recurse_hook)]))
+            .unwrap();
+        let runaway = rt.new_object(&r).unwrap();
+        assert!(set_depth_limit(25));
+        assert_eq!(
+            runaway.run(0).unwrap_err().kind,
+            ScriptErrorKind::DepthLimit { limit: 25 }
+        );
+        assert_eq!(with_record(|r| r.depth()), 0);
+        // A destroyed object: stale through its handle (both methods), detached through its
+        // shell, which a second handle keeps.
+        let d = rt.new_object(&c).unwrap();
+        let keep = d.clone();
+        let shell: *const Object = keep.get().unwrap();
+        rt.destroy(&d).unwrap();
+        assert_eq!(keep.call().unwrap_err().kind, ScriptErrorKind::StaleHandle);
+        assert_eq!(keep.run(0).unwrap_err().kind, ScriptErrorKind::StaleHandle);
+        // SAFETY: `keep` owns a reference, so the shell is allocated.
+        let e = unsafe { &*shell }.call().unwrap_err();
+        assert_eq!(e.kind, ScriptErrorKind::ObjectDetached);
+        assert_eq!(
+            Handle::null().run(0).unwrap_err().kind,
+            ScriptErrorKind::NullHandle
+        );
+        rt.detach(&h).unwrap();
+        assert_eq!(h.call().unwrap_err().kind, ScriptErrorKind::ObjectDetached);
+        assert_eq!(with_record(|r| r.depth()), 0);
+        assert!(set_depth_limit(hotlab::runtime::depth::DEFAULT_DEPTH_LIMIT));
+    }
+}

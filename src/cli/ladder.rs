@@ -76,7 +76,7 @@ impl LadderFormat {
 /// Options of `hotlab ladder`.
 #[derive(Debug, Args)]
 pub struct LadderArgs {
-    /// A shipped ladder (host_call, fused, direct, runtime) or a ladder .toml file (see docs/ladder.md).
+    /// A shipped ladder (host_call, fused, direct, runtime, new) or a ladder .toml file (see docs/ladder.md).
     #[arg(long, value_name = "NAME|FILE", default_value = "host_call")]
     pub ladder: String,
     /// The method called: a .hot file with `fn call() -> i64` (default: `return 1`).

@@ -29,7 +29,7 @@ use crate::lang::Program;
 use crate::lang::SourceFile;
 use crate::measure::{JobResult, MeasureError, Observer, RawVariantFn, Settings, Variant};
 use crate::runtime::ScriptError;
-use crate::runtime::class::{ClassDef, ClassRef, DefineError, MethodDef};
+use crate::runtime::class::{ClassDef, ClassRef, DefineError, Field, FieldType, Init, MethodDef};
 use crate::runtime::handle::Handle;
 use crate::runtime::iface::{Hook, HookCall, Signature};
 use crate::runtime::rt::Runtime;
@@ -151,6 +151,8 @@ impl Hook for NativeTwin {
 /// (an `aot` loop or a `jit` row's generated one).
 enum RowLoop {
     Native(Arc<NativeTwin>),
+    /// The floor of a `new` ladder: `Arc::new` of the same field, read, dropped.
+    NativeNew,
     Raw(RawVariantFn),
     /// The bench's own sampler (the `bench` rung). Owned (from `Box::into_raw`, freed on drop);
     /// it borrows the bench's loaded case, which the `LadderBench` drops after its rows.
@@ -219,6 +221,7 @@ impl LadderRow {
     pub unsafe fn enter(&self, n: u64) -> u64 {
         match &self.row_loop {
             RowLoop::Native(t) => native_loop(t, n),
+            RowLoop::NativeNew => native_new_loop(n),
             // SAFETY: `f` is this row's function with the raw ABI and `ctx` its live context
             // (see `LadderBench::build`), used on the thread that made it.
             RowLoop::Raw(f) => unsafe { f(self.ctx as *mut c_void, n) },
@@ -252,6 +255,22 @@ impl LadderRow {
     }
 }
 
+/// The field of the `new` ladder's objects, in the native twin.
+struct NativeOne {
+    n: i64,
+}
+
+/// The `new` ladder's floor: `n` times an `Arc` of one `i64` field made, read and dropped (the
+/// bench's `new_free` twin; the black box keeps the allocation real).
+fn native_new_loop(n: u64) -> u64 {
+    let mut s = 0i64;
+    for i in 0..n as i64 {
+        let o = std::hint::black_box(Arc::new(NativeOne { n: i }));
+        s = s.wrapping_add(o.n);
+    }
+    s as u64
+}
+
 fn native_loop(twin: &NativeTwin, n: u64) -> u64 {
     let hook: &dyn Hook = std::hint::black_box(twin);
     let mut sum = 0u64;
@@ -275,7 +294,8 @@ pub struct LadderBench {
     pub value: i64,
     handle: Handle,
     class: ClassRef,
-    runtime: Runtime,
+    /// Boxed: the `new-*` rungs' contexts point at it.
+    runtime: Box<Runtime>,
     _clif: Option<ClifProgram>,
     _program: Option<JitProgram>,
     _jit: Jit,
@@ -319,16 +339,28 @@ impl LadderBench {
             ),
         };
         // The `direct` path is the host entry of a fixed runtime (`jit-opt`'s), sound only there.
-        let runtime = if ladder.steps.iter().any(|s| s.layer == Layer::Direct) {
+        let runtime = Box::new(if ladder.steps.iter().any(|s| s.layer == Layer::Direct) {
             Runtime::fixed()
         } else {
             Runtime::new()
+        });
+        // A `new` ladder's objects have one `i64` field, which each rung writes and reads (as
+        // the bench's `new_free` case does); a call ladder's have none.
+        let new_ladder = ladder.steps.iter().any(|s| s.layer.is_new());
+        let fields = if new_ladder {
+            vec![Field {
+                name: "n".into(),
+                ty: FieldType::I64,
+                init: Init::Bits(0),
+            }]
+        } else {
+            vec![]
         };
         let class = runtime
             .define(ClassDef {
                 name: "Snippet".into(),
                 parent: None,
-                fields: vec![],
+                fields,
                 methods: vec![MethodDef {
                     name: "call".into(),
                     sig: HookCall::sig(),
@@ -358,12 +390,16 @@ impl LadderBench {
             };
             for build in builds {
                 let row_loop = match build {
+                    None if new_ladder => RowLoop::NativeNew,
                     None => RowLoop::Native(Arc::clone(&twin)),
                     Some(Build::Runtime) => {
                         let Path::Runtime(layer) = path else {
                             unreachable!("only runtime rungs have the runtime build")
                         };
                         let mut ctx = RowCtx::new(obj);
+                        if layer.is_new() {
+                            ctx.new_in = Some((class.clone(), &*runtime as *const Runtime));
+                        }
                         let (row_loop, code) = if layer == Layer::Bench {
                             // One bench rung per ladder (a layer appears once): a second
                             // `insert` would drop the case the first row's sampler borrows.
@@ -546,6 +582,7 @@ impl LadderBench {
                     let t = Arc::clone(t);
                     Variant::native(name, move |n| native_loop(&t, n))
                 }
+                RowLoop::NativeNew => Variant::native(name, native_new_loop),
                 // SAFETY: the row's function has the raw ABI; its context lives in the row,
                 // which outlives the job (the job is dropped at the end of this function), and
                 // the job runs on this thread, the one the context was made on.

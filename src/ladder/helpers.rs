@@ -16,10 +16,11 @@ use std::sync::atomic::Ordering;
 use crate::backend::hook::HookCell;
 use crate::backend::jit::unwind::take_caught;
 use crate::runtime::border::{Fault, nested, wait_while_pending};
-use crate::runtime::class::ENTRY_PENDING;
+use crate::runtime::class::{ClassRef, ENTRY_PENDING};
 use crate::runtime::depth::{ThreadRecord, ensure_registered};
 use crate::runtime::error::{ScriptError, ScriptErrorKind, catch_script};
 use crate::runtime::object::Object;
+use crate::runtime::rt::Runtime;
 
 /// What a row function is called with (`ctx` of the measure engine's raw ABI). `#[repr(C)]`:
 /// generated code loads `this` at [`RowCtx::THIS`] and the thread record at [`RowCtx::REC`].
@@ -34,6 +35,9 @@ pub struct RowCtx {
     /// The host's calls through the object's handle, as the bench makes them (the `rt-handle`
     /// rung only).
     pub hook: Option<HookCell<'static, 'static>>,
+    /// The object's class and its runtime (which outlives the row), for the `new-*` rungs,
+    /// which make objects of it; `None` for every other row.
+    pub new_in: Option<(ClassRef, *const Runtime)>,
 }
 
 impl std::fmt::Debug for RowCtx {
@@ -43,6 +47,7 @@ impl std::fmt::Debug for RowCtx {
             .field("rec", &self.rec)
             .field("fault", &self.fault)
             .field("hook", &self.hook.is_some())
+            .field("new_in", &self.new_in.is_some())
             .finish()
     }
 }
@@ -60,6 +65,7 @@ impl RowCtx {
             rec: crate::runtime::depth::thread_record(),
             fault: None,
             hook: None,
+            new_in: None,
         }
     }
 }

@@ -29,9 +29,17 @@ pub const BUILTIN: [(&str, &str); 4] = [
     ("runtime", include_str!("../../micro/runtime.toml")),
 ];
 
+/// The shipped breakdown of `new` and free (its floor is `Arc::new`, not a call): resolved by
+/// name like the ladders above, not cycled through with them in the TUI.
+pub const NEW_LADDER: (&str, &str) = ("new", include_str!("../../micro/new.toml"));
+
 /// Find a ladder by name (a shipped one) or by path (a `.toml` file).
 pub fn resolve(name_or_path: &str) -> Result<Ladder, LadderError> {
-    if let Some((name, text)) = BUILTIN.iter().find(|(n, _)| *n == name_or_path) {
+    if let Some((name, text)) = BUILTIN
+        .iter()
+        .chain([&NEW_LADDER])
+        .find(|(n, _)| *n == name_or_path)
+    {
         return Ladder::parse(&format!("micro/{name}.toml"), text);
     }
     let path = Path::new(name_or_path);
@@ -44,7 +52,11 @@ pub fn resolve(name_or_path: &str) -> Result<Ladder, LadderError> {
         col: 1,
         key: "ladder".into(),
         problem: LadderProblem::NoSuchLadder {
-            shipped: BUILTIN.iter().map(|(n, _)| *n).collect(),
+            shipped: BUILTIN
+                .iter()
+                .chain([&NEW_LADDER])
+                .map(|(n, _)| *n)
+                .collect(),
         },
     })
 }
@@ -55,7 +67,7 @@ mod tests {
 
     #[test]
     fn shipped_ladders_parse() {
-        for (name, _) in BUILTIN {
+        for (name, _) in BUILTIN.into_iter().chain([NEW_LADDER]) {
             let l = resolve(name).unwrap();
             assert_eq!(l.name, name);
         }

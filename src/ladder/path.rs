@@ -114,6 +114,11 @@ pub fn runtime_function(l: Layer) -> &'static str {
         Layer::RtObject => "Hook for Object",
         Layer::RtHandle => "Hook for Handle",
         Layer::Bench => "bench: host_call.hot, jit",
+        Layer::NewAlloc => "new_steps::alloc_free",
+        Layer::NewHeader => "new_steps::header_free",
+        Layer::NewFields => "new_steps::fields_free",
+        Layer::NewList => "new_steps::listed_free",
+        Layer::NewRuntime => "Runtime::new_object",
         _ => "?",
     }
 }

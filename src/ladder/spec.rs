@@ -52,11 +52,24 @@ pub enum Layer {
     /// The bench's host-call row itself: `cases/host_call.hot` loaded on the `jit` backend and
     /// run by the backend's sampler, in the same job.
     Bench,
+    /// `new` taken apart (the `new` ladder, whose floor is `Arc::new`): the object's one
+    /// allocation and its free.
+    NewAlloc,
+    /// `new` taken apart: the allocation, the shell and the state block's header written.
+    NewHeader,
+    /// `new` taken apart: the allocation, shell, header and every field initializer, dropped.
+    NewFields,
+    /// `new` taken apart: all of the above and the live list (lock, key, bound slots), as a
+    /// handle whose release frees it.
+    NewList,
+    /// The runtime's own `new` and release: `Runtime::new_object` (the class's border, the
+    /// unload test) and the handle dropped.
+    NewRuntime,
 }
 
 impl Layer {
     /// Every layer, in the seed's order.
-    pub const ALL: [Layer; 13] = [
+    pub const ALL: [Layer; 18] = [
         Layer::Native,
         Layer::Slot,
         Layer::Entry,
@@ -70,6 +83,11 @@ impl Layer {
         Layer::RtObject,
         Layer::RtHandle,
         Layer::Bench,
+        Layer::NewAlloc,
+        Layer::NewHeader,
+        Layer::NewFields,
+        Layer::NewList,
+        Layer::NewRuntime,
     ];
 
     /// The name used in ladder files and on the command line.
@@ -88,6 +106,11 @@ impl Layer {
             Layer::RtObject => "rt-object",
             Layer::RtHandle => "rt-handle",
             Layer::Bench => "bench",
+            Layer::NewAlloc => "new-alloc",
+            Layer::NewHeader => "new-header",
+            Layer::NewFields => "new-fields",
+            Layer::NewList => "new-list",
+            Layer::NewRuntime => "new-runtime",
         }
     }
 
@@ -97,6 +120,19 @@ impl Layer {
         matches!(
             self,
             Layer::RtSlot | Layer::RtFused | Layer::RtObject | Layer::RtHandle | Layer::Bench
+        ) || self.is_new()
+    }
+
+    /// True for a step of `new` and free (the `new` ladder): its floor is `Arc::new` of the same
+    /// fields, not a virtual call, so it mixes with no layer of the call.
+    pub fn is_new(self) -> bool {
+        matches!(
+            self,
+            Layer::NewAlloc
+                | Layer::NewHeader
+                | Layer::NewFields
+                | Layer::NewList
+                | Layer::NewRuntime
         )
     }
 
@@ -284,6 +320,10 @@ impl Ladder {
 }
 
 fn conflicts(a: Layer, b: Layer) -> bool {
+    if a.is_new() != b.is_new() {
+        // The steps of `new` are measured against `Arc::new`, the call's against a virtual call.
+        return true;
+    }
     if a.is_runtime() || b.is_runtime() {
         // A runtime rung is a whole call of its own; it composes with nothing.
         return false;
@@ -293,7 +333,9 @@ fn conflicts(a: Layer, b: Layer) -> bool {
 }
 
 fn conflict_reason(a: Layer, b: Layer) -> &'static str {
-    if a == Layer::Direct || b == Layer::Direct {
+    if a.is_new() != b.is_new() {
+        "the `new-*` steps measure `new` and free against `Arc::new`, the other layers a call against a virtual call; a ladder holds one kind"
+    } else if a == Layer::Direct || b == Layer::Direct {
         "`direct` is jit-opt's whole host entry (no slot, no entry word; depth, detached test and catch included); it stands alone after `native`"
     } else {
         "`fused` already holds the slot read and every check; it stands alone after `native`"
@@ -432,7 +474,7 @@ text = "reads the slot"
         let err = resolve("nope").unwrap_err();
         assert_eq!(
             err.to_string(),
-            "nope:1:1: ladder: no ladder of that name (shipped: host_call, fused, direct, runtime) \
+            "nope:1:1: ladder: no ladder of that name (shipped: host_call, fused, direct, runtime, new) \
              and no such file"
         );
     }

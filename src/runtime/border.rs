@@ -299,6 +299,88 @@ fn fused_enter_slow<R>(
     }
 }
 
+/// The host's border for a call of host-interface method `S` on `obj` (what `Hook`/`Bench` for
+/// `Object` and `Handle` go through): every protection of [`fused_enter`] around
+/// [`call_iface`], folded into one test on the straight path.
+///
+/// - The depth room is decremented *before* it is tested: the store is the in-call marker, and
+///   `room == 0` (the depth limit, or a thread not registered yet) joins the key compare in one
+///   branch; the slow path puts the room back first.
+/// - One compare of the object's key with the class's entry word covers a pending reload, a
+///   detached object and (through a handle) a destroyed one: destroy stores the detached key,
+///   and a reload never gives a destroyed object a key again (it is off the live list). So the
+///   handle's generation is tested only on the slow path, where `tag` (the handle's generation
+///   tag, `None` for a call on the shell) tells a stale handle from a detached object.
+/// - A fixed runtime's class (`jit-opt`) goes the same way: its entry word is constant and equal
+///   to every attached object's key (it refuses reload and unload), so the compare is the
+///   detached test of [`direct_enter`]; a collect there raises the pending bit like any
+///   quiesce, and a call waits for it instead of racing it.
+/// - The code is the class's interface entry, loaded after the entry word (acquire): the entry
+///   a reload installed before it let calls in again, never one older than the key.
+/// - The catch is [`catch_cold`]: a plain call on the happy path.
+#[inline(always)]
+pub fn host_enter<S: IfaceSig>(
+    obj: &Object,
+    tag: Option<u64>,
+    args: S::Args,
+) -> Result<S::Ret, Fault> {
+    let rec = this_record();
+    let room = rec.room.load(Ordering::Relaxed);
+    rec.room.store(room.wrapping_sub(1), Ordering::Relaxed);
+    // The marker store must stay before the entry-word load (see `fused_enter`).
+    compiler_fence(Ordering::SeqCst);
+    let class = obj.class();
+    if (room != 0) & (obj.key() == class.entry_word()) {
+        let code = class.iface_code(S::METHOD);
+        if !code.is_null() {
+            let _restore = Restore(&rec.room, room);
+            let vmctx = class.vmctx();
+            // SAFETY: non-null, so the class resolved it for `S::METHOD`'s name and signature
+            // (which is `S`), and the key test keeps reloads out and the object attached.
+            return catch_cold(|| unsafe { S::invoke(code, vmctx, obj, args) });
+        }
+    }
+    rec.room.store(room, Ordering::Release);
+    host_enter_slow::<S>(rec, obj, tag, room, args)
+}
+
+/// [`host_enter`] after its straight path did not go in: a stale handle, then the answers of
+/// [`fused_enter_slow`] (depth limit, registration, a pending reload, a detached object), then
+/// the call, whose empty interface entry is an error too.
+#[cold]
+#[inline(never)]
+fn host_enter_slow<S: IfaceSig>(
+    rec: &ThreadRecord,
+    obj: &Object,
+    tag: Option<u64>,
+    room: u32,
+    args: S::Args,
+) -> Result<S::Ret, Fault> {
+    if let Some(tag) = tag
+        && u64::from(obj.generation() & 0xffff) != tag
+    {
+        return Err(Box::new(ScriptError::new(
+            ScriptErrorKind::StaleHandle,
+            Default::default(),
+        )));
+    }
+    if room != 0 {
+        // The straight path's test passed and the interface entry was empty: the call goes in
+        // and `call_iface` reports `NotImplemented` or `EmptySlot`.
+        rec.room.store(room - 1, Ordering::Relaxed);
+        compiler_fence(Ordering::SeqCst);
+        if obj.key() == obj.class().entry_word() {
+            let _restore = Restore(&rec.room, room);
+            // SAFETY: attached and no reload pending, as on the straight path.
+            return catch_cold(|| unsafe { call_iface::<S>(obj, args) })?;
+        }
+        rec.room.store(room, Ordering::Release);
+    }
+    // SAFETY: `fused_enter_slow` runs the call only once the object is attached and no reload
+    // is pending (or the reloader waits for this thread), which is all `call_iface` needs.
+    fused_enter_slow(rec, obj, room, || unsafe { call_iface::<S>(obj, args) })?
+}
+
 /// This thread's call record, for the border functions' straight paths (no closure, so nothing
 /// stands between the caller and the inlined fast path).
 #[inline(always)]
@@ -369,33 +451,58 @@ fn direct_enter_slow<R>(
 }
 
 /// Run `f` marked as inside a call of `class`, after waiting out a pending reload: what `new`
-/// does so that it never runs (with its initializers) while a reload migrates. A panic in `f`
-/// becomes `Err`.
+/// does so that it never runs (with its initializers) while a reload migrates. The depth room is
+/// the marker, and its limit applies (a `new` in runaway recursion fails like a call).
+///
+/// No catch: `f` reports its failures as `Err`, and the initializers that may raise are run
+/// under a catch of their own where they run (`object::fill_state`), so the straight path is
+/// the room store, one load and test of the entry word, `f`, the room stored back. A panic that
+/// is not a `ScriptError` (a hotlab bug) unwinds through, the room restored on the way.
 #[inline(always)]
-pub fn class_enter<R>(class: &Class, f: impl FnOnce() -> R) -> Result<R, Fault> {
-    with_record(|rec| {
-        loop {
-            let room = rec.room.load(Ordering::Relaxed);
-            if room != 0 {
-                rec.room.store(room - 1, Ordering::Relaxed);
-                compiler_fence(Ordering::SeqCst);
-                if class.entry_word() & ENTRY_PENDING == 0 {
-                    let _restore = Restore(&rec.room, room);
-                    return catch_cold(f);
-                }
-                rec.room.store(room, Ordering::Release);
-            } else {
-                depth_slow(rec)?;
-                continue;
-            }
-            if nested(rec) {
-                rec.room.store(room - 1, Ordering::Relaxed);
+pub fn class_enter<R>(class: &Class, f: impl FnOnce() -> Result<R, Fault>) -> Result<R, Fault> {
+    let rec = this_record();
+    let room = rec.room.load(Ordering::Relaxed);
+    rec.room.store(room.wrapping_sub(1), Ordering::Relaxed);
+    // The marker store must stay before the entry-word load (see `fused_enter`).
+    compiler_fence(Ordering::SeqCst);
+    if (room != 0) & (class.entry_word() & ENTRY_PENDING == 0) {
+        let _restore = Restore(&rec.room, room);
+        return f();
+    }
+    rec.room.store(room, Ordering::Release);
+    class_enter_slow(rec, class, f)
+}
+
+/// [`class_enter`] after its straight test failed: register or fail at the depth limit, go in
+/// when nested (the reloader waits for this thread), else wait out the reload; then again.
+#[cold]
+#[inline(never)]
+fn class_enter_slow<R>(
+    rec: &ThreadRecord,
+    class: &Class,
+    f: impl FnOnce() -> Result<R, Fault>,
+) -> Result<R, Fault> {
+    loop {
+        let room = rec.room.load(Ordering::Relaxed);
+        if room != 0 {
+            rec.room.store(room - 1, Ordering::Relaxed);
+            compiler_fence(Ordering::SeqCst);
+            if class.entry_word() & ENTRY_PENDING == 0 {
                 let _restore = Restore(&rec.room, room);
-                return catch_cold(f);
+                return f();
             }
-            wait_while_pending(class);
+            rec.room.store(room, Ordering::Release);
+        } else {
+            depth_slow(rec)?;
+            continue;
         }
-    })
+        if nested(rec) {
+            rec.room.store(room - 1, Ordering::Relaxed);
+            let _restore = Restore(&rec.room, room);
+            return f();
+        }
+        wait_while_pending(class);
+    }
 }
 
 /// Run `f`; a panic becomes `Err` (a `ScriptError` as itself, anything else as `HostPanic`).

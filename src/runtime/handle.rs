@@ -13,7 +13,7 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
-use crate::runtime::border::{Fault, call_iface, call_slot, direct_enter, fused_enter};
+use crate::runtime::border::{Fault, host_enter};
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::iface::{Bench, BenchRun, Hook, HookCall, IfaceSig};
 use crate::runtime::object::{self, Object};
@@ -156,24 +156,21 @@ impl Drop for Handle {
 }
 
 impl Hook for Handle {
-    /// `Hook.call` through the generation check and the object's call path (direct in a fixed
-    /// runtime, fused otherwise). `#[inline(always)]`, as every step inside it: the host's loop
-    /// then holds the whole straight path (the generation check, the interface slot, the
-    /// border, the call) with the result in registers; left to itself LLVM made this a call of
-    /// its own, with a 240-byte frame and the `Result` through memory (the `runtime` ladder's
-    /// `rt-handle` rung against `rt-fused` showed what that cost).
+    /// `Hook.call` through the host border, [`host_enter`], with the generation folded into its
+    /// key test (see [`handle_call`]). `#[inline(always)]`, as every step inside it: the host's
+    /// loop then holds the whole straight path with the result in registers; left to itself
+    /// LLVM made this a call of its own, with a 240-byte frame and the `Result` through memory.
     #[inline(always)]
     fn call(&self) -> Result<i64, ScriptError> {
-        self.get()?.call()
+        handle_call::<HookCall>(self, ())
     }
 }
 
 impl Bench for Handle {
-    /// `Bench.run` through the generation check and the object's call path (direct in a fixed
-    /// runtime, fused otherwise).
+    /// `Bench.run` through the host border (see [`handle_call`]).
     #[inline(always)]
     fn run(&self, n: i64) -> Result<i64, ScriptError> {
-        self.get()?.run(n)
+        handle_call::<BenchRun>(self, (n,))
     }
 }
 
@@ -193,30 +190,25 @@ impl Bench for Object {
     }
 }
 
-/// A host interface call on an object: through the direct path in a fixed runtime (its
-/// interface entry, no slot table, no entry word), else through the fused path.
+/// A host interface call on an object: the host border, [`host_enter`] (one test for the depth
+/// room, a pending reload and a detached object; the code from the class's interface entry; the
+/// catch out of line), the same in a fixed runtime and a reloadable one.
 #[inline(always)]
 fn host_call<S: IfaceSig>(obj: &Object, args: S::Args) -> Result<S::Ret, ScriptError> {
-    if obj.class().is_inline() {
-        // SAFETY: the interface entry was resolved for `S`'s signature, and a fixed runtime's
-        // class refuses reload and unload, which is all the direct border needs.
-        return unbox(direct_enter(obj, || unsafe { call_iface::<S>(obj, args) }));
-    }
-    let slot = obj.class().iface_slot(S::METHOD)?;
-    // SAFETY: the interface slot was checked to have `S`'s signature, and the fused border
-    // checks attachment and keeps reloads out.
-    unbox(fused_enter(obj, || unsafe {
-        call_slot::<S>(obj, slot, args)
-    }))
+    host_enter::<S>(obj, None, args).map_err(unboxed)
 }
 
-/// The host interfaces' `Result`: the call path's boxed error, unboxed once at the very end.
+/// A host interface call through a handle: null is tested here; the generation is tested by the
+/// border's slow path only, because a destroyed object also fails the border's key test (see
+/// [`host_enter`]).
 #[inline(always)]
-fn unbox<R>(r: Result<Result<R, Fault>, Fault>) -> Result<R, ScriptError> {
-    match r {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) | Err(e) => Err(unboxed(e)),
-    }
+fn handle_call<S: IfaceSig>(h: &Handle, args: S::Args) -> Result<S::Ret, ScriptError> {
+    let Some(obj) = Handle::cell_object(h.0) else {
+        return Err(handle_error(ScriptErrorKind::NullHandle));
+    };
+    // SAFETY: a non-null handle owns a reference: the shell is allocated while `h` lives.
+    let obj = unsafe { &*obj };
+    host_enter::<S>(obj, Some(h.0 >> ADDR_BITS), args).map_err(unboxed)
 }
 
 /// The error out of its box, off the straight path (it takes the box on purpose: the move out
@@ -277,29 +269,51 @@ mod tests {
         }
     }
 
-    /// Empty the slot table under the object, then call it from the host.
-    fn call_with_empty_slots(rt: &Runtime) -> Result<i64, ScriptError> {
+    /// Call the object from the host with its class's slot table emptied under it, then with
+    /// its code cleared as an unload clears it.
+    fn call_with_empty_slots(rt: &Runtime) -> (Result<i64, ScriptError>, Result<i64, ScriptError>) {
         let class = rt.define(class_def()).unwrap();
         let h = rt.new_object(&class).unwrap();
         assert_eq!(h.call().unwrap(), 9);
         for s in &class.slots {
             s.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
         }
-        h.call()
+        let slots_gone = h.call();
+        class.clear_code();
+        (slots_gone, h.call())
     }
 
     #[test]
-    fn a_fixed_runtime_host_call_never_reads_the_slot_table() {
-        // The direct path calls the interface entry resolved at definition ...
-        assert_eq!(call_with_empty_slots(&Runtime::fixed()).unwrap(), 9);
-        // ... the fused path reads the slot, unchanged.
-        let e = call_with_empty_slots(&Runtime::new()).unwrap_err();
+    fn a_host_call_uses_the_interface_entry_not_the_slot_table() {
+        // Both runtimes call the interface entry resolved at definition (and at each reload,
+        // under the quiesce that keeps calls out) ...
+        for rt in [Runtime::fixed(), Runtime::new()] {
+            let (slots_gone, cleared) = call_with_empty_slots(&rt);
+            assert_eq!(slots_gone.unwrap(), 9);
+            // ... and an empty entry is the empty slot's error.
+            assert_eq!(
+                cleared.unwrap_err().kind,
+                ScriptErrorKind::EmptySlot {
+                    class: "C".into(),
+                    slot: 0
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn a_destroyed_objects_handle_is_stale_and_a_detached_ones_is_detached() {
+        let rt = Runtime::new();
+        let class = rt.define(class_def()).unwrap();
+        let a = rt.new_object(&class).unwrap();
+        let b = rt.new_object(&class).unwrap();
+        rt.destroy(&a).unwrap();
+        rt.detach(&b).unwrap();
+        assert_eq!(a.call().unwrap_err().kind, ScriptErrorKind::StaleHandle);
+        assert_eq!(b.call().unwrap_err().kind, ScriptErrorKind::ObjectDetached);
         assert_eq!(
-            e.kind,
-            ScriptErrorKind::EmptySlot {
-                class: "C".into(),
-                slot: 0
-            }
+            Handle::null().call().unwrap_err().kind,
+            ScriptErrorKind::NullHandle
         );
     }
 }

@@ -1,11 +1,13 @@
 //! Script objects: the shell the host holds and calls, and the state block a reload replaces.
 //!
-//! A shell is one 64-byte allocation (`#[repr(C)]`, offsets below) that lives while any handle
-//! refers to it. Its state block is a second allocation: one header word (the [`Version`] it was
-//! built with, so it can always be dropped correctly) followed by one 8-byte cell per field;
-//! [`Object::STATE`] points at the first cell. Releasing the last reference drops the state
-//! (releasing the handles in its fields, iteratively: a long chain cannot overflow the stack),
-//! takes the shell off its class's live list and frees it.
+//! A shell is a 64-byte `#[repr(C)]` struct (offsets below) that lives while any handle refers
+//! to it. Its state block is one header word (the [`Version`] it was built with, so it can always
+//! be dropped correctly) followed by one 8-byte cell per field; [`Object::STATE`] points at the
+//! first cell. `new` makes both in **one allocation**, the state block right after the shell
+//! (its header marked [`EMBEDDED`]); a reload replaces it with a block of its own, and the
+//! embedded one's memory then stays unused until the shell goes. Releasing the last reference
+//! drops the state (releasing the handles in its fields, iteratively: a long chain cannot
+//! overflow the stack), takes the shell off its class's live list and frees it.
 
 use std::alloc::{self, Layout};
 use std::ffi::c_void;
@@ -22,6 +24,17 @@ use crate::runtime::values;
 /// Slots whose code a shell binds at creation (the `Bound` terminal of the call path calls these
 /// without reading the class's table). Host-interface methods take the first slots.
 pub const BOUND_SLOTS: usize = 2;
+
+/// Bit 0 of a state block's header word: the block lies inside its shell's allocation (the one
+/// `new` made), so dropping it frees no memory of its own. The rest of the word is the
+/// [`Version`] (aligned to 8, so bit 0 is free).
+pub(crate) const EMBEDDED: u64 = 1;
+
+/// The version a state block's header word names.
+#[inline(always)]
+fn header_version(word: u64) -> *const Version {
+    (word & !EMBEDDED) as *const Version
+}
 
 /// Not on the live list (destroyed, detached, unloaded, or being freed).
 pub(crate) const NOT_LISTED: u32 = u32::MAX;
@@ -149,7 +162,7 @@ impl Object {
         let state = self.state_ptr();
         // SAFETY: a non-null state has its header word one cell before the first cell, holding
         // a version the class keeps for its whole life.
-        (!state.is_null()).then(|| unsafe { &*(*state.sub(1) as *const Version) })
+        (!state.is_null()).then(|| unsafe { &*header_version(*state.sub(1)) })
     }
 
     /// The generation handles to this object carry.
@@ -223,31 +236,96 @@ impl Object {
     }
 }
 
-/// Make an object of `class`: shell + state block with every initializer run, on the live list.
-/// An initializer that raises leaves nothing behind (the cells made so far are dropped).
+/// Make an object of `class`: shell + state block with every initializer run, on the live list,
+/// in one allocation (see [`new_block`]). An initializer that raises leaves nothing behind (the
+/// cells made so far are dropped).
 pub(crate) fn new_object(class: &Class) -> Result<Handle, Fault> {
-    if class.is_inline() {
-        return new_inline_object(class);
-    }
     loop {
         let version = class.version_ptr();
         // SAFETY: the class keeps every version alive.
-        let state = build_state(unsafe { &*version }, class.vmctx(), &[])?;
-        let shell = Box::new(fresh_shell(class, state));
+        let shell = new_block(class, unsafe { &*version })?;
         let live = class.live.lock();
         if class.version_ptr() != version {
-            // A reload installed a new layout while the state was built: build again.
+            // A reload installed a new layout while the state was built: build again. (Never
+            // for an inline class: a fixed runtime refuses reload.)
             drop(live);
-            // SAFETY: `state` was built above and never shared.
-            unsafe { drop_state_now(state) };
+            // SAFETY: made above and never shared.
+            unsafe { free_block(shell) };
             continue;
         }
-        return Ok(list_shell(class, Box::into_raw(shell), live));
+        return Ok(list_shell(class, shell, live));
     }
 }
 
+/// Allocate an object's memory: the one allocation site of the runtime's objects (shells with
+/// their first state block, and the state blocks reloads build).
+#[inline(always)]
+pub(crate) fn alloc_object_memory(layout: Layout) -> *mut u8 {
+    // SAFETY: every layout used here has a non-zero size (at least a header word).
+    let block = unsafe { alloc::alloc(layout) };
+    if block.is_null() {
+        alloc::handle_alloc_error(layout);
+    }
+    block
+}
+
+/// `new`'s allocation: the shell, then the state block's header word (marked [`EMBEDDED`]),
+/// then its cells with every initializer run; not attached or listed yet.
+pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object, Fault> {
+    let layout = object_layout(version.fields.len());
+    let block = alloc_object_memory(layout);
+    let shell = block as *mut Object;
+    // SAFETY: the header word and cells follow the shell inside the block.
+    let header = unsafe { block.add(Object::INLINE_CELLS - 8) } as *mut u64;
+    if let Err(e) = fill_state(version, class.vmctx(), &[], header, true) {
+        // SAFETY: allocated above with this layout; nothing else saw it (the cells made so far
+        // were dropped by `fill_state`).
+        unsafe { alloc::dealloc(block, layout) };
+        return Err(e);
+    }
+    // SAFETY: the cells start one word after the header; `shell` is the block's start, sized
+    // and aligned for an `Object`.
+    unsafe { shell.write(fresh_shell(class, header.add(1))) };
+    Ok(shell)
+}
+
+/// The layout of the allocation of a shell whose embedded state block has `fields` cells.
+pub(crate) fn object_layout(fields: usize) -> Layout {
+    Layout::from_size_align(
+        Object::INLINE_CELLS + 8 * fields,
+        std::mem::align_of::<Object>(),
+    )
+    .expect("an object of a few cells always fits")
+}
+
+/// Free a shell's allocation: its current state block first (unless the caller took it), then
+/// the block, whose size its embedded header's version gives (kept when a reload moved the
+/// state out).
+///
+/// # Safety
+/// `shell` must come from [`new_block`], be unlisted and unreferenced, and not be used after.
+pub(crate) unsafe fn free_block(shell: *mut Object) {
+    // SAFETY: per the contract, nothing else reaches the shell: plain accesses suffice (the
+    // last release's acquire fence ordered every other thread's writes before this).
+    let state = unsafe { (*shell).state.load(Ordering::Relaxed) };
+    if !state.is_null() {
+        // SAFETY: as above.
+        unsafe { (*shell).state.store(ptr::null_mut(), Ordering::Relaxed) };
+        // SAFETY: the state is the shell's own and nothing can reach it any more.
+        unsafe { drop_state_now(state) };
+    }
+    // SAFETY: the embedded header lies inside the block and still names the version it was
+    // built with (dropping a state block never rewrites its header).
+    let fields = unsafe {
+        let header = (shell as *const u8).add(Object::INLINE_CELLS - 8) as *const u64;
+        (*header_version(*header)).fields.len()
+    };
+    // SAFETY: allocated in `new_block` with this layout. `Object` has no drop glue.
+    unsafe { alloc::dealloc(shell as *mut u8, object_layout(fields)) };
+}
+
 /// A shell of `class` with `state`, not attached or listed yet.
-fn fresh_shell(class: &Class, state: *mut u64) -> Object {
+pub(crate) fn fresh_shell(class: &Class, state: *mut u64) -> Object {
     Object {
         key: AtomicU64::new(DETACHED_KEY),
         state: AtomicPtr::new(state),
@@ -262,7 +340,11 @@ fn fresh_shell(class: &Class, state: *mut u64) -> Object {
 
 /// Attach a fresh shell (key and bound slots read under the class lock, which the reloader
 /// installs them under, so they agree with each other) and put it on the live list.
-fn list_shell(class: &Class, shell: *mut Object, mut live: ClassGuard<'_, LiveList>) -> Handle {
+pub(crate) fn list_shell(
+    class: &Class,
+    shell: *mut Object,
+    mut live: ClassGuard<'_, LiveList>,
+) -> Handle {
     // SAFETY: the shell was just made and is not shared yet.
     let obj = unsafe { &*shell };
     obj.key
@@ -272,41 +354,6 @@ fn list_shell(class: &Class, shell: *mut Object, mut live: ClassGuard<'_, LiveLi
     live.shells += 1;
     drop(live);
     Handle::from_object(shell)
-}
-
-/// The one allocation of an inline object with `fields` cells: shell, header, cells.
-fn inline_layout(fields: usize) -> Layout {
-    Layout::from_size_align(
-        Object::INLINE_CELLS + 8 * fields,
-        std::mem::align_of::<Object>(),
-    )
-    .expect("an object of a few cells always fits")
-}
-
-/// `new` of an inline class: the shell and its cells in one allocation. The class is never
-/// reloaded, so its version cannot change while the cells are built.
-fn new_inline_object(class: &Class) -> Result<Handle, Fault> {
-    let version = class.version();
-    let layout = inline_layout(version.fields.len());
-    // SAFETY: the layout is non-zero (at least a shell).
-    let block = unsafe { alloc::alloc(layout) };
-    if block.is_null() {
-        alloc::handle_alloc_error(layout);
-    }
-    let shell = block as *mut Object;
-    // SAFETY: the header word and cells follow the shell inside the block.
-    let header = unsafe { block.add(Object::INLINE_CELLS - 8) } as *mut u64;
-    if let Err(e) = fill_state(version, class.vmctx(), &[], header) {
-        // SAFETY: allocated above with this layout; nothing else saw it (the cells made so far
-        // were dropped by `fill_state`).
-        unsafe { alloc::dealloc(block, layout) };
-        return Err(e);
-    }
-    // SAFETY: the cells start one word after the header; `shell` is the block's start, sized
-    // and aligned for an `Object`.
-    unsafe { shell.write(fresh_shell(class, header.add(1))) };
-    let live = class.live.lock();
-    Ok(list_shell(class, shell, live))
 }
 
 /// Copy the class's current `vmctx` and first slots into the shell.
@@ -328,37 +375,36 @@ pub(crate) fn build_state(
     vmctx: *mut c_void,
     keep: &[Option<u64>],
 ) -> Result<*mut u64, Fault> {
-    let layout = cells_layout(version.fields.len());
-    // SAFETY: the layout has a non-zero size (at least the header word). Not zeroed by the
-    // allocator (calloc is slower): `fill_state` writes every cell.
-    let block = unsafe { alloc::alloc(layout) } as *mut u64;
-    if block.is_null() {
-        alloc::handle_alloc_error(layout);
-    }
-    fill_state(version, vmctx, keep, block)?;
+    // Not zeroed by the allocator (calloc is slower): `fill_state` writes every cell.
+    let block = alloc_object_memory(cells_layout(version.fields.len())) as *mut u64;
+    fill_state(version, vmctx, keep, block, false)?;
     // SAFETY: the cells start after the header word.
     Ok(unsafe { block.add(1) })
 }
 
 /// Write a state block for `version` at `block` (the header word, then one cell per field), as
-/// [`build_state`] says. On error the cells made are dropped (and a block of its own freed;
-/// an inline block is the caller's to free with its shell).
+/// [`build_state`] says; `embedded` marks a block inside its shell's allocation. On error the
+/// cells made are dropped (and a block of its own freed; an embedded block is the caller's to
+/// free with its shell).
 fn fill_state(
     version: &Version,
     vmctx: *mut c_void,
     keep: &[Option<u64>],
     block: *mut u64,
+    embedded: bool,
 ) -> Result<(), Fault> {
     let n = version.fields.len();
     // SAFETY: `block` holds n + 1 cells; cell 0 is the header.
     let cells = unsafe {
-        *block = version as *const Version as u64;
+        *block = (version as *const Version as u64) | if embedded { EMBEDDED } else { 0 };
         block.add(1)
     };
     let mut code_inits = false;
     for (i, f) in version.fields.iter().enumerate() {
         let bits = match (keep.get(i).copied().flatten(), &f.init) {
             (Some(bits), _) => bits,
+            // The common initializer inline; the others (a string, an array, code) out of line.
+            (None, Init::Bits(bits)) => *bits,
             (None, init) => init.constant_cell().unwrap_or_else(|| {
                 // Zero (a null handle) until the initializer runs: safe to drop on error.
                 code_inits = true;
@@ -402,7 +448,9 @@ fn fill_state(
 /// `cells` must come from [`build_state`] and not be used afterwards.
 pub(crate) unsafe fn drop_state(cells: *mut u64, dying: &mut Vec<*const Object>) {
     // SAFETY: per the contract, the header one cell before holds the block's version.
-    let version = unsafe { &*(*cells.sub(1) as *const Version) };
+    let header = unsafe { *cells.sub(1) };
+    // SAFETY: the class keeps its versions for its whole life.
+    let version = unsafe { &*header_version(header) };
     if version.needs_drop {
         for (i, f) in version.fields.iter().enumerate() {
             // SAFETY: `i` is inside the block.
@@ -410,8 +458,8 @@ pub(crate) unsafe fn drop_state(cells: *mut u64, dying: &mut Vec<*const Object>)
             drop_cell(f.ty.cell_kind(), bits, dying);
         }
     }
-    if !version.inline {
-        // SAFETY: allocated in `build_state` with this layout (an inline block is part of its
+    if header & EMBEDDED == 0 {
+        // SAFETY: allocated in `build_state` with this layout (an embedded block is part of its
         // shell's allocation, freed with the shell).
         unsafe { alloc::dealloc(cells.sub(1) as *mut u8, cells_layout(version.fields.len())) };
     }
@@ -475,11 +523,14 @@ pub(crate) fn free_all(mut dying: Vec<*const Object>) {
 /// Free one shell whose count reached zero: its state (pushing what that releases last onto
 /// `dying`), its place on the live list, its memory.
 fn free_one(obj: *const Object, dying: &mut Vec<*const Object>) {
-    // SAFETY: its count reached zero: no handle refers to it, and we are its only user.
+    // SAFETY: its count reached zero: no handle refers to it, and we are its only user (a
+    // reload or unload snapshot skips a shell whose count is zero), so plain accesses suffice.
     let shell = unsafe { &*obj };
-    let state = shell.state.swap(ptr::null_mut(), Ordering::AcqRel);
+    let state = shell.state.load(Ordering::Relaxed);
     if !state.is_null() {
-        // SAFETY: the state came from `build_state`; nothing can reach it any more.
+        shell.state.store(ptr::null_mut(), Ordering::Relaxed);
+        // SAFETY: the state came from `new_block` or `build_state`; nothing can reach it any
+        // more.
         unsafe { drop_state(state, dying) };
     }
     let class = shell.class();
@@ -487,15 +538,8 @@ fn free_one(obj: *const Object, dying: &mut Vec<*const Object>) {
     live.remove(shell);
     live.shells -= 1;
     drop(live);
-    if class.is_inline() {
-        let layout = inline_layout(class.version().fields.len());
-        // SAFETY: allocated in `new_inline_object` with this layout (an inline class keeps one
-        // version); unlisted and unreferenced. `Object` has no drop glue.
-        unsafe { alloc::dealloc(obj as *mut u8, layout) };
-        return;
-    }
-    // SAFETY: allocated by `Box` in `new_object`; unlisted and unreferenced.
-    drop(unsafe { Box::from_raw(obj as *mut Object) });
+    // SAFETY: made by `new_block`; unlisted, unreferenced, its state dropped above.
+    unsafe { free_block(obj as *mut Object) };
 }
 
 /// The error for a call on an object that is not attached.

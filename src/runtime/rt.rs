@@ -115,10 +115,7 @@ impl Runtime {
             object::new_object(class)
         });
         // Boxed errors all the way (see `border::Fault`); unboxed once, here.
-        match made {
-            Ok(Ok(h)) => Ok(h),
-            Ok(Err(e)) | Err(e) => Err(*e),
-        }
+        made.map_err(|e| *e)
     }
 
     fn check_owner(&self, class: &ClassRef) {
