@@ -435,3 +435,76 @@ fn the_ruler_takes_every_position_of_a_round_in_turn() {
         .collect();
     assert_eq!(positions, vec![0, 1, 2, 0, 1, 2]);
 }
+
+/// A cycle counter that reads what the variants say they spent: a PMU as it should be, or one
+/// that counts `scale` times too many (a reference clock, say).
+struct CycleCounter {
+    kinds: Vec<CounterKind>,
+    cycles: Arc<AtomicU64>,
+    scale: u64,
+    reads: u64,
+}
+
+impl CounterSource for CycleCounter {
+    fn kinds(&self) -> &[CounterKind] {
+        &self.kinds
+    }
+    fn read(&mut self) -> io::Result<Reading> {
+        // Always scheduled: enabled and running move together.
+        self.reads += 1;
+        Ok(Reading {
+            values: vec![self.cycles.load(Ordering::Relaxed) * self.scale],
+            time_enabled: self.reads * 1000,
+            time_running: self.reads * 1000,
+        })
+    }
+}
+
+fn pmu_and_ruler(scale: u64) -> hotlab::measure::JobResult {
+    let timer = MockTimer::new(READ_COST);
+    let cycles = Arc::new(AtomicU64::new(0));
+    // 300 ps per cycle; each variant advances the clock and the cycle count alike.
+    let spend = |name: &str, per_op: u64| {
+        let (t, c) = (timer.clone(), cycles.clone());
+        Variant::native(name.to_string(), move |n| {
+            t.advance(Picos(300.0 * (per_op * n) as f64));
+            c.fetch_add(per_op * n, Ordering::Relaxed);
+            n
+        })
+    };
+    let ruler = hotlab::measure::Ruler {
+        variant: spend("ruler", 64),
+        cycles_per_iter: 64.0,
+    };
+    let sources = Sources {
+        disturbances: Err(CounterAbsence::NotOpened("none".into())),
+        hardware: Ok(Box::new(CycleCounter {
+            kinds: vec![CounterKind::Cycles],
+            cycles: cycles.clone(),
+            scale,
+            reads: 0,
+        })),
+    };
+    let mut job = Job::new(rounds(30))
+        .with(spend("seven", 7))
+        .with(spend("twelve", 12))
+        .with_ruler(ruler);
+    job.run_with(&timer, sources, &AtomicBool::new(false), &mut NoObserver)
+        .unwrap()
+}
+
+#[test]
+fn a_pmu_is_shown_beside_the_ruler_and_their_agreement_judged() {
+    let r = pmu_and_ruler(1);
+    for (v, want) in r.variants.iter().zip([7.0, 12.0]) {
+        let a = v.pmu_vs_ruler.expect("both the PMU and the ruler counted");
+        assert!((a.ruler_cycles - want).abs() < 1e-9, "{a:?}");
+        assert!((a.pmu_cycles - want).abs() < 1e-6, "{a:?}");
+        assert!(a.agree && a.relative.abs() < 1e-6, "{a:?}");
+    }
+    // A PMU counting a clock three times as fast disagrees, and says by how much.
+    let r = pmu_and_ruler(3);
+    let a = r.variants[0].pmu_vs_ruler.unwrap();
+    assert!(!a.agree, "{a:?}");
+    assert!((a.relative - 2.0).abs() < 1e-6, "{a:?}");
+}

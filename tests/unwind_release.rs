@@ -47,6 +47,7 @@ fn run(program: &Program, backend: Backend, stack: usize) -> Left {
                 Backend::JitOpt => OptLevel::Speed,
                 _ => OptLevel::None,
             },
+            code_offset: 0,
         };
         let result = match backend {
             Backend::Jit | Backend::JitOpt => {

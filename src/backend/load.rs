@@ -44,6 +44,9 @@ pub struct LoadOptions {
     /// Load it so that [`Loaded::reload`] works (a `ScriptModule` on `jit`, `jit-opt` and
     /// `object`; the interpreter always reloads).
     pub reloadable: bool,
+    /// The code placement of `jit` and `jit-opt` code ([`super::jit::layout::code_offset`]); 0 is
+    /// the usual one.
+    pub layout: usize,
 }
 
 impl Default for LoadOptions {
@@ -54,6 +57,7 @@ impl Default for LoadOptions {
             checks: jit.checks,
             verify: jit.verify,
             reloadable: false,
+            layout: 0,
         }
     }
 }
@@ -221,6 +225,7 @@ impl Loader {
             checks: self.options.checks,
             verify: self.options.verify,
             opt,
+            code_offset: super::jit::layout::code_offset(self.options.layout),
         }
     }
 

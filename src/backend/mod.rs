@@ -19,6 +19,7 @@ pub mod objects;
 pub mod sample;
 
 pub use hook::HookVia;
+pub use jit::layout::MAX_LAYOUTS;
 pub use kind::Backend;
 pub use load::{
     CallError, LoadError, LoadOptions, Loaded, Loader, Workload, WorkloadError, is_clif, load,

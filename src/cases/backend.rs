@@ -64,8 +64,14 @@ impl CaseEntry {
 /// The loader of a matrix or a check: JITs without the verifier (as in a release build, so
 /// load times show compile work only), bounds checks on.
 pub fn case_loader() -> Loader {
+    layout_loader(0)
+}
+
+/// [`case_loader`] placing `jit` and `jit-opt` code at layout `k` (0: the usual placement).
+pub fn layout_loader(k: usize) -> Loader {
     Loader::new(LoadOptions {
         verify: false,
+        layout: k,
         ..LoadOptions::default()
     })
 }

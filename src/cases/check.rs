@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::backend::{Backend, CellError, Loaded, Loader, Sampler, case_loader};
+use super::backend::{Backend, CellError, Loaded, Loader, Sampler, layout_loader};
 use super::matrix;
 use super::spec::{CaseEntry, Mode};
 use super::twins::Twin;
+use crate::backend::MAX_LAYOUTS;
 use crate::lang::SourceFile;
 use crate::measure::{MeasureError, Picos, Settings, Stop, Verdict};
 
@@ -62,6 +63,20 @@ pub struct CheckAnswer {
     /// as a histogram against the band on a terminal).
     #[serde(default)]
     pub round_ratios: Vec<f64>,
+    /// Placements of the script's code that were measured.
+    #[serde(default = "one")]
+    pub layouts: usize,
+    /// With more than one layout: the largest layout's ratio over the smallest, minus one.
+    #[serde(default)]
+    pub layout_spread: Option<f64>,
+    /// With more than one layout: each layout's median ratio, in layout order.
+    #[serde(default)]
+    pub layout_ratios: Vec<f64>,
+}
+
+/// One layout (an answer saved before layouts existed).
+fn one() -> usize {
+    1
 }
 
 /// Cycles per op with their 95% CI: each round's time over the ruler's per-cycle time in the
@@ -116,6 +131,9 @@ pub struct CheckOptions {
     pub time: f64,
     /// Loop count of the result check.
     pub iters: i64,
+    /// Placements of the script's code measured interleaved (1: the usual one; see
+    /// `backend::jit::layout`; `jit` and `jit-opt` only, other backends place code once).
+    pub layouts: usize,
 }
 
 /// Why there is no answer.
@@ -208,34 +226,65 @@ pub fn check(
     against: &Against,
     options: &CheckOptions,
 ) -> Result<CheckAnswer, CheckError> {
-    let mut jits = case_loader();
+    // Only JIT code can be placed; the object backend's library and the interpreter are
+    // measured at their one placement.
+    let layouts = match options.backend {
+        Backend::Jit | Backend::JitOpt => options.layouts.clamp(1, MAX_LAYOUTS),
+        _ => 1,
+    };
+    // One loader per layout: a loader keeps one JIT, and a JIT places all its code one way.
+    let mut loaders: Vec<Loader> = (0..layouts).map(layout_loader).collect();
     let this = prepared(script)?;
-    let mut loaded = load(options.backend, &this, &mut jits)?;
     let that = match against {
         Against::Script(s) => Some(prepared(s)?),
         Against::Twin(_) => None,
     };
-    let mut other = match &that {
-        Some(p) => Some((p, load(options.backend, p, &mut jits)?)),
-        None => None,
-    };
+    let mut loaded = Vec::with_capacity(layouts);
+    let mut other = Vec::with_capacity(layouts);
+    for jits in &mut loaders {
+        loaded.push(load(options.backend, &this, jits)?);
+        if let Some(p) = &that {
+            other.push(load(options.backend, p, jits)?);
+        }
+    }
     let script_error = |e: &dyn std::fmt::Display| CheckError::Run(e.to_string());
-    let mut runner = (loaded.sampler(&this.1.workload())).map_err(|e| script_error(&e))?;
-    let result = runner
-        .checked(options.iters)
-        .map_err(|e| script_error(&e))?;
-    let mut other_runner = match &mut other {
-        Some((p, l)) => Some((
-            &p.0,
-            l.sampler(&p.1.workload()).map_err(|e| script_error(&e))?,
-        )),
-        None => None,
+    let mut runners = Vec::with_capacity(layouts);
+    for l in &mut loaded {
+        runners.push(
+            l.sampler(&this.1.workload())
+                .map_err(|e| script_error(&e))?,
+        );
+    }
+    let mut results = Vec::with_capacity(layouts);
+    for r in &mut runners {
+        results.push(r.checked(options.iters).map_err(|e| script_error(&e))?);
+    }
+    let result = results[0];
+    let mut other_runners = Vec::with_capacity(layouts);
+    if let Some(p) = &that {
+        for l in &mut other {
+            other_runners.push(l.sampler(&p.1.workload()).map_err(|e| script_error(&e))?);
+        }
+    }
+    let other_result = match against {
+        Against::Script(_) => {
+            let mut first = None;
+            for r in &mut other_runners {
+                let v = r.checked(options.iters).map_err(|e| script_error(&e))?;
+                first.get_or_insert(v);
+            }
+            first.expect("one layout at least")
+        }
+        Against::Twin(t) => t.run(options.iters),
     };
-    let other_result = match (&mut other_runner, against) {
-        (Some((_, r)), _) => r.checked(options.iters).map_err(|e| script_error(&e))?,
-        (None, Against::Twin(t)) => t.run(options.iters),
-        (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
-    };
+    // The same code at another place computes the same thing; a layout that does not is a
+    // backend bug worth saying, not averaging.
+    if let Some(k) = results.iter().position(|&r| r != result) {
+        return Err(CheckError::Run(format!(
+            "error: {}: layout {k} computed {} where layout 0 computed {result}",
+            script.source.name, results[k]
+        )));
+    }
     let results_equal = result == other_result;
 
     let mut settings = Settings {
@@ -245,29 +294,54 @@ pub fn check(
         ..Settings::default()
     };
     let name = script.source.name.clone();
-    let (
-        against_name,
-        (verdict, [other_ns, ns], [other_cycles, cycles], [other_instr, instr], round_ratios),
-    ) = match (other_runner, against) {
-        (Some((s, r)), _) => {
-            // The other script first: the job's first variant is the baseline of the ratio.
-            let mut runners = vec![(s.source.name.clone(), r), (name.clone(), runner)];
-            let values = measure(None, &mut runners, &settings)?;
-            (runners[0].0.clone(), values)
+    let layout_name = |n: &str, k: usize| {
+        if layouts == 1 {
+            n.to_string()
+        } else {
+            format!("{n} @{k}")
+        }
+    };
+    let (against_name, m) = match (&that, against) {
+        (Some((s, _)), _) => {
+            // The other script first at every layout: a pair's first variant is the
+            // baseline of its ratio.
+            let mut all = Vec::with_capacity(2 * layouts);
+            let mut pairs = Vec::with_capacity(layouts);
+            for (k, (o, r)) in other_runners.into_iter().zip(runners).enumerate() {
+                pairs.push((all.len(), all.len() + 1));
+                all.push((layout_name(&s.source.name, k), o));
+                all.push((layout_name(&name, k), r));
+            }
+            let values = measure(None, &mut all, &settings, &pairs)?;
+            (s.source.name.clone(), values)
         }
         (None, Against::Twin(t)) => {
             if t.threads > 1 {
                 settings = matrix::settings(options.time, true, t);
                 settings.band = options.band;
             }
-            let mut runners = vec![(name.clone(), runner)];
+            let pairs: Vec<(usize, usize)> = (0..layouts).map(|k| (0, k + 1)).collect();
+            let mut all: Vec<(String, Sampler<'_>)> = runners
+                .into_iter()
+                .enumerate()
+                .map(|(k, r)| (layout_name(&name, k), r))
+                .collect();
             (
                 format!("twin {}", t.name),
-                measure(Some(t), &mut runners, &settings)?,
+                measure(Some(t), &mut all, &settings, &pairs)?,
             )
         }
-        (None, Against::Script(_)) => unreachable!("the other script was loaded above"),
+        (None, Against::Script(_)) => unreachable!("the other script was prepared above"),
     };
+    let Measured {
+        verdict,
+        ns: [other_ns, ns],
+        cycles: [other_cycles, cycles],
+        instructions: [other_instr, instr],
+        round_ratios,
+        layout_spread,
+        layout_ratios,
+    } = m;
     let exit_code = if !results_equal {
         code::RESULT_DIFFERS
     } else {
@@ -300,6 +374,9 @@ pub fn check(
         explanation: verdict.explanation.clone(),
         exit_code,
         round_ratios,
+        layouts,
+        layout_spread,
+        layout_ratios,
     })
 }
 
@@ -325,24 +402,36 @@ pub fn line(a: &CheckAnswer) -> String {
     )
 }
 
-/// The verdict, then ns, cycles and instructions per op of variants 0 and 1, and the rounds'
-/// ratios 1 / 0.
-type CheckFigures = (
-    crate::measure::stats::verdict::RatioVerdict,
-    [Option<f64>; 2],
-    [Option<CyclesCi>; 2],
-    [Option<f64>; 2],
-    Vec<f64>,
-);
+/// What one timed job gives a check: the verdict, then ns, cycles and instructions per op of
+/// the first pair's two sides (the other first), the rounds' ratios of that pair, and the
+/// layouts' spread and ratios when there is more than one.
+struct Measured {
+    verdict: crate::measure::stats::verdict::RatioVerdict,
+    ns: [Option<f64>; 2],
+    cycles: [Option<CyclesCi>; 2],
+    instructions: [Option<f64>; 2],
+    round_ratios: Vec<f64>,
+    layout_spread: Option<f64>,
+    layout_ratios: Vec<f64>,
+}
 
-/// One timed job, the baseline first (the twin, or the first runner); variant 1 against 0.
+/// One timed job, the twin (if any) first; `pairs[k]` = (other, script) at layout `k`.
 fn measure(
     twin: Option<&Twin>,
     runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
-) -> Result<CheckFigures, CheckError> {
+    pairs: &[(usize, usize)],
+) -> Result<Measured, CheckError> {
     let result = matrix::run_job(twin, runners, settings)?;
-    let c = result.compare(0, 1).map_err(CheckError::Compare)?;
+    let (a, b) = pairs[0];
+    let layouts = (pairs.len() > 1)
+        .then(|| result.compare_layouts(pairs))
+        .transpose()
+        .map_err(CheckError::Compare)?;
+    let verdict = match &layouts {
+        Some(l) => l.verdict.clone(),
+        None => result.compare(a, b).map_err(CheckError::Compare)?.verdict,
+    };
     let ns = |i: usize| {
         result.variants[i]
             .summary
@@ -351,19 +440,23 @@ fn measure(
     };
     let cycles = |i: usize| CyclesCi::of(&result.variants[i]);
     let instr = |i: usize| result.variants[i].instructions;
-    let ratios = result
+    let round_ratios = result
         .round_records
         .iter()
-        .filter_map(|r| match (r.per_op[0], r.per_op[1]) {
-            (Some(a), Some(b)) if a.0 > 0.0 && b.0 > 0.0 => Some(b.0 / a.0),
+        .filter_map(|r| match (r.per_op[a], r.per_op[b]) {
+            (Some(x), Some(y)) if x.0 > 0.0 && y.0 > 0.0 => Some(y.0 / x.0),
             _ => None,
         })
         .collect();
-    Ok((
-        c.verdict,
-        [ns(0), ns(1)],
-        [cycles(0), cycles(1)],
-        [instr(0), instr(1)],
-        ratios,
-    ))
+    Ok(Measured {
+        verdict,
+        ns: [ns(a), ns(b)],
+        cycles: [cycles(a), cycles(b)],
+        instructions: [instr(a), instr(b)],
+        round_ratios,
+        layout_spread: layouts.as_ref().map(|l| l.spread),
+        layout_ratios: layouts
+            .map(|l| l.per_layout.iter().map(|r| r.0).collect())
+            .unwrap_or_default(),
+    })
 }

@@ -203,6 +203,9 @@ pub fn settings(time: f64, pin: bool, twin: &Twin) -> Settings {
         stop: Stop::Budget(Picos(time * 1e12)),
         pin,
         counters: false,
+        // Single-stepping a bench cell's variants would cost up to seconds per cell for a
+        // column the bench table does not show; check, ladder and the TUI count.
+        instructions: false,
         ..Settings::default()
     };
     if twin.threads > 1 {

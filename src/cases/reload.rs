@@ -197,6 +197,7 @@ fn module(backend: Backend, name: &str, text: String) -> Result<ScriptModule, Re
         checks: Checks::On,
         verify: false,
         opt: OptLevel::None,
+        code_offset: 0,
     };
     match backend {
         Backend::Object => {

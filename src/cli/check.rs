@@ -59,6 +59,11 @@ pub struct CheckArgs {
     /// Loop count of the result check.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(i64).range(0..=1_000_000_000))]
     pub iters: i64,
+    /// Measure the script's code at K placements (offsets within a cache line and a page),
+    /// interleaved; the CI then also covers the spread between placements (`jit` and
+    /// `jit-opt`; other backends place code once). See docs/measurement.md.
+    #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u16).range(1..=16))]
+    pub layouts: u16,
     /// Print the answer as one JSON document on stdout, for every outcome (an error is
     /// `{"error": {"kind", "message", "location", "exit_code"}}`).
     #[arg(long)]
@@ -151,6 +156,9 @@ pub fn answer_json(a: &CheckAnswer) -> serde_json::Value {
         "other_result_str": a.other_result.to_string(),
         "results_equal": a.results_equal,
         "rounds": a.round_ratios.len(),
+        "layouts": a.layouts,
+        "layout_spread": a.layout_spread,
+        "layout_ratios": a.layout_ratios,
         "explanation": a.explanation,
         "exit_code": a.exit_code,
     })
@@ -185,6 +193,7 @@ fn answer(args: &CheckArgs) -> Result<ExitCode, Failure> {
         band: args.band / 100.0,
         time: args.time,
         iters: args.iters,
+        layouts: usize::from(args.layouts),
     };
     baseline::precheck(&args.baselines)?;
     let progress = std::io::stderr().is_terminal();

@@ -310,7 +310,10 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
         crate::frontend::baseline::Show::Stdout
     };
     let compared = crate::frontend::baseline::after_run(&args.baselines, &records.to_json(), show)?;
-    if let Some(fault) = (!report.all_ok).then(|| first_fault(&report.report)).flatten() {
+    if let Some(fault) = (!report.all_ok)
+        .then(|| first_fault(&report.report))
+        .flatten()
+    {
         // A row that raised: the error is the cause (its checksum differs because it raised).
         eprintln!("error: {fault}");
         Ok(ExitCode::from(exit::SCRIPT_ERROR))

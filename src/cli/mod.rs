@@ -367,6 +367,7 @@ pub(crate) fn check_in_worker(
             checks: true,
         },
         iters: options.iters,
+        layouts: options.layouts,
     };
     let how = WorkerRun {
         what: &script.source.name,

@@ -38,6 +38,9 @@ pub struct ReportRow {
     pub cycles: Option<f64>,
     /// Instructions in the row's call-path machine code (static count).
     pub instructions: usize,
+    /// Instructions one call executes, counted by single-stepping the row (exact, the same
+    /// from run to run; the native row's too); `None` where counting was not possible.
+    pub executed: Option<f64>,
     /// The row's checksum equals the native row's (per iteration).
     pub checksum_ok: bool,
     /// The fault that stopped the row, if one did.
@@ -106,7 +109,7 @@ impl std::fmt::Display for Saving {
                 "a layout effect: the code has {more_instructions} more instructions than the \
                  row before, so nothing was saved; where its loop and branches fall \
                  (alignment, branch-predictor aliasing) moved, worth {saved_ns:.2} ns here \
-                 (`--layouts K` measures placements)"
+                 (`hotlab check --layouts K` measures a snippet at several placements)"
             ),
             Saving::FewerInstructions {
                 saved_ns,
@@ -117,6 +120,15 @@ impl std::fmt::Display for Saving {
                  folded work away around this layer ({saved_ns:.2} ns)"
             ),
         }
+    }
+}
+
+/// A per-call count: whole numbers as integers, others with one decimal.
+fn fmt_count(x: f64) -> String {
+    if (x - x.round()).abs() < 0.05 {
+        format!("{:.0}", x)
+    } else {
+        format!("{x:.1}")
     }
 }
 
@@ -212,6 +224,7 @@ impl Report {
                     verdict: native_cmp.as_ref().map(|c| c.verdict.verdict),
                     cycles: v.cycles_est.map(|c| c.0),
                     instructions: row.instructions(),
+                    executed: v.instructions,
                     checksum_ok,
                     fault: faults
                         .get(i)
@@ -304,19 +317,20 @@ impl Report {
                 },
                 r.verdict.map(|v| v.to_string()).unwrap_or_default(),
                 r.cycles.map(|x| format!("{x:.1}")).unwrap_or_default(),
-                if r.build.is_some() {
-                    r.instructions.to_string()
-                } else {
-                    "-".into()
+                match (r.executed, r.build) {
+                    (Some(x), _) => fmt_count(x),
+                    (None, Some(_)) => format!("~{}", r.instructions),
+                    (None, None) => "-".into(),
                 },
                 if r.checksum_ok { "ok" } else { "!" }.into(),
             ]);
         }
         t.notes.push(format!(
             "adds: median per-round difference from the row before in the same build (the native \
-             row for a build's first step); vs native: ratio verdict with a ±{:.0}% band; cycles \
-             estimated from the calibrated core clock (no PMU); instr: static count of the \
-             row's call-path machine code",
+             row for a build's first step); vs native: ratio verdict with a ±{:.0}% band; cycles: \
+             per call, against a chain of register adds timed in the same rounds (no PMU \
+             needed); instr: instructions one call executes, counted by single-stepping the row \
+             (`~N`: counting was not possible, the static count of its call-path code)",
             self.band * 100.0
         ));
         if self.rows.iter().any(|r| r.build == Some(Build::Runtime)) {

@@ -71,6 +71,9 @@ pub struct DoctorReport {
     pub checks: Vec<CheckLine>,
     /// Whether every expectation was met.
     pub all_met: bool,
+    /// How much placement alone moved a small loop: the largest of its placements' times over
+    /// the smallest, minus one (`None` where it could not be measured).
+    pub layout_spread: Option<f64>,
 }
 
 fn chain4(n: u64) -> u64 {
@@ -160,6 +163,15 @@ pub fn doctor_report(options: &DoctorOptions) -> anyhow::Result<DoctorReport> {
         &plus.compare(0, 1)?,
     ));
 
+    #[cfg(target_arch = "x86_64")]
+    let layout_spread = {
+        let (line, spread) = layout_line(options).context("measuring layout sensitivity")?;
+        checks.push(line);
+        spread
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let layout_spread = None;
+
     if let Some(c) = probes.core_clock {
         let err = c.linearity_error();
         checks.push(CheckLine {
@@ -196,7 +208,73 @@ pub fn doctor_report(options: &DoctorOptions) -> anyhow::Result<DoctorReport> {
         iters,
         checks,
         all_met,
+        layout_spread,
     })
+}
+
+/// Placements of the doctor's layout loop: four offsets within a cache line, at two places in
+/// the page.
+const LAYOUT_OFFSETS: [usize; 8] = [0, 16, 32, 48, 1024, 1040, 1056, 1072];
+
+/// The same small loop at [`LAYOUT_OFFSETS`], measured interleaved: how much placement alone
+/// moves it (reported; there is no expectation to meet). Also the spread, for the report.
+#[cfg(target_arch = "x86_64")]
+fn layout_line(options: &DoctorOptions) -> anyhow::Result<(CheckLine, Option<f64>)> {
+    use super::placed::{FRONT_END_LOOP, PlacedCode};
+    let placed = LAYOUT_OFFSETS
+        .iter()
+        .map(|&o| {
+            // SAFETY: FRONT_END_LOOP is position-independent x86-64 code with the raw ABI.
+            unsafe { PlacedCode::new(FRONT_END_LOOP, o) }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let settings = Settings {
+        stop: Stop::Budget(Picos(options.time_s * 1e12)),
+        cpu: options.cpu,
+        instructions: false,
+        ..Settings::default()
+    };
+    let mut job = Job::new(settings);
+    for (p, o) in placed.iter().zip(LAYOUT_OFFSETS) {
+        // SAFETY: the code ignores its (null) ctx; the job is dropped before `placed`.
+        job = job
+            .with(unsafe { Variant::raw(format!("loop @+{o}"), p.entry(), std::ptr::null_mut()) });
+    }
+    let r = job.run(&AtomicBool::new(false), &mut NoObserver)?;
+    drop(job);
+    let ratios: Vec<f64> = (1..LAYOUT_OFFSETS.len())
+        .filter_map(|k| r.compare(0, k).ok())
+        .map(|c| c.verdict.ratio.0)
+        .filter(|x| x.is_finite())
+        .collect();
+    let all: Vec<f64> = std::iter::once(1.0).chain(ratios.iter().copied()).collect();
+    let (lo, hi) = all
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let spread = (ratios.len() + 1 == LAYOUT_OFFSETS.len()).then_some(hi / lo - 1.0);
+    let got = match spread {
+        Some(s) => format!(
+            "a 41-byte loop at {} placements runs at {lo:.3}x-{hi:.3}x of the first: a spread of \
+             {:.1}% from placement alone (`hotlab check --layouts K` averages over placements)",
+            LAYOUT_OFFSETS.len(),
+            s * 100.0
+        ),
+        None => "too few rounds to compare the placements: run longer (--time)".to_string(),
+    };
+    let line = CheckLine {
+        name: "layout".into(),
+        expected: "reported: how much where code falls moves a small loop's time".into(),
+        got,
+        met: true,
+        verdict: None,
+        ci_half_width_pct: None,
+        diff_ns: None,
+        diff_cycles: None,
+        a_ns: r.variants[0].summary.map(|s| s.median.nanos()),
+        rounds: Some(r.rounds),
+        dropped: Some(r.variants.iter().map(|v| v.dropped).sum()),
+    };
+    Ok((line, spread))
 }
 
 impl DoctorReport {

@@ -615,7 +615,7 @@ impl Job {
                 (s.instructions
                     && timer.kind() != TimerKind::Mock
                     && !cancel.load(Ordering::Relaxed))
-                .then(|| super::steps::instructions_per_op(v))
+                .then(|| super::steps::instructions_per_op_cancellable(v, Some(cancel)))
             })
             .collect();
         notify(

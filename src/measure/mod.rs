@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod env;
 pub mod histogram;
 pub mod job;
+pub mod placed;
 pub mod result;
 pub mod schedule;
 pub mod stats;
@@ -18,7 +19,7 @@ pub mod units;
 pub mod variant;
 
 pub use job::{Job, NoObserver, Observer, Phase, Progress, Ruler, Settings, Sources, Stop};
-pub use result::{Comparison, JobResult, VariantResult};
+pub use result::{Comparison, JobResult, LayoutComparison, PmuAgreement, VariantResult};
 pub use stats::verdict::{AbsVerdict, Verdict};
 pub use timer::{MockTimer, Timer, best_timer};
 pub use units::{Cycles, Ghz, Picos, Ratio};

@@ -5,14 +5,14 @@ use serde::Serialize;
 
 use super::MeasureError;
 use super::clock::CoreClock;
-use super::counters::{Availability, CounterReport};
+use super::counters::{Availability, CounterKind, CounterReport};
 use super::histogram::OpHistogram;
 use super::job::Settings;
-use super::stats::blocks;
 use super::stats::median_ci::{DEFAULT_LEVEL, MedianCi, sign_test_ci};
 use super::stats::summary::{self, Summary};
 use super::stats::tukey::{self, Outliers};
 use super::stats::verdict::{AbsVerdict, RatioVerdict, Verdict, abs_verdict, ratio_verdict};
+use super::stats::{blocks, layouts};
 use super::timer::TimerKind;
 use super::units::{Cycles, Ghz, Picos, Ratio};
 
@@ -102,6 +102,39 @@ impl From<Summary> for OpSummary {
     }
 }
 
+/// How far the PMU's cycle count may be from the ruler's and still agree (5%).
+pub const PMU_RULER_TOLERANCE: f64 = 0.05;
+
+/// The PMU's cycles per op beside the ruler's: two independent measures of one thing. They
+/// should agree; when they do not, one of them is wrong on this machine (a ruler whose adds do
+/// not retire one per cycle, or a PMU that counts another clock, such as a reference clock).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct PmuAgreement {
+    /// The PMU's cycles per op (the `cycles` counter over the samples' iterations).
+    pub pmu_cycles: f64,
+    /// The ruler's (median over rounds).
+    pub ruler_cycles: f64,
+    /// `pmu / ruler - 1`.
+    pub relative: f64,
+    /// Whether they agree within [`PMU_RULER_TOLERANCE`].
+    pub agree: bool,
+}
+
+impl PmuAgreement {
+    /// The agreement of `pmu` and `ruler` cycles per op (`None` unless both are positive).
+    pub fn of(pmu: f64, ruler: f64) -> Option<PmuAgreement> {
+        (pmu > 0.0 && ruler > 0.0 && pmu.is_finite() && ruler.is_finite()).then(|| {
+            let relative = pmu / ruler - 1.0;
+            PmuAgreement {
+                pmu_cycles: pmu,
+                ruler_cycles: ruler,
+                relative,
+                agree: relative.abs() <= PMU_RULER_TOLERANCE,
+            }
+        })
+    }
+}
+
 /// Results of one variant.
 #[derive(Debug, Clone, Serialize)]
 pub struct VariantResult {
@@ -127,6 +160,8 @@ pub struct VariantResult {
     pub tsc_ticks: Option<f64>,
     /// Hardware counters per op (when they opened).
     pub counters: Option<CounterReport>,
+    /// Where both exist: the PMU's cycles per op beside the ruler's, and whether they agree.
+    pub pmu_vs_ruler: Option<PmuAgreement>,
     /// Last sample's (iterations, checksum).
     pub checksum: Option<(u64, u64)>,
     /// Instructions one op executes on the job's thread, counted by single-stepping (exact,
@@ -203,6 +238,21 @@ pub struct Comparison {
     pub unstable: bool,
 }
 
+/// A ratio over code layouts (see [`JobResult::compare_layouts`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayoutComparison {
+    /// How many layouts.
+    pub layouts: usize,
+    /// Rounds in which every layout had both samples.
+    pub rounds: usize,
+    /// The verdict over all layouts, its interval widened by the between-layout term.
+    pub verdict: RatioVerdict,
+    /// Each layout's median ratio.
+    pub per_layout: Vec<Ratio>,
+    /// Largest per-layout ratio over the smallest, minus one (0.03 = 3%).
+    pub spread: f64,
+}
+
 impl JobResult {
     /// Compares variant `b` with variant `a` (ratio B/A, difference B - A).
     pub fn compare(&self, a: usize, b: usize) -> Result<Comparison, MeasureError> {
@@ -262,6 +312,70 @@ impl JobResult {
             diff,
             verdict,
             unstable,
+        })
+    }
+
+    /// The ratio B/A over code layouts: `pairs[k]` names the variants of A and B placed at
+    /// layout `k` (see `stats::layouts`). The verdict's interval carries the between-layout
+    /// term; with one pair this is [`JobResult::compare`]'s ratio verdict.
+    pub fn compare_layouts(
+        &self,
+        pairs: &[(usize, usize)],
+    ) -> Result<LayoutComparison, MeasureError> {
+        let len = self.variants.len();
+        for &index in pairs.iter().flat_map(|(a, b)| [a, b]) {
+            if index >= len {
+                return Err(MeasureError::BadBaseline { index, len });
+            }
+        }
+        let rounds: Vec<Vec<Option<f64>>> = self
+            .round_records
+            .iter()
+            .map(|r| {
+                pairs
+                    .iter()
+                    .map(|&(a, b)| match (r.per_op[a], r.per_op[b]) {
+                        (Some(x), Some(y)) if x.0 > 0.0 && y.0 > 0.0 => Some((y.0 / x.0).ln()),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
+        let interval = layouts::layout_interval(&rounds);
+        let secs = self.elapsed.secs();
+        let Some(li) = interval else {
+            return Ok(LayoutComparison {
+                layouts: pairs.len(),
+                rounds: 0,
+                verdict: RatioVerdict {
+                    verdict: Verdict::Unresolved,
+                    ratio: Ratio(f64::NAN),
+                    low: Ratio(f64::NAN),
+                    high: Ratio(f64::NAN),
+                    band: self.band,
+                    explanation: "unresolved: too few rounds with every layout; a 95% interval \
+                                  needs at least 6 — run longer"
+                        .to_string(),
+                },
+                per_layout: vec![Ratio(f64::NAN); pairs.len()],
+                spread: f64::NAN,
+            });
+        };
+        let mut verdict = ratio_verdict(&li.ci, self.band, secs);
+        if pairs.len() > 1 {
+            verdict.explanation = format!(
+                "{} (over {} layouts of the code, spread {:.1}%)",
+                verdict.explanation,
+                pairs.len(),
+                li.spread * 100.0
+            );
+        }
+        Ok(LayoutComparison {
+            layouts: pairs.len(),
+            rounds: li.ci.n,
+            verdict,
+            per_layout: li.per_layout.iter().map(|m| Ratio(m.exp())).collect(),
+            spread: li.spread,
         })
     }
 
@@ -357,6 +471,14 @@ pub(crate) fn assemble(p: Parts) -> JobResult {
                     .filter(|_| p.timer.kind == TimerKind::Tsc)
                     .map(|s| p.timer.frequency.cycles_in(Picos(s.median)).0),
                 counters: has_hw.then(|| p.counters[i].clone()),
+                pmu_vs_ruler: match (&cycles, has_hw) {
+                    (Some(r), true) => p.counters[i]
+                        .per_op
+                        .iter()
+                        .find(|(k, _)| *k == CounterKind::Cycles)
+                        .and_then(|&(_, pmu)| PmuAgreement::of(pmu, r.estimate)),
+                    _ => None,
+                },
                 checksum: p.checksums[i],
                 instructions: p.instructions[i]
                     .as_ref()

@@ -6,8 +6,10 @@
 //! `(count(n₂) - count(n₁)) / (n₂ - n₁)`. The count is exact and the same on every run; it
 //! covers everything the calling thread executes, host calls included, but not other threads.
 //!
-//! The handler is installed once per process and passes every trap that is not one of its own
-//! steps to the disposition it replaced.
+//! The handler is installed once per process and passes every trap that is not a step to the
+//! disposition it replaced; a step trap on a thread that is not counting (a thread the variant
+//! spawned inherits the flag) has its flag cleared. Counting looks at the job's cancel flag
+//! every few hundred steps.
 //!
 //! A trap costs a signal delivery (a few µs in a VM), so counting is bounded: the handler clears
 //! the flag once a run has taken [`STEP_LIMIT`] steps, and the count is then reported as too
@@ -15,6 +17,7 @@
 
 use std::cell::Cell;
 use std::fmt;
+use std::sync::atomic::AtomicBool;
 
 use super::variant::Variant;
 
@@ -46,6 +49,8 @@ pub enum StepError {
     /// The second run executed fewer instructions than the first (the variant's work does not
     /// grow with its iteration count).
     NotGrowing,
+    /// The job was cancelled while a run was being stepped.
+    Cancelled,
 }
 
 impl fmt::Display for StepError {
@@ -61,6 +66,7 @@ impl fmt::Display for StepError {
             StepError::NotGrowing => {
                 f.write_str("the instruction count does not grow with the iterations")
             }
+            StepError::Cancelled => f.write_str("cancelled while counting"),
         }
     }
 }
@@ -68,8 +74,16 @@ impl fmt::Display for StepError {
 /// Instructions one iteration of `v` executes, counted by single-stepping (see the module
 /// text). Runs `v` with 1 and with 3 iterations.
 pub fn instructions_per_op(v: &mut Variant) -> Result<f64, StepError> {
-    let a = count(v, RUNS.0)?;
-    let b = count(v, RUNS.1)?;
+    instructions_per_op_cancellable(v, None)
+}
+
+/// [`instructions_per_op`], stopping within a few hundred steps once `cancel` is set.
+pub fn instructions_per_op_cancellable(
+    v: &mut Variant,
+    cancel: Option<&AtomicBool>,
+) -> Result<f64, StepError> {
+    let a = imp::count(v, RUNS.0, cancel)?;
+    let b = imp::count(v, RUNS.1, cancel)?;
     if b < a {
         return Err(StepError::NotGrowing);
     }
@@ -79,39 +93,61 @@ pub fn instructions_per_op(v: &mut Variant) -> Result<f64, StepError> {
 /// Instructions the calling thread executes while `v` runs `n` iterations (the fixed cost of
 /// the call included).
 pub fn count(v: &mut Variant, n: u64) -> Result<u64, StepError> {
-    imp::count(v, n)
+    imp::count(v, n, None)
 }
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod imp {
     use super::*;
     use std::sync::OnceLock;
+    use std::sync::atomic::Ordering;
 
     const TF: u64 = 1 << 8;
 
     /// The disposition `SIGTRAP` had before ours, for traps that are not our steps.
     static PREVIOUS: OnceLock<Result<libc::sigaction, String>> = OnceLock::new();
 
+    /// Steps between two looks at the cancel flag.
+    const CANCEL_POLL: u64 = 256;
+
     thread_local! {
         static STEPPING: Cell<bool> = const { Cell::new(false) };
+        static CANCEL: Cell<*const AtomicBool> = const { Cell::new(std::ptr::null()) };
+        static CANCELLED: Cell<bool> = const { Cell::new(false) };
     }
 
     extern "C" fn on_trap(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
         // SAFETY: the kernel passes a valid siginfo and ucontext to an SA_SIGINFO handler.
         let (code, uc) = unsafe { ((*info).si_code, &mut *(ctx as *mut libc::ucontext_t)) };
-        if !STEPPING.with(|s| s.get()) || code != libc::TRAP_TRACE {
-            // Not a step of ours (a breakpoint, a trap another part of the process raised):
-            // what the previous disposition would have done.
+        let flags = &mut uc.uc_mcontext.gregs[libc::REG_EFL as usize];
+        if code != libc::TRAP_TRACE {
+            // Not a step (a breakpoint, a trap another part of the process raised): what the
+            // previous disposition would have done.
             previous(sig, info, ctx);
             return;
         }
-        let flags = &mut uc.uc_mcontext.gregs[libc::REG_EFL as usize];
+        if !STEPPING.with(|s| s.get()) {
+            // A trace trap on a thread that is not counting: a thread the variant spawned
+            // while it was stepped inherits the flag. Clear it and go on; passing it to the
+            // default disposition would end the process.
+            *flags &= !(TF as i64);
+            return;
+        }
         let steps = STEPS.with(|s| {
             let n = s.get() + 1;
             s.set(n);
             n
         });
-        if steps >= STEP_LIMIT {
+        let cancelled = steps % CANCEL_POLL == 0 && {
+            let c = CANCEL.with(|c| c.get());
+            // SAFETY: `count` sets the pointer to a flag that outlives the counted run and
+            // resets it to null before the flag can go away.
+            !c.is_null() && unsafe { (*c).load(Ordering::Relaxed) }
+        };
+        if cancelled {
+            CANCELLED.with(|l| l.set(true));
+            *flags &= !(TF as i64);
+        } else if steps >= STEP_LIMIT {
             LIMIT_HIT.with(|l| l.set(true));
             // The flags are restored from the saved context on return: clearing TF there ends
             // the stepping.
@@ -209,11 +245,21 @@ mod imp {
         v.run(n)
     }
 
-    pub(super) fn count(v: &mut Variant, n: u64) -> Result<u64, StepError> {
+    pub(super) fn count(
+        v: &mut Variant,
+        n: u64,
+        cancel: Option<&AtomicBool>,
+    ) -> Result<u64, StepError> {
         install()?;
         STEPS.with(|s| s.set(0));
         LIMIT_HIT.with(|l| l.set(false));
+        CANCELLED.with(|l| l.set(false));
+        CANCEL.with(|c| c.set(cancel.map_or(std::ptr::null(), |c| c as *const AtomicBool)));
         std::hint::black_box(stepped(v, n));
+        CANCEL.with(|c| c.set(std::ptr::null()));
+        if CANCELLED.with(|l| l.get()) {
+            return Err(StepError::Cancelled);
+        }
         if LIMIT_HIT.with(|l| l.get()) {
             return Err(StepError::TooLong { iters: n });
         }
@@ -225,7 +271,11 @@ mod imp {
 mod imp {
     use super::*;
 
-    pub(super) fn count(_v: &mut Variant, _n: u64) -> Result<u64, StepError> {
+    pub(super) fn count(
+        _v: &mut Variant,
+        _n: u64,
+        _cancel: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Result<u64, StepError> {
         Err(StepError::Unsupported)
     }
 }
@@ -256,5 +306,39 @@ mod tests {
         // Stepping ended with the limit: this runs at full speed, and counting works again.
         assert_eq!(v.run(1000), 64_000);
         assert!(count(&mut v, 1).unwrap() > 64);
+    }
+
+    #[test]
+    fn a_set_cancel_flag_ends_a_count_within_a_few_hundred_steps() {
+        // SAFETY: as above.
+        let mut v = unsafe { Variant::raw("chain", add_chain::<64>, std::ptr::null_mut()) };
+        let cancel = AtomicBool::new(true);
+        assert_eq!(
+            instructions_per_op_cancellable(&mut v, Some(&cancel)),
+            Err(StepError::Cancelled)
+        );
+        // Stepping ended: full speed, and an uncancelled count works.
+        assert_eq!(v.run(1000), 64_000);
+        cancel.store(false, std::sync::atomic::Ordering::Relaxed);
+        let n = instructions_per_op_cancellable(&mut v, Some(&cancel)).unwrap();
+        assert!((64.0..=72.0).contains(&n), "{n}");
+    }
+
+    #[test]
+    fn a_thread_spawned_while_stepping_does_not_end_the_process() {
+        let mut v = Variant::native("spawn", |n| {
+            let mut sum = 0;
+            for i in 0..n {
+                sum += std::thread::spawn(move || i * 2 + 1).join().unwrap();
+            }
+            sum
+        });
+        // The spawned thread may inherit the trap flag: its traps must be absorbed, not passed
+        // to the default disposition (which would kill this test binary).
+        match count(&mut v, 1) {
+            Ok(n) => assert!(n > 100, "{n}"),
+            Err(e) => assert_eq!(e, StepError::TooLong { iters: 1 }),
+        }
+        assert_eq!(v.run(3), 9);
     }
 }

@@ -163,6 +163,7 @@ impl Session {
             backend: self.state.backend,
             settings,
             iters: CHECK_ITERS,
+            layouts: 1,
         };
         let out = self.job(job, limit, sink)?;
         if let JobReport::Checked(a) = &out {

@@ -96,6 +96,8 @@ pub struct TableRow {
     pub cycles: Option<f64>,
     /// Instructions of the row's code (static count).
     pub instructions: Option<usize>,
+    /// Instructions one op executes, counted by single-stepping (a ladder row's).
+    pub executed: Option<f64>,
     /// Why it costs less than the row before (a finished ladder's rows).
     pub why: Option<Saving>,
     /// The snippet the row ran (a comparison's or a check's row), to find its machine code.
@@ -414,6 +416,7 @@ impl TableModel {
                     ok: row.checksum_ok,
                     cycles: row.cycles,
                     instructions: row.build.as_ref().map(|_| row.instructions),
+                    executed: row.executed,
                     why: row.why,
                     build: row.build,
                     ..TableRow::default()
@@ -524,6 +527,8 @@ struct ReportRowJson {
     verdict: Option<String>,
     cycles: Option<f64>,
     instructions: usize,
+    #[serde(default)]
+    executed: Option<f64>,
     checksum_ok: bool,
     #[serde(default)]
     why: Option<Saving>,

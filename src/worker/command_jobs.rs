@@ -152,6 +152,7 @@ pub fn check(
     backend: Backend,
     settings: &MeasureSettings,
     iters: i64,
+    layouts: usize,
 ) -> Result<JobReport, JobFailed> {
     let against = match against {
         Against::Twin { name } => check::Against::Twin(twin_named(name).ok_or_else(|| {
@@ -168,6 +169,7 @@ pub fn check(
         band: settings.band,
         time: settings.time_s,
         iters,
+        layouts,
     };
     check::check(&script(snippet), &against, &options)
         .map(JobReport::Checked)

@@ -208,7 +208,8 @@ pub fn run_job(
             backend,
             settings,
             iters,
-        } => super::command_jobs::check(snippet, against, *backend, settings, *iters),
+            layouts,
+        } => super::command_jobs::check(snippet, against, *backend, settings, *iters, *layouts),
         WorkerJob::Bench {
             filter,
             time_s,

@@ -121,6 +121,9 @@ pub enum WorkerJob {
         settings: MeasureSettings,
         /// Loop count of the result check.
         iters: i64,
+        /// Placements of the script's code measured interleaved (`--layouts`).
+        #[serde(default = "one_layout")]
+        layouts: usize,
     },
     /// Every case (or those matching `filter`) on every backend beside its twin.
     Bench {
@@ -338,4 +341,9 @@ pub enum Event {
     Done(JobReport),
     /// The job failed (the worker goes on).
     Failed(JobFailed),
+}
+
+/// One code layout, the usual placement (a job written before layouts existed).
+fn one_layout() -> usize {
+    1
 }

@@ -75,6 +75,7 @@ fn jit_run_main_at(
         checks,
         verify: true,
         opt,
+        code_offset: 0,
     })
     .expect("the JIT sets up on this host");
     match jit.compile(program) {

@@ -17,6 +17,7 @@ pub mod clif;
 pub(crate) mod compile;
 pub(crate) mod entry;
 pub mod helper_table;
+pub mod layout;
 pub(crate) mod lower;
 mod lower_array;
 mod lower_builtin;
@@ -85,6 +86,9 @@ pub struct JitOptions {
     pub verify: bool,
     /// Optimization level.
     pub opt: OptLevel,
+    /// Bytes every function's code starts past its usual 64-byte line (a multiple of 16; see
+    /// [`layout`]); 0 is the usual placement.
+    pub code_offset: u16,
 }
 
 impl Default for JitOptions {
@@ -93,6 +97,7 @@ impl Default for JitOptions {
             checks: Checks::On,
             verify: cfg!(debug_assertions),
             opt: OptLevel::None,
+            code_offset: 0,
         }
     }
 }
@@ -272,6 +277,9 @@ impl Jit {
         }
         for (symbol, ptr) in crate::runtime::ranges::helper_symbols() {
             builder.symbol(symbol, ptr);
+        }
+        if options.code_offset != 0 {
+            builder.memory_provider(Box::new(layout::ShiftedCode::new(options.code_offset)));
         }
         let mut module = JITModule::new(builder);
         let (hosts, helpers) = declare_imports(&mut module, call_conv)?;

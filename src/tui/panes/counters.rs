@@ -59,9 +59,15 @@ pub fn render_counters(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
         ]));
         lines.push(Line::styled("instead:", s.muted()));
         lines.push(kv(
-            "cycles (core clock est.)",
+            "cycles (vs add chain)",
             row.cycles.map_or("-".into(), |c| format!("{c:.1}")),
         ));
+        if let Some(x) = row.executed {
+            lines.push(kv("instructions executed", format!("{x:.1}")));
+            if let Some(c) = row.cycles.filter(|c| *c > 0.0) {
+                lines.push(kv("IPC (est.)", format!("{:.2}", x / c)));
+            }
+        }
         let instr = row
             .instructions
             .or_else(|| app.selected_code().map(|c| c.instructions));
@@ -74,7 +80,7 @@ pub fn render_counters(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
             lines.push(kv(&k, format!("{v:.2}")));
         }
         if let Some(c) = row.cycles {
-            lines.push(kv("cycles (core clock est.)", format!("{c:.1}")));
+            lines.push(kv("cycles (vs add chain)", format!("{c:.1}")));
         }
     }
     lines.push(kv(
