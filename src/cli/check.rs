@@ -31,7 +31,8 @@ on stdout.
 Shapes: `fn run(n: i64) -> i64`; a `class C : Bench` (hotlab makes `let target = new C()` when
 the file has none); a `class C : Hook` (the host loops `call`); a .clif `function %run`.
 A FILE names its twin in its case header (`//# twin = \"int_loop\"`: the only key needed), or
-use --twin. See docs/cli.md and docs/cases.md.";
+use --twin. --layouts K measures the code at K placements and widens the CI by their spread.
+See docs/cli.md, docs/cases.md and docs/measurement.md.";
 
 /// Options of `hotlab check`.
 #[derive(Debug, Args)]
