@@ -109,7 +109,7 @@ impl fmt::Display for Path {
 /// The runtime function a runtime rung calls, as the path column shows it.
 pub fn runtime_function(l: Layer) -> &'static str {
     match l {
-        Layer::RtSlot => "border::call_slot",
+        Layer::RtSlot => "border::call_iface",
         Layer::RtFused => "border::fused_enter",
         Layer::RtObject => "Hook for Object",
         Layer::RtHandle => "Hook for Handle",

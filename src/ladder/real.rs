@@ -7,10 +7,10 @@
 //!
 //! | layer | what one iteration calls |
 //! | --- | --- |
-//! | `rt-slot` | `border::call_slot` (the slot terminal: slot load, null test, `vmctx`, the call) |
-//! | `rt-fused` | `border::fused_enter` around `call_slot`: depth, the entry-word compare, the catch |
-//! | `rt-object` | `Hook for Object`: the inline test, the interface slot, the fused border, the error unboxed |
-//! | `rt-handle` | the bench's host loop (`HookCell`) over `Hook for Handle`: the generation check, then `Hook for Object` |
+//! | `rt-slot` | `border::call_iface` (the host border's terminal: the interface entry, null test, `vmctx`, the call) |
+//! | `rt-fused` | `border::fused_enter` around `call_iface`: depth, the entry-word compare, the catch, each tested on its own |
+//! | `rt-object` | `Hook for Object`: `border::host_enter`, the same checks folded into one test, the error unboxed |
+//! | `rt-handle` | the bench's host loop (`HookCell`) over `Hook for Handle`: null tested, the generation folded into the border's key test |
 //! | `bench` | the bench's own sampler over `cases/host_call.hot` loaded on the `jit` backend |
 //!
 //! The `new-*` rungs take `new` and free apart (`runtime::new_steps`): each loop makes an object
@@ -32,7 +32,7 @@ use crate::backend::hook::hook_loop;
 use crate::backend::sample::HostLoop;
 use crate::measure::RawVariantFn;
 use crate::runtime::ScriptError;
-use crate::runtime::border::{Fault, Fused, Slot};
+use crate::runtime::border::{Fault, Fused, Iface};
 use crate::runtime::class::ClassRef;
 use crate::runtime::new_steps;
 use crate::runtime::object::Object;
@@ -189,12 +189,13 @@ pub unsafe extern "C-unwind" fn new_runtime_row(ctx: *mut c_void, n: u64) -> u64
 pub fn rung_fn(layer: Layer) -> Option<(RawVariantFn, usize)> {
     let (f, code): (RawVariantFn, usize) = match layer {
         Layer::RtSlot => (
-            aot_row::<Slot>,
-            aot_loop::<Slot> as unsafe fn(&mut RowCtx, u64) -> u64 as *const c_void as usize,
+            aot_row::<Iface>,
+            aot_loop::<Iface> as unsafe fn(&mut RowCtx, u64) -> u64 as *const c_void as usize,
         ),
         Layer::RtFused => (
-            aot_row::<Fused<Slot>>,
-            aot_loop::<Fused<Slot>> as unsafe fn(&mut RowCtx, u64) -> u64 as *const c_void as usize,
+            aot_row::<Fused<Iface>>,
+            aot_loop::<Fused<Iface>> as unsafe fn(&mut RowCtx, u64) -> u64 as *const c_void
+                as usize,
         ),
         Layer::RtObject => (rt_object_row, rt_object_row as *const c_void as usize),
         Layer::RtHandle => (rt_handle_row, rt_handle_row as *const c_void as usize),

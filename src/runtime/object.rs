@@ -271,6 +271,7 @@ pub(crate) fn alloc_object_memory(layout: Layout) -> *mut u8 {
 
 /// `new`'s allocation: the shell, then the state block's header word (marked [`EMBEDDED`]),
 /// then its cells with every initializer run; not attached or listed yet.
+#[inline]
 pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object, Fault> {
     let layout = object_layout(version.fields.len());
     let block = alloc_object_memory(layout);
@@ -308,7 +309,8 @@ pub(crate) unsafe fn free_block(shell: *mut Object) {
     // SAFETY: per the contract, nothing else reaches the shell: plain accesses suffice (the
     // last release's acquire fence ordered every other thread's writes before this).
     let state = unsafe { (*shell).state.load(Ordering::Relaxed) };
-    if !state.is_null() {
+    // SAFETY: a non-null state is the shell's own block (the contract).
+    if !state.is_null() && unsafe { needs_drop_work(state) } {
         // SAFETY: as above.
         unsafe { (*shell).state.store(ptr::null_mut(), Ordering::Relaxed) };
         // SAFETY: the state is the shell's own and nothing can reach it any more.
@@ -441,6 +443,20 @@ fn fill_state(
     Ok(())
 }
 
+/// Whether dropping the state block at `cells` does anything: a block of its own is freed, and
+/// cells that own something are released; an embedded block of plain cells (the common
+/// `new`-and-free case) needs neither, and the call is skipped.
+///
+/// # Safety
+/// `cells` must be a live state block (from [`new_block`] or [`build_state`]).
+#[inline(always)]
+unsafe fn needs_drop_work(cells: *mut u64) -> bool {
+    // SAFETY: per the contract, the header one cell before names the block's version, which the
+    // class keeps for its whole life.
+    let header = unsafe { *cells.sub(1) };
+    header & EMBEDDED == 0 || unsafe { &*header_version(header) }.needs_drop
+}
+
 /// Drop a state block: release every handle cell (pushing objects whose last reference went
 /// onto `dying`), then free the block.
 ///
@@ -527,7 +543,8 @@ fn free_one(obj: *const Object, dying: &mut Vec<*const Object>) {
     // reload or unload snapshot skips a shell whose count is zero), so plain accesses suffice.
     let shell = unsafe { &*obj };
     let state = shell.state.load(Ordering::Relaxed);
-    if !state.is_null() {
+    // SAFETY: a non-null state is the shell's own block.
+    if !state.is_null() && unsafe { needs_drop_work(state) } {
         shell.state.store(ptr::null_mut(), Ordering::Relaxed);
         // SAFETY: the state came from `new_block` or `build_state`; nothing can reach it any
         // more.
