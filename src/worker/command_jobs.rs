@@ -157,7 +157,7 @@ pub fn check(
         iters,
     };
     check::check(&script(snippet), &against, &options)
-        .map(JobReport::Checked)
+        .map(|a| JobReport::Checked(Box::new(a)))
         .map_err(|e: CheckError| {
             if e.is_input() {
                 input(e.to_string())
