@@ -385,3 +385,47 @@ fn the_exit_codes_agree_in_the_table_the_help_and_the_docs() {
     unique.dedup();
     assert_eq!(unique, codes, "each code once, in order");
 }
+
+#[test]
+fn color_and_the_config_file() {
+    // `--color always` colours even a pipe; `never` (and NO_COLOR) does not.
+    let out = hotlab()
+        .args([
+            "check",
+            "cases/int_loop.hot",
+            "--time",
+            "0.2",
+            "--iters",
+            "500",
+            "--color",
+            "always",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("\x1b["),
+        "no colour"
+    );
+    let out = hotlab()
+        .args(["check", "cases/no_such.hot", "--color", "never"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("\x1b["));
+    // A config file's bad key is named with its file, and the default is used; a good one is.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[check]\nband = \"wide\"\ntime = 0.2\nspeed = 1\n").unwrap();
+    let out = hotlab()
+        .env("HOTLAB_CONFIG", &config)
+        .args(["check", "cases/int_loop.hot", "--iters", "500", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("config.toml: `check.band`: expected a percentage"),
+        "{err}"
+    );
+    assert!(err.contains("`check.speed`: unknown key"), "{err}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["band_pct"], 2.0, "the default band");
+}

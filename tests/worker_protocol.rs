@@ -206,7 +206,7 @@ fn every_response_round_trips() {
             all_ok: true,
             report: serde_json::json!({"ladder": "host_call", "rows": []}),
         }),
-        JobReport::Checked(hotlab::cases::check::CheckAnswer {
+        JobReport::Checked(Box::new(hotlab::cases::check::CheckAnswer {
             file: "a.hot".into(),
             against: "twin int_loop".into(),
             backend: "jit".into(),
@@ -232,7 +232,7 @@ fn every_response_round_trips() {
             explanation: "run longer".into(),
             exit_code: 4,
             round_ratios: vec![1.0, 1.02],
-        }),
+        })),
         JobReport::Bench(BenchResult {
             text: "table".into(),
             markdown: "| a |".into(),

@@ -473,7 +473,7 @@ fn raw_header(
             default_order()
         }
     };
-    if twin.is_none() && !table.get("twin").is_some_and(|v| !v.is_str()) {
+    if twin.is_none() && table.get("twin").is_none_or(|v| v.is_str()) {
         let known: Vec<&str> = super::twins::twins().iter().map(|t| t.name).collect();
         problems.push(err(
             path,

@@ -1,6 +1,6 @@
 //! `hotlab bench`: every case on every backend beside its native twin (see docs/cases.md).
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -221,25 +221,24 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         cases: Some(dir.clone()),
         crashed: crashed.to_vec(),
     };
+    // One step per cell, on stderr while a terminal is there to see it.
     let tty = std::io::stderr().is_terminal();
+    let progress = tty.then(|| {
+        let bar = indicatif::ProgressBar::new(0);
+        let style = indicatif::ProgressStyle::with_template(
+            "bench [{bar:30}] {pos}/{len} {msg} ({elapsed})",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("#>.");
+        bar.set_style(style);
+        bar
+    });
     let mut bar = |p: &LiveSnapshot| {
-        if tty {
-            let (done, total) = (p.rounds as usize, p.iters as usize);
+        if let Some(bar) = &progress {
             let what = p.phase.split_once(' ').map_or("", |(_, w)| w);
-            let width = 30;
-            let fill = (done * width)
-                .checked_div(total)
-                .unwrap_or(width)
-                .min(width);
-            eprint!(
-                "\r\x1b[2K[{}{}] {done}/{total} {what}",
-                "#".repeat(fill),
-                ".".repeat(width - fill)
-            );
-            if done == total {
-                eprint!("\r\x1b[2K");
-            }
-            let _ = std::io::stderr().flush();
+            bar.set_length(p.iters);
+            bar.set_position(p.rounds);
+            bar.set_message(what.to_string());
         }
     };
     let how = WorkerRun {
@@ -293,8 +292,8 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
             other => break other.map_err(|e| worker_failure(e, &how, &phase)),
         }
     };
-    if tty {
-        eprint!("\r\x1b[2K");
+    if let Some(bar) = &progress {
+        bar.finish_and_clear();
     }
     let m = match answer? {
         JobReport::Bench(m) => m,

@@ -310,3 +310,35 @@ pub fn histogram(ratios: &[f64], band: f64, color: bool) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_histogram_marks_the_band_and_counts_every_round() {
+        let ratios = [0.99, 1.0, 1.0, 1.01, 1.05, 1.3];
+        let h = histogram(&ratios, 0.02, false);
+        let lines: Vec<&str> = h.lines().collect();
+        assert!(lines[0].starts_with("rounds' ratios (6 rounds;"), "{h}");
+        assert_eq!(lines.len(), 13, "{h}");
+        let counts: usize = lines[1..]
+            .iter()
+            .map(|l| {
+                let l = l.trim_end_matches(" 1.0");
+                l.rsplit(' ').next().unwrap().parse::<usize>().unwrap()
+            })
+            .sum();
+        assert_eq!(counts, 6, "{h}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains(" | ") && l.ends_with(" 1.0")),
+            "{h}"
+        );
+        // 1.3x is outside the ±2% band: its bin has no `|`.
+        let last = lines.last().unwrap();
+        assert!(last.ends_with("# 1") && !last.contains('|'), "{h}");
+        assert_eq!(histogram(&[], 0.02, false), "");
+    }
+}

@@ -382,7 +382,7 @@ pub(crate) fn check_in_worker(
         bar.finish_and_clear();
     }
     match answer? {
-        JobReport::Checked(answer) => Ok(answer),
+        JobReport::Checked(answer) => Ok(*answer),
         other => Err(Failure::input(format!(
             "error: the worker answered a check with {other:?} (a bug in hotlab)"
         ))),

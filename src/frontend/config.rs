@@ -146,7 +146,6 @@ pub fn parse(path: &Path, text: &str) -> Config {
             ),
         }
     }
-    drop(sink);
     config
 }
 

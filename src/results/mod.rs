@@ -51,7 +51,7 @@ pub enum JobReport {
     /// A ladder measured.
     Ladder(LadderResult),
     /// A snippet checked against its twin or another snippet.
-    Checked(CheckAnswer),
+    Checked(Box<CheckAnswer>),
     /// The case matrix.
     Bench(BenchResult),
     /// The live module reloaded.

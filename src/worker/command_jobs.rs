@@ -172,7 +172,7 @@ pub fn check(
         layouts,
     };
     check::check(&script(snippet), &against, &options)
-        .map(JobReport::Checked)
+        .map(|a| JobReport::Checked(Box::new(a)))
         .map_err(|e: CheckError| {
             if e.is_input() {
                 input(e.to_string())
