@@ -461,7 +461,8 @@ impl FunctionTranslator<'_, '_> {
         fields_borrowed: bool,
     ) {
         for (i, (arg, v)) in args.iter().zip(values).enumerate() {
-            if !self.borrowed_arg(args, i) && !(fields_borrowed && pure_cell(arg)) {
+            let borrowed = self.borrowed_arg(args, i) || (fields_borrowed && pure_cell(arg));
+            if !borrowed {
                 self.release_value(&arg.ty, *v);
             }
         }
