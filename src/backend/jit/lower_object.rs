@@ -382,12 +382,6 @@ impl FunctionTranslator<'_, '_> {
     /// it raises only when the value is null, which owns nothing.
     pub(crate) fn translate_non_null(&mut self, inner: &Expr, span: Span) -> LResult<Value> {
         let v = self.translate_expr(inner)?;
-        self.raise_if_null(v, span);
-        Ok(v)
-    }
-
-    /// Raise `NullHandle` at `span` when handle cell `v` is null.
-    fn raise_if_null(&mut self, v: Value, span: Span) {
         let null = self.builder.ins().icmp_imm_s(IntCC::Equal, v, 0);
         let helper = self.env.helpers.object_check;
         self.cold_raise(null, |t| {
@@ -395,6 +389,7 @@ impl FunctionTranslator<'_, '_> {
             // Raises `NullHandle` for the null cell.
             t.call_helper(helper, &[v, start, end]);
         });
+        Ok(v)
     }
 
     /// `a == b` / `a != b` on handles: the same cell (same object and generation, or both null).
@@ -447,13 +442,6 @@ impl FunctionTranslator<'_, '_> {
                 let addr = self.checked_field(c, *field);
                 self.load_value(addr, &e.ty)
             }
-            ExprKind::NonNull(inner) => {
-                // A `C?` where a `C` is needed: `NullHandle` at this span when null, as
-                // `translate_non_null` raises it.
-                let v = self.borrowed_cell(inner)?;
-                self.raise_if_null(v, e.span);
-                Ok(v)
-            }
             _ => bad("a borrowed cell of an expression that runs code"),
         }
     }
@@ -473,7 +461,8 @@ impl FunctionTranslator<'_, '_> {
         fields_borrowed: bool,
     ) {
         for (i, (arg, v)) in args.iter().zip(values).enumerate() {
-            if !self.borrowed_arg(args, i) && !(fields_borrowed && pure_cell(arg)) {
+            let borrowed = self.borrowed_arg(args, i) || (fields_borrowed && pure_cell(arg));
+            if !borrowed {
                 self.release_value(&arg.ty, *v);
             }
         }
@@ -508,13 +497,12 @@ impl FunctionTranslator<'_, '_> {
 }
 
 /// Whether `e` is a handle cell that can be read without running code: `null`, a handle local,
-/// a handle field of one (`a.b.c`), or one of those where a non-null handle is needed.
+/// or a handle field of one (`a.b.c`).
 pub(crate) fn pure_cell(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Null => true,
         ExprKind::Local(_) => e.ty.is_handle(),
         ExprKind::Field(object, _) => e.ty.is_handle() && pure_cell(object),
-        ExprKind::NonNull(inner) => pure_cell(inner),
         _ => false,
     }
 }
