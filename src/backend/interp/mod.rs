@@ -66,7 +66,7 @@ pub const FALLBACK_BUDGET: usize = 1024 * 1024;
 
 /// The most stack a run may use below its outermost call, whatever the thread has: runaway
 /// recursion fills it before it raises, and filling the 256 MiB script thread took a second.
-/// At about 1.6 KiB a script call that is some 40,000 calls deep, as the test threads allow.
+/// That is some 50,000 calls of a small function, about what the 64 MiB test threads allow.
 pub const RUN_STACK: usize = 64 << 20;
 
 /// How a statement finished.
