@@ -85,6 +85,7 @@ fn jobs() -> Vec<WorkerJob> {
             backend: Backend::JitOpt,
             settings: settings(),
             iters: 100,
+            layouts: 2,
         },
         WorkerJob::Check {
             snippet: snippet(),
@@ -92,6 +93,7 @@ fn jobs() -> Vec<WorkerJob> {
             backend: Backend::Jit,
             settings: settings(),
             iters: 100,
+            layouts: 2,
         },
         WorkerJob::Bench {
             filter: Some("int".into()),
@@ -232,6 +234,9 @@ fn every_response_round_trips() {
             explanation: "run longer".into(),
             exit_code: 4,
             round_ratios: vec![1.0, 1.02],
+            layouts: 2,
+            layout_spread: Some(0.01),
+            layout_ratios: vec![1.0, 1.01],
         })),
         JobReport::Bench(BenchResult {
             text: "table".into(),
