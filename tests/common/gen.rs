@@ -296,7 +296,13 @@ impl Gen {
         let e = self.int_expr(2);
         match self.rng.below(10) {
             // A type test narrowing a handle, and a downcast tested for `null`.
-            8 => self.line(&format!("if {0} is Cell3 {{ {0}.k += {e} }}", o.name)),
+            // The added value is computed before the test: inside the block the handle is a
+            // `Cell3`, and `e` may test it against `Cell2`, an unrelated class there.
+            8 => {
+                let x = self.fresh("x");
+                self.line(&format!("let {x} = {e}"));
+                self.line(&format!("if {0} is Cell3 {{ {0}.k += {x} }}", o.name));
+            }
             9 => {
                 let c = self.fresh("c");
                 self.line(&format!("let {c} = {}.next as? Cell4", o.name));
