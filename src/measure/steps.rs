@@ -143,7 +143,7 @@ mod imp {
             s.set(n);
             n
         });
-        let cancelled = steps % CANCEL_POLL == 0 && {
+        let cancelled = steps.is_multiple_of(CANCEL_POLL) && {
             let c = CANCEL.with(|c| c.get());
             // SAFETY: `count` sets the pointer to a flag that outlives the counted run and
             // resets it to null before the flag can go away.
