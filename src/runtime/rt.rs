@@ -155,8 +155,14 @@ impl Runtime {
                 Default::default(),
             ));
         }
-        obj.key.store(DETACHED_KEY, Ordering::Release);
-        obj.class().live.lock().remove(obj);
+        {
+            // Under the live list's lock, as `detach`: a reload re-keys the objects on the list
+            // while holding it, so it cannot give this one a key again between the store and
+            // the removal (the host border's fast path tests only the key).
+            let mut live = obj.class().live.lock();
+            obj.key.store(DETACHED_KEY, Ordering::Release);
+            live.remove(obj);
+        }
         let full = {
             let mut retired = lock(&self.retired);
             retired.push(handle.clone());
