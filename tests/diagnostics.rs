@@ -4,24 +4,11 @@
 //! (they are removed before compiling).
 
 mod common;
+use common::{diags, marked};
 
-use hotlab::lang::{DiagKind, Diagnostics, SourceFile, Span};
+use hotlab::lang::{DiagKind, SourceFile};
 
 /// Strip the markers; return the text and the marked span.
-fn marked(src: &str) -> (String, Span) {
-    let start = src.find('«').expect("no « marker");
-    let text = src.replacen('«', "", 1);
-    let end = text.find('»').expect("no » marker");
-    (text.replacen('»', "", 1), Span::new(start, end))
-}
-
-fn diags(text: &str) -> Diagnostics {
-    match common::compile_text("case.hot", text) {
-        Ok(_) => panic!("compiled without error:\n{text}"),
-        Err(d) => d,
-    }
-}
-
 #[track_caller]
 fn case(kind: DiagKind, src: &str) {
     let (text, span) = marked(src);

@@ -5,22 +5,9 @@
 //! In each case's source, `«` and `»` mark the expected primary span of the first diagnostic.
 
 mod common;
+use common::{diags, marked};
 
-use hotlab::lang::{DiagKind, Diagnostics, SourceFile, Span};
-
-fn marked(src: &str) -> (String, Span) {
-    let start = src.find('«').expect("no « marker");
-    let text = src.replacen('«', "", 1);
-    let end = text.find('»').expect("no » marker");
-    (text.replacen('»', "", 1), Span::new(start, end))
-}
-
-fn diags(text: &str) -> Diagnostics {
-    match common::compile_text("case.hot", text) {
-        Ok(_) => panic!("compiled without error:\n{text}"),
-        Err(d) => d,
-    }
-}
+use hotlab::lang::{DiagKind, SourceFile};
 
 /// The first diagnostic of `src` has `kind`, the marked span, and a message containing `says`.
 #[track_caller]

@@ -156,3 +156,22 @@ pub fn with_stack<T: Send + 'static>(stack: usize, f: impl FnOnce() -> T + Send 
 /// functions inline into large frames), so `deep_recursion.hot`'s 10 000 levels need more than
 /// 16 MiB there; `hotlab run` gives scripts 256 MiB.
 pub const TEST_STACK: usize = 64 << 20;
+
+/// `src` with its `«` and `»` markers removed, and the span they enclosed.
+pub fn marked(src: &str) -> (String, hotlab::lang::Span) {
+    let start = src.find('«').expect("no « marker");
+    let text = src.replacen('«', "", 1);
+    let end = text.find('»').expect("no » marker");
+    (
+        text.replacen('»', "", 1),
+        hotlab::lang::Span::new(start, end),
+    )
+}
+
+/// The diagnostics of `text`, which must not compile.
+pub fn diags(text: &str) -> Diagnostics {
+    match compile_text("case.hot", text) {
+        Ok(_) => panic!("compiled without error:\n{text}"),
+        Err(d) => d,
+    }
+}
