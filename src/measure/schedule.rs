@@ -45,18 +45,23 @@ pub struct FlatWork {
 /// Sizing calls a variant flat by either of two rules, both of which a disturbed probe can
 /// only delay (a disturbance adds time, so it makes work look *less* flat):
 ///
-/// - *Ratio*: its times over a window of counts growing this much (four tenfold probes) are
+/// - *Ratio*: its times over a window of counts growing this much (seven tenfold probes) are
 ///   all above the noise floor (the target times [`NOISE_SHARE`]) and stay within
-///   [`FLAT_GROWTH`] of each other. Linear work cannot pass: even at a cycle per iteration, a
-///   thousand times the work takes far longer than a call's fixed cost. This tells flat work
-///   with a measurable fixed cost after four probes.
+///   [`FLAT_GROWTH`] of each other. Linear work cannot pass: a million iterations of even the
+///   cheapest loop body take far longer than a call's fixed cost. (A thousand did not: a
+///   volatile field loop at 0.2 ns per iteration with a 60 ns call, an allocation and a sink,
+///   grows only 4x from n = 1 to n = 1000, and was called flat in about one bench run of
+///   three.) This tells flat work with a measurable fixed cost after seven probes, the same
+///   count at which the per-iteration rule decides at the default target.
 /// - *Per iteration*: at a count where [`FLAT_PER_ITER`] per iteration is well above the noise
 ///   floor (ten floors), the variant took less than that. No work done per iteration is that
 ///   cheap. This tells flat work whose net time is noise: once the timer's overhead is
 ///   subtracted it scatters around zero, even below it, so no window of it is within a ratio
 ///   (the ratio rule alone let sizing grow the count until the *other* variants' probes took
 ///   minutes). At the default target it decides by a count of a million.
-pub const FLAT_SPAN: u64 = 1000;
+pub const FLAT_SPAN: u64 = 1_000_000;
+/// The tenfold probes in the ratio rule's window: from one end of [`FLAT_SPAN`] to the other.
+const FLAT_WINDOW: usize = FLAT_SPAN.ilog10() as usize + 1;
 /// See [`FLAT_SPAN`].
 pub const FLAT_GROWTH: f64 = 4.0;
 /// The share of the sizing target below which a probe's time is noise: the default target is
@@ -67,7 +72,7 @@ pub const NOISE_SHARE: f64 = 1e-3;
 pub const FLAT_PER_ITER: Picos = Picos(0.5);
 
 /// The first variant whose times in `history` (oldest first, one entry per probe) are flat by
-/// the ratio rule over its last four tenfold probes, or by the per-iteration rule at its last
+/// the ratio rule over its last [`FLAT_WINDOW`] tenfold probes, or by the per-iteration rule at its last
 /// probe (see [`FLAT_SPAN`]).
 fn flat_variant(history: &[(u64, Vec<Picos>)], floor: f64) -> Option<FlatWork> {
     let (last_n, last) = history.last()?;
@@ -87,8 +92,11 @@ fn flat_variant(history: &[(u64, Vec<Picos>)], floor: f64) -> Option<FlatWork> {
             to: *last_n,
         });
     }
-    let window = history.len().checked_sub(4).map(|i| &history[i..])?;
-    let (from_n, to_n) = (window[0].0, window[3].0);
+    let window = history
+        .len()
+        .checked_sub(FLAT_WINDOW)
+        .map(|i| &history[i..])?;
+    let (from_n, to_n) = (window[0].0, window[FLAT_WINDOW - 1].0);
     if to_n / from_n.max(1) < FLAT_SPAN {
         return None;
     }
@@ -242,13 +250,31 @@ mod tests {
 
     #[test]
     fn sizing_stops_at_work_that_does_not_grow_with_n() {
-        // The second variant takes 40 ns whatever n is; the first 1 ns per iteration.
-        let s =
-            size_iterations(TARGET, |n| Some(vec![Picos(1e3 * n as f64), Picos(40e3)])).unwrap();
+        // The second variant takes 1 µs whatever n is (above the per-iteration rule's bound
+        // at a million); the first 1 ns per iteration.
+        let s = size_iterations(TARGET, |n| Some(vec![Picos(1e3 * n as f64), Picos(1e6)])).unwrap();
         let flat = s.flat.expect("flat work is told");
         assert_eq!(flat.variant, 1);
-        assert_eq!((flat.from, flat.to), (1, 1000));
-        assert_eq!(s.probes, 4);
+        assert_eq!((flat.from, flat.to), (1, 1_000_000));
+        assert_eq!(s.probes, 7);
+    }
+
+    #[test]
+    fn a_cheap_loop_behind_a_costly_call_is_not_flat() {
+        // bench's field loop twin: 0.2 ns per iteration behind a 60 ns call (an allocation, a
+        // sink), so n = 1000 takes only 4.3 times n = 1; the old thousandfold window called it
+        // flat whenever noise shaved a few ns off n = 1000.
+        let noise = [0.0, 4e3, -2e3, 1e3];
+        let mut i = 0;
+        let s = size_iterations(TARGET, |n| {
+            i += 1;
+            Some(vec![Picos(
+                60e3 + 200.0 * n as f64 - noise[i % noise.len()],
+            )])
+        })
+        .unwrap();
+        assert_eq!(s.flat, None, "{s:?}");
+        assert!(s.iters as f64 * 200.0 >= TARGET.0 * 0.9, "{s:?}");
     }
 
     #[test]
