@@ -391,11 +391,15 @@ impl Worker {
         if matches!(self.child.try_wait(), Ok(Some(_))) {
             self.restart()?;
         }
+        // Kept to send again if the worker dies before it takes the job (below).
+        let mut unsent = Some(job.clone());
         if let Err(e) = self.send(&Request::Job { id, job }) {
             // A worker that cannot take a request is replaced; the caller may retry.
             let _ = self.restart();
             return Err(e);
         }
+        // Whether the worker answered `Started`: until then the job has not run.
+        let mut started = false;
         let mut deadline = Instant::now() + limit;
         let mut cancelled_at: Option<Instant> = None;
         // Whether the worker answered the cancel with what the job printed so far.
@@ -427,7 +431,7 @@ impl Worker {
             }
             match self.lines.recv_timeout(POLL) {
                 Ok(WireLine::Response(r)) if r.id == id => match r.event {
-                    Event::Started { .. } => {}
+                    Event::Started { .. } => started = true,
                     Event::Progress(p) => {
                         if per_progress {
                             deadline = Instant::now() + limit;
@@ -453,6 +457,14 @@ impl Worker {
                 Ok(WireLine::Eof) | Err(mpsc::RecvTimeoutError::Disconnected) => {
                     let err = self.death();
                     self.restart()?;
+                    // A worker killed while idle can look alive to `try_wait` above (its
+                    // threads are still exiting) and take the request into its pipe: the job
+                    // never started, so its replacement gets it once, with the same id.
+                    if let (false, Some(again)) = (started, unsent.take()) {
+                        self.next_id = self.next_id.max(id + 1);
+                        self.send(&Request::Job { id, job: again })?;
+                        continue;
+                    }
                     return Err(err);
                 }
             }
