@@ -296,3 +296,56 @@ fn a_second_stop_waits_for_a_held_reload() {
         assert!(other.join().unwrap().is_ok());
     });
 }
+
+/// `destroy` on one thread against reloads on another: a reload re-keys every object on the
+/// live list, and the host border's fast path tests only the key, so a destroyed object that a
+/// reload could still see on the list would get a valid key back and its stale handle would run
+/// the method. Every handle kept to a destroyed object must answer `StaleHandle`, whenever the
+/// reloads ran.
+#[test]
+fn a_destroy_racing_reloads_never_gets_its_key_back() {
+    use hotlab::runtime::error::ScriptErrorKind;
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("C", vec![int("n", 0)], vec![hook(count_call)]))
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let reloads = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        let reloader = s.spawn(|| {
+            let mut i = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                let fields = if i % 2 == 0 {
+                    vec![int("n", 0), int("x", 1)]
+                } else {
+                    vec![int("n", 0)]
+                };
+                rt.reload(&c, class("C", fields, vec![hook(count_call)]))
+                    .unwrap();
+                reloads.fetch_add(1, Ordering::Relaxed);
+                i += 1;
+            }
+        });
+        let mut kept = Vec::new();
+        let mut destroyed = 0u64;
+        // Until enough reloads ran among the destroys (at least 200 of each).
+        while destroyed < 200 || reloads.load(Ordering::Relaxed) < 200 {
+            // A few live objects, so every reload has a list to walk while destroy runs.
+            let batch: Vec<_> = (0..8).map(|_| rt.new_object(&c).unwrap()).collect();
+            for h in batch {
+                let keep = h.clone();
+                rt.destroy(&h).unwrap();
+                kept.push(keep);
+                destroyed += 1;
+            }
+            // Checked after the reloads that overlapped the destroys had their chance.
+            for k in kept.drain(..) {
+                assert_eq!(k.call().unwrap_err().kind, ScriptErrorKind::StaleHandle);
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        reloader.join().unwrap();
+    });
+    rt.collect().unwrap();
+    assert_eq!(c.live_count(), 0);
+}
