@@ -14,7 +14,9 @@
 # of an earlier `hotlab bench --markdown FILE`) instead of measuring again.
 set -eu
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
+# The same build as the tests (`--all-targets`): a lib-and-bin build unifies features differently
+# and would compile cranelift-codegen a second time.
+cargo build --release --all-targets --quiet
 hotlab=target/release/hotlab
 tables=$(mktemp)
 page=$(mktemp)
