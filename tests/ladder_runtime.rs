@@ -249,6 +249,11 @@ fn the_new_ladder_takes_new_apart_and_frees_every_object() {
             Some(Layer::NewRuntime),
         ]
     );
+    assert_eq!(
+        bench.rows[0].path.to_string(),
+        "Arc::new",
+        "the floor's path"
+    );
     let shells = bench.class().shell_count();
     let sums: Vec<u64> = bench
         .rows

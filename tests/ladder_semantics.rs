@@ -32,7 +32,7 @@ fn has(row: &LadderRow, layer: Layer) -> bool {
         Path::Direct => matches!(layer, Layer::Detached | Layer::Depth | Layer::Catch),
         Path::Layered { wrappers, .. } => wrappers.contains(&layer),
         // The runtime's own rungs are tested in ladder_runtime.rs.
-        Path::Native | Path::Runtime(_) => false,
+        Path::Native | Path::NativeNew | Path::Runtime(_) => false,
     }
 }
 

@@ -315,7 +315,7 @@ fn a_destroy_racing_reloads_never_gets_its_key_back() {
         let reloader = s.spawn(|| {
             let mut i = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                let fields = if i % 2 == 0 {
+                let fields = if i.is_multiple_of(2) {
                     vec![int("n", 0), int("x", 1)]
                 } else {
                     vec![int("n", 0)]

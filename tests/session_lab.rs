@@ -124,6 +124,19 @@ fn a_ladder_is_measured_with_the_layers_chosen() {
             .expect("md")
             .contains("| fused call")
     );
+    // What `:layers` lists as not measured is the ladder's own family: the runtime ladder's
+    // rungs beside the call's layers, the steps of `new` only beside the `new` ladder.
+    line(&mut s, ":ladder runtime");
+    let runtime = line(&mut s, ":layers");
+    assert!(runtime.contains("not measured: slot"), "{runtime}");
+    assert!(!runtime.contains("new-alloc"), "{runtime}");
+    line(&mut s, ":ladder new");
+    let new = line(&mut s, ":layers");
+    assert!(new.starts_with("ladder new: native > new-alloc"), "{new}");
+    assert!(
+        !new.contains("rt-slot") && !new.contains("not measured: slot"),
+        "{new}"
+    );
 }
 
 const V1: &str = "class Counter {\n    var n: i64 = 0\n    fn bump(self) -> i64 { self.n += 1; return self.n }\n}\nvar c: Counter? = null\nfn main() -> i64 {\n    let x = new Counter()\n    x.bump()\n    c = x\n    return x.n\n}";

@@ -78,7 +78,7 @@ pub type LoopPtr = unsafe fn(&mut RowCtx, u64) -> u64;
 /// The row function and the address of its loop's machine code for `path` (not `Native`).
 pub fn aot_fn(path: &Path) -> Option<(RawVariantFn, usize)> {
     let (f, lp): (RawVariantFn, LoopPtr) = match path {
-        Path::Native | Path::Runtime(_) => return None,
+        Path::Native | Path::NativeNew | Path::Runtime(_) => return None,
         Path::Fused => (aot_row::<Fused<Slot>>, aot_loop::<Fused<Slot>>),
         Path::Direct => (aot_row::<Direct<Iface>>, aot_loop::<Direct<Iface>>),
         Path::Layered { terminal, wrappers } => {

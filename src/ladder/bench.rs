@@ -382,9 +382,12 @@ impl LadderBench {
         let mut bench_case: Option<Box<Loaded>> = None;
         let mut rows = Vec::new();
         for (step, layers) in ladder.cumulative().into_iter().enumerate() {
-            let path = Path::of(&layers);
+            let path = match Path::of(&layers) {
+                Path::Native if new_ladder => Path::NativeNew,
+                path => path,
+            };
             let builds: Vec<Option<Build>> = match path {
-                Path::Native => vec![None],
+                Path::Native | Path::NativeNew => vec![None],
                 Path::Runtime(_) => vec![Some(Build::Runtime)],
                 _ => builds.iter().copied().map(Some).collect(),
             };

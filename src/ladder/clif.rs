@@ -463,7 +463,7 @@ impl Gen {
 /// `%r{row}_row` and its code is in functions named `r{row}_*`.
 pub fn row_clif(row: usize, path: &Path) -> String {
     let (layers, terminal): (Vec<Layer>, Terminal) = match path {
-        Path::Native | Path::Runtime(_) => return String::new(),
+        Path::Native | Path::NativeNew | Path::Runtime(_) => return String::new(),
         Path::Fused => (vec![Layer::Fused], Terminal::Slot),
         Path::Direct => (vec![Layer::Direct], Terminal::Iface),
         // Outermost first.

@@ -26,6 +26,8 @@ pub enum Terminal {
 pub enum Path {
     /// The native twin through `&dyn Hook`.
     Native,
+    /// The `new` ladder's floor: `Arc::new` of the same field, made, read and dropped.
+    NativeNew,
     /// A terminal inside wrapping layers (`wrappers` innermost first: `Entry`, `Detached`,
     /// `Catch`, `Depth` only).
     Layered {
@@ -85,6 +87,7 @@ impl fmt::Display for Path {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Path::Native => f.write_str("&dyn Hook"),
+            Path::NativeNew => f.write_str("Arc::new"),
             Path::Fused => f.write_str("Fused<Slot>"),
             Path::Direct => f.write_str("Direct<Iface>"),
             Path::Runtime(l) => f.write_str(runtime_function(*l)),

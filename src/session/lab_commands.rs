@@ -298,11 +298,19 @@ impl Session {
         }
         let ladder = self.next_ladder()?;
         let names: Vec<&str> = ladder.steps.iter().map(|s| s.layer.name()).collect();
-        // The runtime's rungs are listed only beside a ladder that measures some of them.
+        // The runtime's rungs are listed only beside a ladder that measures some of them, and
+        // the steps of `new` only beside the `new` ladder (they mix with no layer of the call).
         let runtime = ladder.steps.iter().any(|s| s.layer.is_runtime());
+        let new = ladder.steps.iter().any(|s| s.layer.is_new());
         let left: Vec<&str> = Layer::ALL
             .iter()
-            .filter(|l| runtime || !l.is_runtime())
+            .filter(|l| {
+                if new {
+                    l.is_new()
+                } else {
+                    !l.is_new() && (runtime || !l.is_runtime())
+                }
+            })
             .map(|l| l.name())
             .filter(|n| !names.contains(n))
             .collect();
