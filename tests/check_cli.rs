@@ -364,8 +364,14 @@ fn a_baseline_is_saved_and_compared() {
     assert!(note.contains("±0%") && note.contains("±12%"), "{note}");
     // Out of range: exit 2 before measuring, naming the option; without --baseline: clap's 2.
     for (args, says) in [
-        (&["--baseline", "base", "--baseline-band", "0"][..], "--baseline-band 0"),
-        (&["--baseline", "base", "--run-spread=-1"][..], "--run-spread -1"),
+        (
+            &["--baseline", "base", "--baseline-band", "0"][..],
+            "--baseline-band 0",
+        ),
+        (
+            &["--baseline", "base", "--run-spread=-1"][..],
+            "--run-spread -1",
+        ),
         (&["--run-spread", "3"][..], "--baseline"),
     ] {
         let out = run(args);

@@ -145,7 +145,8 @@ fn script(s: &SnippetSource) -> Script {
     }
 }
 
-/// `check`: the snippet's `run(n)` against a twin or another snippet.
+/// `check`: the snippet's `run(n)` against a twin or another snippet; progress while it
+/// measures, and a cancel answered with the verdict on the rounds so far.
 pub fn check(
     snippet: &SnippetSource,
     against: &Against,
@@ -153,7 +154,12 @@ pub fn check(
     settings: &MeasureSettings,
     iters: i64,
     layouts: usize,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(LiveSnapshot),
 ) -> Result<JobReport, JobFailed> {
+    // The core clock is calibrated once per process (~100 ms): before measuring, not after a
+    // cancel, whose answer (the verdict on the rounds so far) must come within the grace.
+    crate::measure::clock::core_clock();
     let against = match against {
         Against::Twin { name } => check::Against::Twin(twin_named(name).ok_or_else(|| {
             let known: Vec<&str> = twins().iter().map(|t| t.name).collect();
@@ -171,7 +177,8 @@ pub fn check(
         iters,
         layouts,
     };
-    check::check(&script(snippet), &against, &options)
+    let mut observer = |p: &Progress<'_>| progress(live(p));
+    check::check_observed(&script(snippet), &against, &options, cancel, &mut observer)
         .map(|a| JobReport::Checked(Box::new(a)))
         .map_err(|e: CheckError| {
             if e.is_input() {

@@ -209,7 +209,9 @@ pub fn run_job(
             settings,
             iters,
             layouts,
-        } => super::command_jobs::check(snippet, against, *backend, settings, *iters, *layouts),
+        } => super::command_jobs::check(
+            snippet, against, *backend, settings, *iters, *layouts, cancel, progress,
+        ),
         WorkerJob::Bench {
             filter,
             time_s,
