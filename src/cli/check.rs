@@ -17,7 +17,6 @@ use crate::cases::{Backend, Mode, Twin, twin_named, twins};
 use crate::frontend::baseline::{self, Show};
 use crate::frontend::{exit, use_color};
 use crate::lang::SourceFile;
-use crate::measure::Verdict;
 
 const CHECK_HELP: &str = "\
 The answer is one line: the ratio FILE / twin (or FILE / FILE2) with its 95% CI, the verdict and
@@ -253,14 +252,9 @@ fn colored_line(a: &CheckAnswer, color: bool) -> String {
         return text;
     }
     let paint = if !a.results_equal {
-        "1;31"
+        crate::export::DIFFERS_PAINT
     } else {
-        match a.verdict {
-            Verdict::Equal => "32",
-            Verdict::Slower => "31",
-            Verdict::Faster => "36",
-            Verdict::Unresolved => "33",
-        }
+        crate::export::verdict_paint(&a.verdict.to_string()).unwrap_or("0")
     };
     match text.find(&a.explanation) {
         Some(at) if !a.explanation.is_empty() => {
