@@ -134,7 +134,7 @@ impl CompareOptions {
                  {band_flag} {DEFAULT_BAND_PCT}"
             ));
         }
-        if !(spread_pct >= 0.0 && spread_pct < 100.0) {
+        if !(0.0..100.0).contains(&spread_pct) {
             return Err(format!(
                 "--run-spread {spread_pct} is out of range: give a percentage in [0, 100), e.g. \
                  --run-spread {DEFAULT_SPREAD_PCT}"

@@ -210,7 +210,16 @@ pub fn run_job(
             iters,
             layouts,
         } => super::command_jobs::check(
-            snippet, against, *backend, settings, *iters, *layouts, cancel, progress,
+            &super::command_jobs::CheckJob {
+                snippet,
+                against,
+                backend: *backend,
+                settings,
+                iters: *iters,
+                layouts: *layouts,
+            },
+            cancel,
+            progress,
         ),
         WorkerJob::Bench {
             filter,
