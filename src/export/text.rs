@@ -115,6 +115,9 @@ mod tests {
         assert!(painted.contains("\x1b[31mslower\x1b[0m"), "{painted}");
         assert!(painted.starts_with("\x1b[1mt\x1b[0m\n"), "{painted}");
         // Without its escapes the painted table is the plain one.
-        assert_eq!(crate::frontend::strip_ansi(&painted), plain);
+        let stripped = ["\x1b[32m", "\x1b[31m", "\x1b[1m", "\x1b[0m"]
+            .iter()
+            .fold(painted.clone(), |s, e| s.replace(e, ""));
+        assert_eq!(stripped, plain);
     }
 }
