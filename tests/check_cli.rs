@@ -345,6 +345,40 @@ fn a_baseline_is_saved_and_compared() {
             .unwrap()
             .contains("not interleaved")
     );
+    // `--baseline-band` and `--run-spread` are `compare`'s `--band` and `--run-spread`.
+    assert_eq!(v["baseline"]["band_pct"], 8.0, "{v}");
+    assert_eq!(v["baseline"]["run_spread_pct"], 5.0, "{v}");
+    let out = run(&[
+        "--baseline",
+        "base",
+        "--baseline-band",
+        "12",
+        "--run-spread",
+        "0",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["baseline"]["band_pct"], 12.0, "{v}");
+    assert_eq!(v["baseline"]["run_spread_pct"], 0.0, "{v}");
+    let note = v["baseline"]["note"].as_str().unwrap();
+    assert!(note.contains("±0%") && note.contains("±12%"), "{note}");
+    // Out of range: exit 2 before measuring, naming the option; without --baseline: clap's 2.
+    for (args, says) in [
+        (
+            &["--baseline", "base", "--baseline-band", "0"][..],
+            "--baseline-band 0",
+        ),
+        (
+            &["--baseline", "base", "--run-spread=-1"][..],
+            "--run-spread -1",
+        ),
+        (&["--run-spread", "3"][..], "--baseline"),
+    ] {
+        let out = run(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
     let out = run(&["--baseline", "missing"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no baseline `missing`"));

@@ -77,3 +77,44 @@ fn asm_ladder_shows_each_step_and_its_diff() {
         .stdout(predicate::str::contains("--- diff from the step before: +"))
         .stdout(predicate::str::contains("call rax").or(predicate::str::contains("call r")));
 }
+
+#[test]
+fn the_table_is_coloured_as_checks_line_is() {
+    let table = |color: Option<&str>, no_color: bool| {
+        let mut c = hotlab();
+        c.args([
+            "ladder", "--ladder", "direct", "--build", "jit", "--time", "0.3",
+        ]);
+        if let Some(choice) = color {
+            c.args(["--color", choice]);
+        }
+        if no_color {
+            c.env("NO_COLOR", "1");
+        } else {
+            c.env_remove("NO_COLOR");
+        }
+        let out = c.assert().success().get_output().stdout.clone();
+        String::from_utf8(out).unwrap()
+    };
+    // `always` colours even a pipe: the title bold, the `vs native` verdict in its colour.
+    let painted = table(Some("always"), false);
+    assert!(painted.contains("\x1b[1mladder direct\x1b[0m"), "{painted}");
+    let verdict = [
+        "\x1b[32mequal",
+        "\x1b[31mslower",
+        "\x1b[36mfaster",
+        "\x1b[33munresolved",
+    ];
+    assert!(verdict.iter().any(|v| painted.contains(v)), "{painted}");
+    // Without the escapes it is the plain table (alignment kept).
+    let plain = table(Some("never"), false);
+    assert!(!plain.contains('\x1b'), "{plain}");
+    let strip = hotlab::frontend::strip_ansi(&painted);
+    let rows = |s: &str| s.lines().filter(|l| l.starts_with("native ")).count();
+    assert_eq!(rows(&strip), rows(&plain));
+    // Piped with `auto` (the default), and NO_COLOR: none.
+    assert!(!table(None, false).contains('\x1b'));
+    assert!(!table(None, true).contains('\x1b'));
+    // `always` beats NO_COLOR, as for `check`.
+    assert!(table(Some("always"), true).contains('\x1b'));
+}

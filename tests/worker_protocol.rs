@@ -237,6 +237,11 @@ fn every_response_round_trips() {
             layouts: 2,
             layout_spread: Some(0.01),
             layout_ratios: vec![1.0, 1.01],
+            stopped: Some(hotlab::cases::check::Stopped {
+                rounds: 2,
+                elapsed_s: 0.4,
+                time_s: 5.0,
+            }),
         })),
         JobReport::Bench(BenchResult {
             text: "table".into(),

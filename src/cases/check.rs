@@ -4,6 +4,7 @@
 //! [`check`].
 
 use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,7 +14,8 @@ use super::spec::{CaseEntry, Mode};
 use super::twins::Twin;
 use crate::backend::MAX_LAYOUTS;
 use crate::lang::SourceFile;
-use crate::measure::{MeasureError, Picos, Settings, Stop, Verdict};
+use crate::measure::result::StopReason;
+use crate::measure::{MeasureError, NoObserver, Observer, Picos, Settings, Stop, Verdict};
 
 /// The answer, as `hotlab check --json` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -72,6 +74,35 @@ pub struct CheckAnswer {
     /// With more than one layout: each layout's median ratio, in layout order.
     #[serde(default)]
     pub layout_ratios: Vec<f64>,
+    /// Set when the measurement was stopped (Ctrl-C) before its time was up: the answer is
+    /// the verdict on the rounds so far, a partial one.
+    #[serde(default)]
+    pub stopped: Option<Stopped>,
+}
+
+/// Where a stopped measurement stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Stopped {
+    /// Rounds collected before the stop.
+    pub rounds: usize,
+    /// Seconds the measurement had run (calibration and warm-up included, as `--time`).
+    pub elapsed_s: f64,
+    /// The seconds it was to run (`--time`).
+    pub time_s: f64,
+}
+
+impl Stopped {
+    /// The note a partial answer carries: `stopped after 120 rounds (1.3 of 5 s): a partial
+    /// answer`.
+    pub fn note(&self) -> String {
+        format!(
+            "stopped after {} round{} ({:.1} of {} s): a partial answer",
+            self.rounds,
+            if self.rounds == 1 { "" } else { "s" },
+            self.elapsed_s.min(self.time_s),
+            self.time_s
+        )
+    }
 }
 
 /// One layout (an answer saved before layouts existed).
@@ -187,6 +218,8 @@ pub mod code {
     pub const UNRESOLVED: u8 = 4;
     /// The results differ.
     pub const RESULT_DIFFERS: u8 = 5;
+    /// Stopped (Ctrl-C) before its time was up: the verdict is on the rounds so far.
+    pub const INTERRUPTED: u8 = 130;
 }
 
 /// How to run a script: its header's `entry` (a hook case is the host's `Hook.call` loop), else
@@ -225,6 +258,26 @@ pub fn check(
     script: &Script,
     against: &Against,
     options: &CheckOptions,
+) -> Result<CheckAnswer, CheckError> {
+    check_observed(
+        script,
+        against,
+        options,
+        &AtomicBool::new(false),
+        &mut NoObserver,
+    )
+}
+
+/// [`check`] whose measurement sends its progress to `observer` and stops when `cancel` is
+/// set: the answer is then the verdict on the rounds so far, marked [`CheckAnswer::stopped`],
+/// with exit code [`code::INTERRUPTED`]. (The compiles and the checked runs before the
+/// measurement are short and run to their end.)
+pub fn check_observed(
+    script: &Script,
+    against: &Against,
+    options: &CheckOptions,
+    cancel: &AtomicBool,
+    observer: &mut dyn Observer,
 ) -> Result<CheckAnswer, CheckError> {
     // Only JIT code can be placed; the object backend's library and the interpreter are
     // measured at their one placement.
@@ -312,7 +365,7 @@ pub fn check(
                 all.push((layout_name(&s.source.name, k), o));
                 all.push((layout_name(&name, k), r));
             }
-            let values = measure(None, &mut all, &settings, &pairs)?;
+            let values = measure(None, &mut all, &settings, &pairs, cancel, observer)?;
             (s.source.name.clone(), values)
         }
         (None, Against::Twin(t)) => {
@@ -328,7 +381,7 @@ pub fn check(
                 .collect();
             (
                 format!("twin {}", t.name),
-                measure(Some(t), &mut all, &settings, &pairs)?,
+                measure(Some(t), &mut all, &settings, &pairs, cancel, observer)?,
             )
         }
         (None, Against::Script(_)) => unreachable!("the other script was prepared above"),
@@ -341,8 +394,16 @@ pub fn check(
         round_ratios,
         layout_spread,
         layout_ratios,
+        stopped,
     } = m;
-    let exit_code = if !results_equal {
+    let stopped = stopped.map(|elapsed_s| Stopped {
+        rounds: round_ratios.len(),
+        elapsed_s,
+        time_s: options.time,
+    });
+    let exit_code = if stopped.is_some() {
+        code::INTERRUPTED
+    } else if !results_equal {
         code::RESULT_DIFFERS
     } else {
         match verdict.verdict {
@@ -371,12 +432,17 @@ pub fn check(
         result,
         other_result,
         results_equal,
-        explanation: verdict.explanation.clone(),
+        // Every front end shows the explanation: a partial answer says so in it.
+        explanation: match &stopped {
+            Some(st) => format!("{}; {}", verdict.explanation, st.note()),
+            None => verdict.explanation.clone(),
+        },
         exit_code,
         round_ratios,
         layouts,
         layout_spread,
         layout_ratios,
+        stopped,
     })
 }
 
@@ -413,6 +479,8 @@ struct Measured {
     round_ratios: Vec<f64>,
     layout_spread: Option<f64>,
     layout_ratios: Vec<f64>,
+    /// When the cancel flag stopped the job: the seconds it had run.
+    stopped: Option<f64>,
 }
 
 /// One timed job, the twin (if any) first; `pairs[k]` = (other, script) at layout `k`.
@@ -421,8 +489,10 @@ fn measure(
     runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
     pairs: &[(usize, usize)],
+    cancel: &AtomicBool,
+    observer: &mut dyn Observer,
 ) -> Result<Measured, CheckError> {
-    let result = matrix::run_job(twin, runners, settings)?;
+    let result = matrix::run_job_observed(twin, runners, settings, cancel, observer)?;
     let (a, b) = pairs[0];
     let layouts = (pairs.len() > 1)
         .then(|| result.compare_layouts(pairs))
@@ -458,5 +528,6 @@ fn measure(
         layout_ratios: layouts
             .map(|l| l.per_layout.iter().map(|r| r.0).collect())
             .unwrap_or_default(),
+        stopped: (result.stopped == StopReason::Cancelled).then(|| result.elapsed.secs()),
     })
 }

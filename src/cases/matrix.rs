@@ -19,7 +19,8 @@ use super::spec::{Case, Mode};
 use super::twins::Twin;
 use crate::lang::Span;
 use crate::measure::{
-    Job, JobResult, MeasureError, NoObserver, Picos, Settings, Sources, Stop, Variant, best_timer,
+    Job, JobResult, MeasureError, NoObserver, Observer, Picos, Settings, Sources, Stop, Variant,
+    best_timer,
 };
 use crate::runtime::{ScriptError, catch_script};
 
@@ -240,6 +241,25 @@ pub fn run_job(
     runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
 ) -> Result<JobResult, TimedRunError> {
+    run_job_observed(
+        twin,
+        runners,
+        settings,
+        &AtomicBool::new(false),
+        &mut NoObserver,
+    )
+}
+
+/// [`run_job`] that `cancel` stops between samples (the result then holds the rounds so far,
+/// `stopped` [`crate::measure::result::StopReason::Cancelled`]) and whose progress goes to
+/// `observer` (`hotlab check`'s bar and its answer to Ctrl-C).
+pub fn run_job_observed(
+    twin: Option<&Twin>,
+    runners: &mut [(String, Sampler<'_>)],
+    settings: &Settings,
+    cancel: &AtomicBool,
+    observer: &mut dyn Observer,
+) -> Result<JobResult, TimedRunError> {
     let mut job = Job::new(settings.clone());
     if let Some(t) = twin {
         // SAFETY: twins ignore their context and are plain Rust code.
@@ -250,7 +270,6 @@ pub fn run_job(
         // it runs on this thread, inside `catch_script`.
         job = job.with(unsafe { r.variant(name) });
     }
-    let cancel = AtomicBool::new(false);
     let threads = twin.is_some_and(|t| t.threads > 1);
     if let Some(t) = twin.filter(|_| threads) {
         // Start the helper thread and get it spinning before sizing probes see its start-up.
@@ -270,7 +289,7 @@ pub fn run_job(
         .flatten()
         .and_then(|cpu| crate::measure::env::pin::pin_current_thread(cpu).ok());
     let result = catch_script(Span::default(), || {
-        job.run_with(best_timer(), Sources::none(why), &cancel, &mut NoObserver)
+        job.run_with(best_timer(), Sources::none(why), cancel, observer)
     });
     drop(job);
     for (name, r) in runners.iter_mut() {

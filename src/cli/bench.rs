@@ -3,6 +3,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
 
 use clap::{Args, ValueEnum};
 
@@ -252,7 +253,8 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
     // worker without it (at most once per cell), so one bad case does not lose the others.
     let mut crashed: Vec<CrashedCell> = Vec::new();
     let answer = loop {
-        let (answer, phase) = worker_answer(job(&crashed), &how, &mut bar)?;
+        let (answer, phase) =
+            worker_answer(job(&crashed), &how, &AtomicBool::new(false), &mut bar)?;
         match answer {
             Err(WorkerError::Crashed { signal, why, .. })
                 if crashed.len() < cases.len() * opts.backends.len() =>

@@ -17,7 +17,6 @@ use crate::cases::{Backend, Mode, Twin, twin_named, twins};
 use crate::frontend::baseline::{self, Show};
 use crate::frontend::{exit, use_color};
 use crate::lang::SourceFile;
-use crate::measure::Verdict;
 
 const CHECK_HELP: &str = "\
 The answer is one line: the ratio FILE / twin (or FILE / FILE2) with its 95% CI, the verdict and
@@ -26,8 +25,10 @@ the result check; on a terminal, a histogram of the rounds' ratios against the b
 that the data cannot tell (the line says how much longer to run).
 Exit codes: 0 equal, 3 slower, 8 faster, 4 unresolved, 5 the results differ (the script's
 checksum is not its twin's), 1 a script raised an error, 2 bad input (file, header, option,
-shape), 6 crashed, 7 timed out. With --json every outcome, errors included, is one JSON document
-on stdout.
+shape), 6 crashed, 7 timed out, 130 interrupted. With --json every outcome, errors included, is
+one JSON document on stdout.
+Ctrl-C while it measures stops it and prints the verdict on the rounds so far, marked partial
+(`stopped after N rounds (T of S s): a partial answer`; --json: `partial`, `stopped`), exit 130.
 Shapes: `fn run(n: i64) -> i64`; a `class C : Bench` (hotlab makes `let target = new C()` when
 the file has none); a `class C : Hook` (the host loops `call`); a .clif `function %run`.
 A FILE names its twin in its case header (`//# twin = \"int_loop\"`: the only key needed), or
@@ -132,7 +133,8 @@ pub fn check(args: &CheckArgs) -> Result<ExitCode, Failure> {
 
 /// The fields of `check --json`: units in the names (`time_ns`, `band_pct`, the ratio's
 /// `ratio_low`/`ratio_high`), 64-bit results also as strings (`result_str`), since common JSON
-/// tools read numbers as doubles and lose digits above 2^53.
+/// tools read numbers as doubles and lose digits above 2^53; `partial` and `stopped` (rounds,
+/// `elapsed_s`, `time_s`) when Ctrl-C stopped the measurement.
 pub fn answer_json(a: &CheckAnswer) -> serde_json::Value {
     serde_json::json!({
         "kind": "check",
@@ -161,6 +163,12 @@ pub fn answer_json(a: &CheckAnswer) -> serde_json::Value {
         "layout_spread": a.layout_spread,
         "layout_ratios": a.layout_ratios,
         "explanation": a.explanation,
+        "partial": a.stopped.is_some(),
+        "stopped": a.stopped.map(|st| serde_json::json!({
+            "rounds": st.rounds,
+            "elapsed_s": st.elapsed_s,
+            "time_s": st.time_s,
+        })),
         "exit_code": a.exit_code,
     })
 }
@@ -212,7 +220,14 @@ fn answer(args: &CheckArgs) -> Result<ExitCode, Failure> {
         }
     }
     let show = if args.json { Show::No } else { Show::Stdout };
-    let compared = baseline::after_run(&args.baselines, &doc, show)?;
+    let mut baselines = args.baselines.clone();
+    if answer.stopped.is_some()
+        && let Some(name) = baselines.save_baseline.take()
+    {
+        // A baseline is a whole run: a stopped one would make the next comparison lie.
+        eprintln!("note: not saved as baseline {name}: the run was stopped before its time");
+    }
+    let compared = baseline::after_run(&baselines, &doc, show)?;
     if let (Some(c), Some(map)) = (&compared, doc.as_object_mut()) {
         map.insert("baseline".into(), crate::export::compare::to_json(c));
     }
@@ -237,14 +252,9 @@ fn colored_line(a: &CheckAnswer, color: bool) -> String {
         return text;
     }
     let paint = if !a.results_equal {
-        "1;31"
+        crate::export::DIFFERS_PAINT
     } else {
-        match a.verdict {
-            Verdict::Equal => "32",
-            Verdict::Slower => "31",
-            Verdict::Faster => "36",
-            Verdict::Unresolved => "33",
-        }
+        crate::export::verdict_paint(&a.verdict.to_string()).unwrap_or("0")
     };
     match text.find(&a.explanation) {
         Some(at) if !a.explanation.is_empty() => {

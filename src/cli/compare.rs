@@ -27,12 +27,11 @@ pub struct CompareArgs {
     pub old: PathBuf,
     /// The newer run.
     pub new: PathBuf,
-    /// Equivalence band in percent: `equal` needs the change's CI inside ±PCT%.
-    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_BAND_PCT)]
+    /// The equivalence band, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_BAND_PCT, help = compare::BAND_HELP)]
     pub band: f64,
-    /// The run-to-run term in percent: how far an unchanged row's ratio moves between two
-    /// processes (two runs are not interleaved).
-    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_SPREAD_PCT)]
+    /// The run-to-run term, in percent.
+    #[arg(long, value_name = "PCT", default_value_t = DEFAULT_SPREAD_PCT, help = compare::SPREAD_HELP)]
     pub run_spread: f64,
     /// Print the comparison as one JSON document.
     #[arg(long)]
@@ -54,24 +53,10 @@ pub fn compare(args: &CompareArgs) -> Result<ExitCode, Failure> {
 }
 
 fn run(args: &CompareArgs) -> Result<ExitCode, Failure> {
-    if !(args.band > 0.0 && args.band < 100.0) {
-        return Err(Failure::input(format!(
-            "error: --band {} is out of range: give a percentage in (0, 100), e.g. --band 8",
-            args.band
-        )));
-    }
-    if !(args.run_spread >= 0.0 && args.run_spread < 100.0) {
-        return Err(Failure::input(format!(
-            "error: --run-spread {} is out of range: give a percentage in [0, 100), e.g. 5",
-            args.run_spread
-        )));
-    }
+    let options = CompareOptions::from_pct(args.band, args.run_spread, "--band")
+        .map_err(|why| Failure::input(format!("error: {why}")))?;
     let old = baseline::read(&args.old)?;
     let new = baseline::read(&args.new)?;
-    let options = CompareOptions {
-        band: args.band / 100.0,
-        spread: args.run_spread / 100.0,
-    };
     let (o, n) = (
         args.old.display().to_string(),
         args.new.display().to_string(),

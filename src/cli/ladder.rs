@@ -43,7 +43,7 @@ impl BuildArg {
 /// `hotlab ladder`'s output formats: the exports, and a picture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum LadderFormat {
-    /// Aligned text for a terminal.
+    /// Aligned text for a terminal, its verdicts coloured as `check`'s line (--color).
     #[default]
     Table,
     /// A GitHub-flavoured Markdown table.
@@ -297,7 +297,15 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
         Some(Format::Table) => {
             let mut s: String = report.header.iter().map(|l| format!("{l}\n")).collect();
             s.push('\n');
-            s + &export::render_text(&report.table)
+            // Coloured as `check`'s line is (--color, NO_COLOR), on stdout only: a file
+            // (--output) is a document.
+            let color = args.output.is_none()
+                && crate::frontend::use_color(std::io::stdout().is_terminal());
+            if color {
+                s + &export::render_text_painted(&report.table, &ladder_paint(&report.table))
+            } else {
+                s + &export::render_text(&report.table)
+            }
         }
     };
     let out = args.output.clone().unwrap_or_else(|| PathBuf::from("-"));
@@ -324,6 +332,22 @@ pub fn ladder(args: &LadderArgs) -> Result<ExitCode, Failure> {
         Ok(ExitCode::from(exit::SLOWER))
     } else {
         Ok(ExitCode::from(exit::OK))
+    }
+}
+
+/// How the ladder table is coloured: the `vs native` verdicts as `check`'s (green equal, red
+/// slower, cyan faster, yellow unresolved), a checksum that differs (`!`) bold red.
+fn ladder_paint(table: &export::Table) -> impl Fn(usize, usize, &str) -> Option<&'static str> {
+    let column = |name: &str| table.columns.iter().position(|c| c.name == name);
+    let (verdict, ok) = (column("vs native"), column("ok"));
+    move |_, c, cell| {
+        if Some(c) == verdict {
+            export::verdict_paint(cell)
+        } else if Some(c) == ok && cell == "!" {
+            Some(export::DIFFERS_PAINT)
+        } else {
+            None
+        }
     }
 }
 

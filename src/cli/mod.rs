@@ -9,7 +9,8 @@ mod ladder;
 mod run;
 
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use clap::{Parser, Subcommand};
@@ -236,7 +237,7 @@ fn in_worker(
     how: &WorkerRun<'_>,
     on_progress: &mut dyn FnMut(&LiveSnapshot),
 ) -> Result<JobReport, Failure> {
-    let (result, last_phase) = worker_answer(job, how, on_progress)?;
+    let (result, last_phase) = worker_answer(job, how, &AtomicBool::new(false), on_progress)?;
     result.map_err(|e| worker_failure(e, how, &last_phase))
 }
 
@@ -245,23 +246,20 @@ fn in_worker(
 fn worker_answer(
     job: WorkerJob,
     how: &WorkerRun<'_>,
+    cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&LiveSnapshot),
 ) -> Result<(Result<JobReport, WorkerError>, String), Failure> {
     let options = WorkerOptions::current(how.cpu)
         .map_err(|e| Failure::input(format!("error: cannot find the hotlab executable: {e}")))?;
     let mut worker = Worker::spawn(options)
         .map_err(|e| Failure::input(format!("error: cannot start the worker process: {e}")))?;
+    // A one-shot command has nothing to show after a cancel but the job's answer to it.
+    worker.set_cancel_grace(PARTIAL_GRACE);
     let mut last_phase = String::new();
-    let result = worker.run_paced(
-        job,
-        how.limit,
-        how.per_progress,
-        &AtomicBool::new(false),
-        &mut |p| {
-            last_phase.clone_from(&p.phase);
-            on_progress(&p);
-        },
-    );
+    let result = worker.run_paced(job, how.limit, how.per_progress, cancel, &mut |p| {
+        last_phase.clone_from(&p.phase);
+        on_progress(&p);
+    });
     // The script's `print` lines, before the job's answer (or its error).
     let printed = worker.take_printed();
     if !printed.is_empty() {
@@ -376,38 +374,81 @@ pub(crate) fn check_in_worker(
         cpu: measuring_cpu(None),
         printed_to_stderr: json,
     };
-    let bar = progress.then(|| time_bar(&script.source.name, options.time));
-    let answer = in_worker(job, &how, &mut |_| {});
+    // Ctrl-C from here on cancels the job through the protocol instead of ending hotlab: the
+    // worker answers with the verdict on the rounds so far (marked partial, exit code 130).
+    let interrupted = Arc::new(AtomicBool::new(false));
+    let routed = crate::session::interrupt::install(Arc::clone(&interrupted)).is_ok();
+    let bar = progress.then(|| rounds_bar(&script.source.name, options.time));
+    let mut rounds = 0u64;
+    let answer = worker_answer(job, &how, &interrupted, &mut |p| {
+        rounds = p.rounds;
+        if let Some(bar) = &bar {
+            bar.set_position(p.elapsed_ms.max(0.0) as u64);
+            bar.set_message(format!("{}: {} rounds", p.phase, p.rounds));
+        }
+    });
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    match answer? {
-        JobReport::Checked(answer) => Ok(*answer),
-        other => Err(Failure::input(format!(
+    if routed {
+        // Ctrl-C ends hotlab again, as it would any command.
+        // SAFETY: SIG_DFL is a valid disposition for SIGINT; no pointer is passed.
+        unsafe { libc::signal(libc::SIGINT, libc::SIG_DFL) };
+    }
+    let (result, last_phase) = answer?;
+    let stopped = interrupted.load(Ordering::Relaxed);
+    match result {
+        Ok(JobReport::Checked(answer)) => Ok(*answer),
+        Ok(other) => Err(Failure::input(format!(
             "error: the worker answered a check with {other:?} (a bug in hotlab)"
         ))),
+        // Stopped before the measurement could answer (in the compiles or the checked runs,
+        // or the worker did not answer within the grace).
+        Err(e @ (WorkerError::Cancelled { .. } | WorkerError::Failed(_))) if stopped => {
+            let why = match e {
+                WorkerError::Failed(f) => format!(" ({})", f.message.trim_end()),
+                _ => String::new(),
+            };
+            let during = if last_phase.is_empty() {
+                "before the measurement started".to_string()
+            } else {
+                format!("during {last_phase}, after {rounds} rounds")
+            };
+            Err(Failure {
+                message: format!(
+                    "error: {}: interrupted {during}: no answer{why}",
+                    script.source.name
+                ),
+                code: exit::INTERRUPTED,
+            })
+        }
+        Err(e) => Err(worker_failure(e, &how, &last_phase)),
     }
 }
 
-/// A bar on stderr that fills over `time` seconds and then says it is finishing (the job sends
-/// no progress of its own; compiles and the checked runs come before the measurement).
-fn time_bar(what: &str, time: f64) -> indicatif::ProgressBar {
+/// How long a one-shot command waits, after Ctrl-C, for the job's answer on what it has (the
+/// job stops within a sample; the statistics and a busy CPU can take a few hundred ms).
+const PARTIAL_GRACE: Duration = Duration::from_secs(3);
+
+/// A bar on stderr over `check`'s `--time`, moved by the job's progress (elapsed time, phase
+/// and rounds so far); before the first progress, the compiles and the checked runs.
+fn rounds_bar(what: &str, time: f64) -> indicatif::ProgressBar {
     let bar = indicatif::ProgressBar::new((time * 1000.0) as u64);
-    let style =
-        indicatif::ProgressStyle::with_template("{prefix} [{bar:30}] {elapsed_precise} of ~{msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-            .progress_chars("#>.");
+    let style = indicatif::ProgressStyle::with_template(
+        "{prefix} [{bar:30}] {elapsed_precise} of ~{len_s} {msg}",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+    .with_key(
+        "len_s",
+        |state: &indicatif::ProgressState, w: &mut dyn std::fmt::Write| {
+            let _ = write!(w, "{} s", state.len().unwrap_or(0) as f64 / 1000.0);
+        },
+    )
+    .progress_chars("#>.");
     bar.set_style(style);
     bar.set_prefix(format!("check {what}"));
-    bar.set_message(format!("{time} s"));
-    let ticker = bar.clone();
-    std::thread::spawn(move || {
-        let start = std::time::Instant::now();
-        while !ticker.is_finished() {
-            ticker.set_position(start.elapsed().as_millis() as u64);
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    });
+    bar.set_message("compiling, checking the results (Ctrl-C: stop with the answer so far)");
+    bar.enable_steady_tick(Duration::from_millis(200));
     bar
 }
 

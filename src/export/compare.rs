@@ -123,6 +123,39 @@ pub const DEFAULT_BAND_PCT: f64 = 8.0;
 /// processes on the development machine (see docs/cli.md).
 pub const DEFAULT_SPREAD_PCT: f64 = 5.0;
 
+impl CompareOptions {
+    /// The options from percentages as the command line gives them (`hotlab compare --band
+    /// --run-spread`, `--baseline NAME --baseline-band --run-spread`), or why they are out of
+    /// range; `band_flag` is the band's option name, for the message.
+    pub fn from_pct(band_pct: f64, spread_pct: f64, band_flag: &str) -> Result<Self, String> {
+        if !(band_pct > 0.0 && band_pct < 100.0) {
+            return Err(format!(
+                "{band_flag} {band_pct} is out of range: give a percentage in (0, 100), e.g. \
+                 {band_flag} {DEFAULT_BAND_PCT}"
+            ));
+        }
+        if !(0.0..100.0).contains(&spread_pct) {
+            return Err(format!(
+                "--run-spread {spread_pct} is out of range: give a percentage in [0, 100), e.g. \
+                 --run-spread {DEFAULT_SPREAD_PCT}"
+            ));
+        }
+        Ok(CompareOptions {
+            band: band_pct / 100.0,
+            spread: spread_pct / 100.0,
+        })
+    }
+}
+
+/// The help of the band option of a comparison across runs (`compare --band`,
+/// `--baseline-band`).
+pub const BAND_HELP: &str = "Equivalence band of the comparison across runs, in percent: `equal` needs the \
+     change's CI inside ±PCT%";
+
+/// The help of `--run-spread`.
+pub const SPREAD_HELP: &str = "The run-to-run term, in percent: how far an unchanged row's ratio moves between two \
+     processes (two runs are not interleaved); raise it on a loaded machine (docs/cli.md)";
+
 /// One compared row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Change {

@@ -14,7 +14,7 @@ use std::path::Path;
 
 pub use csv::render_csv;
 pub use markdown::render_markdown;
-pub use text::render_text;
+pub use text::{DIFFERS_PAINT, render_text, render_text_painted, verdict_paint};
 
 /// How a column is aligned in text and Markdown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

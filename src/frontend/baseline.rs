@@ -15,16 +15,55 @@ use crate::export::compare::{self, CompareOptions, Comparison};
 pub const DATA_ENV: &str = "HOTLAB_DATA_DIR";
 
 /// The options of the measuring commands (`bench`, `check`, `ladder`) for baselines.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct BaselineArgs {
     /// Save this run as baseline NAME (its JSON export, under the XDG data directory; see
     /// `hotlab compare`).
     #[arg(long, value_name = "NAME")]
     pub save_baseline: Option<String>,
     /// Compare this run with baseline NAME row by row (change = new / old of each row's
-    /// in-run ratio, ±8% band, a run-to-run term); exit code 3 when a row got slower.
+    /// in-run ratio, within --baseline-band, with --run-spread); exit code 3 when a row got
+    /// slower.
     #[arg(long, value_name = "NAME")]
     pub baseline: Option<String>,
+    /// With --baseline: as `hotlab compare --band`.
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "baseline",
+        default_value_t = compare::DEFAULT_BAND_PCT,
+        help = compare::BAND_HELP
+    )]
+    pub baseline_band: f64,
+    /// With --baseline: as `hotlab compare --run-spread`.
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "baseline",
+        default_value_t = compare::DEFAULT_SPREAD_PCT,
+        help = compare::SPREAD_HELP
+    )]
+    pub run_spread: f64,
+}
+
+impl Default for BaselineArgs {
+    fn default() -> Self {
+        BaselineArgs {
+            save_baseline: None,
+            baseline: None,
+            baseline_band: compare::DEFAULT_BAND_PCT,
+            run_spread: compare::DEFAULT_SPREAD_PCT,
+        }
+    }
+}
+
+impl BaselineArgs {
+    /// How `--baseline` compares: `--baseline-band` and `--run-spread`, checked as `hotlab
+    /// compare` checks its `--band` and `--run-spread`.
+    pub fn options(&self) -> Result<CompareOptions, Failure> {
+        CompareOptions::from_pct(self.baseline_band, self.run_spread, "--baseline-band")
+            .map_err(|why| Failure::input(format!("error: {why}")))
+    }
 }
 
 /// Where baselines are kept.
@@ -60,6 +99,7 @@ pub fn path(name: &str) -> Result<PathBuf, Failure> {
 /// Check `args` before a run: a `--baseline` that does not exist fails now, not after the
 /// measurement.
 pub fn precheck(args: &BaselineArgs) -> Result<(), Failure> {
+    args.options()?;
     if let Some(name) = &args.save_baseline {
         path(name)?;
     }
@@ -103,7 +143,7 @@ pub fn read(p: &std::path::Path) -> Result<Value, Failure> {
     })
 }
 
-/// Compare the exports `old` and `new` (named for messages) with the default options.
+/// Compare the exports `old` and `new` (named for messages) with `options`.
 pub fn compare_docs(
     old: (&str, &Value),
     new: (&str, &Value),
@@ -121,14 +161,6 @@ pub fn compare_docs(
         )));
     }
     Ok(compare::compare(&old_rows, &new_rows, options))
-}
-
-/// The default options of `--baseline`.
-pub fn default_options() -> CompareOptions {
-    CompareOptions {
-        band: compare::DEFAULT_BAND_PCT / 100.0,
-        spread: compare::DEFAULT_SPREAD_PCT / 100.0,
-    }
 }
 
 /// Where [`after_run`] prints the comparison's table.
@@ -156,7 +188,7 @@ pub fn after_run(
         let c = compare_docs(
             (&format!("baseline {name}"), &old),
             ("this run", doc),
-            default_options(),
+            args.options()?,
         )?;
         let text = crate::export::render_text(&compare::table(
             &c,

@@ -34,9 +34,12 @@ pub mod exit {
     pub const TIMED_OUT: u8 = 7;
     /// `check`: the script is faster than the other side.
     pub const FASTER: u8 = 8;
+    /// Interrupted (Ctrl-C, SIGINT; 128 + 2, the shell's code for it): `check` prints the
+    /// verdict on the rounds so far, marked partial. Never a pass, whatever that verdict says.
+    pub const INTERRUPTED: u8 = 130;
 
     /// Every code with its name (as `--json` errors give it as `kind`) and its meaning.
-    pub const TABLE: [(u8, &str, &str); 9] = [
+    pub const TABLE: [(u8, &str, &str); 10] = [
         (OK, "ok", "success; `check`: equal within the band"),
         (
             SCRIPT_ERROR,
@@ -66,6 +69,11 @@ pub mod exit {
         ),
         (TIMED_OUT, "timed_out", "it did not finish within `--limit`"),
         (FASTER, "faster", "`check`: faster than the other side"),
+        (
+            INTERRUPTED,
+            "interrupted",
+            "interrupted (Ctrl-C); `check`: the answer on the rounds so far, marked partial",
+        ),
     ];
 
     /// The name of a code (`bad_input`), `unknown` for one not in the table.

@@ -18,8 +18,9 @@ use crate::results::{JobFailed, JobReport, LiveSnapshot};
 /// worker is killed. The engine stops within a sample (it checks the flag before each), but the
 /// statistics after it, and a worker thread pinned to a busy CPU, can take hundreds of
 /// milliseconds on a loaded machine: past this grace the worker is killed, so a cancel always
-/// ends the job within about 100 ms. Jobs that cannot stop by themselves (run, compile, doctor,
-/// check, bench) are killed at once.
+/// ends the job within about 100 ms (a one-shot `hotlab check`, which has nothing to show but
+/// that answer, waits longer: [`Worker::set_cancel_grace`]). Jobs that cannot stop by
+/// themselves (run, compile, doctor, bench) are killed at once.
 pub const CANCEL_GRACE: Duration = Duration::from_millis(60);
 /// How often the wait loop looks at the cancel flag and the clock.
 const POLL: Duration = Duration::from_millis(5);
@@ -196,6 +197,8 @@ pub struct Worker {
     next_id: u64,
     /// What the last job's script printed (`print`), until taken.
     printed: String,
+    /// How long a cancelled cooperative job may take to answer ([`CANCEL_GRACE`] unless set).
+    cancel_grace: Duration,
 }
 
 impl std::fmt::Debug for Worker {
@@ -205,6 +208,12 @@ impl std::fmt::Debug for Worker {
 }
 
 impl Worker {
+    /// How long a cancelled measuring job (measure, ladder, check) may take to answer with
+    /// what it has before the worker is killed (default [`CANCEL_GRACE`]).
+    pub fn set_cancel_grace(&mut self, grace: Duration) {
+        self.cancel_grace = grace;
+    }
+
     /// Start a worker.
     pub fn spawn(options: WorkerOptions) -> Result<Worker, WorkerError> {
         let mut cmd = Command::new(&options.exe);
@@ -271,6 +280,7 @@ impl Worker {
             stderr,
             next_id: 1,
             printed: String::new(),
+            cancel_grace: CANCEL_GRACE,
         })
     }
 
@@ -316,6 +326,7 @@ impl Worker {
         let mut old = std::mem::replace(self, fresh);
         // What the killed job printed is still to be shown.
         self.printed = std::mem::take(&mut old.printed);
+        self.cancel_grace = old.cancel_grace;
         std::thread::spawn(move || drop(old));
         Ok(())
     }
@@ -378,7 +389,10 @@ impl Worker {
         let id = self.next_id;
         self.next_id += 1;
         self.printed.clear();
-        let cooperative = matches!(job, WorkerJob::Measure { .. } | WorkerJob::Ladder { .. });
+        let cooperative = matches!(
+            job,
+            WorkerJob::Measure { .. } | WorkerJob::Ladder { .. } | WorkerJob::Check { .. }
+        );
         let kind = match job {
             WorkerJob::Run { .. }
             | WorkerJob::RunLive { .. }
@@ -411,7 +425,7 @@ impl Worker {
                 let _ = self.send(&Request::Cancel { id });
             }
             let grace = if cooperative {
-                CANCEL_GRACE
+                self.cancel_grace
             } else {
                 Duration::ZERO
             };

@@ -145,15 +145,40 @@ fn script(s: &SnippetSource) -> Script {
     }
 }
 
-/// `check`: the snippet's `run(n)` against a twin or another snippet.
+/// What a check job asks (`WorkerJob::Check`'s fields).
+pub struct CheckJob<'a> {
+    /// The script.
+    pub snippet: &'a SnippetSource,
+    /// Its twin or the other snippet.
+    pub against: &'a Against,
+    /// The backend both are compiled with.
+    pub backend: Backend,
+    /// Time and band.
+    pub settings: &'a MeasureSettings,
+    /// Loop count of the result check.
+    pub iters: i64,
+    /// Placements of the script's code.
+    pub layouts: usize,
+}
+
+/// `check`: the snippet's `run(n)` against a twin or another snippet; progress while it
+/// measures, and a cancel answered with the verdict on the rounds so far.
 pub fn check(
-    snippet: &SnippetSource,
-    against: &Against,
-    backend: Backend,
-    settings: &MeasureSettings,
-    iters: i64,
-    layouts: usize,
+    job: &CheckJob<'_>,
+    cancel: &AtomicBool,
+    progress: &mut dyn FnMut(LiveSnapshot),
 ) -> Result<JobReport, JobFailed> {
+    let &CheckJob {
+        snippet,
+        against,
+        backend,
+        settings,
+        iters,
+        layouts,
+    } = job;
+    // The core clock is calibrated once per process (~100 ms): before measuring, not after a
+    // cancel, whose answer (the verdict on the rounds so far) must come within the grace.
+    crate::measure::clock::core_clock();
     let against = match against {
         Against::Twin { name } => check::Against::Twin(twin_named(name).ok_or_else(|| {
             let known: Vec<&str> = twins().iter().map(|t| t.name).collect();
@@ -171,7 +196,8 @@ pub fn check(
         iters,
         layouts,
     };
-    check::check(&script(snippet), &against, &options)
+    let mut observer = |p: &Progress<'_>| progress(live(p));
+    check::check_observed(&script(snippet), &against, &options, cancel, &mut observer)
         .map(|a| JobReport::Checked(Box::new(a)))
         .map_err(|e: CheckError| {
             if e.is_input() {

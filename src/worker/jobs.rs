@@ -209,7 +209,18 @@ pub fn run_job(
             settings,
             iters,
             layouts,
-        } => super::command_jobs::check(snippet, against, *backend, settings, *iters, *layouts),
+        } => super::command_jobs::check(
+            &super::command_jobs::CheckJob {
+                snippet,
+                against,
+                backend: *backend,
+                settings,
+                iters: *iters,
+                layouts: *layouts,
+            },
+            cancel,
+            progress,
+        ),
         WorkerJob::Bench {
             filter,
             time_s,
