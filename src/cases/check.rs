@@ -17,6 +17,12 @@ use crate::lang::SourceFile;
 use crate::measure::result::StopReason;
 use crate::measure::{MeasureError, NoObserver, Observer, Picos, Settings, Stop, Verdict};
 
+/// An `f64` that JSON wrote as `null` (serde_json writes NaN so): NaN again. A check stopped
+/// before its first usable round has no ratio, and its answer must still cross the worker's pipe.
+fn number_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// The answer, as `hotlab check --json` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckAnswer {
@@ -28,11 +34,14 @@ pub struct CheckAnswer {
     pub backend: String,
     /// The verdict.
     pub verdict: Verdict,
-    /// Median ratio FILE / other.
+    /// Median ratio FILE / other (NaN with no usable round: written `null`, read back as NaN).
+    #[serde(deserialize_with = "number_or_nan")]
     pub ratio: f64,
     /// Its CI.
+    #[serde(deserialize_with = "number_or_nan")]
     pub low: f64,
     /// Its CI.
+    #[serde(deserialize_with = "number_or_nan")]
     pub high: f64,
     /// The band (0.02 = ±2%).
     pub band: f64,
