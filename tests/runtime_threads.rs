@@ -330,6 +330,10 @@ fn a_destroy_racing_reloads_never_gets_its_key_back() {
         let mut destroyed = 0u64;
         // Until enough reloads ran among the destroys (at least 200 of each).
         while destroyed < 200 || reloads.load(Ordering::Relaxed) < 200 {
+            // A reloader that failed ends the loop; its join below reports why.
+            if reloader.is_finished() {
+                break;
+            }
             // A few live objects, so every reload has a list to walk while destroy runs.
             let batch: Vec<_> = (0..8).map(|_| rt.new_object(&c).unwrap()).collect();
             for h in batch {

@@ -378,7 +378,7 @@ fn a_class_change_reads_and_writes_without_the_runtime_timings() {
 /// response" and exited 2 on a Ctrl-C in the first 0.2 s of `hotlab check`).
 #[test]
 fn a_check_answer_with_no_ratio_crosses_the_pipe() {
-    let line = r#"{"id":1,"event":{"event":"done","output":"checked","file":"cases/int_loop.hot","against":"twin int_loop","backend":"jit","verdict":"unresolved","ratio":null,"low":null,"high":null,"band":0.02,"ns":null,"other_ns":null,"cycles":null,"other_cycles":null,"instructions":null,"other_instructions":null,"n":10000,"result":700775371729480341,"other_result":700775371729480341,"results_equal":true,"explanation":"unresolved: only 0 usable paired rounds; stopped after 0 rounds (0.2 of 5 s): a partial answer","exit_code":130,"round_ratios":[],"layouts":1,"layout_spread":null,"layout_ratios":[],"stopped":{"rounds":0,"elapsed_s":0.16,"time_s":5.0}}}"#;
+    let line = r#"{"id":1,"event":{"event":"done","output":"checked","file":"cases/int_loop.hot","against":"twin int_loop","backend":"jit","verdict":"unresolved","ratio":null,"low":null,"high":null,"band":0.02,"ns":null,"other_ns":null,"cycles":null,"other_cycles":null,"instructions":null,"other_instructions":null,"n":10000,"result":700775371729480341,"other_result":700775371729480341,"results_equal":true,"explanation":"unresolved: only 0 usable paired rounds; stopped after 0 rounds (0.2 of 5 s): a partial answer","exit_code":130,"round_ratios":[],"layouts":2,"layout_spread":null,"layout_ratios":[null,null],"stopped":{"rounds":0,"elapsed_s":0.16,"time_s":5.0}}}"#;
     let r: Response = serde_json::from_str(line).expect("a response");
     let Event::Done(JobReport::Checked(a)) = r.event else {
         panic!("{:?}", r.event)
@@ -387,5 +387,6 @@ fn a_check_answer_with_no_ratio_crosses_the_pipe() {
         a.ratio.is_nan() && a.low.is_nan() && a.high.is_nan(),
         "{a:?}"
     );
+    assert!(a.layout_ratios.len() == 2 && a.layout_ratios.iter().all(|r| r.is_nan()));
     assert_eq!(a.stopped.map(|s| s.rounds), Some(0));
 }

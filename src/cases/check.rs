@@ -23,6 +23,12 @@ fn number_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error
     Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
+/// [`number_or_nan`] for each element: a layout with no usable round has a NaN ratio.
+fn numbers_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+    let v = Vec::<Option<f64>>::deserialize(d)?;
+    Ok(v.into_iter().map(|x| x.unwrap_or(f64::NAN)).collect())
+}
+
 /// The answer, as `hotlab check --json` prints it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckAnswer {
@@ -80,8 +86,9 @@ pub struct CheckAnswer {
     /// With more than one layout: the largest layout's ratio over the smallest, minus one.
     #[serde(default)]
     pub layout_spread: Option<f64>,
-    /// With more than one layout: each layout's median ratio, in layout order.
-    #[serde(default)]
+    /// With more than one layout: each layout's median ratio, in layout order (NaN for a layout
+    /// with no usable round).
+    #[serde(default, deserialize_with = "numbers_or_nan")]
     pub layout_ratios: Vec<f64>,
     /// Set when the measurement was stopped (Ctrl-C) before its time was up: the answer is
     /// the verdict on the rounds so far, a partial one.

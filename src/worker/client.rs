@@ -474,9 +474,16 @@ impl Worker {
                     // A worker killed while idle can look alive to `try_wait` above (its
                     // threads are still exiting) and take the request into its pipe: the job
                     // never started, so its replacement gets it once, with the same id.
-                    if let (false, Some(again)) = (started, unsent.take()) {
+                    // (Not a job the caller has cancelled meanwhile: it wants no answer.)
+                    if !started
+                        && cancelled_at.is_none()
+                        && let Some(again) = unsent.take()
+                    {
                         self.next_id = self.next_id.max(id + 1);
-                        self.send(&Request::Job { id, job: again })?;
+                        if let Err(e) = self.send(&Request::Job { id, job: again }) {
+                            let _ = self.restart();
+                            return Err(e);
+                        }
                         continue;
                     }
                     return Err(err);
