@@ -44,7 +44,8 @@ const AFTER_HELP: &str = "\
 run 120 s, asm 60 s, check and ladder 3 x --time + 30 s, bench per cell 4 x --reps x --time +
 30 s). `--color auto|always|never` on every command (auto: a terminal and NO_COLOR unset).
 Defaults for theme, time, band and backend come from $XDG_CONFIG_HOME/hotlab/config.toml when it
-exists. With no command, hotlab opens the TUI (`hotlab tui`) on a terminal, and runs
+exists. HOTLAB_PERF_MAP=1 names JIT code for `perf` (/tmp/perf-PID.map; docs/cli.md, Profiling).
+With no command, hotlab opens the TUI (`hotlab tui`) on a terminal, and runs
 `hotlab ladder` (the host_call ladder) when stdin or stdout is not one.
 Install: `cargo install --locked --path .`. Documentation: docs/ (cli.md, tui.md, language.md,
 measurement.md, runtime.md, ladder.md, cases.md, results.md, backends.md, session.md, repl.md).";

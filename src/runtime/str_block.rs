@@ -11,6 +11,19 @@
 //! Counts follow `Arc`'s orderings: a retain is relaxed (the caller's own count keeps the block
 //! alive), a release is release-ordered and the last one acquires before the block is freed,
 //! so every owner's reads happen before the free, on any thread.
+//!
+//! Two things keep building strings piece by piece cheap (fasta's `line += table.pick(r)`):
+//! - **One-byte strings are static.** Every string of one ASCII byte (what `s.slice(i, i + 1)`
+//!   of ASCII text makes) is one of 128 blocks in a static table whose count is 2^62, at or
+//!   above [`StrBlock::STATIC_FLOOR`]: retains and releases (here and in generated code) see
+//!   such a count and leave it alone, so the block is never freed and its line never written
+//!   (no atomic on the cache line every thread's one-byte strings share). Making one
+//!   allocates nothing.
+//! - **`s += t` appends in place when nothing else can see `s`** ([`append`]): a block records
+//!   its capacity, and an append to a block whose count is 1 (the variable's own: no other
+//!   owner, and the lowering calls it only for a variable no one borrows from) writes `t`'s
+//!   bytes after the old ones, growing the block by doubling when it is full. Nobody can
+//!   observe the change: a string is immutable to every owner, and this block has one.
 
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::sync::atomic::{AtomicU64, Ordering, fence};
@@ -22,6 +35,8 @@ use super::values::count_blocks;
 pub struct StrBlock {
     refs: AtomicU64,
     len: u64,
+    /// The bytes allocated after the header (at least `len`; 8 for a static one-byte block).
+    cap: u64,
 }
 
 impl StrBlock {
@@ -30,11 +45,51 @@ impl StrBlock {
     /// Offset of the length in bytes (generated code reads it for `s.len()`).
     pub const LEN: usize = 8;
     /// Offset of the first byte.
-    const BYTES: usize = 16;
+    pub const BYTES: usize = 24;
+    /// A count at or above this is a static block's: never changed, never freed (no heap
+    /// block has 2^61 owners).
+    pub const STATIC_FLOOR: u64 = 1 << 61;
 }
 
-fn layout(len: usize) -> Layout {
-    match Layout::from_size_align(StrBlock::BYTES + len, 8) {
+/// The count a static block starts with (and, in any real run, keeps near): never the last.
+const IMMORTAL: u64 = 1 << 62;
+
+/// A static block of one ASCII byte.
+#[repr(C)]
+struct OneByte {
+    head: StrBlock,
+    byte: [u8; 8],
+}
+
+/// The 128 one-byte strings, `"\0"` to `"\x7f"`.
+static ONE_BYTE: [OneByte; 128] = {
+    let mut table = [const {
+        OneByte {
+            head: StrBlock {
+                refs: AtomicU64::new(IMMORTAL),
+                len: 1,
+                cap: 8,
+            },
+            byte: [0; 8],
+        }
+    }; 128];
+    let mut b = 0;
+    while b < 128 {
+        table[b].byte[0] = b as u8;
+        b += 1;
+    }
+    table
+};
+
+/// The cell of the static one-byte string `b` (ASCII).
+fn one_byte(b: u8) -> u64 {
+    debug_assert!(b.is_ascii());
+    // A cell is the block's address; the static lives for the whole run.
+    &ONE_BYTE[usize::from(b & 0x7f)].head as *const StrBlock as u64
+}
+
+fn layout(cap: usize) -> Layout {
+    match Layout::from_size_align(StrBlock::BYTES + cap, 8) {
         Ok(l) => l,
         // A length near `isize::MAX` cannot be allocated anyway.
         Err(_) => handle_alloc_error(Layout::new::<StrBlock>()),
@@ -47,18 +102,34 @@ pub(crate) fn str_with(len: usize, fill: impl FnOnce(&mut [u8])) -> u64 {
     if len == 0 {
         return 0;
     }
-    let layout = layout(len);
+    if len == 1 {
+        let mut byte = [0u8; 1];
+        fill(&mut byte);
+        // One byte of UTF-8 is ASCII.
+        if byte[0].is_ascii() {
+            return one_byte(byte[0]);
+        }
+        return heap_block(1, 1, |out| out.copy_from_slice(&byte));
+    }
+    heap_block(len, len, fill)
+}
+
+/// A new heap block of capacity `cap` holding `len` bytes written by `fill`.
+fn heap_block(len: usize, cap: usize, fill: impl FnOnce(&mut [u8])) -> u64 {
+    debug_assert!(len <= cap && len > 0);
+    let layout = layout(cap);
     // SAFETY: the layout has a non-zero size.
     let block = unsafe { alloc(layout) } as *mut StrBlock;
     if block.is_null() {
         handle_alloc_error(layout);
     }
-    // SAFETY: `block` is a fresh allocation of the header and `len` bytes, 8-aligned; the
-    // bytes are zeroed before `fill` sees them, so the slice is initialized.
+    // SAFETY: `block` is a fresh allocation of the header and `cap >= len` bytes, 8-aligned;
+    // the bytes are zeroed before `fill` sees them, so the slice is initialized.
     unsafe {
         block.write(StrBlock {
             refs: AtomicU64::new(1),
             len: len as u64,
+            cap: cap as u64,
         });
         let bytes = (block as *mut u8).add(StrBlock::BYTES);
         bytes.write_bytes(0, len);
@@ -66,6 +137,15 @@ pub(crate) fn str_with(len: usize, fill: impl FnOnce(&mut [u8])) -> u64 {
     }
     count_blocks(1);
     block as u64
+}
+
+/// The string of byte `i` of `text` alone, when it is ASCII (a static block: nothing to
+/// allocate; `s.slice(i, i + 1)`'s common case).
+pub(crate) fn ascii_at(text: &str, i: usize) -> Option<u64> {
+    text.as_bytes()
+        .get(i)
+        .filter(|b| b.is_ascii())
+        .map(|&b| one_byte(b))
 }
 
 /// A new string holding `text` (0 when empty).
@@ -97,8 +177,10 @@ pub(crate) fn retain(cell: u64) -> u64 {
     if cell != 0 {
         // SAFETY: a non-null str cell the caller holds owns a count of a live block.
         let block = unsafe { &*(cell as *const StrBlock) };
-        // Relaxed, as `Arc::clone`.
-        block.refs.fetch_add(1, Ordering::Relaxed);
+        // Relaxed, as `Arc::clone`; a static block's count stays.
+        if block.refs.load(Ordering::Relaxed) < StrBlock::STATIC_FLOOR {
+            block.refs.fetch_add(1, Ordering::Relaxed);
+        }
     }
     cell
 }
@@ -110,15 +192,65 @@ pub(crate) fn release(cell: u64) {
     }
     let block = cell as *mut StrBlock;
     // SAFETY: the caller gives up the count its cell owns, so the block is live until then.
-    let (refs, len) = unsafe { (&(*block).refs, (*block).len as usize) };
+    let (refs, cap) = unsafe { (&(*block).refs, (*block).cap as usize) };
+    if refs.load(Ordering::Relaxed) >= StrBlock::STATIC_FLOOR {
+        return;
+    }
     if refs.fetch_sub(1, Ordering::Release) != 1 {
         return;
     }
     fence(Ordering::Acquire);
     // SAFETY: that was the last count: no owner is left to read the block, which was
-    // allocated by `str_with` with this layout.
-    unsafe { dealloc(block as *mut u8, layout(len)) };
+    // allocated by `heap_block` with this layout (a static block's count never gets here).
+    unsafe { dealloc(block as *mut u8, layout(cap)) };
     count_blocks(-1);
+}
+
+/// `a += b` for a variable `a` whose count is its own and that nobody borrows from: takes
+/// `a`'s count and returns the joined string's (`b` borrowed). Appends in place when `a`'s
+/// block is a heap block with this one count (see the module docs), else makes a new block
+/// (with room to grow) and releases `a`.
+pub(crate) fn append(a: u64, b: u64) -> u64 {
+    // SAFETY: the caller holds `b`'s count (or borrows it from a holder) for the call.
+    let tail = unsafe { text(b) }.as_bytes();
+    if tail.is_empty() {
+        return a;
+    }
+    if a == 0 {
+        return retain(b);
+    }
+    let block = a as *mut StrBlock;
+    // SAFETY: `a` owns a count of a live block.
+    let (len, cap) = unsafe { ((*block).len as usize, (*block).cap as usize) };
+    let need = len + tail.len();
+    // SAFETY: as above. Acquire: another owner's release of its count (after its reads of
+    // the bytes) happens before the writes below.
+    // A static block's count is never 1.
+    let unique = a != b && unsafe { &(*block).refs }.load(Ordering::Acquire) == 1;
+    if unique && need <= cap {
+        // SAFETY: the one owner writes the bytes after its `len` (inside its capacity; `b` is
+        // another block, so the source does not overlap), then the new length.
+        unsafe {
+            let at = (block as *mut u8).add(StrBlock::BYTES + len);
+            match tail {
+                // One byte (a character of ASCII, the common piece): no call to `memcpy`.
+                [b] => at.write(*b),
+                _ => std::ptr::copy_nonoverlapping(tail.as_ptr(), at, tail.len()),
+            }
+            (*block).len = need as u64;
+        }
+        return a;
+    }
+    // SAFETY: `a` owns a count of a live block.
+    let head = unsafe { text(a) }.as_bytes();
+    // Room to grow: doubling keeps a loop of appends linear (at least 32 bytes).
+    let cap = need.max(2 * cap).max(32);
+    let joined = heap_block(need, cap, |out| {
+        out[..head.len()].copy_from_slice(head);
+        out[head.len()..need].copy_from_slice(tail);
+    });
+    release(a);
+    joined
 }
 
 /// The decimal digits of `x` (with a leading `-`), as `x.to_string()` writes them, into the

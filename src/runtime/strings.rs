@@ -1,7 +1,7 @@
 //! Strings as bytes: `s.byte(i)` and `s.slice(a, b)`, defined once for every backend (the
 //! interpreter calls the checks here; compiled code calls the `hot_str_*` helpers).
 
-use super::values::{str_from, str_text};
+use super::values::str_text;
 use super::{ScriptError, ScriptErrorKind};
 use crate::lang::span::Span;
 
@@ -50,8 +50,15 @@ pub extern "C-unwind" fn hot_str_byte(cell: u64, i: i64, start: u32, end: u32) -
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_str_slice(cell: u64, a: i64, b: i64, start: u32, end: u32) -> u64 {
     // SAFETY: generated code passes a str cell it holds a count through.
-    match slice(unsafe { str_text(cell) }, a, b) {
-        Ok(s) => str_from(s.to_string()),
+    let text = unsafe { str_text(cell) };
+    // One ASCII byte is a whole character: in range, on boundaries, and a static string.
+    if let (Ok(i), true) = (usize::try_from(a), b == a.wrapping_add(1))
+        && let Some(one) = crate::runtime::str_block::ascii_at(text, i)
+    {
+        return one;
+    }
+    match slice(text, a, b) {
+        Ok(s) => crate::runtime::str_block::str_of(s),
         Err(kind) => ScriptError::new(kind, Span::new(start as usize, end as usize)).raise(),
     }
 }

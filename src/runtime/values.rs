@@ -393,6 +393,14 @@ pub extern "C-unwind" fn hot_str_concat(a: u64, b: u64) -> u64 {
     })
 }
 
+/// `a += b` for a string variable that owns its count and that nothing borrows from: takes
+/// `a`'s count, returns the joined string's (`b` borrowed); appends in place when it can
+/// ([`str_block`]'s module docs).
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_str_append(a: u64, b: u64) -> u64 {
+    str_block::append(a, b)
+}
+
 /// A part of an interpolation for [`hot_str_build`]: three cells, `(tag, a, b)`.
 pub mod str_part {
     /// `a`: the address of `b` bytes of UTF-8 (a literal in the program's data).
@@ -704,7 +712,7 @@ pub fn format_array(kind: ElemKind, cells: &[u64], dims: &[u32], out: &mut Strin
 }
 
 /// The helpers generated code imports for vecs and strings: `(symbol, address)`.
-pub fn helper_symbols() -> [(&'static str, *const u8); 22] {
+pub fn helper_symbols() -> [(&'static str, *const u8); 23] {
     [
         ("hot_vec_retain", hot_vec_retain as *const u8),
         ("hot_vec_release", hot_vec_release as *const u8),
@@ -717,6 +725,7 @@ pub fn helper_symbols() -> [(&'static str, *const u8); 22] {
         ("hot_str_release", hot_str_release as *const u8),
         ("hot_str_lit", hot_str_lit as *const u8),
         ("hot_str_concat", hot_str_concat as *const u8),
+        ("hot_str_append", hot_str_append as *const u8),
         ("hot_str_build", hot_str_build as *const u8),
         ("hot_str_eq", hot_str_eq as *const u8),
         ("hot_str_len", hot_str_len as *const u8),

@@ -64,6 +64,8 @@ pub(crate) struct Helpers {
     pub str_release: FuncId,
     pub str_lit: FuncId,
     pub str_concat: FuncId,
+    /// `s += t` into an owned variable (in place when the block is unshared).
+    pub str_append: FuncId,
     pub str_build: FuncId,
     pub str_eq: FuncId,
     pub str_of_i64: FuncId,
@@ -261,6 +263,9 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// `0 <= i < bound`, and the index values read from them (`lower_util.rs`,
     /// `check_index`).
     pub(crate) ranges: super::lower_util::KnownRanges,
+    /// The reference each borrowed field `let` that a store moves into owns (0 while it
+    /// borrows; `lower_region.rs`, `field_lets`), an owned variable of its own.
+    pub(crate) field_owners: HashMap<LocalId, Variable>,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -295,6 +300,7 @@ pub(crate) fn lower_function(
         shapes: HashMap::new(),
         checked: Default::default(),
         ranges: Default::default(),
+        field_owners: HashMap::new(),
     };
     match t.translate_function() {
         Ok(()) => {
@@ -358,7 +364,10 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             };
             self.locals.push(slot);
         }
-        self.analyze_locals(&func.body, &func.locals);
+        let param_count = func.param_count;
+        self.analyze_locals(&func.body, &func.locals, |y| {
+            y.0 < param_count || captures.contains(&y)
+        });
         for (i, local) in self.func.locals.iter().enumerate() {
             if let (true, LocalSlot::Scalar(var)) = (local.ty.is_managed(), self.locals[i])
                 && i >= self.func.param_count as usize
@@ -368,6 +377,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 // Starts as null (empty) so the first store has nothing to release.
                 self.own_var(var, &local.ty);
             }
+        }
+        for x in self.moved_lets() {
+            let ty = self.local_type(x)?;
+            let owner = self.builder.declare_var(types::I64);
+            self.own_var(owner, &ty);
+            self.field_owners.insert(x, owner);
         }
         for i in 0..self.func.param_count as usize {
             let mut arg = *params
@@ -552,6 +567,41 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             self.def_var(var, value);
             return Ok(());
         }
+        if self.borrowed_field_let(local, init)
+            && let LocalSlot::Scalar(var) = self.local(local)?
+        {
+            // `let x = o.f`: the field's reference stays the field's (`lower_region.rs`); the
+            // one a move gave the previous `x` (a `let` in a loop runs again) goes.
+            if let Some(&owner) = self.field_owners.get(&local) {
+                let old = self.builder.use_var(owner);
+                let zero = self.builder.ins().iconst(types::I64, 0);
+                self.def_var(owner, zero);
+                self.release_value(&init.ty, old);
+            }
+            let value = match &init.kind {
+                hir::ExprKind::NonNull(inner) => {
+                    let v = self.borrowed_cell(inner)?;
+                    self.raise_if_null(v, init.span);
+                    v
+                }
+                _ => self.borrowed_cell(init)?,
+            };
+            self.def_var(var, value);
+            return Ok(());
+        }
+        if self.borrowed_let(local)
+            && let (LocalSlot::Scalar(var), Some(y)) =
+                (self.local(local)?, super::lower_region::alias_source(init))
+            && let LocalSlot::Scalar(from) = self.local(y)?
+        {
+            // `let x = p`: an alias of a parameter or capture (`lower_region.rs`).
+            let value = self.builder.use_var(from);
+            if let hir::ExprKind::NonNull(_) = init.kind {
+                self.raise_if_null(value, init.span);
+            }
+            self.def_var(var, value);
+            return Ok(());
+        }
         let value = self.translate_expr(init)?;
         match self.local(local)? {
             LocalSlot::Scalar(var) if init.ty.is_managed() => {
@@ -625,6 +675,18 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         } else {
             None
         };
+        if let (Some(hir::BinOp::Add), Some(old), PlaceRef::Var(var), Type::Str) =
+            (op, old, target, ty)
+            && self.owned.iter().any(|(v, _)| *v == var)
+        {
+            // `s += t` into a variable that owns its count (nobody borrows from a `var`: a
+            // call's argument is done when the call returns, a capture or a store takes its
+            // own count): the old count moves into the append, which may write in place.
+            let h = self.env.helpers.str_append;
+            let joined = self.call_helper(h, &[old, value])[0];
+            self.release_value(ty, value);
+            return self.write_place(target, ty, joined);
+        }
         let value = match (op, old) {
             (Some(op), Some(old)) if *ty == Type::Str => {
                 // `s += t`: a new string; `t` (owned) goes here, `old` below.

@@ -8,14 +8,15 @@
 //! `hot_math_*`, the same Rust functions the interpreter calls, so every backend gives the same
 //! bits.
 
-use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self, InstBuilder, Value, types};
 use cranelift_module::FuncId;
 
-use crate::lang::hir::{Expr, Math, Type};
+use crate::lang::hir::{Expr, ExprKind, Math, Type};
+use crate::runtime::str_block::StrBlock;
 
 use super::JitError;
-use super::lower::{FunctionTranslator, LResult, bad};
+use super::lower::{FunctionTranslator, LResult, bad, mem};
 
 /// Module ids of the builtins' helpers.
 #[derive(Debug, Clone, Copy)]
@@ -95,7 +96,22 @@ impl FunctionTranslator<'_, '_> {
         offsets: &[&Expr],
         whole: &Expr,
     ) -> LResult<Value> {
-        let (text, owned) = self.handle_operand(s)?;
+        // `x.f.slice(a, b)`: the field's own reference is borrowed when the offsets cannot
+        // store into a field (`lower_region.rs`, "Borrowed reads"; the helper runs no script).
+        let effects = self.exprs_effects(offsets.iter().copied());
+        let borrowed = match &s.kind {
+            ExprKind::Field(object, field)
+                if super::opt_effects::field_key(self.env.program, &object.ty, *field)
+                    .is_some_and(|key| !effects.writes(key)) =>
+            {
+                self.borrowed_field_value(s)?
+            }
+            _ => None,
+        };
+        let (text, owned) = match borrowed {
+            Some(cell) => (cell, false),
+            None => self.handle_operand(s)?,
+        };
         let held = self.hold_if(owned, &Type::Str, text);
         let mut args = vec![text];
         for offset in offsets {
@@ -104,15 +120,55 @@ impl FunctionTranslator<'_, '_> {
         let (start, end) = self.span_args(whole.span);
         args.extend([start, end]);
         let h = self.env.helpers.builtins;
-        let helper = if offsets.len() == 1 {
-            h.str_byte
+        let v = if offsets.len() == 1 {
+            self.str_byte_inline(&args, h.str_byte)
         } else {
-            h.str_slice
+            self.call_helper(h.str_slice, &args)[0]
         };
-        let v = self.call_helper(helper, &args)[0];
         self.unhold(held);
         self.done_with_value(&Type::Str, text, owned);
         Ok(v)
+    }
+
+    /// `s.byte(i)` (`args`: the cell, `i`, the span): the byte loaded inline when `i` is in
+    /// range (an unsigned compare with the block's length; the empty string has no block),
+    /// else the helper, which raises at the span.
+    fn str_byte_inline(&mut self, args: &[Value], helper: FuncId) -> Value {
+        let (cell, i) = (args[0], args[1]);
+        let len_block = self.builder.create_block();
+        let load_block = self.builder.create_block();
+        let raise_block = self.builder.create_block();
+        let done = self.builder.create_block();
+        self.builder.append_block_param(done, types::I64);
+        self.builder.set_cold_block(raise_block);
+        self.builder
+            .ins()
+            .brif(cell, len_block, &[], raise_block, &[]);
+        self.builder.switch_to_block(len_block);
+        self.builder.seal_block(len_block);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, StrBlock::LEN as i32);
+        let inside = self.builder.ins().icmp(IntCC::UnsignedLessThan, i, len);
+        self.builder
+            .ins()
+            .brif(inside, load_block, &[], raise_block, &[]);
+        self.builder.switch_to_block(load_block);
+        self.builder.seal_block(load_block);
+        let at = self.builder.ins().iadd(cell, i);
+        let byte = self
+            .builder
+            .ins()
+            .uload8(types::I64, mem(), at, StrBlock::BYTES as i32);
+        self.builder.ins().jump(done, &[byte.into()]);
+        self.builder.switch_to_block(raise_block);
+        self.builder.seal_block(raise_block);
+        let raised = self.call_helper(helper, args)[0];
+        self.builder.ins().jump(done, &[raised.into()]);
+        self.builder.switch_to_block(done);
+        self.builder.seal_block(done);
+        self.builder.block_params(done)[0]
     }
 
     /// A math builtin: its arguments left to right, then the instruction or the call.

@@ -83,7 +83,7 @@ impl FunctionTranslator<'_, '_> {
             t.call_helper(helper, &[start, end]);
         });
         let mut values = vec![self.vmctx, cell];
-        let (out, held) = self.call_operands(&mut values, &e.ty, args, false)?;
+        let (out, held) = self.call_operands(&mut values, &e.ty, args, &[])?;
         let code = self
             .builder
             .ins()

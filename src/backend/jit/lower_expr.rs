@@ -277,29 +277,29 @@ impl FunctionTranslator<'_, '_> {
             return bad(format!("call of unknown function #{}", f.0));
         };
         let mut values = vec![self.vmctx];
-        // `check(t.left)` of a callee that stores into no field: the field's reference is
-        // borrowed (`lower_region.rs`, `releases_nothing`).
-        let fields_borrowed = self.call_releases_nothing(f, args);
-        let (out, held) = self.call_operands(&mut values, ret, args, fields_borrowed)?;
+        // `check(t.left)` of a callee that cannot store into `left`: the field's reference is
+        // borrowed (`lower_region.rs`, "Borrowed reads").
+        let fields_borrowed = self.field_args_borrowed(Some(&[f]), args);
+        let (out, held) = self.call_operands(&mut values, ret, args, &fields_borrowed)?;
         // The arguments stay held through the call: the callee borrows them, so if it raises
         // this frame still owns them.
         let results = self.call_helper(callee, &values);
         self.unhold_all(held);
         let first_arg = values.len() - args.len();
-        self.release_args_but(args, &values[first_arg..], fields_borrowed);
+        self.release_args_but(args, &values[first_arg..], &fields_borrowed);
         Ok(self.call_result(out, results.first().copied()))
     }
 
     /// A script call's operands after `values` (the context, a closure's env): the out slot of
     /// an array result (returned), then the arguments, each owned one held (returned; unhold
-    /// them after the call, before they are released). `fields_borrowed`: handle field reads
-    /// are passed borrowed (the call stores into no field: `release_args_but`).
+    /// them after the call, before they are released). `fields_borrowed[i]`: argument `i`, a
+    /// handle field read, is passed borrowed (`field_args_borrowed`; `release_args_but`).
     pub(crate) fn call_operands(
         &mut self,
         values: &mut Vec<Value>,
         ret: &Type,
         args: &[Expr],
-        fields_borrowed: bool,
+        fields_borrowed: &[bool],
     ) -> LResult<(Option<Value>, Vec<TempHold>)> {
         let out = if let Type::Array(..) = ret {
             let slot = self.new_slot(ret.cells());
@@ -317,7 +317,7 @@ impl FunctionTranslator<'_, '_> {
                 values.push(v);
                 continue;
             }
-            if fields_borrowed && super::lower_object::pure_cell(arg) {
+            if fields_borrowed.get(i).copied().unwrap_or(false) {
                 values.push(self.borrowed_cell(arg)?);
                 continue;
             }

@@ -53,8 +53,8 @@ impl FunctionTranslator<'_, '_> {
         let h = &self.env.helpers;
         let helper = match ty {
             Type::Handle { .. } | Type::Null => return self.release_handle(v),
+            Type::Str => return self.release_str(v),
             Type::Vec(_) => h.vec_release,
-            Type::Str => h.str_release,
             Type::Fn { .. } => h.closure_release,
             _ => return,
         };
@@ -70,8 +70,8 @@ impl FunctionTranslator<'_, '_> {
         let h = &self.env.helpers;
         let helper = match ty {
             Type::Handle { .. } | Type::Null => return self.retain_handle(v),
+            Type::Str => return self.retain_str(v),
             Type::Vec(_) => h.vec_retain,
-            Type::Str => h.str_retain,
             Type::Fn { .. } => h.closure_retain,
             _ => return v,
         };
@@ -109,8 +109,15 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// The handle cell of a live shell: its address and its generation's low 16 bits.
+    ///
+    /// Only `self` is made this way, at a method's entry, from the shell its caller checked
+    /// and holds for the whole call: the load may move and, when the method never uses
+    /// `self` as a value (`return self`, `f(self)`), goes away (`readonly`, `can_move`). A
+    /// generation changed meanwhile by another thread's destroy is a race with no order to the
+    /// call's accesses (`lower_region.rs`, "The rule that makes it sound").
     pub(crate) fn cell_of_shell(&mut self, shell: Value) -> Value {
-        let generation = self.builder.ins().uload32(mem(), shell, Object::GEN as i32);
+        let flags = mem().with_readonly().with_can_move();
+        let generation = self.builder.ins().uload32(flags, shell, Object::GEN as i32);
         let mask = self.builder.ins().iconst(types::I64, 0xffff);
         let tag = self.builder.ins().band(generation, mask);
         let bits = self.builder.ins().iconst(types::I64, ADDR_BITS);
@@ -228,7 +235,7 @@ impl FunctionTranslator<'_, '_> {
             let v = self.translate_expr(value)?;
             let (v, cell_ty) = self.box_if_array(v, ty)?;
             let addr = self.checked_field(c, field);
-            return self.store_to(PlaceRef::Mem(addr), &cell_ty, op, op_span, v);
+            return self.store_field(addr, &cell_ty, op, op_span, v, span);
         }
         let (cell, owned) = self.handle_operand(object)?;
         let cell_held = self.hold_if(owned, &object.ty, cell);
@@ -239,10 +246,34 @@ impl FunctionTranslator<'_, '_> {
         // no compound operator, so `op` is `None` for one.
         let (v, cell_ty) = self.box_if_array(v, ty)?;
         let addr = self.checked_field(c, field);
-        self.store_to(PlaceRef::Mem(addr), &cell_ty, op, op_span, v)?;
+        self.store_field(addr, &cell_ty, op, op_span, v, span)?;
         self.unhold(cell_held);
         self.done_with(cell, owned);
         Ok(())
+    }
+
+    /// Store `v` into the field at `addr` (the place at `place`): as any store, except at a
+    /// move (`lower_region.rs`, `field_lets`), where the field's old reference goes to the
+    /// borrowed `let` that read it instead of being released.
+    fn store_field(
+        &mut self,
+        addr: Value,
+        ty: &Type,
+        op: Option<BinOp>,
+        op_span: Span,
+        v: Value,
+        place: Span,
+    ) -> LResult<()> {
+        if op.is_none()
+            && let Some(x) = self.move_site(place)
+            && let Some(&owner) = self.field_owners.get(&x)
+        {
+            let old = self.load_value(addr, ty)?;
+            self.store_value(addr, ty, v)?;
+            self.def_var(owner, old);
+            return Ok(());
+        }
+        self.store_to(PlaceRef::Mem(addr), ty, op, op_span, v)
     }
 
     /// A method call: the receiver is checked at the call's span, the arguments evaluated, and
@@ -259,14 +290,25 @@ impl FunctionTranslator<'_, '_> {
         // jit-opt: a virtual call with one possible target is a direct call of it.
         let virtual_method =
             virtual_method.filter(|m| !self.sole_virtual_target(&object.ty, m, func));
-        // `self.w.m(args)` of a direct call that cannot store into any field or module variable
-        // borrows `self.w`: nothing can release the field's reference while the call runs.
-        let borrow = virtual_method.is_none() && self.call_releases_nothing(func, args);
-        let borrowed = if borrow {
+        // `self.w.m(args)` of a call that cannot store into `w` (its arguments, the method or
+        // on jit-opt every override, and what they call) borrows `self.w`: nothing can
+        // release the field's reference while the call runs (`opt_effects.rs`).
+        let targets = match virtual_method {
+            None => Some(vec![func]),
+            Some(m) => {
+                super::opt_effects::virtual_targets(self.env.program, self.env.fixed, &object.ty, m)
+            }
+        };
+        let effects = self.call_effects(targets.as_deref(), args);
+        let borrowed = if pure_cell(object) && self.path_unwritten(object, &effects) {
             self.borrowed_field_cell(object)?
         } else {
             None
         };
+        let fields_borrowed: Vec<bool> = args
+            .iter()
+            .map(|a| pure_cell(a) && self.path_unwritten(a, &effects))
+            .collect();
         // A local known valid (`lower_region.rs`) is borrowed and not checked again.
         let (shell, receiver) = match (self.checked_handle(object), borrowed) {
             (Some(c), _) => (c.shell, None),
@@ -291,8 +333,8 @@ impl FunctionTranslator<'_, '_> {
                 values.push(v);
                 continue;
             }
-            if borrow && pure_cell(arg) {
-                // `m(t.left)`: nothing the call runs stores into a field (see `borrow`).
+            if fields_borrowed[i] {
+                // `m(t.left)`: nothing the call runs stores into `left` (see `effects`).
                 values.push(self.borrowed_cell(arg)?);
                 continue;
             }
@@ -382,6 +424,12 @@ impl FunctionTranslator<'_, '_> {
     /// it raises only when the value is null, which owns nothing.
     pub(crate) fn translate_non_null(&mut self, inner: &Expr, span: Span) -> LResult<Value> {
         let v = self.translate_expr(inner)?;
+        self.raise_if_null(v, span);
+        Ok(v)
+    }
+
+    /// Raise `NullHandle` at `span` when handle cell `v` is null.
+    pub(crate) fn raise_if_null(&mut self, v: Value, span: Span) {
         let null = self.builder.ins().icmp_imm_s(IntCC::Equal, v, 0);
         let helper = self.env.helpers.object_check;
         self.cold_raise(null, |t| {
@@ -389,7 +437,6 @@ impl FunctionTranslator<'_, '_> {
             // Raises `NullHandle` for the null cell.
             t.call_helper(helper, &[v, start, end]);
         });
-        Ok(v)
     }
 
     /// `a == b` / `a != b` on handles: the same cell (same object and generation, or both null).
@@ -449,32 +496,37 @@ impl FunctionTranslator<'_, '_> {
     /// Release the managed arguments (handles, vecs, strings, arrays of them) of a finished
     /// call.
     pub(crate) fn release_args(&mut self, args: &[Expr], values: &[Value]) {
-        self.release_args_but(args, values, false);
+        self.release_args_but(args, values, &[]);
     }
 
-    /// [`Self::release_args`] of a call made with `fields_borrowed` (its handle field read
+    /// [`Self::release_args`] of a call made with `fields_borrowed` (the handle field read
     /// arguments passed borrowed, see `call_operands`).
     pub(crate) fn release_args_but(
         &mut self,
         args: &[Expr],
         values: &[Value],
-        fields_borrowed: bool,
+        fields_borrowed: &[bool],
     ) {
         for (i, (arg, v)) in args.iter().zip(values).enumerate() {
-            let borrowed = self.borrowed_arg(args, i) || (fields_borrowed && pure_cell(arg));
+            let borrowed = self.borrowed_arg(args, i) || fields_borrowed.get(i) == Some(&true);
             if !borrowed {
                 self.release_value(&arg.ty, *v);
             }
         }
     }
 
-    /// Whether evaluating `args` and running `func` (a direct call) can release no reference
-    /// the caller does not own (`lower_region.rs`, `releases_nothing`).
-    pub(crate) fn call_releases_nothing(&mut self, func: FuncId, args: &[Expr]) -> bool {
-        let mut memo = std::mem::take(&mut self.checked.releases);
-        let ok = super::lower_region::releases_nothing(self.env.program, func, args, &mut memo);
-        self.checked.releases = memo;
-        ok
+    /// Which arguments of a call of `funcs` (`None`: unknown targets) with `args` are handle
+    /// field reads passed borrowed: those whose fields the call cannot write
+    /// (`lower_region.rs`, "Borrowed reads").
+    pub(crate) fn field_args_borrowed(
+        &mut self,
+        funcs: Option<&[FuncId]>,
+        args: &[Expr],
+    ) -> Vec<bool> {
+        let effects = self.call_effects(funcs, args);
+        args.iter()
+            .map(|a| pure_cell(a) && self.path_unwritten(a, &effects))
+            .collect()
     }
 
     /// Whether argument `i` of a call with `args` is passed borrowed: a managed local (not an

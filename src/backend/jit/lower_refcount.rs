@@ -7,11 +7,20 @@
 //! which drops the reference there (and frees the object if it was the last, as before). The
 //! count never goes to zero inline, so freeing stays in one place, and a count that another
 //! thread changes in between only makes the swap retry.
+//!
+//! Strings are counted the same way, inline: a str cell is 0 or the address of its block, whose
+//! count is its first word ([`StrBlock::REFS`]); the last release calls `hot_str_release`. A
+//! static string (the one-byte ones, `str_block.rs`) has a count at or above
+//! [`StrBlock::STATIC_FLOOR`]: its retains and releases read the count and change nothing, so
+//! the one cache line all threads' one-byte strings share is never written.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, Value, types};
 
+use cranelift_module::FuncId;
+
 use crate::runtime::object::Object;
+use crate::runtime::str_block::StrBlock;
 
 use super::lower::{FunctionTranslator, mem};
 
@@ -22,8 +31,46 @@ impl FunctionTranslator<'_, '_> {
         self.builder.ins().iadd_imm_s(shell, Object::REFS as i64)
     }
 
+    /// The address of the count of a non-null str cell's block.
+    fn str_refs_addr(&mut self, cell: Value) -> Value {
+        self.builder.ins().iadd_imm_s(cell, StrBlock::REFS as i64)
+    }
+
     /// Take another reference through a handle cell (null is fine); returns the cell.
     pub(crate) fn retain_handle(&mut self, cell: Value) -> Value {
+        self.retain_counted(cell, Self::refs_addr, None)
+    }
+
+    /// Take another count of a str cell (0, the empty string, is fine); returns the cell.
+    pub(crate) fn retain_str(&mut self, cell: Value) -> Value {
+        self.retain_counted(cell, Self::str_refs_addr, Some(StrBlock::STATIC_FLOOR))
+    }
+
+    /// Give up a reference through a handle cell (null is fine; see the module docs).
+    pub(crate) fn release_handle(&mut self, cell: Value) {
+        let helper = self.env.helpers.release;
+        self.release_counted(cell, Self::refs_addr, helper, None);
+    }
+
+    /// Give up the count a str cell owns (0 is fine; see the module docs).
+    pub(crate) fn release_str(&mut self, cell: Value) {
+        let helper = self.env.helpers.str_release;
+        self.release_counted(
+            cell,
+            Self::str_refs_addr,
+            helper,
+            Some(StrBlock::STATIC_FLOOR),
+        );
+    }
+
+    /// A retain: an atomic add to the count at `refs(cell)` when `cell` is not 0 (and the
+    /// count is below `floor`, when given: a static block's).
+    fn retain_counted(
+        &mut self,
+        cell: Value,
+        refs: fn(&mut Self, Value) -> Value,
+        floor: Option<u64>,
+    ) -> Value {
         let add_block = self.builder.create_block();
         let done_block = self.builder.create_block();
         self.builder
@@ -31,7 +78,20 @@ impl FunctionTranslator<'_, '_> {
             .brif(cell, add_block, &[], done_block, &[]);
         self.builder.switch_to_block(add_block);
         self.builder.seal_block(add_block);
-        let addr = self.refs_addr(cell);
+        let addr = refs(self, cell);
+        if let Some(floor) = floor {
+            let counted_block = self.builder.create_block();
+            let n = self.builder.ins().load(types::I64, mem(), addr, 0);
+            let fixed =
+                self.builder
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, floor as i64);
+            self.builder
+                .ins()
+                .brif(fixed, done_block, &[], counted_block, &[]);
+            self.builder.switch_to_block(counted_block);
+            self.builder.seal_block(counted_block);
+        }
         let one = self.builder.ins().iconst(types::I64, 1);
         self.builder
             .ins()
@@ -42,8 +102,16 @@ impl FunctionTranslator<'_, '_> {
         cell
     }
 
-    /// Give up a reference through a handle cell (null is fine; see the module docs).
-    pub(crate) fn release_handle(&mut self, cell: Value) {
+    /// A release: a swap of the count at `refs(cell)` from `n` to `n - 1` while `n > 1`, else
+    /// `helper(cell)` from a cold block (see the module docs); nothing for a count at or above
+    /// `floor`, when given (a static block's).
+    fn release_counted(
+        &mut self,
+        cell: Value,
+        refs: fn(&mut Self, Value) -> Value,
+        helper: FuncId,
+        floor: Option<u64>,
+    ) {
         let load_block = self.builder.create_block();
         let try_block = self.builder.create_block();
         let swap_block = self.builder.create_block();
@@ -56,7 +124,7 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(load_block);
         self.builder.seal_block(load_block);
-        let addr = self.refs_addr(cell);
+        let addr = refs(self, cell);
         let seen = self.builder.ins().atomic_load(types::I64, mem(), addr);
         self.builder.ins().jump(try_block, &[seen.into()]);
 
@@ -73,6 +141,18 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(swap_block);
         self.builder.seal_block(swap_block);
+        if let Some(floor) = floor {
+            let counted_block = self.builder.create_block();
+            let fixed =
+                self.builder
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, floor as i64);
+            self.builder
+                .ins()
+                .brif(fixed, done_block, &[], counted_block, &[]);
+            self.builder.switch_to_block(counted_block);
+            self.builder.seal_block(counted_block);
+        }
         let less = self.builder.ins().iadd_imm_s(n, -1);
         let found = self.builder.ins().atomic_cas(mem(), addr, n, less);
         let swapped = self.builder.ins().icmp(IntCC::Equal, found, n);
@@ -83,7 +163,6 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(last_block);
         self.builder.seal_block(last_block);
-        let helper = self.env.helpers.release;
         self.call_helper(helper, &[cell]);
         self.builder.ins().jump(done_block, &[]);
 

@@ -54,16 +54,23 @@
 //! Reading a handle field takes a reference (a retain, and a release after use) because code
 //! running meanwhile could store into the field and free the object. Where nothing can, the
 //! field's own reference is borrowed instead, as a variable's is: `x.w.f` with `x` known valid
-//! (nothing runs between the two reads), and the receiver of `x.w.m(args)` when the call is
-//! direct and neither the arguments nor `m`'s body can store into a field (other than a scalar
-//! one) or a module variable, or call code that could ([`releases_nothing`]: host functions,
-//! and script functions called directly whose bodies, and their callees', do neither). The
-//! same rule lets a call take a field read argument `f(t.left)` borrowed.
+//! (nothing runs between the two reads), and the receiver of `x.w.m(args)` when neither the
+//! arguments nor any body the call may run (`m`'s, every override's on `jit-opt`, and those of
+//! the functions they call) can store into field `w` of any object, or into a module variable
+//! (`opt_effects.rs`: the fields some code may write, keyed by declaring class). The same rule
+//! lets a call take a field read argument `f(t.left)`, or a string method its receiver
+//! `x.s.slice(a, b)`, borrowed.
 //! As everywhere in the runtime, this assumes no other thread writes the same object's handle
 //! fields while the call runs (two threads storing into one field would release its old value
 //! twice).
 //!
-//! Two more reads borrow:
+//! Four more reads borrow:
+//! - **`let x = o.f`** of a handle field (`o`, `x` never assigned) when no code that may store
+//!   into `f` runs while `x` can still be used, except one last store after which it is not
+//!   (`field_lets`): `x` owns nothing, and the field keeps the reference.
+//! - **`let x = p`** (or `let x: C = p` of a `C?`, checked for null at its span) of a parameter
+//!   or a capture of handle, string or closure type: `p` holds its value for the whole call and
+//!   nothing assigns it, so `x` is an alias, owning nothing, as the `let x = v[i]` below.
 //! - **`let x = v[i]`** of a vec local `v` of handles, strings, vecs or closures, where no
 //!   assignment, push or pop in the function writes `x` or `v`: `v`'s block holds a
 //!   reference to the element for as long as `v` holds the block, which is at least `x`'s
@@ -91,12 +98,14 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 use crate::lang::hir::{
     Block, Expr, ExprKind, FuncId, LocalId, Place, PlaceKind, Program, Stmt, StmtKind, Type,
 };
+use crate::lang::span::Span;
 use crate::runtime::class::DETACHED_KEY;
 use crate::runtime::object::Object;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, mem};
 use super::lower_object::ADDR_BITS;
-use super::opt_walk::{Visitor, Walk, walk_block, walk_expr, walk_place};
+use super::opt_effects::{self, EffectMemo, Effects, FieldKey};
+use super::opt_walk::{Visitor, Walk, walk_block, walk_expr, walk_place, walk_stmt};
 
 /// Loops larger than this many HIR nodes are not versioned (compile time and code size).
 const MAX_VERSIONED_NODES: usize = 600;
@@ -119,8 +128,9 @@ pub(crate) struct CheckedHandles {
     straight: bool,
     /// What the function does with its locals.
     facts: LocalFacts,
-    /// The callees decided by [`releases_nothing`] while lowering this function.
-    pub(crate) releases: HashMap<FuncId, bool>,
+    /// The effects of the functions called, as this lowering has walked them
+    /// (`opt_effects.rs`).
+    pub(crate) effects: EffectMemo,
 }
 
 /// What one function does with its locals (from one walk of its body).
@@ -131,17 +141,48 @@ pub(crate) struct LocalFacts {
     /// `let x = v[i]` locals that borrow the element's reference from `v`'s block (see the
     /// module docs, "Borrowed reads").
     borrowed: HashSet<LocalId>,
+    /// The stores into a field that move the field's reference into the borrowed field `let`
+    /// that read it (`field_lets`), by the place's span.
+    pub(crate) moves: HashMap<Span, LocalId>,
 }
 
 impl LocalFacts {
     /// The facts of a function's body.
-    pub(crate) fn of(body: &Block, locals: &[crate::lang::hir::Local]) -> LocalFacts {
+    /// `held(y)`: local `y` holds its value for the whole call (a parameter or a capture);
+    /// `cx`: what the field `let`s need to know of the calls (see [`field_lets`]).
+    pub(crate) fn of(
+        body: &Block,
+        locals: &[crate::lang::hir::Local],
+        held: impl Fn(LocalId) -> bool,
+        cx: &mut EffectCx<'_>,
+    ) -> LocalFacts {
         let mut w = Assigned::default();
         walk_block(body, &mut w);
         let mut facts = LocalFacts {
             assigned: w.assigned,
             borrowed: HashSet::new(),
+            moves: HashMap::new(),
         };
+        if !w.unknown {
+            let mut lets = FieldLets {
+                borrowed: HashSet::new(),
+                moves: HashMap::new(),
+            };
+            field_lets(body, locals, &facts.assigned, cx, &mut lets);
+            facts.borrowed.extend(lets.borrowed);
+            facts.moves = lets.moves;
+        }
+        // `let x = p` (or `let x: C = p` of a `C?`) of a parameter or a capture: `p` holds its
+        // reference for the whole call and nothing assigns it, so `x` is an alias.
+        for (x, y) in w.aliases {
+            let aliasable = matches!(
+                locals.get(x.index()).map(|l| &l.ty),
+                Some(Type::Handle { .. } | Type::Str | Type::Fn { .. })
+            );
+            if aliasable && held(y) && !w.unknown && !facts.assigned.contains(&x) {
+                facts.borrowed.insert(x);
+            }
+        }
         for (x, v) in w.lets {
             let borrowable = match locals.get(v.index()).map(|l| &l.ty) {
                 Some(Type::Vec(elem)) => borrowable_elem(elem),
@@ -173,6 +214,8 @@ struct Assigned {
     lets: Vec<(LocalId, LocalId)>,
     /// `for x in v` variables over a vec of managed elements.
     loop_vars: Vec<LocalId>,
+    /// `let x = y` and `let x: C = y` (`(x, y)`).
+    aliases: Vec<(LocalId, LocalId)>,
     unknown: bool,
 }
 
@@ -185,6 +228,221 @@ fn borrowable_elem(elem: &Type) -> bool {
     )
 }
 
+/// What the analysis of field `let`s reads: the program, the lowering's kind and its cache of
+/// call effects.
+pub(crate) struct EffectCx<'p> {
+    pub program: &'p Program,
+    pub fixed: bool,
+    pub memo: &'p mut EffectMemo,
+}
+
+/// The handle field `init` reads through a local, as it is or made non-null: `(o, key)` of
+/// `o.f` / `let x: C = o.f`.
+fn field_source(program: &Program, init: &Expr) -> Option<(LocalId, FieldKey)> {
+    let field = match &init.kind {
+        ExprKind::NonNull(inner) => inner,
+        _ => init,
+    };
+    let ExprKind::Field(object, f) = &field.kind else {
+        return None;
+    };
+    let ExprKind::Local(o) = object.kind else {
+        return None;
+    };
+    if !field.ty.is_handle() {
+        return None;
+    }
+    opt_effects::field_key(program, &object.ty, *f).map(|key| (o, key))
+}
+
+/// What [`field_lets`] finds.
+struct FieldLets {
+    borrowed: HashSet<LocalId>,
+    moves: HashMap<Span, LocalId>,
+}
+
+/// `let x = o.f` (or `let x: C = o.f`) of a handle field, `o` and `x` never assigned, where no
+/// code that may store into field `f` (of any object: its key) runs while `x` borrows: `x`
+/// borrows the field's reference. What may follow the `let` (in its block, and in the branches
+/// of an `if` there, [`rest_keeps_field`]):
+/// - code that writes no `f`;
+/// - code that writes `f` after which `x` is not used;
+/// - a **move**: `o.f = value` through the same `o`, whose value writes no `f`: the field's old
+///   reference is `x`'s value (nothing wrote `f` since the `let`), so instead of being
+///   released it goes to `x`, which owns it from there on (a second variable holds it, 0 while
+///   `x` borrows, released where an owned local is: `FunctionTranslator::field_owner`). After a
+///   move on every path anything may follow.
+///
+/// `o` keeps its object alive, so nothing else can release the field's reference
+/// (`opt_effects.rs`).
+fn field_lets(
+    block: &Block,
+    locals: &[crate::lang::hir::Local],
+    assigned: &HashSet<LocalId>,
+    cx: &mut EffectCx<'_>,
+    out: &mut FieldLets,
+) {
+    for (i, s) in block.stmts.iter().enumerate() {
+        if let StmtKind::Let { local: x, init } = &s.kind
+            && let Some((o, key)) = field_source(cx.program, init)
+            && !assigned.contains(x)
+            && !assigned.contains(&o)
+            && locals.get(x.index()).is_some_and(|l| l.ty.is_handle())
+        {
+            let mut moves = Vec::new();
+            let field = FieldOf { o, key, x: *x };
+            if rest_keeps_field(&block.stmts[i + 1..], &field, false, cx, &mut moves) != Flow::Fails
+            {
+                out.borrowed.insert(*x);
+                out.moves.extend(moves.into_iter().map(|span| (span, *x)));
+            }
+        }
+        for b in nested_blocks(s) {
+            field_lets(b, locals, assigned, cx, out);
+        }
+    }
+}
+
+/// The field a borrowed `let` reads: `x = o.f`, `f`'s key.
+struct FieldOf {
+    o: LocalId,
+    key: FieldKey,
+    x: LocalId,
+}
+
+/// How statements after a borrowed field `let` leave it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    /// Still borrowing (on some path), safely so far.
+    Borrows,
+    /// Moved on every path: `x` owns its reference.
+    Moved,
+    /// Something may write the field while `x` borrows.
+    Fails,
+}
+
+/// The blocks nested in statement `s`.
+fn nested_blocks(s: &Stmt) -> Vec<&Block> {
+    match &s.kind {
+        StmtKind::If {
+            then_block,
+            else_block,
+            ..
+        } => std::iter::once(then_block).chain(else_block).collect(),
+        StmtKind::While { body, .. }
+        | StmtKind::ForRange { body, .. }
+        | StmtKind::ForStep { body, .. }
+        | StmtKind::ForEach { body, .. } => vec![body],
+        _ => Vec::new(),
+    }
+}
+
+/// How `stmts` (what follows `let x = o.f` in its block, or a branch of an `if` there) leave
+/// the borrow (see [`field_lets`]); `used_after`: `x` may be used after `stmts`. The spans of
+/// the move stores found go to `moves`.
+fn rest_keeps_field(
+    stmts: &[Stmt],
+    field: &FieldOf,
+    used_after: bool,
+    cx: &mut EffectCx<'_>,
+    moves: &mut Vec<Span>,
+) -> Flow {
+    let key = field.key;
+    for (j, s) in stmts.iter().enumerate() {
+        if !opt_effects::stmt_effects(cx.program, cx.fixed, s, cx.memo).writes(key) {
+            continue;
+        }
+        let later = used_after || stmts[j + 1..].iter().any(|t| stmt_uses(t, field.x));
+        if !later && !stmt_uses(s, field.x) {
+            continue;
+        }
+        match &s.kind {
+            StmtKind::Assign {
+                place,
+                op: None,
+                value,
+                ..
+            } => {
+                let PlaceKind::Field { object, field: f } = &place.kind else {
+                    return Flow::Fails;
+                };
+                let before =
+                    opt_effects::exprs_effects(cx.program, cx.fixed, [&**object, value], cx.memo);
+                if before.writes(key) {
+                    return Flow::Fails;
+                }
+                let same = matches!(object.kind, ExprKind::Local(o) if o == field.o)
+                    && opt_effects::field_key(cx.program, &object.ty, *f) == Some(key);
+                if same {
+                    moves.push(place.span);
+                    return Flow::Moved;
+                }
+                if later {
+                    return Flow::Fails;
+                }
+            }
+            StmtKind::If {
+                cond,
+                then_block,
+                else_block,
+            } => {
+                if opt_effects::exprs_effects(cx.program, cx.fixed, [cond], cx.memo).writes(key) {
+                    return Flow::Fails;
+                }
+                let then = rest_keeps_field(&then_block.stmts, field, later, cx, moves);
+                let els = match else_block {
+                    Some(b) => rest_keeps_field(&b.stmts, field, later, cx, moves),
+                    None => Flow::Borrows,
+                };
+                match (then, els) {
+                    (Flow::Fails, _) | (_, Flow::Fails) => return Flow::Fails,
+                    (Flow::Moved, Flow::Moved) => return Flow::Moved,
+                    // Borrowing on some path: what follows is checked as before.
+                    _ => {}
+                }
+            }
+            _ => return Flow::Fails,
+        }
+    }
+    Flow::Borrows
+}
+
+/// Whether statement `s` reads local `x` anywhere.
+fn stmt_uses(s: &Stmt, x: LocalId) -> bool {
+    struct Uses {
+        x: LocalId,
+        found: bool,
+    }
+    impl Visitor for Uses {
+        fn expr(&mut self, e: &Expr) -> Walk {
+            if let ExprKind::Local(id) = e.kind
+                && id == self.x
+            {
+                self.found = true;
+            }
+            Walk::Children
+        }
+        fn unknown(&mut self) {
+            self.found = true;
+        }
+    }
+    let mut w = Uses { x, found: false };
+    walk_stmt(s, &mut w);
+    w.found
+}
+
+/// The local `init` reads as it is: `y`, or `y` made non-null (`let x: C = y` of a `C?`).
+pub(crate) fn alias_source(init: &Expr) -> Option<LocalId> {
+    match &init.kind {
+        ExprKind::Local(y) => Some(*y),
+        ExprKind::NonNull(inner) => match inner.kind {
+            ExprKind::Local(y) => Some(y),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 impl Visitor for Assigned {
     fn stmt(&mut self, s: &Stmt) -> Walk {
         if let StmtKind::Let { local, init } = &s.kind
@@ -192,6 +450,11 @@ impl Visitor for Assigned {
             && let ExprKind::Local(v) = v.kind
         {
             self.lets.push((*local, v));
+        }
+        if let StmtKind::Let { local, init } = &s.kind
+            && let Some(y) = alias_source(init)
+        {
+            self.aliases.push((*local, y));
         }
         if let StmtKind::ForEach { var, array, .. } = &s.kind
             && let Type::Vec(elem) = &array.ty
@@ -234,8 +497,39 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Walk the function's body for the facts the region rules need; before lowering it.
-    pub(crate) fn analyze_locals(&mut self, body: &Block, locals: &[crate::lang::hir::Local]) {
-        self.checked.facts = LocalFacts::of(body, locals);
+    /// `held(y)`: local `y` holds its value for the whole call (a parameter or a capture).
+    pub(crate) fn analyze_locals(
+        &mut self,
+        body: &Block,
+        locals: &[crate::lang::hir::Local],
+        held: impl Fn(LocalId) -> bool,
+    ) {
+        let mut memo = std::mem::take(&mut self.checked.effects);
+        let mut cx = EffectCx {
+            program: self.env.program,
+            fixed: self.env.fixed,
+            memo: &mut memo,
+        };
+        self.checked.facts = LocalFacts::of(body, locals, held, &mut cx);
+        self.checked.effects = memo;
+    }
+
+    /// The borrowed field `let` whose reference a store at `place` moves (`field_lets`).
+    pub(crate) fn move_site(&self, place: Span) -> Option<LocalId> {
+        self.checked.facts.moves.get(&place).copied()
+    }
+
+    /// The borrowed field `let`s some store moves a reference into.
+    pub(crate) fn moved_lets(&self) -> Vec<LocalId> {
+        let mut lets: Vec<LocalId> = self.checked.facts.moves.values().copied().collect();
+        lets.sort_by_key(|l| l.0);
+        lets.dedup();
+        lets
+    }
+
+    /// Whether local `id` is a `let x = o.f` that borrows the field's reference.
+    pub(crate) fn borrowed_field_let(&self, id: LocalId, init: &Expr) -> bool {
+        self.borrowed_let(id) && field_source(self.env.program, init).is_some()
     }
 
     /// Whether local `id` is a `let x = v[i]` that borrows its element (never owned).
@@ -536,144 +830,63 @@ impl Visitor for LoopUses {
     }
 }
 
-/// Whether evaluating `args` and then running `func` (a script function called directly) can
-/// release a reference that the caller does not own: only a store into a field or a module
-/// variable (or a mutation of a vec there) gives one up, and only calls could reach other
-/// code. So: no `new`, no closure or virtual call, every assignment and vec mutation rooted at
-/// a local (its own locals hold their own references) or a scalar field, in the arguments, in
-/// the callee's body, and in the bodies of the script functions it calls directly, and of
-/// theirs (a call cycle adds nothing to release). Unknown constructs count as releasing, and
-/// so does a walk longer than [`MAX_RELEASE_WALK`] nodes. `memo` keeps the functions already
-/// decided for this caller.
-pub(crate) fn releases_nothing(
-    program: &Program,
-    func: FuncId,
-    args: &[Expr],
-    memo: &mut HashMap<FuncId, bool>,
-) -> bool {
-    let mut w = ReleaseWalk {
-        ok: true,
-        calls: Vec::new(),
-        nodes: 0,
-    };
-    for a in args {
-        walk_expr(a, &mut w);
-    }
-    w.ok && function_releases_nothing(program, func, memo)
-}
-
-/// The longest walk [`releases_nothing`] makes for one function and its callees.
-const MAX_RELEASE_WALK: usize = 4000;
-
-fn function_releases_nothing(
-    program: &Program,
-    func: FuncId,
-    memo: &mut HashMap<FuncId, bool>,
-) -> bool {
-    if let Some(&known) = memo.get(&func) {
-        return known;
-    }
-    // Every function reached from `func`, walked once; any that releases decides for all.
-    let mut pending = vec![func];
-    let mut seen: HashSet<FuncId> = HashSet::new();
-    let mut nodes = 0;
-    let mut ok = true;
-    while let Some(f) = pending.pop() {
-        if !seen.insert(f) {
-            continue;
-        }
-        match memo.get(&f) {
-            Some(true) => continue,
-            Some(false) => {
-                ok = false;
-                break;
-            }
-            None => {}
-        }
-        let Some(body) = program.functions.get(f.index()) else {
-            ok = false;
-            break;
-        };
-        let mut w = ReleaseWalk {
-            ok: true,
-            calls: Vec::new(),
-            nodes: 0,
-        };
-        walk_block(&body.body, &mut w);
-        nodes += w.nodes;
-        if !w.ok || nodes > MAX_RELEASE_WALK {
-            ok = false;
-            break;
-        }
-        pending.extend(w.calls);
-    }
-    // A failure decides only `func` (the others reached may be fine); success decides all.
-    if ok {
-        for f in seen {
-            memo.insert(f, true);
-        }
-    }
-    memo.insert(func, ok);
-    ok
-}
-
-struct ReleaseWalk {
-    ok: bool,
-    /// The script functions called directly.
-    calls: Vec<FuncId>,
-    /// Expressions walked.
-    nodes: usize,
-}
-
-impl Visitor for ReleaseWalk {
-    /// A place written: rooted at a local (its indexes are expressions), or a scalar field
-    /// (storing an `i64`, `f64` or `bool` gives up no reference).
-    fn place(&mut self, p: &Place, written: bool) -> Walk {
-        match &p.kind {
-            PlaceKind::Global(_) if written => self.ok = false,
-            PlaceKind::Field { .. }
-                if written && !matches!(p.ty, Type::I64 | Type::F64 | Type::Bool) =>
-            {
-                self.ok = false
-            }
-            _ => {}
-        }
-        Walk::Children
-    }
-
-    fn expr(&mut self, e: &Expr) -> Walk {
-        self.nodes += 1;
-        match &e.kind {
-            ExprKind::Call(f, _) | ExprKind::MethodCall { func: f, .. } => {
-                self.calls.push(*f);
-                Walk::Children
-            }
-            // `new`, closures (their captures are fine, but a closure call is not), virtual
-            // calls.
-            ExprKind::VirtualCall { .. }
-            | ExprKind::CallClosure(..)
-            | ExprKind::Closure { .. }
-            | ExprKind::New(_) => {
-                self.ok = false;
-                Walk::Skip
-            }
-            _ => Walk::Children,
-        }
-    }
-
-    fn unknown(&mut self) {
-        self.ok = false;
-    }
-}
-
 impl FunctionTranslator<'_, '_> {
+    /// The effects of a call of `funcs` with `args` (`None`: a virtual call whose targets are
+    /// not known, which may write anything).
+    pub(crate) fn call_effects(&mut self, funcs: Option<&[FuncId]>, args: &[Expr]) -> Effects {
+        let Some(funcs) = funcs else {
+            return Effects::anything();
+        };
+        let mut memo = std::mem::take(&mut self.checked.effects);
+        let effects =
+            opt_effects::call_effects(self.env.program, self.env.fixed, funcs, args, &mut memo);
+        self.checked.effects = memo;
+        effects
+    }
+
+    /// The effects of evaluating `exprs`.
+    pub(crate) fn exprs_effects<'e>(
+        &mut self,
+        exprs: impl IntoIterator<Item = &'e Expr>,
+    ) -> Effects {
+        let mut memo = std::mem::take(&mut self.checked.effects);
+        let effects =
+            opt_effects::exprs_effects(self.env.program, self.env.fixed, exprs, &mut memo);
+        self.checked.effects = memo;
+        effects
+    }
+
+    /// Whether `e`, a [`pure_cell`](super::lower_object::pure_cell) read, can be passed
+    /// borrowed across code with `effects`: none of the fields on its path (`a.b.c`: `a.b` and
+    /// `(a.b).c`) may be written.
+    pub(crate) fn path_unwritten(&self, e: &Expr, effects: &Effects) -> bool {
+        match &e.kind {
+            ExprKind::Null | ExprKind::Local(_) => true,
+            ExprKind::Field(object, field) => {
+                opt_effects::field_key(self.env.program, &object.ty, *field)
+                    .is_some_and(|key| !effects.writes(key))
+                    && self.path_unwritten(object, effects)
+            }
+            _ => false,
+        }
+    }
+
     /// `x.f` where `x` is known valid here: the cell of field `f`, *not* retained. Only for a
     /// use that ends before any code that could store into `x.f` runs (see `lower_object.rs`).
     pub(crate) fn borrowed_field_cell(&mut self, object: &Expr) -> LResult<Option<Value>> {
+        if !object.ty.is_handle() {
+            return Ok(None);
+        }
+        self.borrowed_field_value(object)
+    }
+
+    /// `x.f` of a managed type (a handle, a string, a vec, a closure) where `x` is known
+    /// valid here: its cell, *not* retained, as [`Self::borrowed_field_cell`].
+    pub(crate) fn borrowed_field_value(&mut self, object: &Expr) -> LResult<Option<Value>> {
         let ExprKind::Field(inner, field) = &object.kind else {
             return Ok(None);
         };
-        if !object.ty.is_handle() {
+        if !object.ty.is_managed() || matches!(object.ty, Type::Array(..)) {
             return Ok(None);
         }
         let Some(c) = self.checked_handle(inner) else {

@@ -34,11 +34,13 @@ pub(crate) mod lower_unwind;
 mod lower_util;
 mod lower_value;
 pub mod module;
+mod opt_effects;
 mod opt_globals;
 pub(crate) mod opt_inline;
 mod opt_object;
 mod opt_vec;
 mod opt_walk;
+mod perf_map;
 pub mod unwind;
 
 use std::mem::ManuallyDrop;
@@ -421,6 +423,7 @@ impl Jit {
             maps.push((ptr as usize, d.info.size, Arc::clone(&d.info.frame_map)));
             out.push(d.info);
         }
+        perf_map::append(&out);
         // Into the keeper, which drops it before freeing the code.
         let maps = sweep::register(maps);
         self.lock_keeper().maps.push(maps);
@@ -511,6 +514,7 @@ pub(crate) fn declare_imports(
         str_release: declare("hot_str_release", &[i64t], None)?,
         str_lit: declare("hot_str_lit", &[i64t, i64t], Some(i64t))?,
         str_concat: declare("hot_str_concat", &[i64t, i64t], Some(i64t))?,
+        str_append: declare("hot_str_append", &[i64t, i64t], Some(i64t))?,
         str_build: declare("hot_str_build", &[i64t, i64t], Some(i64t))?,
         str_eq: declare("hot_str_eq", &[i64t, i64t], Some(types::I8))?,
         str_of_i64: declare("hot_str_of_i64", &[i64t], Some(i64t))?,
