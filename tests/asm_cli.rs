@@ -133,3 +133,19 @@ fn backend_object_refuses_clif() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(".hot snippets only"), "{err}");
 }
+
+/// Call targets and loaded helper addresses are written by name: a runtime helper loaded
+/// into a register, a direct call of another script function.
+#[test]
+fn calls_are_named_by_symbol() {
+    let pick = stdout(&[
+        "asm",
+        "cases/programs/fasta.hot",
+        "--fn",
+        "Table.pick",
+        "--opt",
+    ]);
+    assert!(pick.contains("mov rax,hot_str_slice"), "{pick}");
+    let random = stdout(&["asm", "cases/programs/fasta.hot", "--fn", "random", "--opt"]);
+    assert!(random.contains("call Table.pick"), "{random}");
+}

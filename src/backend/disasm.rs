@@ -3,7 +3,45 @@
 
 use std::fmt::Write;
 
-use iced_x86::{Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, IntelFormatter};
+use std::collections::HashMap;
+
+use iced_x86::{
+    Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, IntelFormatter, SymbolResolver,
+    SymbolResult,
+};
+
+/// Names of the addresses code refers to (runtime helpers, host functions, the program's own
+/// functions): an operand that is one of them (`call 7F..h`, `mov rax,55..h`) is written as
+/// the name.
+#[derive(Debug, Clone, Default)]
+pub struct Symbols(HashMap<u64, String>);
+
+impl Symbols {
+    /// No names.
+    pub fn new() -> Symbols {
+        Symbols::default()
+    }
+
+    /// Name `addr`.
+    pub fn insert(&mut self, addr: u64, name: impl Into<String>) {
+        self.0.insert(addr, name.into());
+    }
+}
+
+impl SymbolResolver for Symbols {
+    fn symbol(
+        &mut self,
+        _instruction: &Instruction,
+        _operand: u32,
+        _instruction_operand: Option<u32>,
+        address: u64,
+        _address_size: u32,
+    ) -> Option<SymbolResult<'_>> {
+        self.0
+            .get(&address)
+            .map(|name| SymbolResult::with_str(address, name.as_str()))
+    }
+}
 
 /// Assembly syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,9 +66,19 @@ pub struct Line {
 
 /// Decode `bytes`, placed at `addr`, into one [`Line`] per instruction.
 pub fn disassemble(bytes: &[u8], addr: u64, syntax: Syntax) -> Vec<Line> {
+    disassemble_named(bytes, addr, syntax, &Symbols::new())
+}
+
+/// [`disassemble`], writing the operands `symbols` names as their names.
+pub fn disassemble_named(bytes: &[u8], addr: u64, syntax: Syntax, symbols: &Symbols) -> Vec<Line> {
+    let resolver: Option<Box<dyn SymbolResolver>> = if symbols.0.is_empty() {
+        None
+    } else {
+        Some(Box::new(symbols.clone()))
+    };
     let mut formatter: Box<dyn Formatter> = match syntax {
-        Syntax::Intel => Box::new(IntelFormatter::new()),
-        Syntax::Att => Box::new(GasFormatter::new()),
+        Syntax::Intel => Box::new(IntelFormatter::with_options(resolver, None)),
+        Syntax::Att => Box::new(GasFormatter::with_options(resolver, None)),
     };
     let mut decoder = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
     let mut instr = Instruction::default();
@@ -111,6 +159,23 @@ mod tests {
              0000000000001003  48 83 c0 01   add rax,1\n\
              0000000000001007  c3            ret\n"
         );
+    }
+
+    #[test]
+    fn named_addresses_are_written_as_their_names() {
+        // mov rax, 0x1122334455667788 ; call rax ; call rel32 to 0x1000 + 15 + 0x10
+        let code = [
+            0x48, 0xb8, 0x88, 0x77, 0x66, 0x55, 0x44, 0x33, 0x22, 0x11, 0xff, 0xd0, 0xe8, 0x10,
+            0x00, 0x00, 0x00,
+        ];
+        let mut symbols = Symbols::new();
+        symbols.insert(0x1122_3344_5566_7788, "hot_str_slice");
+        symbols.insert(0x1000 + 17 + 0x10, "Table.pick");
+        let lines = disassemble_named(&code, 0x1000, Syntax::Intel, &symbols);
+        assert_eq!(lines[0].text, "mov rax,hot_str_slice");
+        assert_eq!(lines[2].text, "call Table.pick");
+        let plain = disassemble(&code, 0x1000, Syntax::Intel);
+        assert_eq!(plain[0].text, "mov rax,1122334455667788h");
     }
 
     #[test]

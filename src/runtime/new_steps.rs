@@ -4,7 +4,7 @@
 //!
 //! | function | what one call does (and undoes) |
 //! | --- | --- |
-//! | [`alloc_free`] | the object's one allocation (shell, header word, cells) from the allocator and back |
+//! | [`alloc_free`] | the object's one allocation (shell, header word, cells) from the runtime's object allocator (its thread's pool of freed blocks in front of the global allocator) and back |
 //! | [`header_free`] | + the shell written (key, class, count, generation, ...) and the header word |
 //! | [`fields_free`] | + every field initializer run, and the cells dropped (`object::new_block`) |
 //! | [`listed_free`] | + the live list (the class lock, key, bound slots) and the handle whose release frees it |
@@ -42,12 +42,12 @@ unsafe fn field_write_read(shell: *mut u8, v: i64) -> i64 {
 /// `class`'s current version must have at least one field.
 #[inline(always)]
 pub unsafe fn alloc_free(class: &Class, v: i64) -> i64 {
-    let layout = object::object_layout(class.version().fields.len());
-    let block = object::alloc_object_memory(layout);
+    let fields = class.version().fields.len();
+    let block = object::alloc_object_block(fields);
     // SAFETY: made with the layout `field_write_read` needs (the caller's contract).
     let r = unsafe { field_write_read(block, v) };
-    // SAFETY: allocated above with this layout, not used after.
-    unsafe { std::alloc::dealloc(block, layout) };
+    // SAFETY: made above for `fields` fields, not used after.
+    unsafe { object::free_object_block(block, fields) };
     r
 }
 
@@ -59,8 +59,8 @@ pub unsafe fn alloc_free(class: &Class, v: i64) -> i64 {
 #[inline(always)]
 pub unsafe fn header_free(class: &Class, v: i64) -> i64 {
     let version = class.version();
-    let layout = object::object_layout(version.fields.len());
-    let block = object::alloc_object_memory(layout);
+    let fields = version.fields.len();
+    let block = object::alloc_object_block(fields);
     // SAFETY: the header and the shell lie inside the block, which is aligned for an `Object`.
     unsafe {
         let header = block.add(Object::INLINE_CELLS - 8) as *mut u64;
@@ -69,9 +69,9 @@ pub unsafe fn header_free(class: &Class, v: i64) -> i64 {
     }
     // SAFETY: as `alloc_free`.
     let r = unsafe { field_write_read(black_box(block), v) };
-    // SAFETY: allocated above with this layout; `Object` has no drop glue and no cell owns
+    // SAFETY: made above for `fields` fields; `Object` has no drop glue and no cell owns
     // anything yet.
-    unsafe { std::alloc::dealloc(block, layout) };
+    unsafe { object::free_object_block(block, fields) };
     r
 }
 

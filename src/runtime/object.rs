@@ -269,19 +269,140 @@ pub(crate) fn alloc_object_memory(layout: Layout) -> *mut u8 {
     block
 }
 
+/// Freed object blocks kept by each thread for its next `new` of the same size.
+///
+/// A program that makes and frees many objects (a tree built and dropped, a packet per
+/// message) spends much of `new` and free in the global allocator, whose free lists for a
+/// size hold only a few blocks per thread before the slower paths run. Each thread keeps up to
+/// [`POOL_BLOCKS`] freed blocks per field count (objects of up to [`POOL_FIELDS`] fields, at
+/// most [`POOL_BYTES`] in all), handed out again by [`alloc_object_block`]; a block freed on
+/// another thread than the one that made it joins that thread's pool. The blocks are the global
+/// allocator's, of [`object_layout`]; a thread's pool gives them back when the thread ends.
+mod pool {
+    use std::alloc;
+    #[cfg(test)]
+    use std::alloc::Layout;
+    use std::cell::RefCell;
+
+    /// Field counts pooled: `0..POOL_FIELDS`.
+    pub(super) const POOL_FIELDS: usize = 16;
+    /// Blocks kept per field count.
+    pub(super) const POOL_BLOCKS: usize = 1024;
+    /// Bytes kept per thread, at most.
+    pub(super) const POOL_BYTES: usize = 1 << 20;
+
+    pub(super) struct Pool {
+        free: [Vec<*mut u8>; POOL_FIELDS],
+        bytes: usize,
+    }
+
+    impl Drop for Pool {
+        fn drop(&mut self) {
+            for (fields, list) in self.free.iter_mut().enumerate() {
+                let layout = super::object_layout(fields);
+                for block in list.drain(..) {
+                    // SAFETY: every pooled block was allocated by the global allocator with
+                    // its field count's layout and is owned by the pool alone.
+                    unsafe { alloc::dealloc(block, layout) };
+                }
+            }
+        }
+    }
+
+    thread_local! {
+        static POOL: RefCell<Pool> = const {
+            RefCell::new(Pool {
+                free: [const { Vec::new() }; POOL_FIELDS],
+                bytes: 0,
+            })
+        };
+    }
+
+    /// A pooled block for an object of `fields` fields, if this thread has one.
+    #[inline]
+    pub(super) fn take(fields: usize) -> Option<*mut u8> {
+        if fields >= POOL_FIELDS {
+            return None;
+        }
+        // `try_with`: a thread being torn down has no pool (the allocator serves it).
+        POOL.try_with(|p| {
+            let mut p = p.borrow_mut();
+            let block = p.free[fields].pop()?;
+            p.bytes -= super::object_layout(fields).size();
+            Some(block)
+        })
+        .ok()
+        .flatten()
+    }
+
+    /// Keep `block` (an object's of `fields` fields, of its layout) for a later `new`: false
+    /// when the pool is full (the caller frees it).
+    #[inline]
+    pub(super) fn give(block: *mut u8, fields: usize) -> bool {
+        if fields >= POOL_FIELDS {
+            return false;
+        }
+        let size = super::object_layout(fields).size();
+        POOL.try_with(|p| {
+            let mut p = p.borrow_mut();
+            if p.free[fields].len() >= POOL_BLOCKS || p.bytes + size > POOL_BYTES {
+                return false;
+            }
+            p.free[fields].push(block);
+            p.bytes += size;
+            true
+        })
+        .unwrap_or(false)
+    }
+
+    /// Blocks this thread keeps for objects of `fields` fields (tests).
+    #[cfg(test)]
+    pub(super) fn kept(fields: usize) -> usize {
+        POOL.with(|p| p.borrow().free.get(fields).map_or(0, Vec::len))
+    }
+
+    /// The layout a pooled block was made with (tests).
+    #[cfg(test)]
+    pub(super) fn layout(fields: usize) -> Layout {
+        super::object_layout(fields)
+    }
+}
+
+/// The memory of an object of `fields` fields (shell, header word, cells; [`object_layout`]):
+/// a block this thread freed before, else a new one from the allocator (see [`pool`]).
+#[inline(always)]
+pub(crate) fn alloc_object_block(fields: usize) -> *mut u8 {
+    match pool::take(fields) {
+        Some(block) => block,
+        None => alloc_object_memory(object_layout(fields)),
+    }
+}
+
+/// Give back the memory of an object of `fields` fields, from [`alloc_object_block`].
+///
+/// # Safety
+/// `block` must come from [`alloc_object_block`] with the same `fields`, and not be used after.
+#[inline(always)]
+pub(crate) unsafe fn free_object_block(block: *mut u8, fields: usize) {
+    if !pool::give(block, fields) {
+        // SAFETY: the caller's contract: a global-allocator block of this layout.
+        unsafe { alloc::dealloc(block, object_layout(fields)) };
+    }
+}
+
 /// `new`'s allocation: the shell, then the state block's header word (marked [`EMBEDDED`]),
 /// then its cells with every initializer run; not attached or listed yet.
 #[inline]
 pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object, Fault> {
-    let layout = object_layout(version.fields.len());
-    let block = alloc_object_memory(layout);
+    let fields = version.fields.len();
+    let block = alloc_object_block(fields);
     let shell = block as *mut Object;
     // SAFETY: the header word and cells follow the shell inside the block.
     let header = unsafe { block.add(Object::INLINE_CELLS - 8) } as *mut u64;
     if let Err(e) = fill_state(version, class.vmctx(), &[], header, true) {
-        // SAFETY: allocated above with this layout; nothing else saw it (the cells made so far
+        // SAFETY: made above for `fields` fields; nothing else saw it (the cells made so far
         // were dropped by `fill_state`).
-        unsafe { alloc::dealloc(block, layout) };
+        unsafe { free_object_block(block, fields) };
         return Err(e);
     }
     // SAFETY: the cells start one word after the header; `shell` is the block's start, sized
@@ -322,8 +443,8 @@ pub(crate) unsafe fn free_block(shell: *mut Object) {
         let header = (shell as *const u8).add(Object::INLINE_CELLS - 8) as *const u64;
         (*header_version(*header)).fields.len()
     };
-    // SAFETY: allocated in `new_block` with this layout. `Object` has no drop glue.
-    unsafe { alloc::dealloc(shell as *mut u8, object_layout(fields)) };
+    // SAFETY: made by `new_block` for `fields` fields. `Object` has no drop glue.
+    unsafe { free_object_block(shell as *mut u8, fields) };
 }
 
 /// A shell of `class` with `state`, not attached or listed yet.
@@ -568,6 +689,36 @@ pub(crate) fn detached_error() -> ScriptError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_freed_block_is_kept_for_the_next_object_of_its_size() {
+        // On a thread of its own: a fresh, empty pool.
+        std::thread::spawn(|| {
+            let a = alloc_object_block(3);
+            assert_eq!(pool::kept(3), 0);
+            // SAFETY: made above for 3 fields, not used after.
+            unsafe { free_object_block(a, 3) };
+            assert_eq!(pool::kept(3), 1);
+            assert_eq!(pool::kept(2), 0);
+            // The same block comes back for 3 fields, not for another size.
+            let c = alloc_object_block(2);
+            let b = alloc_object_block(3);
+            assert_eq!(a, b);
+            assert_eq!(pool::kept(3), 0);
+            // Too many fields to pool: straight back to the allocator.
+            let big = alloc_object_block(pool::POOL_FIELDS);
+            // SAFETY: each made above for its field count, not used after.
+            unsafe {
+                free_object_block(big, pool::POOL_FIELDS);
+                free_object_block(b, 3);
+                free_object_block(c, 2);
+            }
+            assert_eq!(pool::kept(pool::POOL_FIELDS), 0);
+            assert_eq!(pool::layout(3), object_layout(3));
+        })
+        .join()
+        .expect("the pool test thread");
+    }
 
     #[test]
     fn the_shell_is_one_cache_line_with_stable_offsets() {

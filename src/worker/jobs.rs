@@ -389,11 +389,20 @@ pub(crate) fn listings(
     syntax: Syntax,
     name: &str,
 ) -> Result<Vec<FunctionListing>, JobFailed> {
+    // Calls and loaded addresses of helpers, host functions and the program's functions by
+    // name.
+    let mut symbols = disasm::Symbols::new();
+    for (name, ptr) in crate::backend::jit::imported_symbols() {
+        symbols.insert(ptr as u64, name);
+    }
+    for f in code {
+        symbols.insert(f.addr, f.name.clone());
+    }
     let listings: Vec<FunctionListing> = code
         .iter()
         .filter(|f| function.is_none_or(|n| n == f.name))
         .map(|f| {
-            let lines = disasm::disassemble(&f.bytes, f.addr, syntax);
+            let lines = disasm::disassemble_named(&f.bytes, f.addr, syntax, &symbols);
             FunctionListing {
                 name: f.name.clone(),
                 clif: f.clif.clone(),

@@ -81,7 +81,7 @@ impl FunctionTranslator<'_, '_> {
         let addr = refs(self, cell);
         if let Some(floor) = floor {
             let counted_block = self.builder.create_block();
-            let n = self.builder.ins().load(types::I64, mem(), addr, 0);
+            let n = self.builder.ins().atomic_load(types::I64, mem(), addr);
             let fixed =
                 self.builder
                     .ins()

@@ -283,16 +283,20 @@ fn field_lets(
     out: &mut FieldLets,
 ) {
     for (i, s) in block.stmts.iter().enumerate() {
+        // `o` must hold its object for `x`'s whole scope by itself: not a field `let` that
+        // borrows (its borrow may end, with its last use, before `x`'s does).
         if let StmtKind::Let { local: x, init } = &s.kind
             && let Some((o, key)) = field_source(cx.program, init)
             && !assigned.contains(x)
             && !assigned.contains(&o)
+            && !out.borrowed.contains(&o)
             && locals.get(x.index()).is_some_and(|l| l.ty.is_handle())
         {
             let mut moves = Vec::new();
             let field = FieldOf { o, key, x: *x };
-            if rest_keeps_field(&block.stmts[i + 1..], &field, false, cx, &mut moves) != Flow::Fails
-            {
+            let flow = rest_keeps_field(&block.stmts[i + 1..], &field, false, cx, &mut moves);
+            // A store that is already another `let`'s move stays that one's alone.
+            if flow != Flow::Fails && !moves.iter().any(|m| out.moves.contains_key(m)) {
                 out.borrowed.insert(*x);
                 out.moves.extend(moves.into_iter().map(|span| (span, *x)));
             }
@@ -348,6 +352,9 @@ fn rest_keeps_field(
     moves: &mut Vec<Span>,
 ) -> Flow {
     let key = field.key;
+    // An `if` before moved on some of its paths: a second move there would drop the first
+    // one's reference, so from here on any store to the field that `x` outlives fails.
+    let mut moved_on_some_path = false;
     for (j, s) in stmts.iter().enumerate() {
         if !opt_effects::stmt_effects(cx.program, cx.fixed, s, cx.memo).writes(key) {
             continue;
@@ -355,6 +362,9 @@ fn rest_keeps_field(
         let later = used_after || stmts[j + 1..].iter().any(|t| stmt_uses(t, field.x));
         if !later && !stmt_uses(s, field.x) {
             continue;
+        }
+        if moved_on_some_path {
+            return Flow::Fails;
         }
         match &s.kind {
             StmtKind::Assign {
@@ -397,7 +407,8 @@ fn rest_keeps_field(
                 match (then, els) {
                     (Flow::Fails, _) | (_, Flow::Fails) => return Flow::Fails,
                     (Flow::Moved, Flow::Moved) => return Flow::Moved,
-                    // Borrowing on some path: what follows is checked as before.
+                    (Flow::Moved, _) | (_, Flow::Moved) => moved_on_some_path = true,
+                    // Borrowing on every path: what follows is checked as before.
                     _ => {}
                 }
             }

@@ -247,37 +247,29 @@ pub struct Jit {
     disasm: bool,
 }
 
+/// Every symbol generated code may import, with its address: the host table's functions and
+/// the runtime's helpers (also what `hotlab asm` names a call target by).
+pub fn imported_symbols() -> Vec<(&'static str, *const u8)> {
+    let mut symbols: Vec<(&'static str, *const u8)> =
+        host_table().iter().map(|h| (h.symbol, h.ptr)).collect();
+    symbols.extend(helper_table::helper_symbols());
+    symbols.extend(crate::runtime::values::helper_symbols());
+    symbols.extend(crate::runtime::closure::helper_symbols());
+    symbols.extend(lower_downcast::helper_symbols());
+    symbols.extend(crate::runtime::math::helper_symbols());
+    symbols.extend(crate::runtime::output::helper_symbols());
+    symbols.extend(crate::runtime::strings::helper_symbols());
+    symbols.extend(crate::runtime::ranges::helper_symbols());
+    symbols
+}
+
 impl Jit {
     /// A JIT for this machine with `options`.
     pub fn new(options: JitOptions) -> Result<Jit, JitError> {
         let isa = build_isa(options.opt, false)?;
         let call_conv = isa.default_call_conv();
         let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
-        for host in host_table() {
-            builder.symbol(host.symbol, host.ptr);
-        }
-        for (symbol, ptr) in helper_table::helper_symbols() {
-            builder.symbol(symbol, ptr);
-        }
-        for (symbol, ptr) in crate::runtime::values::helper_symbols() {
-            builder.symbol(symbol, ptr);
-        }
-        for (symbol, ptr) in crate::runtime::closure::helper_symbols() {
-            builder.symbol(symbol, ptr);
-        }
-        for (symbol, ptr) in lower_downcast::helper_symbols() {
-            builder.symbol(symbol, ptr);
-        }
-        for (symbol, ptr) in crate::runtime::math::helper_symbols() {
-            builder.symbol(symbol, ptr);
-        }
-        for (symbol, ptr) in crate::runtime::output::helper_symbols() {
-            builder.symbol(symbol, ptr);
-        }
-        for (symbol, ptr) in crate::runtime::strings::helper_symbols() {
-            builder.symbol(symbol, ptr);
-        }
-        for (symbol, ptr) in crate::runtime::ranges::helper_symbols() {
+        for (symbol, ptr) in imported_symbols() {
             builder.symbol(symbol, ptr);
         }
         if options.code_offset != 0 {
