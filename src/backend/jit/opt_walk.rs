@@ -151,6 +151,7 @@ pub(crate) fn walk_expr(e: &Expr, v: &mut dyn Visitor) {
         | ExprKind::ToStr(x)
         | ExprKind::Print(x)
         | ExprKind::Field(x, _)
+        | ExprKind::Downcast(x, _)
         | ExprKind::ArrayRepeat(x, _) => walk_expr(x, v),
         ExprKind::Binary { lhs, rhs, .. }
         | ExprKind::Logical(_, lhs, rhs)
