@@ -908,3 +908,93 @@ fn main() -> i64 {
         "error: null handle at 12:16",
     );
 }
+
+/// `let x = t.items[i]` of an element of a field's array borrows the element while nothing may
+/// store into `items` (a store into another field does not count); a call that clears the
+/// element, one that replaces the whole array, and a store into the element itself make the
+/// `let` take its own reference (the element is freed under it otherwise: a new object right
+/// after would reuse its memory); a null element fails at the `let`'s value.
+#[test]
+fn a_borrowed_element_of_a_field_array() {
+    common::same_everywhere(
+        r#"class N {
+    var v: i64 = 0
+    var s: str = ""
+}
+class T {
+    var items: [N?; 4] = [null; 4]
+    var other: N? = null
+}
+fn mk(v: i64) -> N {
+    let n = new N()
+    n.v = v
+    n.s = "n${v}"
+    return n
+}
+fn clear(t: T, i: i64) {
+    t.items[i] = null
+}
+fn swap(t: T) {
+    var fresh: [N?; 4] = [null; 4]
+    fresh[0] = mk(90)
+    t.items = fresh
+}
+fn read(t: T, i: i64) -> i64 {
+    let x = t.items[i]
+    t.other = mk(5)
+    return x.v + x.s.len()
+}
+fn read_clear(t: T, i: i64) -> i64 {
+    let x = t.items[i]
+    clear(t, i)
+    let junk = mk(77)
+    return x.v + x.s.len() + junk.v * 0
+}
+fn read_swap(t: T) -> i64 {
+    let x: N = t.items[1]
+    swap(t)
+    let junk = mk(78)
+    return x.v + x.s.len() + junk.v * 0
+}
+fn read_store(t: T, i: i64) -> i64 {
+    let x = t.items[i]
+    t.items[i] = mk(i * 100)
+    return x.v + x.s.len()
+}
+fn main() -> i64 {
+    let t = new T()
+    for i in 0..4 {
+        t.items[i] = mk(i + 10)
+    }
+    let a = read(t, 0)
+    let b = read_clear(t, 1)
+    t.items[1] = mk(21)
+    let c = read_swap(t)
+    t.items[2] = mk(32)
+    let d = read_store(t, 2)
+    let e = t.items[2].v
+    return a * 100000000 + b * 1000000 + c * 10000 + d * 100 + e
+}
+"#,
+        "1314243700",
+    );
+    common::same_everywhere(
+        r#"class N {
+    var v: i64 = 0
+}
+class T {
+    var items: [N?; 4] = [null; 4]
+}
+fn get(t: T, i: i64) -> i64 {
+    let x: N = t.items[i]
+    return x.v
+}
+fn main() -> i64 {
+    let t = new T()
+    t.items[0] = new N()
+    return get(t, 0) + get(t, 1) + get(t, 7)
+}
+"#,
+        "error: null handle at 8:16",
+    );
+}

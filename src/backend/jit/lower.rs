@@ -558,16 +558,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         {
             return Ok(());
         }
-        if self.borrowed_let(local)
-            && let (LocalSlot::Scalar(var), hir::ExprKind::Index(vec, index)) =
-                (self.local(local)?, &init.kind)
-        {
-            // `let x = v[i]`: the element's reference stays `v`'s (`lower_region.rs`).
-            let value = self.translate_vec_index_borrowed(vec, index, init)?;
-            self.def_var(var, value);
-            return Ok(());
-        }
-        if self.borrowed_field_let(local, init)
+        if let Some(read) = self.borrowed_field_let(local, init)
             && let LocalSlot::Scalar(var) = self.local(local)?
         {
             // `let x = o.f`: the field's reference stays the field's (`lower_region.rs`); the
@@ -578,14 +569,28 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 self.def_var(owner, zero);
                 self.release_value(&init.ty, old);
             }
-            let value = match &init.kind {
-                hir::ExprKind::NonNull(inner) => {
-                    let v = self.borrowed_cell(inner)?;
-                    self.raise_if_null(v, init.span);
-                    v
-                }
-                _ => self.borrowed_cell(init)?,
+            let (inner, non_null) = match &init.kind {
+                hir::ExprKind::NonNull(inner) => (&**inner, true),
+                _ => (init, false),
             };
+            let value = match (&inner.kind, read.element) {
+                (hir::ExprKind::Index(array, index), true) => self
+                    .translate_index_borrowed(array, index, inner)?
+                    .ok_or_else(|| LowerError("a borrowed element not read in place".into()))?,
+                _ => self.borrowed_cell(inner)?,
+            };
+            if non_null {
+                self.raise_if_null(value, init.span);
+            }
+            self.def_var(var, value);
+            return Ok(());
+        }
+        if self.borrowed_let(local)
+            && let (LocalSlot::Scalar(var), hir::ExprKind::Index(vec, index)) =
+                (self.local(local)?, &init.kind)
+        {
+            // `let x = v[i]`: the element's reference stays `v`'s (`lower_region.rs`).
+            let value = self.translate_vec_index_borrowed(vec, index, init)?;
             self.def_var(var, value);
             return Ok(());
         }

@@ -111,6 +111,30 @@ impl FunctionTranslator<'_, '_> {
         index: &Expr,
         whole: &Expr,
     ) -> LResult<Option<Value>> {
+        self.index_in_place(array, index, whole, true)
+    }
+
+    /// [`Self::translate_index_in_place`] of a handle element whose reference the caller
+    /// borrows (a borrowed `let x = o.a[i]`, `lower_region.rs`): not retained.
+    pub(crate) fn translate_index_borrowed(
+        &mut self,
+        array: &Expr,
+        index: &Expr,
+        whole: &Expr,
+    ) -> LResult<Option<Value>> {
+        if !whole.ty.is_handle() {
+            return bad("a borrowed element that is not a handle");
+        }
+        self.index_in_place(array, index, whole, false)
+    }
+
+    fn index_in_place(
+        &mut self,
+        array: &Expr,
+        index: &Expr,
+        whole: &Expr,
+        retain: bool,
+    ) -> LResult<Option<Value>> {
         let Type::Array(elem, len) = &array.ty else {
             return Ok(None);
         };
@@ -132,7 +156,7 @@ impl FunctionTranslator<'_, '_> {
                 }
                 ty => {
                     let v = self.load_value(addr, ty)?;
-                    self.retain_value(ty, v)
+                    if retain { self.retain_value(ty, v) } else { v }
                 }
             },
             // A row of a boxed array, unboxed (retaining) into an owned temporary.

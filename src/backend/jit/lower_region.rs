@@ -65,8 +65,9 @@
 //! twice).
 //!
 //! Four more reads borrow:
-//! - **`let x = o.f`** of a handle field (`o`, `x` never assigned) when no code that may store
-//!   into `f` runs while `x` can still be used, except one last store after which it is not
+//! - **`let x = o.f`** of a handle field, or `let x = o.a[i]` of an element of a field's array
+//!   (a pure index), `o` and `x` never assigned, when no code that may store into the field
+//!   runs while `x` can still be used, except one last store after which it is not
 //!   (`field_lets`): `x` owns nothing, and the field keeps the reference.
 //! - **`let x = p`** (or `let x: C = p` of a `C?`, checked for null at its span) of a parameter
 //!   or a capture of handle, string or closure type: `p` holds its value for the whole call and
@@ -238,10 +239,25 @@ pub(crate) struct EffectCx<'p> {
 
 /// The handle field `init` reads through a local, as it is or made non-null: `(o, key)` of
 /// `o.f` / `let x: C = o.f`.
-fn field_source(program: &Program, init: &Expr) -> Option<(LocalId, FieldKey)> {
-    let field = match &init.kind {
+fn field_source(program: &Program, init: &Expr) -> Option<FieldRead> {
+    let read = match &init.kind {
         ExprKind::NonNull(inner) => inner,
         _ => init,
+    };
+    if !read.ty.is_handle() {
+        return None;
+    }
+    // `o.a[i]`: an element of a field's array, read in place (`lower_index.rs`: a pure index,
+    // no call); the field is the array's.
+    let (field, element) = match &read.kind {
+        ExprKind::Index(array, index)
+            if matches!(array.ty, Type::Array(..))
+                && super::lower_index::pure_index(index)
+                && matches!(array.kind, ExprKind::Field(..)) =>
+        {
+            (&**array, true)
+        }
+        _ => (read, false),
     };
     let ExprKind::Field(object, f) = &field.kind else {
         return None;
@@ -249,10 +265,16 @@ fn field_source(program: &Program, init: &Expr) -> Option<(LocalId, FieldKey)> {
     let ExprKind::Local(o) = object.kind else {
         return None;
     };
-    if !field.ty.is_handle() {
-        return None;
-    }
-    opt_effects::field_key(program, &object.ty, *f).map(|key| (o, key))
+    opt_effects::field_key(program, &object.ty, *f).map(|key| FieldRead { o, key, element })
+}
+
+/// A handle read from a field through a local (`field_source`): `o`, the field's key, and
+/// whether it is an element of the field's array (`o.a[i]`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FieldRead {
+    o: LocalId,
+    key: FieldKey,
+    pub(crate) element: bool,
 }
 
 /// What [`field_lets`] finds.
@@ -286,14 +308,19 @@ fn field_lets(
         // `o` must hold its object for `x`'s whole scope by itself: not a field `let` that
         // borrows (its borrow may end, with its last use, before `x`'s does).
         if let StmtKind::Let { local: x, init } = &s.kind
-            && let Some((o, key)) = field_source(cx.program, init)
+            && let Some(FieldRead { o, key, element }) = field_source(cx.program, init)
             && !assigned.contains(x)
             && !assigned.contains(&o)
             && !out.borrowed.contains(&o)
             && locals.get(x.index()).is_some_and(|l| l.ty.is_handle())
         {
             let mut moves = Vec::new();
-            let field = FieldOf { o, key, x: *x };
+            let field = FieldOf {
+                o,
+                key,
+                x: *x,
+                element,
+            };
             let flow = rest_keeps_field(&block.stmts[i + 1..], &field, false, cx, &mut moves);
             // A store that is already another `let`'s move stays that one's alone.
             if flow != Flow::Fails && !moves.iter().any(|m| out.moves.contains_key(m)) {
@@ -307,11 +334,12 @@ fn field_lets(
     }
 }
 
-/// The field a borrowed `let` reads: `x = o.f`, `f`'s key.
+/// The field a borrowed `let` reads: `x = o.f` (or `x = o.f[i]`: `element`), `f`'s key.
 struct FieldOf {
     o: LocalId,
     key: FieldKey,
     x: LocalId,
+    element: bool,
 }
 
 /// How statements after a borrowed field `let` leave it.
@@ -381,7 +409,9 @@ fn rest_keeps_field(
                 if before.writes(key) {
                     return Flow::Fails;
                 }
-                let same = matches!(object.kind, ExprKind::Local(o) if o == field.o)
+                // (A store of the whole field is no move of an element's reference.)
+                let same = !field.element
+                    && matches!(object.kind, ExprKind::Local(o) if o == field.o)
                     && opt_effects::field_key(cx.program, &object.ty, *f) == Some(key);
                 if same {
                     moves.push(place.span);
@@ -539,8 +569,11 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Whether local `id` is a `let x = o.f` that borrows the field's reference.
-    pub(crate) fn borrowed_field_let(&self, id: LocalId, init: &Expr) -> bool {
-        self.borrowed_let(id) && field_source(self.env.program, init).is_some()
+    pub(crate) fn borrowed_field_let(&self, id: LocalId, init: &Expr) -> Option<FieldRead> {
+        if !self.borrowed_let(id) {
+            return None;
+        }
+        field_source(self.env.program, init)
     }
 
     /// Whether local `id` is a `let x = v[i]` that borrows its element (never owned).
