@@ -6,8 +6,8 @@ use std::fmt::Write;
 use std::collections::HashMap;
 
 use iced_x86::{
-    Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, IntelFormatter, SymbolResolver,
-    SymbolResult,
+    Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, IntelFormatter, Mnemonic,
+    SymbolResolver, SymbolResult,
 };
 
 /// Names of the addresses code refers to (runtime helpers, host functions, the program's own
@@ -80,7 +80,8 @@ pub fn disassemble_named(bytes: &[u8], addr: u64, syntax: Syntax, symbols: &Symb
         Syntax::Intel => Box::new(IntelFormatter::with_options(resolver, None)),
         Syntax::Att => Box::new(GasFormatter::with_options(resolver, None)),
     };
-    let mut decoder = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
+    let code_len = code_len(bytes, addr);
+    let mut decoder = Decoder::with_ip(64, &bytes[..code_len], addr, DecoderOptions::NONE);
     let mut instr = Instruction::default();
     let mut lines = Vec::new();
     while decoder.can_decode() {
@@ -99,12 +100,79 @@ pub fn disassemble_named(bytes: &[u8], addr: u64, syntax: Syntax, symbols: &Symb
             text,
         });
     }
+    lines.extend(data_lines(bytes, addr, code_len));
     lines
 }
 
-/// Number of instructions in `bytes`.
+/// How many of `bytes` (a function placed at `addr`) are code: the data Cranelift places after
+/// a function's code (its constants: a mask, a float) starts at the lowest address inside the
+/// function that an instruction reads relative to `rip`; without one, all of it.
+fn code_len(bytes: &[u8], addr: u64) -> usize {
+    let end = addr + bytes.len() as u64;
+    let mut decoder = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
+    let mut instr = Instruction::default();
+    let mut data = bytes.len();
+    // Where each instruction that ends a path (`ud2`, `ret`, `jmp`) ends.
+    let mut ends = Vec::new();
+    while decoder.can_decode() {
+        decoder.decode_out(&mut instr);
+        if instr.ip() - addr >= data as u64 {
+            break;
+        }
+        if instr.is_invalid() {
+            continue;
+        }
+        if matches!(
+            instr.mnemonic(),
+            Mnemonic::Ud2 | Mnemonic::Ret | Mnemonic::Jmp
+        ) {
+            ends.push((instr.next_ip() - addr) as usize);
+        }
+        if instr.is_ip_rel_memory_operand() {
+            let target = instr.ip_rel_memory_address();
+            if target > instr.ip() && target < end {
+                data = data.min((target - addr) as usize);
+            }
+        }
+    }
+    // The zero bytes that align the data, after the code's last instruction, are data too.
+    match ends.iter().rev().find(|&&e| e <= data) {
+        Some(&e) if data < bytes.len() && bytes[e..data].iter().all(|&b| b == 0) => e,
+        _ => data,
+    }
+}
+
+/// The data after a function's code ([`code_len`]) as lines of up to 8 bytes, each shown as
+/// one little-endian number (`.quad 0x0000ffffffffffff`; `.byte` for a shorter tail).
+fn data_lines(bytes: &[u8], addr: u64, from: usize) -> Vec<Line> {
+    let mut lines = Vec::new();
+    let mut at = from;
+    while at < bytes.len() {
+        // Up to the next 8-byte boundary of the address, then 8 at a time.
+        let step = (8 - ((addr as usize + at) % 8)).min(bytes.len() - at);
+        let chunk = &bytes[at..at + step];
+        let text = if chunk.len() == 8 {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            format!(".quad 0x{:016x}", u64::from_le_bytes(word))
+        } else {
+            let hex: Vec<String> = chunk.iter().map(|b| format!("0x{b:02x}")).collect();
+            format!(".byte {}", hex.join(","))
+        };
+        lines.push(Line {
+            addr: addr + at as u64,
+            bytes: chunk.to_vec(),
+            text,
+        });
+        at += step;
+    }
+    lines
+}
+
+/// Number of instructions in `bytes` (the data after the code not counted).
 pub fn instruction_count(bytes: &[u8]) -> usize {
-    let mut decoder = Decoder::new(64, bytes, DecoderOptions::NONE);
+    let code = &bytes[..code_len(bytes, 0)];
+    let mut decoder = Decoder::new(64, code, DecoderOptions::NONE);
     let mut instr = Instruction::default();
     let mut count = 0;
     while decoder.can_decode() {
@@ -176,6 +244,24 @@ mod tests {
         assert_eq!(lines[2].text, "call Table.pick");
         let plain = disassemble(&code, 0x1000, Syntax::Intel);
         assert_eq!(plain[0].text, "mov rax,1122334455667788h");
+    }
+
+    #[test]
+    fn constants_after_the_code_are_data() {
+        // and rax,[rip+9] ; ret ; ud2 ; (zero padding) ; the mask 0x0000ffffffffffff at 16
+        let mut code = vec![0x48, 0x23, 0x05, 0x09, 0x00, 0x00, 0x00, 0xc3, 0x0f, 0x0b];
+        code.resize(16, 0x00);
+        code.extend(0x0000_ffff_ffff_ffffu64.to_le_bytes());
+        let lines = disassemble(&code, 0x1000, Syntax::Intel);
+        let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(texts[1], "ret");
+        assert_eq!(texts[2], "ud2");
+        // The padding to the 8-byte boundary, then the constant.
+        assert_eq!(texts[3], ".byte 0x00,0x00,0x00,0x00,0x00,0x00");
+        assert_eq!(lines.last().unwrap().text, ".quad 0x0000ffffffffffff");
+        assert_eq!(lines.last().unwrap().addr, 0x1010);
+        assert_eq!(lines.len(), 5);
+        assert_eq!(instruction_count(&code), 3);
     }
 
     #[test]
