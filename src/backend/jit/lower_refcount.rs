@@ -63,6 +63,20 @@ impl FunctionTranslator<'_, '_> {
         );
     }
 
+    /// Go to `done` when count `n` is at or above `floor` (a static block's); go on otherwise.
+    fn skip_static(&mut self, n: Value, floor: u64, done: cranelift_codegen::ir::Block) {
+        let counted_block = self.builder.create_block();
+        let fixed =
+            self.builder
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, floor as i64);
+        self.builder
+            .ins()
+            .brif(fixed, done, &[], counted_block, &[]);
+        self.builder.switch_to_block(counted_block);
+        self.builder.seal_block(counted_block);
+    }
+
     /// A retain: an atomic add to the count at `refs(cell)` when `cell` is not 0 (and the
     /// count is below `floor`, when given: a static block's).
     fn retain_counted(
@@ -80,17 +94,8 @@ impl FunctionTranslator<'_, '_> {
         self.builder.seal_block(add_block);
         let addr = refs(self, cell);
         if let Some(floor) = floor {
-            let counted_block = self.builder.create_block();
             let n = self.builder.ins().atomic_load(types::I64, mem(), addr);
-            let fixed =
-                self.builder
-                    .ins()
-                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, floor as i64);
-            self.builder
-                .ins()
-                .brif(fixed, done_block, &[], counted_block, &[]);
-            self.builder.switch_to_block(counted_block);
-            self.builder.seal_block(counted_block);
+            self.skip_static(n, floor, done_block);
         }
         let one = self.builder.ins().iconst(types::I64, 1);
         self.builder
@@ -142,16 +147,7 @@ impl FunctionTranslator<'_, '_> {
         self.builder.switch_to_block(swap_block);
         self.builder.seal_block(swap_block);
         if let Some(floor) = floor {
-            let counted_block = self.builder.create_block();
-            let fixed =
-                self.builder
-                    .ins()
-                    .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, floor as i64);
-            self.builder
-                .ins()
-                .brif(fixed, done_block, &[], counted_block, &[]);
-            self.builder.switch_to_block(counted_block);
-            self.builder.seal_block(counted_block);
+            self.skip_static(n, floor, done_block);
         }
         let less = self.builder.ins().iadd_imm_s(n, -1);
         let found = self.builder.ins().atomic_cas(mem(), addr, n, less);

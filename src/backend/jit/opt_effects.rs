@@ -27,6 +27,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::lang::hir::{ClassId, Expr, ExprKind, FuncId, Place, PlaceKind, Program, Stmt, Type};
 
+use super::opt_object::derives;
 use super::opt_walk::{Visitor, Walk, walk_block, walk_expr, walk_stmt};
 
 /// A field as the effects name it: the class that declares it, and its cell index.
@@ -88,6 +89,22 @@ const MAX_EFFECT_WALK: usize = 4000;
 /// The cache of one lowering: each function's effects with everything it calls.
 pub(crate) type EffectMemo = HashMap<FuncId, Effects>;
 
+/// The effects of the code `walk` shows an [`EffectWalk`], with its direct callees'.
+fn walked_effects(
+    program: &Program,
+    fixed: bool,
+    memo: &mut EffectMemo,
+    walk: impl FnOnce(&mut EffectWalk<'_>),
+) -> Effects {
+    let mut w = EffectWalk::new(program, fixed);
+    walk(&mut w);
+    let mut effects = w.effects;
+    for f in w.calls {
+        effects.add(&function_effects(program, fixed, f, memo));
+    }
+    effects
+}
+
 /// The effects of evaluating `exprs` (their own stores and their direct callees').
 pub(crate) fn exprs_effects<'e>(
     program: &Program,
@@ -95,15 +112,11 @@ pub(crate) fn exprs_effects<'e>(
     exprs: impl IntoIterator<Item = &'e Expr>,
     memo: &mut EffectMemo,
 ) -> Effects {
-    let mut w = EffectWalk::new(program, fixed);
-    for e in exprs {
-        walk_expr(e, &mut w);
-    }
-    let mut effects = w.effects;
-    for f in w.calls {
-        effects.add(&function_effects(program, fixed, f, memo));
-    }
-    effects
+    walked_effects(program, fixed, memo, |w| {
+        for e in exprs {
+            walk_expr(e, w);
+        }
+    })
 }
 
 /// The effects of running statement `s` (its expressions, its blocks, their callees').
@@ -113,13 +126,7 @@ pub(crate) fn stmt_effects(
     s: &Stmt,
     memo: &mut EffectMemo,
 ) -> Effects {
-    let mut w = EffectWalk::new(program, fixed);
-    walk_stmt(s, &mut w);
-    let mut effects = w.effects;
-    for f in w.calls {
-        effects.add(&function_effects(program, fixed, f, memo));
-    }
-    effects
+    walked_effects(program, fixed, memo, |w| walk_stmt(s, w))
 }
 
 /// The effects of a call of `funcs` (one, or a virtual call's possible targets) with `args`.
@@ -161,18 +168,6 @@ pub(crate) fn virtual_targets(
     targets.sort_by_key(|f| f.0);
     targets.dedup();
     Some(targets)
-}
-
-/// Whether `class` is `base` or derives from it.
-fn derives(program: &Program, class: ClassId, base: ClassId) -> bool {
-    let mut at = Some(class);
-    while let Some(c) = at {
-        if c == base {
-            return true;
-        }
-        at = program.classes.get(c.index()).and_then(|k| k.parent);
-    }
-    false
 }
 
 /// The effects of running `func`: its body's and those of everything it calls.

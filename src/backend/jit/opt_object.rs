@@ -74,7 +74,7 @@ impl FunctionTranslator<'_, '_> {
 }
 
 /// Whether `class` is `base` or derives from it.
-fn derives(program: &Program, class: ClassId, base: ClassId) -> bool {
+pub(crate) fn derives(program: &Program, class: ClassId, base: ClassId) -> bool {
     let mut at = Some(class);
     while let Some(c) = at {
         if c == base {
