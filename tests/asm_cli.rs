@@ -149,3 +149,28 @@ fn calls_are_named_by_symbol() {
     let random = stdout(&["asm", "cases/programs/fasta.hot", "--fn", "random", "--opt"]);
     assert!(random.contains("call Table.pick"), "{random}");
 }
+
+/// The constants after a function's code are listed as data (`.quad`), not decoded, and the
+/// header's instruction count is the number of instruction lines.
+#[test]
+fn constants_after_the_code_are_data_and_not_counted() {
+    let listing = stdout(&["asm", "cases/programs/fasta.hot", "--fn", "random", "--opt"]);
+    let body: Vec<&str> = listing.lines().skip(1).filter(|l| !l.is_empty()).collect();
+    let data = body.iter().filter(|l| l.contains(" .quad 0x")).count();
+    assert!(data > 0, "{listing}");
+    let code = body
+        .iter()
+        .filter(|l| !l.contains(" .quad 0x") && !l.contains(" .byte 0x"))
+        .count();
+    assert_eq!(instructions(&listing, "random"), code, "{listing}");
+    // Nothing after the first data line is an instruction.
+    let first = body
+        .iter()
+        .position(|l| l.contains(" .quad 0x") || l.contains(" .byte 0x"));
+    assert!(
+        body[first.unwrap()..]
+            .iter()
+            .all(|l| l.contains(" .quad 0x") || l.contains(" .byte 0x")),
+        "{listing}"
+    );
+}

@@ -53,7 +53,7 @@ pub enum Syntax {
     Att,
 }
 
-/// One decoded instruction.
+/// One decoded instruction (or a run of the data after the code: [`Line::is_data`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
     /// Its address.
@@ -128,7 +128,9 @@ fn code_len(bytes: &[u8], addr: u64) -> usize {
         ) {
             ends.push((instr.next_ip() - addr) as usize);
         }
-        if instr.is_ip_rel_memory_operand() {
+        // A memory read, not a `lea` (which could address code, such as an inline jump
+        // table).
+        if instr.is_ip_rel_memory_operand() && instr.mnemonic() != Mnemonic::Lea {
             let target = instr.ip_rel_memory_address();
             if target > instr.ip() && target < end {
                 data = data.min((target - addr) as usize);
@@ -180,6 +182,13 @@ pub fn instruction_count(bytes: &[u8]) -> usize {
         count += 1;
     }
     count
+}
+
+impl Line {
+    /// Whether the line is data after the code (`.quad`, `.byte`), not an instruction.
+    pub fn is_data(&self) -> bool {
+        self.text.starts_with(".quad ") || self.text.starts_with(".byte ")
+    }
 }
 
 /// `address  bytes  instruction`, one line each, columns aligned.
@@ -261,6 +270,7 @@ mod tests {
         assert_eq!(lines.last().unwrap().text, ".quad 0x0000ffffffffffff");
         assert_eq!(lines.last().unwrap().addr, 0x1010);
         assert_eq!(lines.len(), 5);
+        assert_eq!(lines.iter().filter(|l| !l.is_data()).count(), 3);
         assert_eq!(instruction_count(&code), 3);
     }
 

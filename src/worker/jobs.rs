@@ -408,7 +408,7 @@ pub(crate) fn listings(
                 clif: f.clif.clone(),
                 asm: disasm::render(&lines),
                 bytes: f.bytes.len(),
-                instructions: lines.len(),
+                instructions: lines.iter().filter(|l| !l.is_data()).count(),
             }
         })
         .collect();
