@@ -44,6 +44,8 @@ impl StrBlock {
     pub const REFS: usize = 0;
     /// Offset of the length in bytes (generated code reads it for `s.len()`).
     pub const LEN: usize = 8;
+    /// Offset of the capacity (generated code's one-byte append reads it).
+    pub const CAP: usize = 16;
     /// Offset of the first byte.
     pub const BYTES: usize = 24;
     /// A count at or above this is a static block's: never changed, never freed (no heap
@@ -283,6 +285,20 @@ mod tests {
             let mut buf = [0; 20];
             assert_eq!(i64_digits(x, &mut buf), x.to_string().as_bytes());
         }
+    }
+
+    #[test]
+    fn the_header_offsets_are_the_fields() {
+        let block = StrBlock {
+            refs: AtomicU64::new(0),
+            len: 0,
+            cap: 0,
+        };
+        let base = &block as *const StrBlock as usize;
+        assert_eq!(&block.refs as *const _ as usize - base, StrBlock::REFS);
+        assert_eq!(&block.len as *const _ as usize - base, StrBlock::LEN);
+        assert_eq!(&block.cap as *const _ as usize - base, StrBlock::CAP);
+        assert_eq!(std::mem::size_of::<StrBlock>(), StrBlock::BYTES);
     }
 
     #[test]

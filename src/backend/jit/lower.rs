@@ -687,8 +687,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             // `s += t` into a variable that owns its count (nobody borrows from a `var`: a
             // call's argument is done when the call returns, a capture or a store takes its
             // own count): the old count moves into the append, which may write in place.
-            let h = self.env.helpers.str_append;
-            let joined = self.call_helper(h, &[old, value])[0];
+            let joined = self.str_append(old, value);
             self.release_value(ty, value);
             return self.write_place(target, ty, joined);
         }

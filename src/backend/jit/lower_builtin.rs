@@ -171,6 +171,91 @@ impl FunctionTranslator<'_, '_> {
         self.builder.block_params(done)[0]
     }
 
+    /// `s += t` into a variable owning `old`'s count (`store_to`): the joined string, owning
+    /// the count. One byte appended to a heap block with this one count and room for it is
+    /// written inline (the common `line += piece` of one character); anything else calls
+    /// `hot_str_append`, which does the same in general (`str_block.rs`).
+    pub(crate) fn str_append(&mut self, old: Value, tail: Value) -> Value {
+        let tail_block = self.builder.create_block();
+        let refs_block = self.builder.create_block();
+        let room_block = self.builder.create_block();
+        let write_block = self.builder.create_block();
+        let call_block = self.builder.create_block();
+        let done = self.builder.create_block();
+        self.builder.append_block_param(done, types::I64);
+        // Both non-empty (0 is the empty string, which has no block).
+        let old_zero = self.builder.ins().icmp_imm_s(IntCC::Equal, old, 0);
+        let tail_zero = self.builder.ins().icmp_imm_s(IntCC::Equal, tail, 0);
+        let none_zero = self.builder.ins().bor(old_zero, tail_zero);
+        let go = self.builder.ins().icmp_imm_s(IntCC::Equal, none_zero, 0);
+        self.builder
+            .ins()
+            .brif(go, tail_block, &[], call_block, &[]);
+
+        self.builder.switch_to_block(tail_block);
+        self.builder.seal_block(tail_block);
+        let tail_len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), tail, StrBlock::LEN as i32);
+        let one = self.builder.ins().icmp_imm_s(IntCC::Equal, tail_len, 1);
+        self.builder
+            .ins()
+            .brif(one, refs_block, &[], call_block, &[]);
+
+        // The variable's count is the only one (a static block's never is): nobody else can
+        // see the write. Acquire, as `str_block::append`'s load.
+        self.builder.switch_to_block(refs_block);
+        self.builder.seal_block(refs_block);
+        let refs_addr = self.builder.ins().iadd_imm_s(old, StrBlock::REFS as i64);
+        let refs = self.builder.ins().atomic_load(types::I64, mem(), refs_addr);
+        let unique = self.builder.ins().icmp_imm_s(IntCC::Equal, refs, 1);
+        self.builder
+            .ins()
+            .brif(unique, room_block, &[], call_block, &[]);
+
+        self.builder.switch_to_block(room_block);
+        self.builder.seal_block(room_block);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), old, StrBlock::LEN as i32);
+        let cap = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), old, StrBlock::CAP as i32);
+        let room = self.builder.ins().icmp(IntCC::UnsignedLessThan, len, cap);
+        self.builder
+            .ins()
+            .brif(room, write_block, &[], call_block, &[]);
+
+        self.builder.switch_to_block(write_block);
+        self.builder.seal_block(write_block);
+        let byte = self
+            .builder
+            .ins()
+            .uload8(types::I64, mem(), tail, StrBlock::BYTES as i32);
+        let at = self.builder.ins().iadd(old, len);
+        self.builder
+            .ins()
+            .istore8(mem(), byte, at, StrBlock::BYTES as i32);
+        let longer = self.builder.ins().iadd_imm_s(len, 1);
+        self.builder
+            .ins()
+            .store(mem(), longer, old, StrBlock::LEN as i32);
+        self.builder.ins().jump(done, &[old.into()]);
+
+        self.builder.switch_to_block(call_block);
+        self.builder.seal_block(call_block);
+        let h = self.env.helpers.str_append;
+        let joined = self.call_helper(h, &[old, tail])[0];
+        self.builder.ins().jump(done, &[joined.into()]);
+
+        self.builder.switch_to_block(done);
+        self.builder.seal_block(done);
+        self.builder.block_params(done)[0]
+    }
+
     /// A math builtin: its arguments left to right, then the instruction or the call.
     pub(crate) fn translate_math(&mut self, m: Math, args: &[Expr]) -> LResult<Value> {
         let mut v = Vec::with_capacity(args.len());
