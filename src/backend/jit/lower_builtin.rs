@@ -98,11 +98,12 @@ impl FunctionTranslator<'_, '_> {
     ) -> LResult<Value> {
         // `x.f.slice(a, b)`: the field's own reference is borrowed when the offsets cannot
         // store into a field (`lower_region.rs`, "Borrowed reads"; the helper runs no script).
-        let effects = self.exprs_effects(offsets.iter().copied());
         let borrowed = match &s.kind {
             ExprKind::Field(object, field)
                 if super::opt_effects::field_key(self.env.program, &object.ty, *field)
-                    .is_some_and(|key| !effects.writes(key)) =>
+                    .is_some_and(|key| {
+                        !self.exprs_effects(offsets.iter().copied()).writes(key)
+                    }) =>
             {
                 self.borrowed_field_value(s)?
             }
@@ -135,27 +136,17 @@ impl FunctionTranslator<'_, '_> {
     /// else the helper, which raises at the span.
     fn str_byte_inline(&mut self, args: &[Value], helper: FuncId) -> Value {
         let (cell, i) = (args[0], args[1]);
-        let len_block = self.builder.create_block();
-        let load_block = self.builder.create_block();
         let raise_block = self.builder.create_block();
         let done = self.builder.create_block();
         self.builder.append_block_param(done, types::I64);
         self.builder.set_cold_block(raise_block);
-        self.builder
-            .ins()
-            .brif(cell, len_block, &[], raise_block, &[]);
-        self.builder.switch_to_block(len_block);
-        self.builder.seal_block(len_block);
+        self.continue_if(cell, raise_block);
         let len = self
             .builder
             .ins()
             .load(types::I64, mem(), cell, StrBlock::LEN as i32);
         let inside = self.builder.ins().icmp(IntCC::UnsignedLessThan, i, len);
-        self.builder
-            .ins()
-            .brif(inside, load_block, &[], raise_block, &[]);
-        self.builder.switch_to_block(load_block);
-        self.builder.seal_block(load_block);
+        self.continue_if(inside, raise_block);
         let at = self.builder.ins().iadd(cell, i);
         let byte = self
             .builder
@@ -176,46 +167,24 @@ impl FunctionTranslator<'_, '_> {
     /// written inline (the common `line += piece` of one character); anything else calls
     /// `hot_str_append`, which does the same in general (`str_block.rs`).
     pub(crate) fn str_append(&mut self, old: Value, tail: Value) -> Value {
-        let tail_block = self.builder.create_block();
-        let refs_block = self.builder.create_block();
-        let room_block = self.builder.create_block();
-        let write_block = self.builder.create_block();
         let call_block = self.builder.create_block();
         let done = self.builder.create_block();
         self.builder.append_block_param(done, types::I64);
         // Both non-empty (0 is the empty string, which has no block).
-        let old_zero = self.builder.ins().icmp_imm_s(IntCC::Equal, old, 0);
-        let tail_zero = self.builder.ins().icmp_imm_s(IntCC::Equal, tail, 0);
-        let none_zero = self.builder.ins().bor(old_zero, tail_zero);
-        let go = self.builder.ins().icmp_imm_s(IntCC::Equal, none_zero, 0);
-        self.builder
-            .ins()
-            .brif(go, tail_block, &[], call_block, &[]);
-
-        self.builder.switch_to_block(tail_block);
-        self.builder.seal_block(tail_block);
+        self.continue_if(old, call_block);
+        self.continue_if(tail, call_block);
         let tail_len = self
             .builder
             .ins()
             .load(types::I64, mem(), tail, StrBlock::LEN as i32);
         let one = self.builder.ins().icmp_imm_s(IntCC::Equal, tail_len, 1);
-        self.builder
-            .ins()
-            .brif(one, refs_block, &[], call_block, &[]);
-
+        self.continue_if(one, call_block);
         // The variable's count is the only one (a static block's never is): nobody else can
         // see the write. Acquire, as `str_block::append`'s load.
-        self.builder.switch_to_block(refs_block);
-        self.builder.seal_block(refs_block);
         let refs_addr = self.builder.ins().iadd_imm_s(old, StrBlock::REFS as i64);
         let refs = self.builder.ins().atomic_load(types::I64, mem(), refs_addr);
         let unique = self.builder.ins().icmp_imm_s(IntCC::Equal, refs, 1);
-        self.builder
-            .ins()
-            .brif(unique, room_block, &[], call_block, &[]);
-
-        self.builder.switch_to_block(room_block);
-        self.builder.seal_block(room_block);
+        self.continue_if(unique, call_block);
         let len = self
             .builder
             .ins()
@@ -225,12 +194,7 @@ impl FunctionTranslator<'_, '_> {
             .ins()
             .load(types::I64, mem(), old, StrBlock::CAP as i32);
         let room = self.builder.ins().icmp(IntCC::UnsignedLessThan, len, cap);
-        self.builder
-            .ins()
-            .brif(room, write_block, &[], call_block, &[]);
-
-        self.builder.switch_to_block(write_block);
-        self.builder.seal_block(write_block);
+        self.continue_if(room, call_block);
         let byte = self
             .builder
             .ins()

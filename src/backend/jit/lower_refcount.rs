@@ -65,16 +65,11 @@ impl FunctionTranslator<'_, '_> {
 
     /// Go to `done` when count `n` is at or above `floor` (a static block's); go on otherwise.
     fn skip_static(&mut self, n: Value, floor: u64, done: cranelift_codegen::ir::Block) {
-        let counted_block = self.builder.create_block();
-        let fixed =
-            self.builder
-                .ins()
-                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, n, floor as i64);
-        self.builder
+        let counted = self
+            .builder
             .ins()
-            .brif(fixed, done, &[], counted_block, &[]);
-        self.builder.switch_to_block(counted_block);
-        self.builder.seal_block(counted_block);
+            .icmp_imm_s(IntCC::UnsignedLessThan, n, floor as i64);
+        self.continue_if(counted, done);
     }
 
     /// A retain: an atomic add to the count at `refs(cell)` when `cell` is not 0 (and the

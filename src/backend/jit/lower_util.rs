@@ -158,6 +158,15 @@ impl FunctionTranslator<'_, '_> {
         });
     }
 
+    /// Go on in a new block when `cond` holds, else to `otherwise` (one link of a chain of
+    /// tests that share a fallback).
+    pub(crate) fn continue_if(&mut self, cond: Value, otherwise: cranelift_codegen::ir::Block) {
+        let next = self.builder.create_block();
+        self.builder.ins().brif(cond, next, &[], otherwise, &[]);
+        self.builder.switch_to_block(next);
+        self.builder.seal_block(next);
+    }
+
     /// `for offset in (0..end).step_by(step) { body(offset) }` (no break/continue inside).
     pub(crate) fn byte_loop(&mut self, end: Value, step: i64, body: impl FnOnce(&mut Self, Value)) {
         let header_block = self.builder.create_block();
