@@ -15,3 +15,8 @@ pub mod runtime;
 pub mod session;
 pub mod tui;
 pub mod worker;
+
+/// Every allocation is counted, so a script's allocations can be held to the job's limit
+/// (`--mem`; `runtime::memory`).
+#[global_allocator]
+static ALLOCATOR: runtime::memory::Counting = runtime::memory::Counting;

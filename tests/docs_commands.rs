@@ -1,7 +1,9 @@
 //! Every `hotlab ...` example in README.md and docs/*.md (a code-block line that starts with
 //! `hotlab ` or `$ hotlab `) parses with hotlab's own command line, names only files that exist
 //! (paths under the repository's cases/, tests/, docs/, micro/, themes/), and the quick ones
-//! (`run`, `asm`) run and succeed. A synopsis line (`[--opt]`, `A|B`) is not an example.
+//! (`run`, `asm`) run and succeed, or exit with the code a trailing `# exits N` names; an
+//! `error: ...` line right after such a command is what it prints first on stderr. A synopsis
+//! line (`[--opt]`, `A|B`) is not an example.
 
 use std::path::Path;
 
@@ -10,6 +12,10 @@ use clap::Parser;
 struct Example {
     place: String,
     words: Vec<String>,
+    /// The exit code the example names (`# exits N`), else 0.
+    exit: i32,
+    /// The `error: ...` line shown after it, if any.
+    error: Option<String>,
 }
 
 fn examples() -> Vec<Example> {
@@ -27,7 +33,8 @@ fn examples() -> Vec<Example> {
         let text = std::fs::read_to_string(&path).unwrap();
         let name = path.strip_prefix(root).unwrap().display().to_string();
         let mut in_block = false;
-        for (i, line) in text.lines().enumerate() {
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
             if line.trim_start().starts_with("```") {
                 in_block = !in_block;
                 continue;
@@ -42,6 +49,14 @@ fn examples() -> Vec<Example> {
                 continue;
             }
             // The command, without a comment or a redirection.
+            let exit = rest
+                .split_once(" # exits ")
+                .and_then(|(_, code)| code.trim().parse().ok())
+                .unwrap_or(0);
+            let error = lines
+                .get(i + 1)
+                .filter(|next| next.starts_with("error: "))
+                .map(|next| next.to_string());
             let command = rest.split(" #").next().unwrap_or("");
             let command = command.split(['<', '>']).next().unwrap_or("");
             if command.contains(" [") || command.contains('|') {
@@ -52,6 +67,8 @@ fn examples() -> Vec<Example> {
             out.push(Example {
                 place: format!("{name}:{}", i + 1),
                 words,
+                exit,
+                error,
             });
         }
     }
@@ -97,14 +114,24 @@ fn the_quick_examples_run() {
             .args(&e.words[1..])
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}: `{}` exited {:?}:\n{}",
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(e.exit),
+            "{}: `{}` exited {:?}:\n{stderr}",
             e.place,
             e.words.join(" "),
             out.status.code(),
-            String::from_utf8_lossy(&out.stderr)
         );
+        if let Some(error) = &e.error {
+            assert_eq!(
+                stderr.lines().next(),
+                Some(error.as_str()),
+                "{}: `{}` printed another error",
+                e.place,
+                e.words.join(" ")
+            );
+        }
         ran += 1;
     }
     assert!(ran >= 5, "only {ran} quick examples ran");

@@ -235,3 +235,39 @@ fn a_diagnostic_cascade_is_bounded() {
     assert_eq!(err.matches(&"[".repeat(n)).count(), 1);
     assert!(err.len() < 200_000, "{} bytes of stderr", err.len());
 }
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_with_its_location() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.hot");
+    std::fs::write(&p, b"fn main() -> i64 {\n    return 1 \xff\n}\n").unwrap();
+    let file = p.display().to_string();
+    let (code, _, err) = outcome(hotlab().args(["run", &file]));
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!("error: cannot read {file}: not valid UTF-8 at line 2, column 14 (byte 0xff)")
+    );
+}
+
+#[test]
+fn the_repl_on_a_missing_file_is_bad_input_and_shows_settings_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, _, err) = outcome(
+        hotlab()
+            .args(["repl", "/nonexistent/x.hot"])
+            .env("XDG_STATE_HOME", dir.path())
+            .write_stdin(""),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("neither a file nor a case"), "{err}");
+    let (code, out, err) = outcome(
+        hotlab()
+            .arg("repl")
+            .env("XDG_STATE_HOME", dir.path())
+            .write_stdin(":set band 7%\n:set cpu 9999\n"),
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("band ±7%,"), "{out}");
+    assert!(err.contains("CPU 9999 is not online here"), "{err}");
+}

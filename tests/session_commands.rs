@@ -77,6 +77,11 @@ fn every_command_parses() {
     assert_eq!(ok(":set cpu 1"), Command::Set(Some(Setting::Cpu(Some(1)))));
     assert_eq!(ok(":set cpu auto"), Command::Set(Some(Setting::Cpu(None))));
     assert_eq!(
+        ok(":set mem 512M"),
+        Command::Set(Some(Setting::Mem(Some(512 << 20))))
+    );
+    assert_eq!(ok(":set mem auto"), Command::Set(Some(Setting::Mem(None))));
+    assert_eq!(
         ok(":set checks off"),
         Command::Set(Some(Setting::Checks(false)))
     );
@@ -127,6 +132,10 @@ fn bad_input_says_what_and_how() {
     assert!(bad(":set band 150%").contains("not a band"));
     assert!(bad(":set band 0").contains("not a band"));
     assert!(bad(":set cpu x").contains("not a CPU"));
+    // An offline CPU is refused when set, not at the first job that needs it.
+    assert!(bad(":set cpu 9999").contains("CPU 9999 is not online here (online: "));
+    assert!(bad(":set mem 1M").contains("out of range"));
+    assert!(bad(":set mem lots").contains("not a size"));
     assert!(bad(":set checks maybe").contains("not on or off"));
     assert!(bad(":set colour red").contains("no setting named `colour`"));
     assert!(bad(":check b.hot").contains("--vs"));

@@ -14,6 +14,7 @@ fn worker() -> Worker {
     Worker::spawn(WorkerOptions {
         exe: env!("CARGO_BIN_EXE_hotlab").into(),
         cpu: None,
+        mem: None,
     })
     .expect("the worker starts")
 }

@@ -186,6 +186,7 @@ fn a_worker_killed_while_idle_is_replaced_before_the_next_job() {
     let mut w = Worker::spawn(WorkerOptions {
         exe: EXE.into(),
         cpu: None,
+        mem: None,
     })
     .expect("the worker starts");
     let job = || WorkerJob::Run {

@@ -256,14 +256,15 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
         let (answer, phase) =
             worker_answer(job(&crashed), &how, &AtomicBool::new(false), &mut bar)?;
         match answer {
-            Err(WorkerError::Crashed { signal, why, .. })
-                if crashed.len() < cases.len() * opts.backends.len() =>
-            {
+            Err(WorkerError::Crashed {
+                signal, why, at, ..
+            }) if crashed.len() < cases.len() * opts.backends.len() => {
                 let Some((case, backend)) = crashed_cell(&phase) else {
                     break Err(worker_failure(
                         WorkerError::Crashed {
                             signal,
                             why,
+                            at,
                             stderr: String::new(),
                         },
                         &how,
@@ -279,6 +280,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
                         WorkerError::Crashed {
                             signal,
                             why,
+                            at,
                             stderr: String::new(),
                         },
                         &how,
@@ -288,7 +290,7 @@ pub fn bench(args: &BenchArgs) -> Result<ExitCode, Failure> {
                 crashed.push(CrashedCell {
                     case,
                     backend,
-                    signal: format!("{signal} ({why})"),
+                    signal: format!("{signal} ({why}){}", crate::worker::client::crash_site(&at)),
                 });
             }
             other => break other.map_err(|e| worker_failure(e, &how, &phase)),

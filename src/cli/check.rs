@@ -92,7 +92,7 @@ fn mode_of(path: &Path) -> Result<Mode, Failure> {
 
 fn read(path: &Path) -> Result<Script, Failure> {
     let mode = mode_of(path)?;
-    let text = std::fs::read_to_string(path)
+    let text = crate::lang::span::read_source(path)
         .map_err(|e| Failure::input(format!("error: cannot read {}: {e}", path.display())))?;
     Ok(Script {
         mode,

@@ -61,6 +61,12 @@ pub struct Cli {
     /// `always` or `never`.
     #[arg(long, value_enum, global = true, default_value_t = crate::frontend::ColorChoice::Auto)]
     pub color: crate::frontend::ColorChoice,
+    /// The memory budget of each job that runs script code (`run`, `check`, `ladder`, `bench`,
+    /// and the sessions' jobs unless `:set mem` says otherwise): `512M`, `2G`, ... (default:
+    /// half the RAM, less under `ulimit -v`). Past it a script fails with "out of memory" at
+    /// the operation that allocates.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = crate::runtime::memory::parse_size)]
+    pub mem: Option<u64>,
     /// The config file's theme, for the TUI that `hotlab` with no command opens.
     #[arg(skip)]
     pub default_theme: Option<String>,
@@ -169,6 +175,9 @@ pub struct WorkerArgs {
     /// The front end's process id: the worker ends when that process does.
     #[arg(long)]
     pub parent: Option<u32>,
+    /// Each job's memory budget in bytes (default: `runtime::memory::default_budget`).
+    #[arg(long)]
+    pub mem_bytes: Option<u64>,
 }
 
 /// Whether `hotlab` with no command opens the TUI: stdin and stdout are terminals.
@@ -250,8 +259,9 @@ fn worker_answer(
     cancel: &AtomicBool,
     on_progress: &mut dyn FnMut(&LiveSnapshot),
 ) -> Result<(Result<JobReport, WorkerError>, String), Failure> {
-    let options = WorkerOptions::current(how.cpu)
+    let mut options = WorkerOptions::current(how.cpu)
         .map_err(|e| Failure::input(format!("error: cannot find the hotlab executable: {e}")))?;
+    options.mem = crate::runtime::memory::flag();
     let mut worker = Worker::spawn(options)
         .map_err(|e| Failure::input(format!("error: cannot start the worker process: {e}")))?;
     // A one-shot command has nothing to show after a cancel but the job's answer to it.
@@ -300,8 +310,10 @@ fn worker_failure(e: WorkerError, how: &WorkerRun<'_>, last_phase: &str) -> Fail
         WorkerError::Crashed {
             signal,
             why,
+            at,
             stderr,
         } => {
+            let at = crate::worker::client::crash_site(&at);
             let tail = stderr.trim();
             let tail = if tail.is_empty() {
                 String::new()
@@ -309,7 +321,7 @@ fn worker_failure(e: WorkerError, how: &WorkerRun<'_>, last_phase: &str) -> Fail
                 format!("\nworker stderr:\n{tail}")
             };
             Failure::crashed(format!(
-                "error: {what}: the script crashed the process running it: {signal} ({why}){during}{tail}"
+                "error: {what}: the script crashed the process running it: {signal} ({why}){at}{during}{tail}"
             ))
         }
         WorkerError::Cancelled { job } => {
@@ -491,6 +503,7 @@ pub fn main() -> ExitCode {
         }
     };
     crate::frontend::set_color(cli.color);
+    crate::runtime::memory::set_flag(cli.mem);
     let default_tui = crate::tui::TuiArgs {
         theme: cli.default_theme.take(),
         ..crate::tui::TuiArgs::default()
@@ -507,7 +520,9 @@ pub fn main() -> ExitCode {
             on_script_thread(move || check::check(&args)).and_then(|r| r)
         }
         Some(CliCommand::Compare(args)) => compare::compare(&args),
-        Some(CliCommand::Worker(args)) => return crate::worker::serve(args.cpu, args.parent),
+        Some(CliCommand::Worker(args)) => {
+            return crate::worker::serve(args.cpu, args.parent, args.mem_bytes);
+        }
         Some(CliCommand::Ladder(args)) => {
             on_script_thread(move || ladder::ladder(&args)).and_then(|r| r)
         }

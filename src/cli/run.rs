@@ -100,7 +100,7 @@ pub fn run(args: &RunArgs) -> Result<ExitCode, Failure> {
     let mut reloads = Vec::new();
     for path in &args.reload {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
+        let text = crate::lang::span::read_source(path)
             .map_err(|e| Failure::input(format!("error: cannot read {name}: {e}")))?;
         reloads.push(SnippetSource { name, text });
     }

@@ -26,7 +26,7 @@ pub enum SnippetFile {
 /// Read `path` and run the front end; a diagnostic comes back rendered, with exit code 2.
 pub fn load_snippet(path: &Path) -> Result<SnippetFile, Failure> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path)
+    let text = crate::lang::span::read_source(path)
         .map_err(|e| Failure::input(format!("error: cannot read {name}: {e}")))?;
     let source = Arc::new(SourceFile::new(name, text));
     if path.extension().is_some_and(|e| e == "clif") {

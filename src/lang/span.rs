@@ -12,6 +12,13 @@ pub struct Span {
 }
 
 impl Span {
+    /// No span yet: an error raised by a runtime helper that does not know the script
+    /// operation; `ScriptError::raise` or the catching border fills it in.
+    pub const UNKNOWN: Span = Span {
+        start: u32::MAX,
+        end: u32::MAX,
+    };
+
     /// A span from `start` to `end`.
     pub fn new(start: usize, end: usize) -> Span {
         Span {
@@ -101,9 +108,45 @@ impl SourceFile {
     }
 }
 
+/// The text of a source file, like `std::fs::read_to_string`, but a file that is not UTF-8
+/// says where: `not valid UTF-8 at line 2, column 1 (byte 0xff)`.
+pub fn read_source(path: &std::path::Path) -> std::io::Result<String> {
+    let bytes = std::fs::read(path)?;
+    String::from_utf8(bytes).map_err(|e| {
+        let bytes = e.as_bytes();
+        let at = e.utf8_error().valid_up_to();
+        let good = std::str::from_utf8(&bytes[..at]).unwrap_or_default();
+        let line = good.matches('\n').count() + 1;
+        let col = good.rsplit('\n').next().unwrap_or_default().chars().count() + 1;
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "not valid UTF-8 at line {line}, column {col} (byte 0x{:02x})",
+                bytes[at]
+            ),
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_that_is_not_utf8_says_where() {
+        let dir = std::env::temp_dir().join(format!("hotlab-utf8-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("bad.hot");
+        std::fs::write(&p, b"fn main() -> i64 {\n  r\xc3\xa9 \xff\n}\n").unwrap();
+        let e = read_source(&p).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "not valid UTF-8 at line 2, column 6 (byte 0xff)"
+        );
+        std::fs::write(&p, "fine\n").unwrap();
+        assert_eq!(read_source(&p).unwrap(), "fine\n");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn line_col_counts_from_one() {

@@ -95,7 +95,10 @@ impl ReplHelper {
                 v.push("reset".into());
                 (v, false)
             }
-            ("set", 0) => (strs(&["time", "band", "cpu", "checks", "limit"]), false),
+            ("set", 0) => (
+                strs(&["time", "band", "cpu", "checks", "limit", "mem"]),
+                false,
+            ),
             ("export", 0) => (strs(&["md", "csv", "json"]), false),
             ("check", 0) => (strs(&["--vs"]), false),
             ("compare", 0) => (backends(), true),

@@ -271,6 +271,10 @@ pub fn run(args: &ReplArgs) -> ExitCode {
     }
     if let Some(file) = &args.file {
         run.input(&mut session, &mut printer, &format!(":load {file}"));
+        if run.last_failed && !std::path::Path::new(file).exists() {
+            // Neither a file nor a case: bad input, as for every command naming a file.
+            return ExitCode::from(crate::frontend::exit::BAD_INPUT);
+        }
     }
     if !run.quit {
         if stdin_tty {

@@ -19,7 +19,7 @@
 //! A closure's cell is never 0 once made; 0 is what a fn-typed module variable holds before its
 //! initializer ran (a call of it raises `NullClosure`).
 
-use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
+use std::alloc::{Layout, alloc, dealloc};
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 use crate::runtime::values::{ElemKind, count_blocks, release_cell};
@@ -88,10 +88,11 @@ pub unsafe extern "C-unwind" fn hot_closure_new(code: *const u8, desc_ptr: *cons
     // SAFETY: the caller's contract.
     let n = unsafe { desc(desc_ptr) }.kinds.len();
     let layout = layout(n);
+    super::memory::ensure(layout.size());
     // SAFETY: the layout is not zero-sized (the header).
     let block = unsafe { alloc(layout) };
     if block.is_null() {
-        handle_alloc_error(layout);
+        super::memory::refuse(layout.size(), super::memory::Refused::System);
     }
     // SAFETY: `block` is fresh memory of `layout`: the header, then `n` cells.
     unsafe {

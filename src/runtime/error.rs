@@ -135,6 +135,38 @@ pub enum ScriptErrorKind {
     /// A call through the border from a thread whose thread-locals are being torn down.
     #[error("script call from an exiting thread")]
     ThreadExiting,
+    /// An allocation past the job's memory limit (`--mem`), or one the system refused
+    /// (`runtime::memory`).
+    /// The message does not say how many bytes the operation asked for: that depends on the
+    /// backend's value layout, and an error reads the same on every backend.
+    #[error("out of memory: {}", oom_text(*budget))]
+    OutOfMemory {
+        /// The job's budget the allocation would pass; `None` when the system allocator
+        /// refused it.
+        budget: Option<u64>,
+    },
+}
+
+fn oom_text(budget: Option<u64>) -> String {
+    match budget {
+        Some(b) => format!(
+            "the job's limit of {} is reached (--mem SIZE sets it)",
+            super::memory::show_bytes(b)
+        ),
+        None => "the system has no more memory for this job".to_string(),
+    }
+}
+
+impl ScriptErrorKind {
+    /// The error of an allocation that `why` refused.
+    pub fn out_of_memory(why: super::memory::Refused) -> ScriptErrorKind {
+        ScriptErrorKind::OutOfMemory {
+            budget: match why {
+                super::memory::Refused::Budget(b) => Some(b),
+                super::memory::Refused::System => None,
+            },
+        }
+    }
 }
 
 /// A run-time fault with the span of the failing operation.
@@ -161,9 +193,20 @@ impl ScriptError {
     /// code calls; every frame between must be `extern "C-unwind"` with unwind info. First the
     /// cells that the script frames being unwound own are released (`runtime::sweep`): those
     /// frames have no landing pads.
-    pub fn raise(self) -> ! {
-        super::sweep::sweep();
+    pub fn raise(mut self) -> ! {
+        let at = super::sweep::sweep();
+        if self.span == Span::UNKNOWN
+            && let Some(at) = at
+        {
+            self.span = at;
+        }
         panic::resume_unwind(Box::new(self))
+    }
+
+    /// Raise `kind` at the script operation that called the raising helper: the span its call
+    /// site recorded (`runtime::sweep`), else the border's that catches it.
+    pub fn raise_here(kind: ScriptErrorKind) -> ! {
+        ScriptError::new(kind, Span::UNKNOWN).raise()
     }
 }
 
@@ -182,7 +225,12 @@ pub fn catch_script<R>(border: Span, f: impl FnOnce() -> R) -> Result<R, ScriptE
     match panic::catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => Ok(r),
         Err(payload) => Err(match payload.downcast::<ScriptError>() {
-            Ok(err) => *err,
+            Ok(mut err) => {
+                if err.span == Span::UNKNOWN {
+                    err.span = border;
+                }
+                *err
+            }
             Err(other) => {
                 let msg = if let Some(s) = other.downcast_ref::<&str>() {
                     (*s).to_string()

@@ -9,6 +9,7 @@ pub mod handle;
 pub mod host;
 pub mod iface;
 pub mod math;
+pub mod memory;
 pub mod new_steps;
 pub mod object;
 pub mod output;

@@ -14,6 +14,7 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
+use crate::lang::span::Span;
 use crate::runtime::border::{Fault, catch_cold};
 use crate::runtime::class::{CellKind, Class, DETACHED_KEY, Init, Version};
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
@@ -395,7 +396,21 @@ pub(crate) unsafe fn free_object_block(block: *mut u8, fields: usize) {
 #[inline]
 pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object, Fault> {
     let fields = version.fields.len();
-    let block = alloc_object_block(fields);
+    let block = match pool::take(fields) {
+        Some(block) => block,
+        None => {
+            // New memory (a block from the pool is not: the heap holds it already) must fit
+            // the job's memory limit (`runtime::memory`).
+            let layout = object_layout(fields);
+            if let Err(why) = super::memory::room(layout.size()) {
+                return Err(Box::new(ScriptError::new(
+                    ScriptErrorKind::out_of_memory(why),
+                    Span::UNKNOWN,
+                )));
+            }
+            alloc_object_memory(layout)
+        }
+    };
     let shell = block as *mut Object;
     // SAFETY: the header word and cells follow the shell inside the block.
     let header = unsafe { block.add(Object::INLINE_CELLS - 8) } as *mut u64;

@@ -28,6 +28,7 @@
 use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::sync::atomic::{AtomicU64, Ordering, fence};
 
+use super::memory::{self, Refused};
 use super::values::count_blocks;
 
 /// The header of a string's block; the bytes follow it.
@@ -116,14 +117,18 @@ pub(crate) fn str_with(len: usize, fill: impl FnOnce(&mut [u8])) -> u64 {
     heap_block(len, len, fill)
 }
 
-/// A new heap block of capacity `cap` holding `len` bytes written by `fill`.
+/// A new heap block of capacity `cap` holding `len` bytes written by `fill`. Raises
+/// `OutOfMemory` past the job's limit (`runtime::memory`) or when the system has no memory.
 fn heap_block(len: usize, cap: usize, fill: impl FnOnce(&mut [u8])) -> u64 {
     debug_assert!(len <= cap && len > 0);
-    let layout = layout(cap);
+    let Ok(layout) = Layout::from_size_align(StrBlock::BYTES.saturating_add(cap), 8) else {
+        memory::refuse(cap, Refused::System)
+    };
+    memory::ensure(layout.size());
     // SAFETY: the layout has a non-zero size.
     let block = unsafe { alloc(layout) } as *mut StrBlock;
     if block.is_null() {
-        handle_alloc_error(layout);
+        memory::refuse(layout.size(), Refused::System);
     }
     // SAFETY: `block` is a fresh allocation of the header and `cap >= len` bytes, 8-aligned;
     // the bytes are zeroed before `fill` sees them, so the slice is initialized.

@@ -49,6 +49,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, RwLock};
 
 use super::values::{self, ElemKind};
+use crate::lang::span::{SourceFile, Span};
 
 /// One call site of a function: its return address offset and the cells owned across it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +67,15 @@ pub struct FrameMap {
     /// Return offsets of the calls that catch (`try_call` sites with a handler), sorted: the
     /// unwind stops in this frame there, so the sweep does too.
     catches: Box<[u32]>,
+    /// `(return offset, span)` of the helper calls, sorted: the script operation each call
+    /// made, for an error raised without a span of its own (out of memory).
+    spans: Box<[(u32, Span)]>,
+    /// The function's name (for a crash report).
+    name: Box<str>,
+    /// `(first offset, end offset, source byte)` of the function's code, sorted: the script
+    /// operation each range of instructions comes from (Cranelift's source locations), for a
+    /// crash report.
+    locs: Box<[(u32, u32, u32)]>,
 }
 
 impl FrameMap {
@@ -75,7 +85,40 @@ impl FrameMap {
         FrameMap {
             sites: sites.into_boxed_slice(),
             catches: Box::default(),
+            spans: Box::default(),
+            name: Box::default(),
+            locs: Box::default(),
         }
+    }
+
+    /// This map with the function's name and its code's source locations
+    /// (`(first offset, end offset, source byte)`).
+    pub(crate) fn with_origin(mut self, name: &str, mut locs: Vec<(u32, u32, u32)>) -> FrameMap {
+        locs.sort_unstable();
+        self.name = name.into();
+        self.locs = locs.into_boxed_slice();
+        self
+    }
+
+    /// The source byte the instruction `at` bytes into the function comes from.
+    fn source_byte_at(&self, at: u32) -> Option<u32> {
+        let i = self.locs.partition_point(|&(start, _, _)| start <= at);
+        let &(_, end, byte) = self.locs.get(i.checked_sub(1)?)?;
+        (at < end).then_some(byte)
+    }
+
+    /// This map with the spans of the function's helper calls (`(return offset, span)`).
+    pub(crate) fn with_spans(mut self, mut spans: Vec<(u32, Span)>) -> FrameMap {
+        spans.sort_unstable_by_key(|&(ret, _)| ret);
+        spans.dedup_by_key(|&mut (ret, _)| ret);
+        self.spans = spans.into_boxed_slice();
+        self
+    }
+
+    /// The span of the script operation whose call returns `ret` bytes into the function.
+    pub(crate) fn span_at(&self, ret: u32) -> Option<Span> {
+        let i = self.spans.binary_search_by_key(&ret, |&(r, _)| r).ok()?;
+        Some(self.spans[i].1)
     }
 
     /// This map with the return offsets of the function's catching calls.
@@ -105,11 +148,12 @@ impl FrameMap {
     }
 }
 
-/// A mapped function: its code range and map.
+/// A mapped function: its code range and map, and the source its spans point into.
 struct Region {
     start: usize,
     end: usize,
     map: Arc<FrameMap>,
+    source: Option<Arc<SourceFile>>,
 }
 
 /// Every registered function, sorted by start (functions never overlap).
@@ -121,10 +165,14 @@ pub(crate) struct CodeRegistration {
     starts: Vec<usize>,
 }
 
-/// Register functions `(code start, code length, map)` as script code.
+/// Register functions `(code start, code length, map)` as script code compiled from `source`
+/// (`None`: Cranelift IR, or code of no source).
 ///
 /// The returned registration must be dropped before the code is unmapped or reused.
-pub(crate) fn register(functions: Vec<(usize, usize, Arc<FrameMap>)>) -> CodeRegistration {
+pub(crate) fn register(
+    functions: Vec<(usize, usize, Arc<FrameMap>)>,
+    source: Option<Arc<SourceFile>>,
+) -> CodeRegistration {
     let mut regions: Vec<Region> = functions
         .into_iter()
         .filter(|&(_, len, _)| len != 0)
@@ -132,6 +180,7 @@ pub(crate) fn register(functions: Vec<(usize, usize, Arc<FrameMap>)>) -> CodeReg
             start,
             end: start + len,
             map,
+            source: source.clone(),
         })
         .collect();
     let starts = regions.iter().map(|r| r.start).collect();
@@ -155,6 +204,29 @@ impl Drop for CodeRegistration {
         let starts = std::mem::take(&mut self.starts);
         registry.retain(|r| starts.binary_search(&r.start).is_err());
     }
+}
+
+/// Write where the instruction at `pc` comes from, `` `main` at FILE:LINE:COL `` (or only the
+/// function, when its code has no source location there), when `pc` is in script code; `false`
+/// when it is not, or the registry is being changed. For a crash handler: it takes no lock
+/// that could wait and allocates nothing.
+pub(crate) fn describe_pc(pc: usize, out: &mut dyn std::fmt::Write) -> bool {
+    let Ok(registry) = REGISTRY.try_read() else {
+        return false;
+    };
+    let i = registry.partition_point(|r| r.start <= pc);
+    let Some(r) = i.checked_sub(1).and_then(|i| registry.get(i)) else {
+        return false;
+    };
+    if pc >= r.end {
+        return false;
+    }
+    let _ = write!(out, "`{}`", r.map.name);
+    if let (Some(source), Some(byte)) = (&r.source, r.map.source_byte_at((pc - r.start) as u32)) {
+        let at = source.line_col(byte);
+        let _ = write!(out, " at {}:{at}", source.name);
+    }
+    true
 }
 
 /// The region holding `pc` (a return address: the byte before it is in the call).
@@ -283,15 +355,18 @@ unsafe fn walk_frames(registry: &[Region], first: FirstFrame) -> Vec<(ElemKind, 
 }
 
 /// Release every cell that the script frames between here and the catching border own (see
-/// the module docs). Never panics; called by `ScriptError::raise` before it unwinds.
-pub(crate) fn sweep() {
+/// the module docs). Never panics; called by `ScriptError::raise` before it unwinds. Returns
+/// the span of the script operation the innermost script frame was doing (the helper call
+/// that raised), when its function recorded one.
+pub(crate) fn sweep() -> Option<Span> {
+    let span;
     let found = {
         let registry = match REGISTRY.read() {
             Ok(r) => r,
             Err(poisoned) => poisoned.into_inner(),
         };
         if registry.is_empty() {
-            return;
+            return None;
         }
         let mut find = FindFirst {
             registry: &registry,
@@ -300,12 +375,12 @@ pub(crate) fn sweep() {
         // SAFETY: `find_first` matches libgcc's trace callback type and only reads `find`
         // through `arg` for the duration of this call.
         unsafe { _Unwind_Backtrace(find_first, &mut find as *mut FindFirst<'_> as *mut c_void) };
-        match find.first {
-            // SAFETY: libgcc found it on this thread's stack, outside this frame; script code
-            // keeps frame records (module docs).
-            Some(first) => unsafe { walk_frames(&registry, first) },
-            None => return,
-        }
+        let first = find.first?;
+        span =
+            region_of(&registry, first.pc).and_then(|r| r.map.span_at((first.pc - r.start) as u32));
+        // SAFETY: libgcc found it on this thread's stack, outside this frame; script code
+        // keeps frame records (module docs).
+        unsafe { walk_frames(&registry, first) }
     };
     // Released after the lock is gone: a release may free a closure, whose captures release
     // in turn, but never registers code.
@@ -313,6 +388,7 @@ pub(crate) fn sweep() {
         // A release that panicked would be a bug elsewhere; it must not replace the error.
         let _ = panic::catch_unwind(AssertUnwindSafe(|| values::release_cell(kind, cell)));
     }
+    span
 }
 
 #[cfg(test)]
@@ -341,7 +417,7 @@ mod tests {
     fn regions_are_found_by_return_address_and_deregistered() {
         let map = Arc::new(FrameMap::default());
         // Addresses no real code uses: the test only looks them up.
-        let reg = register(vec![(0x1000, 0x10, map.clone()), (0x2000, 0x10, map)]);
+        let reg = register(vec![(0x1000, 0x10, map.clone()), (0x2000, 0x10, map)], None);
         {
             let registry = REGISTRY.read().unwrap();
             assert!(region_of(&registry, 0x1001).is_some());

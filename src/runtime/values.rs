@@ -24,8 +24,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use crate::lang::span::Span;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::{Handle, hot_handle_release, hot_handle_retain};
-use crate::runtime::str_block;
 pub use crate::runtime::str_block::StrBlock;
+use crate::runtime::{memory, str_block};
 
 thread_local! {
     static LIVE: Cell<i64> = const { Cell::new(0) };
@@ -125,6 +125,18 @@ pub struct VecBlock {
     data: *const AtomicU64,
     kind: ElemKind,
     items: Vec<AtomicU64>,
+}
+
+impl VecBlock {
+    /// The bytes a push would allocate: 0 while there is room, else about the new buffer's
+    /// size (it doubles).
+    pub(crate) fn push_growth(&self) -> usize {
+        if self.items.len() == self.items.capacity() {
+            8 * self.items.capacity().max(4)
+        } else {
+            0
+        }
+    }
 }
 
 impl std::fmt::Debug for VecBlock {
@@ -258,10 +270,14 @@ pub extern "C-unwind" fn hot_vec_unique(cell: u64, kind: u64) -> u64 {
     let kind = ElemKind::code_or_abort(kind);
     // SAFETY: the caller hands over the count its cell owns.
     match unsafe { vec_block(cell) } {
-        None => Box::into_raw(Box::new(VecBlock::new(kind, Vec::new()))) as u64,
+        None => {
+            memory::ensure(std::mem::size_of::<VecBlock>());
+            Box::into_raw(Box::new(VecBlock::new(kind, Vec::new()))) as u64
+        }
         // Acquire, as `Arc::make_mut`: another owner's last use happens before our writes.
         Some(block) if block.refs.load(Ordering::Acquire) == 1 => cell,
         Some(block) => {
+            memory::ensure(std::mem::size_of::<VecBlock>() + 8 * block.items.len());
             let copy = Box::into_raw(Box::new(block.clone())) as u64;
             hot_vec_release(cell);
             copy
@@ -286,6 +302,14 @@ unsafe fn unique_block<'a>(cell: u64) -> &'a mut VecBlock {
 pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
     // SAFETY: the caller's contract.
     let block = unsafe { unique_block(cell) };
+    let grow = block.push_growth();
+    if grow != 0 {
+        // Growing: the new buffer must fit the job's memory limit (`runtime::memory`).
+        memory::ensure(grow);
+        if block.items.try_reserve(1).is_err() {
+            memory::refuse(grow, memory::Refused::System);
+        }
+    }
     block.items.push(AtomicU64::new(item));
     block.sync();
 }
@@ -602,6 +626,7 @@ pub unsafe extern "C-unwind" fn hot_array_box(
     let kind = ElemKind::code_or_abort(kind);
     // SAFETY: the caller's contract.
     let (cells, dims) = unsafe { array_parts(ptr, dims, ndims) };
+    memory::ensure(8 * cells.len());
     box_array(kind, cells, dims)
 }
 

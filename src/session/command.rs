@@ -84,6 +84,8 @@ pub enum Setting {
     Checks(bool),
     /// Time limit of a snippet run, seconds (measuring jobs get it on top of their budget).
     Limit(f64),
+    /// Each job's memory budget in bytes (`None`: the default).
+    Mem(Option<u64>),
 }
 
 /// A line that is not a valid command.
@@ -233,9 +235,9 @@ pub const COMMANDS: &[CommandHelp] = &[
     CommandHelp {
         name: "set",
         aliases: &[],
-        usage: ":set [time|band|cpu|checks|limit VALUE]",
+        usage: ":set [time|band|cpu|checks|limit|mem VALUE]",
         summary: "show or change the settings",
-        details: "time SECONDS: measuring budget (default 1). band PCT: equivalence band, `2%` or 0.02 (default 2%). cpu N|auto: the worker's CPU. checks on|off: index bounds checks. limit SECONDS: time limit of a run (default 5).",
+        details: "time SECONDS: measuring budget (default 1). band PCT: equivalence band, `2%` or 0.02 (default 2%). cpu N|auto: the worker's CPU. checks on|off: index bounds checks. limit SECONDS: time limit of a run (default 5). mem SIZE|auto: each job's memory budget, e.g. 512M or 2G (auto: half the RAM).",
     },
     CommandHelp {
         name: "snippet",
@@ -369,15 +371,32 @@ fn setting(c: &CommandHelp, name: &str, value: Option<&str>) -> Result<Setting, 
         }
         "cpu" => match v {
             "auto" => Ok(Setting::Cpu(None)),
-            _ => v
-                .parse::<usize>()
-                .map(|n| Setting::Cpu(Some(n)))
-                .map_err(|_| {
+            _ => {
+                let n = v.parse::<usize>().map_err(|_| {
                     usage_err(
                         c,
                         &format!("`{v}` is not a CPU: give a number (e.g. 1) or auto"),
                     )
-                }),
+                })?;
+                let online = crate::measure::env::pin::online_cpus();
+                if !online.is_empty() && !online.contains(&n) {
+                    let list: Vec<String> = online.iter().map(|c| c.to_string()).collect();
+                    return Err(usage_err(
+                        c,
+                        &format!(
+                            "CPU {n} is not online here (online: {}); give one of them or auto",
+                            list.join(", ")
+                        ),
+                    ));
+                }
+                Ok(Setting::Cpu(Some(n)))
+            }
+        },
+        "mem" => match v {
+            "auto" => Ok(Setting::Mem(None)),
+            _ => crate::runtime::memory::parse_size(v)
+                .map(|b| Setting::Mem(Some(b)))
+                .map_err(|why| usage_err(c, &why)),
         },
         "checks" => match v {
             "on" | "true" => Ok(Setting::Checks(true)),
@@ -386,7 +405,7 @@ fn setting(c: &CommandHelp, name: &str, value: Option<&str>) -> Result<Setting, 
         },
         other => Err(usage_err(
             c,
-            &format!("no setting named `{other}` (settings: time, band, cpu, checks, limit)"),
+            &format!("no setting named `{other}` (settings: time, band, cpu, checks, limit, mem)"),
         )),
     }
 }

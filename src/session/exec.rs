@@ -286,7 +286,7 @@ impl Session {
             Some(s) => s.clone(),
             None => {
                 let path = Path::new(other);
-                let text = std::fs::read_to_string(path).map_err(|e| {
+                let text = crate::lang::span::read_source(path).map_err(|e| {
                     SessionError::Input(format!(
                         "`{other}` is not a backend, a snippet of this session (:snippet lists \
                          them) or a readable file: {e}"
@@ -391,7 +391,7 @@ impl Session {
 
     fn load(&mut self, what: &str, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
         let path = Path::new(what);
-        let text = match std::fs::read_to_string(path) {
+        let text = match crate::lang::span::read_source(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return self.load_case(what, sink);
@@ -480,6 +480,11 @@ impl Session {
             Setting::Band(b) => s.band = b,
             Setting::Checks(c) => s.checks = c,
             Setting::Limit(l) => s.limit_s = l,
+            Setting::Mem(m) => {
+                s.mem = m;
+                // The worker takes its budget when it starts: the next job gets a new one.
+                self.worker = None;
+            }
             Setting::Cpu(c) => {
                 s.cpu = c;
                 // The worker is pinned when it starts: the next job gets a new one.
@@ -491,10 +496,14 @@ impl Session {
     fn settings_text(&self) -> String {
         let s = &self.state.settings;
         let cpu = s.cpu.map_or("auto".to_string(), |c| c.to_string());
+        let mem = s
+            .mem
+            .map_or("auto".to_string(), crate::runtime::memory::show_bytes);
         format!(
-            "time {} s, band ±{}%, cpu {cpu}, checks {}, limit {} s",
+            "time {} s, band ±{}%, cpu {cpu}, checks {}, limit {} s, mem {mem}",
             s.time_s,
-            s.band * 100.0,
+            // `7%` is 0.07, whose hundredfold prints 7.000000000000001.
+            (s.band * 100.0 * 1e6).round() / 1e6,
             if s.checks { "on" } else { "off" },
             s.limit_s
         )

@@ -252,6 +252,11 @@ pub fn validate(state: &mut SessionState) -> Vec<String> {
     if !typed("limit", s.limit_s.to_string()) {
         s.limit_s = defaults.limit_s;
     }
+    if let Some(mem) = s.mem
+        && !typed("mem", mem.to_string())
+    {
+        s.mem = defaults.mem;
+    }
     if let Some(cpu) = s.cpu {
         let online = crate::measure::env::pin::online_cpus();
         if !online.contains(&cpu) {

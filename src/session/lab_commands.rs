@@ -101,7 +101,7 @@ impl Session {
             return Ok(s.clone());
         }
         let path = Path::new(other);
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let text = crate::lang::span::read_source(path).map_err(|e| {
             input(format!(
                 "`{other}` is not a snippet of this session (:snippet lists them) or a readable \
                  file: {e}"

@@ -74,6 +74,9 @@ pub struct SessionSettings {
     pub checks: bool,
     /// Time limit of a run, seconds (measuring jobs get it on top of their budget).
     pub limit_s: f64,
+    /// Each job's memory budget in bytes (`None`: the default, `runtime::memory`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem: Option<u64>,
 }
 
 impl Default for SessionSettings {
@@ -84,6 +87,7 @@ impl Default for SessionSettings {
             cpu: None,
             checks: true,
             limit_s: 5.0,
+            mem: None,
         }
     }
 }
@@ -505,6 +509,11 @@ impl Session {
             let options = WorkerOptions {
                 exe: self.options.exe.clone(),
                 cpu,
+                mem: self
+                    .state
+                    .settings
+                    .mem
+                    .or_else(crate::runtime::memory::flag),
             };
             self.worker = Some(Worker::spawn(options)?);
         }

@@ -41,7 +41,7 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
             .iter()
             .map(|l| l.name().to_string())
             .collect(),
-        "set" if done.is_empty() => ["time", "band", "cpu", "checks", "limit"]
+        "set" if done.is_empty() => ["time", "band", "cpu", "checks", "limit", "mem"]
             .map(String::from)
             .to_vec(),
         "set" if done.trim() == "checks" => ["on", "off"].map(String::from).to_vec(),

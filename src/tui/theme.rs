@@ -22,7 +22,7 @@ macro_rules! theme_colors {
         #[derive(Debug, Default, Deserialize)]
         #[serde(deny_unknown_fields)]
         struct ColorsFile {
-            $($field: Option<Spanned<String>>,)*
+            $($field: Option<Spanned<ColorValue>>,)*
         }
 
         /// Every colour key a theme file may set.
@@ -143,14 +143,34 @@ fn line_of(src: &str, offset: usize) -> usize {
     src[..offset.min(src.len())].matches('\n').count() + 1
 }
 
-fn parse_color(v: &Spanned<String>, src: &str, path: &str, key: &str) -> Result<Color, ThemeError> {
-    Color::from_str(v.get_ref()).map_err(|_| ThemeError {
+/// A colour as a theme file writes it: a name or `"#rrggbb"`, or a terminal palette index.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ColorValue {
+    Text(String),
+    Index(i64),
+}
+
+fn parse_color(
+    v: &Spanned<ColorValue>,
+    src: &str,
+    path: &str,
+    key: &str,
+) -> Result<Color, ThemeError> {
+    let parsed = match v.get_ref() {
+        ColorValue::Text(t) => Color::from_str(t).ok(),
+        ColorValue::Index(i) => u8::try_from(*i).ok().map(Color::Indexed),
+    };
+    parsed.ok_or_else(|| ThemeError {
         file: path.into(),
         line: line_of(src, v.span().start),
         key: format!("colors.{key}"),
         message: format!(
             "`{}` is not a colour (use \"#rrggbb\", a name such as lightblue, or 0-255)",
-            v.get_ref()
+            match v.get_ref() {
+                ColorValue::Text(t) => t.clone(),
+                ColorValue::Index(i) => i.to_string(),
+            }
         ),
     })
 }
@@ -184,11 +204,23 @@ impl Theme {
         let file: ThemeFile = toml::from_str(src).map_err(|e| {
             let offset = e.span().map(|s| s.start).unwrap_or(0);
             let line = line_of(src, offset);
-            let key = src
-                .lines()
-                .nth(line - 1)
+            // The key with its table (`colors.title`), as the colour errors name it.
+            let lines: Vec<&str> = src.lines().collect();
+            let table = lines[..(line - 1).min(lines.len())]
+                .iter()
+                .rev()
+                .find_map(|l| {
+                    let l = l.trim();
+                    l.strip_prefix('[').and_then(|t| t.strip_suffix(']'))
+                })
+                .map(str::trim);
+            let key = lines
+                .get(line - 1)
                 .and_then(|l| l.split_once('='))
-                .map(|(k, _)| k.trim().to_string())
+                .map(|(k, _)| match table {
+                    Some(t) => format!("{t}.{}", k.trim()),
+                    None => k.trim().to_string(),
+                })
                 .unwrap_or_else(|| "theme".into());
             ThemeError {
                 file: path.into(),
@@ -278,9 +310,22 @@ mod tests {
     }
 
     #[test]
+    fn a_palette_index_is_a_colour() {
+        let t = Theme::parse("x.toml", "[colors]\ntitle = 200\n", Theme::base()).unwrap();
+        assert_eq!(t.colors.title, Color::Indexed(200));
+        let err = Theme::parse("x.toml", "[colors]\ntitle = 300\n", Theme::base()).unwrap_err();
+        assert_eq!((err.line, err.key.as_str()), (2, "colors.title"));
+        assert!(
+            err.message.contains("`300` is not a colour"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
     fn unknown_key_names_the_key() {
         let err = Theme::parse("x.toml", "[colors]\ntitel = \"red\"\n", Theme::base()).unwrap_err();
-        assert_eq!((err.line, err.key.as_str()), (2, "titel"));
+        assert_eq!((err.line, err.key.as_str()), (2, "colors.titel"));
         assert!(err.message.contains("unknown field"), "{}", err.message);
     }
 

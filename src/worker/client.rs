@@ -38,14 +38,17 @@ pub struct WorkerOptions {
     pub exe: PathBuf,
     /// The CPU the worker's job thread is pinned to.
     pub cpu: Option<usize>,
+    /// Each job's memory budget in bytes (`--mem`; `None`: `runtime::memory::default_budget`).
+    pub mem: Option<u64>,
 }
 
 impl WorkerOptions {
-    /// This executable, pinned to `cpu`.
+    /// This executable, pinned to `cpu`, with the default memory budget.
     pub fn current(cpu: Option<usize>) -> std::io::Result<WorkerOptions> {
         Ok(WorkerOptions {
             exe: std::env::current_exe()?,
             cpu,
+            mem: None,
         })
     }
 }
@@ -71,12 +74,15 @@ pub enum WorkerError {
         job: String,
     },
     /// The worker died during the job.
-    #[error("the worker crashed: {signal} ({why}){}", tail(.stderr))]
+    #[error("the worker crashed: {signal} ({why}){}{}", crash_site(.at), tail(.stderr))]
     Crashed {
         /// `SIGSEGV`, `exit code 101`, ...
         signal: String,
         /// What that usually means for a snippet.
         why: String,
+        /// Where in script code, when the worker could tell (`` `main` at FILE:LINE:COL ``,
+        /// see `worker::crash`).
+        at: Option<String>,
         /// The end of the worker's stderr.
         stderr: String,
     },
@@ -94,6 +100,11 @@ fn secs(d: Duration) -> String {
     }
 }
 
+/// ` in `main` at FILE:LINE:COL` for a crash's message.
+pub fn crash_site(at: &Option<String>) -> String {
+    at.as_ref().map_or(String::new(), |at| format!(" in {at}"))
+}
+
 fn tail(stderr: &str) -> String {
     let t = stderr.trim();
     if t.is_empty() {
@@ -108,7 +119,7 @@ pub fn describe_status(status: ExitStatus) -> (String, String) {
     match status.signal() {
         Some(libc::SIGSEGV) => (
             "SIGSEGV".into(),
-            "the snippet read or wrote memory it does not own; .clif code has no checks".into(),
+            "the snippet read or wrote memory it does not own: .clif code has no checks, nor .hot code under --checks off".into(),
         ),
         Some(libc::SIGBUS) => (
             "SIGBUS".into(),
@@ -220,6 +231,9 @@ impl Worker {
         cmd.arg("worker");
         if let Some(cpu) = options.cpu {
             cmd.arg("--cpu").arg(cpu.to_string());
+        }
+        if let Some(mem) = options.mem {
+            cmd.arg("--mem-bytes").arg(mem.to_string());
         }
         cmd.arg("--parent").arg(std::process::id().to_string());
         // Its own process group: Ctrl-C in the terminal reaches the front end only, which
@@ -344,18 +358,22 @@ impl Worker {
         // Give the stderr thread a moment to take the last words.
         std::thread::sleep(Duration::from_millis(20));
         let stderr = self.stderr.lock().map(|s| s.clone()).unwrap_or_default();
+        // The line the worker's crash handler wrote, if it did (`worker::crash`).
+        let (at, stderr) = super::crash::location_in(&stderr);
         match status {
             Some(s) => {
                 let (signal, why) = describe_status(s);
                 WorkerError::Crashed {
                     signal,
                     why,
+                    at,
                     stderr,
                 }
             }
             None => WorkerError::Crashed {
                 signal: "closed its output".into(),
                 why: "the worker stopped talking and was killed".into(),
+                at,
                 stderr,
             },
         }

@@ -13,6 +13,7 @@
 mod cli_jobs;
 pub mod client;
 mod command_jobs;
+pub mod crash;
 pub(crate) mod jobs;
 // Public only for the tests of the wire itself (tests/worker_*.rs); the front ends read the
 // session's results model, which the session converts these messages into.

@@ -57,6 +57,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 fn job_thread(
     cpu: Option<usize>,
+    mem: Option<u64>,
     jobs: mpsc::Receiver<(u64, WorkerJob)>,
     out: Output,
     flags: Flags,
@@ -75,6 +76,8 @@ fn job_thread(
             .map(|f| f.get(&id).cloned())
             .unwrap_or_default()
             .unwrap_or_default();
+        // Each job gets the whole budget again (`runtime::memory`).
+        crate::runtime::memory::start_job(mem.or_else(crate::runtime::memory::default_budget));
         out.send(id, Event::Started { cpu: on_cpu });
         let progress_out = out.clone();
         let mut progress = |p| progress_out.send(id, Event::Progress(p));
@@ -135,8 +138,10 @@ fn die_with_parent(parent: Option<u32>) {
 
 /// Serve requests from stdin until EOF or `shutdown`; the job thread runs on `cpu`. `parent` is
 /// the front end's pid (`--parent`): the worker ends when that process ends.
-pub fn serve(cpu: Option<usize>, parent: Option<u32>) -> ExitCode {
+pub fn serve(cpu: Option<usize>, parent: Option<u32>, mem: Option<u64>) -> ExitCode {
     die_with_parent(parent);
+    // A crash in script code names where it happened before the worker dies.
+    super::crash::install();
     let out = Output(Arc::new(Mutex::new(std::io::stdout())));
     let flags: Flags = Arc::default();
     let captured = Captured::default();
@@ -146,7 +151,7 @@ pub fn serve(cpu: Option<usize>, parent: Option<u32>) -> ExitCode {
         std::thread::Builder::new()
             .name("hotlab-job".into())
             .stack_size(JOB_STACK)
-            .spawn(move || job_thread(cpu, rx, out, flags, captured))
+            .spawn(move || job_thread(cpu, mem, rx, out, flags, captured))
     };
     let Ok(thread) = thread else {
         eprintln!("error: the worker cannot start its job thread");

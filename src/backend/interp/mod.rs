@@ -106,8 +106,8 @@ enum PlaceStep {
 enum PlaceOp {
     /// `place = value`, or `place op= value` (the operator's span for its errors).
     Assign(Option<BinOp>, Span),
-    /// `place.push(value)`.
-    Push,
+    /// `place.push(value)` (the call's span, for out of memory).
+    Push(Span),
     /// `place.pop()`, failing at the span on an empty vec.
     Pop(Span),
 }
@@ -263,7 +263,9 @@ impl<'p> Interp<'p> {
         let saved_len = self.stack.len();
         let saved_base = self.base;
         self.stack.extend(args.iter().map(Val::from_value));
-        let result = self.invoke(f, saved_len);
+        // The runtime's helpers the interpreter shares (a field's vec pushed, a string stored
+        // in a field) raise as they do for compiled code: caught here, at the call.
+        let result = catch_script(func.name_span, || self.invoke(f, saved_len)).and_then(|r| r);
         // On an error the frames above are abandoned mid-way: drop them all.
         self.stack.truncate(saved_len);
         self.base = saved_base;
@@ -495,8 +497,12 @@ impl<'p> Interp<'p> {
                 *slot = binary(op, span, &*slot, &v)?;
                 Val::Unit
             }
-            PlaceOp::Push => {
-                slot.vec_mut().push(v);
+            PlaceOp::Push(span) => {
+                let items = slot.vec_mut();
+                if items.len() == items.capacity() {
+                    ops::room(std::mem::size_of::<Val>() * items.capacity().max(4), span)?;
+                }
+                items.push(v);
                 Val::Unit
             }
             PlaceOp::Pop(span) => slot
@@ -617,6 +623,7 @@ impl<'p> Interp<'p> {
             }
             ExprKind::ArrayRepeat(item, n) => {
                 let v = self.eval(item)?;
+                ops::room(std::mem::size_of::<Val>() * *n as usize, e.span)?;
                 Val::A(Rc::new(vec![v; *n as usize]))
             }
             ExprKind::Index(base, index) => {
@@ -715,12 +722,15 @@ impl<'p> Interp<'p> {
                 v => v.len(),
             } as i64),
             ExprKind::VecNew => Val::V(Rc::new(Vec::new())),
-            ExprKind::VecPush(place, value) => self.place_op(place, Some(value), PlaceOp::Push)?,
+            ExprKind::VecPush(place, value) => {
+                self.place_op(place, Some(value), PlaceOp::Push(e.span))?
+            }
             ExprKind::VecPop(place) => self.place_op(place, None, PlaceOp::Pop(e.span))?,
             ExprKind::StrLit(text) => Val::S(Rc::new(text.clone())),
             ExprKind::ToStr(inner) => {
                 let mut out = String::new();
                 self.eval(inner)?.show(&mut out, false);
+                ops::room(out.len(), e.span)?;
                 Val::S(Rc::new(out))
             }
             ExprKind::StrByte(s, i) => {
@@ -743,6 +753,7 @@ impl<'p> Interp<'p> {
                 };
                 let part = crate::runtime::strings::slice(&text, a, b)
                     .map_err(|k| ScriptError::new(k, e.span))?;
+                ops::room(part.len(), e.span)?;
                 Val::S(Rc::new(part.to_string()))
             }
             ExprKind::Print(inner) => {
@@ -761,6 +772,7 @@ impl<'p> Interp<'p> {
                 for c in captures {
                     cells.push(self.eval(c)?);
                 }
+                ops::room(std::mem::size_of::<Closure>() + 16 * cells.len(), e.span)?;
                 let lambda = self.lambda(*func, &e.ty);
                 let code: *const Function = self.program.function(*func);
                 Val::C(Rc::new(Closure::new(code, lambda, cells)))

@@ -124,9 +124,12 @@ pub(super) unsafe fn cell_op(cell: *mut u64, ty: &Type, op: PlaceOp, v: Val) -> 
             // SAFETY: as above.
             values::release_cell(kind, unsafe { std::ptr::replace(cell, bits) });
         }
-        (PlaceOp::Push, Type::Vec(elem)) => {
+        (PlaceOp::Push(span), Type::Vec(elem)) => {
             // SAFETY: as above: a live vec cell of `elem`.
             let unique = unsafe { make_unique(cell, elem) };
+            // SAFETY: `unique` is a live vec block of ours.
+            let grow = unsafe { values::vec_block(unique) }.map_or(0, |b| b.push_growth());
+            super::ops::room(grow, span)?;
             // SAFETY: `unique` is the only owner of its block; the item is a cell of `elem`.
             unsafe { values::hot_vec_push(unique, v.into_cell(elem)) };
         }

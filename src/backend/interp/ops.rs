@@ -78,6 +78,7 @@ pub(super) fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
         },
         (Val::S(x), Val::S(y)) => match op {
             BinOp::Add => {
+                room(x.len() + y.len(), span)?;
                 let mut s = String::with_capacity(x.len() + y.len());
                 s.push_str(x);
                 s.push_str(y);
@@ -89,6 +90,15 @@ pub(super) fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
         },
         _ => unreachable!("checked program: operands of different types"),
     })
+}
+
+/// `OutOfMemory` at `span` unless `bytes` more fit under the job's memory limit
+/// (`runtime::memory`): before each allocation a script asks for, as the compiled backends'
+/// helpers check.
+#[inline]
+pub(super) fn room(bytes: usize, span: Span) -> R<()> {
+    crate::runtime::memory::room(bytes)
+        .map_err(|why| ScriptError::new(ScriptErrorKind::out_of_memory(why), span))
 }
 
 /// A math builtin on its evaluated arguments (see `runtime::math`).

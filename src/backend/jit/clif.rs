@@ -245,7 +245,7 @@ impl Jit {
                 verify: true,
             });
         }
-        let mut compiled = self.define_and_finalize(lowered)?;
+        let mut compiled = self.define_and_finalize(lowered, None)?;
         let entry_code = compiled.split_off(names.len());
         let functions = compiled
             .into_iter()

@@ -196,7 +196,7 @@ impl Jit {
             });
         }
 
-        let mut compiled = self.define_and_finalize(lowered)?;
+        let mut compiled = self.define_and_finalize(lowered, Some(Arc::clone(&program.source)))?;
         let entry_code = compiled.split_off(program.functions.len());
         let parts = ProgramParts {
             program,
@@ -220,6 +220,7 @@ impl Jit {
     pub(super) fn define_and_finalize(
         &mut self,
         lowered: Vec<Lowered>,
+        source: Option<Arc<crate::lang::span::SourceFile>>,
     ) -> Result<Vec<super::CompiledFunction>, JitError> {
         let mut defined: Vec<Defined> = Vec::with_capacity(lowered.len());
         let mut failure = None;
@@ -238,7 +239,7 @@ impl Jit {
                 }
             }
         }
-        let compiled = self.finalize(defined)?;
+        let compiled = self.finalize(defined, source)?;
         match failure {
             Some(e) => Err(e),
             None => Ok(compiled),

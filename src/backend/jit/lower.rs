@@ -266,6 +266,9 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// The reference each borrowed field `let` that a store moves into owns (0 while it
     /// borrows; `lower_region.rs`, `field_lets`), an owned variable of its own.
     pub(crate) field_owners: HashMap<LocalId, Variable>,
+    /// The span of the expression or statement being lowered: what a helper call made now
+    /// reports an error at when the helper has no span of its own (`call_helper`).
+    pub(crate) span: Span,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -301,7 +304,9 @@ pub(crate) fn lower_function(
         checked: Default::default(),
         ranges: Default::default(),
         field_owners: HashMap::new(),
+        span: hir_fn.name_span,
     };
+    t.enter_span(hir_fn.name_span);
     match t.translate_function() {
         Ok(()) => {
             let bytes = t.slot_bytes;

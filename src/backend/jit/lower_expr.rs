@@ -16,8 +16,16 @@ use super::lower::{FunctionTranslator, LResult, LocalSlot, bad};
 use super::lower_unwind::TempHold;
 
 impl FunctionTranslator<'_, '_> {
-    /// Evaluate `e`: a scalar, an array's address, or a placeholder for unit.
+    /// Evaluate `e`: a scalar, an array's address, or a placeholder for unit. The helpers
+    /// called for `e` itself carry its span (`call_helper`).
     pub(crate) fn translate_expr(&mut self, e: &Expr) -> LResult<Value> {
+        let saved = self.enter_span(e.span);
+        let v = self.translate_expr_kind(e);
+        self.enter_span(saved);
+        v
+    }
+
+    fn translate_expr_kind(&mut self, e: &Expr) -> LResult<Value> {
         match &e.kind {
             ExprKind::Int(v) => Ok(self.builder.ins().iconst(types::I64, *v)),
             ExprKind::Float(v) => Ok(self.builder.ins().f64const(*v)),

@@ -603,7 +603,19 @@ impl FunctionTranslator<'_, '_> {
             _ => false,
         };
         let saved = std::mem::replace(&mut self.checked.straight, straight);
+        // A compound assignment's own operation (`s += t`'s append) is at its operator, as the
+        // interpreter reports it.
+        let span = match &s.kind {
+            StmtKind::Assign {
+                op: Some(_),
+                op_span,
+                ..
+            } => *op_span,
+            _ => s.span,
+        };
+        let saved_span = self.enter_span(span);
         let result = lower(self);
+        self.enter_span(saved_span);
         self.checked.straight = saved;
         result
     }

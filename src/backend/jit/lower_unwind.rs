@@ -26,12 +26,14 @@ use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::entity::SecondaryMap;
 use cranelift_codegen::entity::packed_option::PackedOption;
 use cranelift_codegen::ir::{
-    self, InstBuilder, StackSlot, UserStackMap, UserStackMapEntry, Value, types,
+    self, DebugTag, InstBuilder, StackSlot, UserStackMapEntry, Value, types,
 };
+use cranelift_codegen::{Final, MachBufferFinalized, MachDebugTagPos};
 use cranelift_frontend::Variable;
 use cranelift_module::FuncId;
 
 use crate::lang::hir::Type;
+use crate::lang::span::Span;
 use crate::runtime::sweep::{FrameMap, Site};
 use crate::runtime::values::ElemKind;
 
@@ -57,9 +59,16 @@ fn kind_of_map_type(ty: ir::Type) -> Option<ElemKind> {
         .find(|k| map_type(*k) == Some(ty))
 }
 
-/// A compiled function's user stack maps (`(return offset, frame span, map)`, as
-/// `MachBufferFinalized::user_stack_maps` gives them) as a frame map.
-pub(crate) fn frame_map(maps: &[(u32, u32, UserStackMap)]) -> FrameMap {
+/// A compiled function's frame map: its user stack maps (`(return offset, frame span, map)`,
+/// as `MachBufferFinalized::user_stack_maps` gives them) and the spans its helper calls carry
+/// as debug tags ([`FunctionTranslator::call_helper`]).
+pub(crate) fn frame_map(buffer: &MachBufferFinalized<Final>) -> FrameMap {
+    let maps = buffer.user_stack_maps();
+    let spans = buffer
+        .debug_tags()
+        .filter(|t| t.pos == MachDebugTagPos::Post)
+        .filter_map(|t| Some((t.offset, span_of_tags(t.tags)?)))
+        .collect();
     let sites = maps
         .iter()
         .filter_map(|(ret, _, map)| {
@@ -70,7 +79,38 @@ pub(crate) fn frame_map(maps: &[(u32, u32, UserStackMap)]) -> FrameMap {
             (!cells.is_empty()).then_some(Site { ret: *ret, cells })
         })
         .collect();
-    FrameMap::new(sites)
+    FrameMap::new(sites).with_spans(spans)
+}
+
+/// The source byte each range of a compiled function's code comes from (`(first offset, end
+/// offset, byte)`; the lowering sets a source location per expression and statement), for
+/// `runtime::sweep`'s crash reports. Inlined code has none (Cranelift's inliner does not copy
+/// them): a crash there names only the function.
+pub(crate) fn source_locs(buffer: &MachBufferFinalized<Final>) -> Vec<(u32, u32, u32)> {
+    buffer
+        .get_srclocs_sorted()
+        .iter()
+        .filter(|l| !l.loc.is_default())
+        .map(|l| (l.start, l.end, l.loc.bits()))
+        .collect()
+}
+
+/// The debug tags of a helper call: its span's start and end (two `User` tags). A call inlined
+/// from another function (jit-opt) has the tags of the call it replaced before its own, so the
+/// innermost, its own operation's, are the last two.
+pub(crate) fn span_tags(span: Span) -> [DebugTag; 2] {
+    [DebugTag::User(span.start), DebugTag::User(span.end)]
+}
+
+/// The span [`span_tags`] wrote, from a call's whole tag list.
+fn span_of_tags(tags: &[DebugTag]) -> Option<Span> {
+    match tags {
+        [.., DebugTag::User(start), DebugTag::User(end)] => Some(Span {
+            start: *start,
+            end: *end,
+        }),
+        _ => None,
+    }
 }
 
 /// A held temporary (from [`FunctionTranslator::hold`]): its slot, and whether the slot is

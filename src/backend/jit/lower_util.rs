@@ -204,14 +204,27 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Call a helper (or any module function) and return its results. Unless it is a retain
-    /// or release helper, the call may raise and carries the owned cells (`lower_unwind.rs`).
+    /// or release helper, the call may raise and carries the owned cells (`lower_unwind.rs`)
+    /// and the span of the operation being lowered (as debug tags), where an error the helper
+    /// raises without a span of its own (out of memory) is reported.
     pub(crate) fn call_helper(&mut self, id: FuncId, args: &[Value]) -> Vec<Value> {
         let r = self.func_ref(id);
         let call = self.builder.ins().call(r, args);
         if !self.never_raises(id) {
             self.attach_owned_cells(call);
+            let tags = super::lower_unwind::span_tags(self.span);
+            self.builder.func.debug_tags.set(call, tags);
         }
         self.builder.inst_results(call).to_vec()
+    }
+
+    /// Lower what follows as the operation at `span`: the span helper calls report
+    /// (`call_helper`) and the source location of the instructions (for a crash report,
+    /// `runtime::sweep::describe_pc`). Returns the span it replaces, to enter again after.
+    pub(crate) fn enter_span(&mut self, span: Span) -> Span {
+        self.builder
+            .set_srcloc(cranelift_codegen::ir::SourceLoc::new(span.start));
+        std::mem::replace(&mut self.span, span)
     }
 
     /// A span as two `u32` constants for a raise helper.

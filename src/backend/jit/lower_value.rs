@@ -407,6 +407,8 @@ impl FunctionTranslator<'_, '_> {
         else {
             return bad("a string operator that is not binary");
         };
+        // The join (or a chain's) is at the operator, as every error of a binary operator.
+        self.enter_span(*op_span);
         if *op == BinOp::Add
             && let Some(v) = self.translate_str_chain(e)?
         {

@@ -386,13 +386,18 @@ impl Jit {
                 message: format!("unwind info: {e}"),
             })?;
         let catches = CatchSites::of(compiled.buffer.call_sites());
-        let frame_map = lower_unwind::frame_map(compiled.buffer.user_stack_maps())
-            .with_catches(catches.returns());
+        let frame_map = lower_unwind::frame_map(&compiled.buffer)
+            .with_catches(catches.returns())
+            .with_origin(name, lower_unwind::source_locs(&compiled.buffer));
         Ok((size, vcode, unwind, Arc::new(frame_map), catches))
     }
 
     /// Finalize everything defined, register its unwind info, and fill in addresses and bytes.
-    fn finalize(&mut self, defined: Vec<Defined>) -> Result<Vec<CompiledFunction>, JitError> {
+    fn finalize(
+        &mut self,
+        defined: Vec<Defined>,
+        source: Option<Arc<crate::lang::span::SourceFile>>,
+    ) -> Result<Vec<CompiledFunction>, JitError> {
         self.module
             .finalize_definitions()
             .map_err(|e| JitError::Setup(format!("cannot finalize code: {e}")))?;
@@ -417,7 +422,7 @@ impl Jit {
         }
         perf_map::append(&out);
         // Into the keeper, which drops it before freeing the code.
-        let maps = sweep::register(maps);
+        let maps = sweep::register(maps, source);
         self.lock_keeper().maps.push(maps);
         // SAFETY: every address is the start of the finalized function its info describes; the
         // registration goes into the keeper, which drops it before freeing the code.

@@ -273,7 +273,10 @@ fn define(
     let size = ctx.compiled_code().map(|c| c.code_buffer().len());
     let frame_map = ctx
         .compiled_code()
-        .map(|c| lower_unwind::frame_map(c.buffer.user_stack_maps()))
+        .map(|c| {
+            lower_unwind::frame_map(&c.buffer)
+                .with_origin(&l.name, lower_unwind::source_locs(&c.buffer))
+        })
         .unwrap_or_default();
     module.clear_context(ctx);
     result?;

@@ -301,7 +301,7 @@ impl ObjectBackend {
             .chain(entries.iter())
             .map(|f| (f.addr as usize, f.size, Arc::clone(&f.frame_map)))
             .collect();
-        let maps = crate::runtime::sweep::register(maps);
+        let maps = crate::runtime::sweep::register(maps, Some(Arc::clone(&program.source)));
         let parts = ProgramParts {
             program,
             functions,
