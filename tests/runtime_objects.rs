@@ -699,3 +699,35 @@ fn a_field_holding_closures_is_reset_even_with_the_same_type() {
         (vec!["v".to_string()], vec!["f".to_string()])
     );
 }
+
+#[test]
+fn a_fixed_runtimes_shells_are_counted_across_threads_without_a_list() {
+    // A fixed runtime's classes list no objects (`runtime::shells`): the counts are per thread
+    // and add up, also for objects made on one thread and freed on another, destroyed or
+    // detached.
+    let rt = std::sync::Arc::new(Runtime::fixed());
+    let c = counter(&rt);
+    assert!(c.is_inline());
+    let made: Vec<Handle> = (0..10).map(|_| rt.new_object(&c).unwrap()).collect();
+    assert_eq!((c.live_count(), c.shell_count()), (10, 10));
+    rt.destroy(&made[0]).unwrap();
+    rt.detach(&made[1]).unwrap();
+    rt.detach(&made[1]).unwrap();
+    assert_eq!((c.live_count(), c.shell_count()), (8, 10));
+    let (rt2, c2) = (std::sync::Arc::clone(&rt), c.clone());
+    let theirs = std::thread::spawn(move || {
+        // Freed here, made there; and made here, to be freed there.
+        drop(made);
+        // The destroyed one waits for `collect` (the runtime keeps a handle until then).
+        assert_eq!(c2.shell_count(), 1);
+        (0..3)
+            .map(|_| rt2.new_object(&c2).unwrap())
+            .collect::<Vec<_>>()
+    })
+    .join()
+    .unwrap();
+    assert_eq!((c.live_count(), c.shell_count()), (3, 4));
+    drop(theirs);
+    rt.collect().unwrap();
+    assert_eq!((c.live_count(), c.shell_count()), (0, 0));
+}

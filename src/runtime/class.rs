@@ -9,7 +9,7 @@
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::iface::{AbiSig, BenchRun, HookCall, Signature};
@@ -291,6 +291,12 @@ pub struct Class {
     pub(crate) family: Family,
     /// Defined in a fixed runtime: fields inline in the shell, reload refused.
     pub(crate) inline: bool,
+    /// An inline class's shells not freed yet, counted per thread (`runtime::shells`): its
+    /// objects are not on the live list, which only a reload or an unload needs.
+    pub(crate) shells: super::shells::Counter,
+    /// An inline class's shells detached or destroyed and not freed yet (`live_count` is the
+    /// shells minus these).
+    pub(crate) detached: AtomicUsize,
 }
 
 impl std::fmt::Debug for Class {
@@ -337,6 +343,8 @@ impl Class {
             parent: def.parent.clone(),
             family,
             inline: false,
+            shells: super::shells::Counter::new(),
+            detached: AtomicUsize::new(0),
         };
         class.find_iface_slots();
         Ok(class)
@@ -461,11 +469,21 @@ impl Class {
     /// Objects of this class whose shell is not freed yet (live, detached or destroyed but still
     /// referenced). Zero after every handle went: the leak check.
     pub fn shell_count(&self) -> usize {
+        if self.inline {
+            return self.shells.count();
+        }
         self.live.lock().shells
     }
 
-    /// Live (attached) objects: the ones a reload migrates.
+    /// Live (attached) objects: the ones a reload migrates (of an inline class, which nothing
+    /// reloads: the shells neither detached nor destroyed).
     pub fn live_count(&self) -> usize {
+        if self.inline {
+            return self
+                .shells
+                .count()
+                .saturating_sub(self.detached.load(Ordering::Acquire));
+        }
         self.live.lock().objects.len()
     }
 

@@ -16,6 +16,7 @@ pub mod output;
 pub mod ranges;
 pub mod reload;
 pub mod rt;
+pub(crate) mod shells;
 pub mod spin;
 pub mod str_block;
 pub mod strings;

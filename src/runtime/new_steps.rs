@@ -100,7 +100,12 @@ pub unsafe fn fields_free(class: &Class, v: i64) -> Result<i64, Fault> {
 #[inline(always)]
 pub unsafe fn listed_free(class: &Class, v: i64) -> Result<i64, Fault> {
     let shell = object::new_block(class, class.version())?;
-    let handle = object::list_shell(class, shell, class.live.lock());
+    // A fixed runtime's class lists nothing (`runtime::shells`); the ladder's runtime is not one.
+    let handle = if class.is_inline() {
+        object::attach_unlisted(class, shell)
+    } else {
+        object::list_shell(class, shell, class.live.lock())
+    };
     // SAFETY: as `alloc_free`; the handle keeps the block.
     let r = unsafe { field_write_read(shell as *mut u8, v) };
     drop(handle);

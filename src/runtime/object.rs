@@ -241,6 +241,11 @@ impl Object {
 /// in one allocation (see [`new_block`]). An initializer that raises leaves nothing behind (the
 /// cells made so far are dropped).
 pub(crate) fn new_object(class: &Class) -> Result<Handle, Fault> {
+    if class.inline {
+        // Never reloaded: no layout can change under `new`, and no list to join.
+        let shell = new_block(class, class.version())?;
+        return Ok(attach_unlisted(class, shell));
+    }
     loop {
         let version = class.version_ptr();
         // SAFETY: the class keeps every version alive.
@@ -494,6 +499,19 @@ pub(crate) fn list_shell(
     Handle::from_object(shell)
 }
 
+/// Attach a fresh shell of an inline class and count it (`runtime::shells`): such a class lists
+/// no objects, since only a reload or an unload walks the list and neither is allowed.
+pub(crate) fn attach_unlisted(class: &Class, shell: *mut Object) -> Handle {
+    debug_assert!(class.inline);
+    // SAFETY: the shell was just made and is not shared yet.
+    let obj = unsafe { &*shell };
+    obj.key
+        .store(class.entry.load(Ordering::Relaxed) & !1, Ordering::Relaxed);
+    bind(obj, class);
+    class.shells.add(1);
+    Handle::from_object(shell)
+}
+
 /// Copy the class's current `vmctx` and first slots into the shell.
 pub(crate) fn bind(obj: &Object, class: &Class) {
     obj.bound_vmctx.store(class.vmctx(), Ordering::Relaxed);
@@ -687,10 +705,17 @@ fn free_one(obj: *const Object, dying: &mut Vec<*const Object>) {
         unsafe { drop_state(state, dying) };
     }
     let class = shell.class();
-    let mut live = class.live.lock();
-    live.remove(shell);
-    live.shells -= 1;
-    drop(live);
+    if class.inline {
+        if shell.key.load(Ordering::Acquire) == DETACHED_KEY {
+            class.detached.fetch_sub(1, Ordering::AcqRel);
+        }
+        class.shells.add(-1);
+    } else {
+        let mut live = class.live.lock();
+        live.remove(shell);
+        live.shells -= 1;
+        drop(live);
+    }
     // SAFETY: made by `new_block`; unlisted, unreferenced, its state dropped above.
     unsafe { free_block(obj as *mut Object) };
 }

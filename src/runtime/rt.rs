@@ -160,7 +160,7 @@ impl Runtime {
             // while holding it, so it cannot give this one a key again between the store and
             // the removal (the host border's fast path tests only the key).
             let mut live = obj.class().live.lock();
-            obj.key.store(DETACHED_KEY, Ordering::Release);
+            detach_key(obj);
             live.remove(obj);
         }
         let full = {
@@ -182,7 +182,7 @@ impl Runtime {
         refuse_inside_call()?;
         let obj = handle.get()?;
         let mut live = obj.class().live.lock();
-        obj.key.store(DETACHED_KEY, Ordering::Release);
+        detach_key(obj);
         live.remove(obj);
         Ok(())
     }
@@ -202,6 +202,15 @@ fn refuse_inside_call() -> Result<(), ScriptError> {
         ));
     }
     Ok(())
+}
+
+/// Mark `obj` detached (under its class's lock); an inline class counts it once
+/// (`Class::live_count`).
+fn detach_key(obj: &crate::runtime::object::Object) {
+    let was = obj.key.swap(DETACHED_KEY, Ordering::AcqRel);
+    if obj.class().inline && was != DETACHED_KEY {
+        obj.class().detached.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 impl Drop for Runtime {
