@@ -352,7 +352,7 @@ mod tests {
 
     #[test]
     fn a_limit_refuses_what_passes_it() {
-        // (The process-wide limit itself is set by the worker per job: tests/memory_cli.rs.)
+        // (The process-wide limit itself is set by the worker per job: tests/faults_cli.rs.)
         assert!(fits(100, 200, 100));
         assert!(!fits(100, 200, 101));
         assert!(!fits(u64::MAX - 1, u64::MAX - 1, usize::MAX));
