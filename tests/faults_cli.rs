@@ -287,6 +287,13 @@ const LISTING: &str = "class Node {\n    var next: Node? = null\n    var n: i64 
 /// Strings joined into a vec forever (many small allocations, each under the budget).
 const JOINING: &str = "fn main() -> i64 {\n    var v = vec<str>()\n    var i = 0\n    while true {\n        v.push(\"item ${i}\")\n        i += 1\n    }\n    return v.len()\n}\n";
 
+/// A vec of 4000 references to one 1 MiB string, shown: the text would be 4 GB.
+const SHOWING: &str = "fn main() -> i64 {\n    var s = \"abcdefgh\"\n    for i in 0..17 {\n        s += s\n    }\n    var v = vec<str>()\n    for i in 0..4000 {\n        v.push(s)\n    }\n    let t = \"${v}\"\n    return t.len()\n}\n";
+/// Objects whose constant string field initializer allocates, made forever.
+const INITIALIZING: &str = "class Item {\n    var name: str = \"hello world\"\n    var n: i64 = 0\n}\nfn main() -> i64 {\n    var all = vec<Item>()\n    while true {\n        all.push(new Item())\n    }\n    return all.len()\n}\n";
+/// A field's vec copied on write (another owner keeps each version) forever.
+const COPYING: &str = "class Bag {\n    var items: vec<i64> = vec<i64>()\n}\nfn main() -> i64 {\n    let b = new Bag()\n    for i in 0..100000 {\n        b.items.push(i)\n    }\n    var keep = vec<vec<i64>>()\n    while true {\n        keep.push(b.items)\n        b.items.push(1)\n    }\n    return keep.len()\n}\n";
+
 #[test]
 fn allocating_past_the_budget_is_a_located_error_on_every_backend() {
     let dir = tempfile::tempdir().unwrap();
@@ -295,6 +302,9 @@ fn allocating_past_the_budget_is_a_located_error_on_every_backend() {
         ("pushing.hot", PUSHING, "5:9"),
         ("listing.hot", LISTING, "9:17"),
         ("joining.hot", JOINING, "5:9"),
+        ("showing.hot", SHOWING, "10:16"),
+        ("initializing.hot", INITIALIZING, "8:18"),
+        ("copying.hot", COPYING, "12:9"),
     ] {
         let file = write(dir.path(), name, text);
         for backend in BACKENDS {
@@ -412,7 +422,7 @@ fn a_crash_in_unchecked_hot_code_names_its_location() {
         assert!(
             err.starts_with(&format!(
                 "error: {file}: the script crashed the process running it: SIGSEGV ("
-            )) && err.contains(&format!(") in `main` at {file}:4:5")),
+            )) && err.contains(&format!(") in `main` at {file}:4:10")),
             "{backend}: {err}"
         );
         // The handler's line is folded into the message, not repeated as the worker's stderr.

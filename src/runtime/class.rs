@@ -124,6 +124,18 @@ pub enum Init {
 }
 
 impl Init {
+    /// About how many heap bytes [`Init::constant_cell`] allocates (a string's block, a boxed
+    /// array's cells), for the job's memory limit.
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Init::Bits(_) | Init::Code(_) => 0,
+            Init::Text(text) => 24 + text.len(),
+            Init::Array { leaves, .. } => {
+                64 + 8 * leaves.len() + leaves.iter().map(Init::heap_bytes).sum::<usize>()
+            }
+        }
+    }
+
     /// The owned cell of a constant initializer (`None` for `Code`, which runs at a border).
     pub fn constant_cell(&self) -> Option<u64> {
         match self {

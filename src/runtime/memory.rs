@@ -7,7 +7,9 @@
 //! - [`Counting`] is the process's global allocator: the system allocator, counting the bytes
 //!   it holds. Each thread counts into a thread-local tally and moves it into one shared atomic
 //!   when it passes ±[`FLUSH`] bytes, so an allocation costs a few plain instructions, not a
-//!   locked one; the shared count is exact to within `FLUSH` per thread. The allocator itself
+//!   locked one; the shared count is exact to within `FLUSH` per live thread (what a thread
+//!   still had in its tally when it ended is not counted: the worker's job thread lives as long
+//!   as the worker). The allocator itself
 //!   never fails for the limit (a global allocator must not unwind).
 //! - Every allocation script code asks for (a string block, a vec's growth or copy, an object,
 //!   a closure, a boxed array; the interpreter's values) first asks [`room`] whether the bytes
@@ -175,6 +177,21 @@ pub fn room(bytes: usize) -> Result<(), Refused> {
 pub fn ensure(bytes: usize) {
     if let Err(why) = room(bytes) {
         refuse(bytes, why)
+    }
+}
+
+/// Make room in `out` for about `more` bytes of text a script is building (a value shown):
+/// the growth must fit the job's limit, and the system must give it, else `OutOfMemory` is
+/// raised (see [`ensure`]). Doubles, so a long text is checked a logarithmic number of times.
+#[inline]
+pub fn reserve_text(out: &mut String, more: usize) {
+    if out.capacity() - out.len() >= more {
+        return;
+    }
+    let grow = more.max(out.capacity()).max(64);
+    ensure(grow);
+    if out.try_reserve(grow).is_err() {
+        refuse(grow, Refused::System);
     }
 }
 

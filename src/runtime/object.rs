@@ -555,6 +555,23 @@ fn fill_state(
         *block = (version as *const Version as u64) | if embedded { EMBEDDED } else { 0 };
         block.add(1)
     };
+    // The constant strings and arrays the initializers make must fit the job's memory limit
+    // (`runtime::memory`): refused before any cell is made, so nothing needs undoing.
+    let heap: usize = version
+        .fields
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep.get(*i).copied().flatten().is_none())
+        .map(|(_, f)| f.init.heap_bytes())
+        .sum();
+    if heap != 0
+        && let Err(why) = super::memory::room(heap)
+    {
+        return Err(Box::new(ScriptError::new(
+            ScriptErrorKind::out_of_memory(why),
+            Span::UNKNOWN,
+        )));
+    }
     let mut code_inits = false;
     for (i, f) in version.fields.iter().enumerate() {
         let bits = match (keep.get(i).copied().flatten(), &f.init) {

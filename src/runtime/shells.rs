@@ -15,8 +15,8 @@
 //! the count of a class is the sum over every block ([`Counter::count`]), which the reader
 //! takes after the writers' last changes are visible to it (the runtime's drop comes after
 //! every handle's last release, which synchronizes with it). A block too small for a new slot
-//! is replaced by a larger copy, registered before the old one is zeroed, so a reader never
-//! counts fewer shells than there are (at worst, for a moment, twice).
+//! is replaced by a larger copy under the registry's lock, which a reader takes too, so a
+//! reader sees the old block or the new one, never both or neither.
 //!
 //! Slots are not reused: a process that compiles many programs grows each thread's block by
 //! 8 bytes per class it ever made (a thousand classes: 8 KiB per thread that made objects).
@@ -90,8 +90,7 @@ impl Counter {
         counts[self.slot].fetch_add(delta, Ordering::Relaxed);
         let block = Arc::new(Block { counts });
         let ptr = Arc::as_ptr(&block);
-        // Registered before the old one is zeroed: a reader may count these shells twice for
-        // a moment, never not at all.
+        // Under the registry's lock: a reader sees the counts in the old block or the new one.
         blocks.push(block);
         if let Some(old) = old {
             for c in old.counts.iter() {

@@ -304,10 +304,19 @@ pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
     let block = unsafe { unique_block(cell) };
     let grow = block.push_growth();
     if grow != 0 {
-        // Growing: the new buffer must fit the job's memory limit (`runtime::memory`).
-        memory::ensure(grow);
-        if block.items.try_reserve(1).is_err() {
-            memory::refuse(grow, memory::Refused::System);
+        // Growing: the new buffer must fit the job's memory limit (`runtime::memory`). The item
+        // is ours (its reference moved in): released before the raise, or nobody would.
+        let refused = match memory::room(grow) {
+            Err(why) => Some(why),
+            Ok(()) => block
+                .items
+                .try_reserve(1)
+                .err()
+                .map(|_| memory::Refused::System),
+        };
+        if let Some(why) = refused {
+            release_cell(block.kind, item);
+            memory::refuse(grow, why);
         }
     }
     block.items.push(AtomicU64::new(item));
@@ -698,13 +707,18 @@ pub fn format_cell(kind: ElemKind, cell: u64, out: &mut String) {
         },
         ElemKind::Str => {
             // SAFETY: the caller holds the cell's count.
-            let _ = write!(out, "{:?}", unsafe { str_text(cell) });
+            let text = unsafe { str_text(cell) };
+            // Shown quoted: its bytes and two quotes (escapes grow it a little more).
+            memory::reserve_text(out, text.len() + 2);
+            let _ = write!(out, "{text:?}");
         }
         ElemKind::Vec => {
             out.push('[');
             // SAFETY: the caller holds the cell's count.
             if let Some(block) = unsafe { vec_block(cell) } {
                 for (i, c) in block.cells().enumerate() {
+                    // A vec of many elements is a long text: its growth must fit the budget.
+                    memory::reserve_text(out, 24);
                     if i > 0 {
                         out.push_str(", ");
                     }
@@ -728,6 +742,7 @@ pub fn format_array(kind: ElemKind, cells: &[u64], dims: &[u32], out: &mut Strin
     let step = inner.iter().map(|&d| d as usize).product::<usize>();
     out.push('[');
     for i in 0..n as usize {
+        memory::reserve_text(out, 24);
         if i > 0 {
             out.push_str(", ");
         }

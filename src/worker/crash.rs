@@ -101,8 +101,9 @@ extern "C" fn handler(sig: libc::c_int, info: *mut libc::siginfo_t, context: *mu
         len: 0,
     };
     let _ = line.write_str(MARK);
-    // A `debugtrap` (int3) reports the address after the instruction.
-    let at = if sig == libc::SIGTRAP {
+    // A `debugtrap` on x86_64 (int3) reports the address after the instruction; aarch64's
+    // `brk` its own.
+    let at = if sig == libc::SIGTRAP && cfg!(target_arch = "x86_64") {
         pc.wrapping_sub(1)
     } else {
         pc

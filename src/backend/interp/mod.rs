@@ -112,12 +112,21 @@ enum PlaceOp {
     Pop(Span),
 }
 
+impl PlaceOp {
+    /// Where the operation's errors are reported.
+    fn span(&self) -> Span {
+        match *self {
+            PlaceOp::Assign(_, s) | PlaceOp::Push(s) | PlaceOp::Pop(s) => s,
+        }
+    }
+}
+
 /// The element a place's path leads to from its root, making shared arrays and vecs unique on
 /// the way and checking vec indexes against the lengths they have now.
 fn walk<'v>(mut slot: &'v mut Val, path: &[PlaceStep]) -> R<&'v mut Val> {
     for step in path {
         slot = match (slot, *step) {
-            (Val::A(items), PlaceStep::Array(i)) => &mut Rc::make_mut(items)[i],
+            (Val::A(items), PlaceStep::Array(i)) => &mut val::unique_items(items)[i],
             (vec, PlaceStep::Vec(i, span)) => {
                 let items = vec.vec_mut();
                 let i = check_index(i, items.len() as i64, span)?;
@@ -469,9 +478,18 @@ impl<'p> Interp<'p> {
             Some(e) => self.eval(e)?,
             None => Val::Unit,
         };
+        // Copying a shared vec or array on the way, converting a value into a field's cell,
+        // growing a vec: the runtime's allocations raise `OutOfMemory` past the job's limit,
+        // here caught at the operation, as compiled code reports it.
+        let at = op.span();
+        catch_script(at, || self.place_apply(root, &path, v, op)).and_then(|r| r)
+    }
+
+    /// The rest of [`Self::place_op`]: walk to the place and do `op` there.
+    fn place_apply(&mut self, root: Root<'p>, path: &[PlaceStep], v: Val, op: PlaceOp) -> R<Val> {
         let slot = match root {
-            Root::Local(i) => walk(&mut self.stack[self.base + i], &path)?,
-            Root::Global(i) => walk(&mut self.globals[i], &path)?,
+            Root::Local(i) => walk(&mut self.stack[self.base + i], path)?,
+            Root::Global(i) => walk(&mut self.globals[i], path)?,
             Root::Field {
                 handle,
                 field,
@@ -483,7 +501,7 @@ impl<'p> Interp<'p> {
                 let obj = unsafe { check_cell(handle.handle().cell(), span) }?;
                 // SAFETY: the object is checked attached and no script code runs until `op`
                 // is done with the cell.
-                let (cell, ty) = unsafe { objects::cell_place(obj, field, ty, &path) }?;
+                let (cell, ty) = unsafe { objects::cell_place(obj, field, ty, path) }?;
                 // SAFETY: `cell_place`'s cell, used before anything else touches the object.
                 return unsafe { objects::cell_op(cell, ty, op, v) };
             }
@@ -500,7 +518,9 @@ impl<'p> Interp<'p> {
             PlaceOp::Push(span) => {
                 let items = slot.vec_mut();
                 if items.len() == items.capacity() {
-                    ops::room(std::mem::size_of::<Val>() * items.capacity().max(4), span)?;
+                    let grow = std::mem::size_of::<Val>() * items.capacity().max(4);
+                    ops::room(grow, span)?;
+                    items.try_reserve(1).map_err(|_| ops::refused(span))?;
                 }
                 items.push(v);
                 Val::Unit
@@ -624,7 +644,11 @@ impl<'p> Interp<'p> {
             ExprKind::ArrayRepeat(item, n) => {
                 let v = self.eval(item)?;
                 ops::room(std::mem::size_of::<Val>() * *n as usize, e.span)?;
-                Val::A(Rc::new(vec![v; *n as usize]))
+                let mut out = Vec::new();
+                out.try_reserve_exact(*n as usize)
+                    .map_err(|_| ops::refused(e.span))?;
+                out.resize(*n as usize, v);
+                Val::A(Rc::new(out))
             }
             ExprKind::Index(base, index) => {
                 let arr = self.eval(base)?;
@@ -728,9 +752,13 @@ impl<'p> Interp<'p> {
             ExprKind::VecPop(place) => self.place_op(place, None, PlaceOp::Pop(e.span))?,
             ExprKind::StrLit(text) => Val::S(Rc::new(text.clone())),
             ExprKind::ToStr(inner) => {
-                let mut out = String::new();
-                self.eval(inner)?.show(&mut out, false);
-                ops::room(out.len(), e.span)?;
+                let v = self.eval(inner)?;
+                // Showing grows the text within the job's memory limit (a raise, caught here).
+                let out = catch_script(e.span, || {
+                    let mut out = String::new();
+                    v.show(&mut out, false);
+                    out
+                })?;
                 Val::S(Rc::new(out))
             }
             ExprKind::StrByte(s, i) => {
@@ -760,8 +788,11 @@ impl<'p> Interp<'p> {
                 match self.eval(inner)? {
                     Val::S(s) => crate::runtime::output::print_line(&s),
                     v => {
-                        let mut out = String::new();
-                        v.show(&mut out, false);
+                        let out = catch_script(e.span, || {
+                            let mut out = String::new();
+                            v.show(&mut out, false);
+                            out
+                        })?;
                         crate::runtime::output::print_line(&out);
                     }
                 }

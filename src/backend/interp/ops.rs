@@ -79,7 +79,9 @@ pub(super) fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
         (Val::S(x), Val::S(y)) => match op {
             BinOp::Add => {
                 room(x.len() + y.len(), span)?;
-                let mut s = String::with_capacity(x.len() + y.len());
+                let mut s = String::new();
+                s.try_reserve_exact(x.len() + y.len())
+                    .map_err(|_| refused(span))?;
                 s.push_str(x);
                 s.push_str(y);
                 Val::S(std::rc::Rc::new(s))
@@ -99,6 +101,15 @@ pub(super) fn binary(op: BinOp, span: Span, a: &Val, b: &Val) -> R<Val> {
 pub(super) fn room(bytes: usize, span: Span) -> R<()> {
     crate::runtime::memory::room(bytes)
         .map_err(|why| ScriptError::new(ScriptErrorKind::out_of_memory(why), span))
+}
+
+/// `OutOfMemory` at `span` for an allocation the system refused under the job's limit.
+#[cold]
+pub(super) fn refused(span: Span) -> ScriptError {
+    ScriptError::new(
+        ScriptErrorKind::out_of_memory(crate::runtime::memory::Refused::System),
+        span,
+    )
 }
 
 /// A math builtin on its evaluated arguments (see `runtime::math`).

@@ -12,6 +12,7 @@ use crate::lang::hir::{Function, Type};
 use crate::lang::span::Span;
 use crate::runtime::closure;
 use crate::runtime::handle::Handle;
+use crate::runtime::memory;
 use crate::runtime::values::{self, ElemKind};
 
 /// A value inside the interpreter.
@@ -268,12 +269,16 @@ impl Val {
 
     /// The elements of a vec to change: a shared one copied first, one still in its runtime
     /// block converted first (it stays converted).
+    ///
+    /// A copy or a conversion must fit the job's memory limit, else `OutOfMemory` is raised
+    /// (`runtime::memory::ensure`; the interpreter catches it at the operation).
     pub(super) fn vec_mut(&mut self) -> &mut Vec<Val> {
         if let Val::CV(c) = self {
+            memory::ensure(std::mem::size_of::<Val>() * c.held.len());
             *self = Val::V(Rc::new(c.to_vals()));
         }
         match self {
-            Val::V(v) => Rc::make_mut(v),
+            Val::V(v) => unique_items(v),
             _ => unreachable!("checked program: expected a vec"),
         }
     }
@@ -306,8 +311,14 @@ impl Val {
             Val::I(x) => out.push_str(&x.to_string()),
             Val::F(x) => out.push_str(&values::format_f64(*x)),
             Val::B(x) => out.push_str(if *x { "true" } else { "false" }),
-            Val::S(s) if nested => out.push_str(&format!("{:?}", s.as_str())),
-            Val::S(s) => out.push_str(s),
+            Val::S(s) if nested => {
+                memory::reserve_text(out, s.len() + 2);
+                out.push_str(&format!("{:?}", s.as_str()))
+            }
+            Val::S(s) => {
+                memory::reserve_text(out, s.len());
+                out.push_str(s)
+            }
             Val::H(h) => values::format_cell(values::ElemKind::Handle, h.cell(), out),
             Val::C(c) => out.push_str(&c.lambda.shown),
             Val::A(items) | Val::V(items) => show_items(items.iter(), out),
@@ -377,6 +388,7 @@ impl Val {
             (Val::H(h), _) => h.into_cell(),
             (Val::S(s), _) => values::str_from(s.as_str().to_string()),
             (Val::V(items), Type::Vec(elem)) | (Val::A(items), Type::Array(elem, _)) => {
+                memory::ensure(8 * items.len());
                 let kind = crate::backend::objects::elem_kind(elem);
                 let items = Rc::unwrap_or_clone(items);
                 values::vec_from_cells(kind, items.into_iter().map(|v| v.into_cell(elem)).collect())
@@ -421,9 +433,20 @@ impl Val {
 }
 
 /// Append `[a, b]` of elements (strings in it quoted).
+/// The items of an array or vec to change: copied first when shared, the copy within the job's
+/// memory limit (see [`Val::vec_mut`]).
+pub(super) fn unique_items(items: &mut Rc<Vec<Val>>) -> &mut Vec<Val> {
+    if Rc::strong_count(items) > 1 {
+        memory::ensure(std::mem::size_of::<Val>() * items.len());
+    }
+    Rc::make_mut(items)
+}
+
 fn show_items<'v>(items: impl Iterator<Item = &'v Val>, out: &mut String) {
     out.push('[');
     for (i, item) in items.enumerate() {
+        // A long text: its growth must fit the budget (`runtime::memory`).
+        memory::reserve_text(out, 24);
         if i > 0 {
             out.push_str(", ");
         }

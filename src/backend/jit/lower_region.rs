@@ -603,14 +603,10 @@ impl FunctionTranslator<'_, '_> {
             _ => false,
         };
         let saved = std::mem::replace(&mut self.checked.straight, straight);
-        // A compound assignment's own operation (`s += t`'s append) is at its operator, as the
-        // interpreter reports it.
+        // An assignment's own operations (`s += t`'s append, a shared vec copied before a
+        // store) are at its operator, as the interpreter reports them.
         let span = match &s.kind {
-            StmtKind::Assign {
-                op: Some(_),
-                op_span,
-                ..
-            } => *op_span,
+            StmtKind::Assign { op_span, .. } => *op_span,
             _ => s.span,
         };
         let saved_span = self.enter_span(span);
