@@ -327,6 +327,57 @@ fn main() -> i64 {
     );
 }
 
+/// A one-byte ASCII slice is its static string, found inline on the JIT backends: equal to
+/// the literal, stored in a field and a vec, joined and shown; the edges (the last byte, one
+/// past the end, a negative start, the empty string, a reversed range) go to the helper and
+/// fail where they always did.
+#[test]
+fn one_byte_slices_are_static_strings_on_every_backend() {
+    common::same_everywhere(
+        r#"class Box {
+    var s: str = ""
+}
+fn main() -> str {
+    let s = "abc" + "xyz"
+    let b = new Box()
+    var v = vec<str>()
+    var eq = 0
+    for i in 0..s.len() {
+        let c = s.slice(i, i + 1)
+        if c == "x" { eq += 1 }
+        b.s = c
+        v.push(c)
+    }
+    return "${v} ${b.s} ${eq} ${s.slice(5, 6)}${s.slice(0, 2)}"
+}
+"#,
+        r#"["a", "b", "c", "x", "y", "z"] z 1 zab"#,
+    );
+    for (expr, error) in [
+        (
+            "s.slice(6, 7)",
+            "error: slice 6..7 out of range for a string of 6 bytes at 3:12",
+        ),
+        (
+            "s.slice(-1, 0)",
+            "error: slice -1..0 out of range for a string of 6 bytes at 3:12",
+        ),
+        (
+            "\"\".slice(0, 1)",
+            "error: slice 0..1 out of range for a string of 0 bytes at 3:12",
+        ),
+        (
+            "s.slice(3, 2)",
+            "error: slice 3..2 out of range for a string of 6 bytes at 3:12",
+        ),
+    ] {
+        let text = format!(
+            "fn main() -> i64 {{\n    let s = \"abc\" + \"xyz\"\n    return {expr}.len()\n}}\n"
+        );
+        common::same_everywhere(&text, error);
+    }
+}
+
 /// A field read passed borrowed across a call only when nothing the call may run (its
 /// arguments, a direct callee, every override of a virtual one on jit-opt) stores into that
 /// field (`opt_effects.rs`): a receiver whose override clears the field holding it, a field

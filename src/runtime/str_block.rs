@@ -91,6 +91,12 @@ fn one_byte(b: u8) -> u64 {
     &ONE_BYTE[usize::from(b & 0x7f)].head as *const StrBlock as u64
 }
 
+/// The one-byte strings' table, for generated code: the cell of `"\0"`, and the bytes from one
+/// to the next (the cell of the ASCII byte `b` is `base + b * stride`).
+pub(crate) fn one_byte_table() -> (u64, u64) {
+    (one_byte(0), std::mem::size_of::<OneByte>() as u64)
+}
+
 fn layout(cap: usize) -> Layout {
     match Layout::from_size_align(StrBlock::BYTES + cap, 8) {
         Ok(l) => l,

@@ -123,6 +123,10 @@ impl FunctionTranslator<'_, '_> {
         let h = self.env.helpers.builtins;
         let v = if offsets.len() == 1 {
             self.str_byte_inline(&args, h.str_byte)
+        } else if self.env.objects_data.is_none() {
+            // The JIT: the static one-byte strings' addresses can be constants (the object
+            // backend's code is position-independent and calls the helper).
+            self.str_slice_inline(&args, h.str_slice)
         } else {
             self.call_helper(h.str_slice, &args)[0]
         };
@@ -157,6 +161,48 @@ impl FunctionTranslator<'_, '_> {
         self.builder.seal_block(raise_block);
         let raised = self.call_helper(helper, args)[0];
         self.builder.ins().jump(done, &[raised.into()]);
+        self.builder.switch_to_block(done);
+        self.builder.seal_block(done);
+        self.builder.block_params(done)[0]
+    }
+
+    /// `s.slice(a, b)` (`args`: the cell, `a`, `b`, the span): one ASCII byte (`b == a + 1`,
+    /// `a` inside the string, the byte below 0x80) is its static one-byte string, found inline
+    /// (`str_block::one_byte_table`: nothing allocated, no count to take, as the helper gives
+    /// it); anything else calls `hot_str_slice`, which raises at the span when out of range.
+    fn str_slice_inline(&mut self, args: &[Value], helper: FuncId) -> Value {
+        let (cell, a, b) = (args[0], args[1], args[2]);
+        let call_block = self.builder.create_block();
+        let done = self.builder.create_block();
+        self.builder.append_block_param(done, types::I64);
+        self.continue_if(cell, call_block);
+        let width = self.builder.ins().isub(b, a);
+        let one = self.builder.ins().icmp_imm_s(IntCC::Equal, width, 1);
+        self.continue_if(one, call_block);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, StrBlock::LEN as i32);
+        let inside = self.builder.ins().icmp(IntCC::UnsignedLessThan, a, len);
+        self.continue_if(inside, call_block);
+        let at = self.builder.ins().iadd(cell, a);
+        let byte = self
+            .builder
+            .ins()
+            .uload8(types::I64, mem(), at, StrBlock::BYTES as i32);
+        let ascii = self
+            .builder
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, byte, 0x80);
+        self.continue_if(ascii, call_block);
+        let (base, stride) = crate::runtime::str_block::one_byte_table();
+        let offset = self.builder.ins().imul_imm_s(byte, stride as i64);
+        let static_cell = self.builder.ins().iadd_imm_s(offset, base as i64);
+        self.builder.ins().jump(done, &[static_cell.into()]);
+        self.builder.switch_to_block(call_block);
+        self.builder.seal_block(call_block);
+        let part = self.call_helper(helper, args)[0];
+        self.builder.ins().jump(done, &[part.into()]);
         self.builder.switch_to_block(done);
         self.builder.seal_block(done);
         self.builder.block_params(done)[0]
