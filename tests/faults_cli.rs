@@ -442,3 +442,27 @@ fn a_crash_in_clif_code_names_its_function() {
         "{err}"
     );
 }
+
+#[test]
+fn a_constant_initializer_past_the_budget_fails_at_its_new_whatever_the_budget() {
+    // The check before the initializers run counts what they allocate exactly: the error is
+    // at the operation on every backend, at any budget (not at `main` when the margin is
+    // small).
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(dir.path(), "initializing.hot", INITIALIZING);
+    for mem in ["16M", "24M", "32M", "40M"] {
+        for backend in BACKENDS {
+            let (code, _, err) =
+                outcome(hotlab().args(["run", "--mem", mem, "--backend", backend, &file]));
+            assert_eq!(code, 1, "{mem} {backend}: {err}");
+            // The `new`, or the push that grows the vec when that crosses first (the
+            // backends' values differ in size): never the function's name.
+            let err = err.trim_end();
+            assert!(
+                err.ends_with(&format!("at {file}:8:18"))
+                    || err.ends_with(&format!("at {file}:8:9")),
+                "{mem} {backend}: {err}"
+            );
+        }
+    }
+}

@@ -130,8 +130,9 @@ impl Init {
         match self {
             Init::Bits(_) | Init::Code(_) => 0,
             Init::Text(text) => 24 + text.len(),
+            // The boxed cells, and the flat list of cells made first.
             Init::Array { leaves, .. } => {
-                64 + 8 * leaves.len() + leaves.iter().map(Init::heap_bytes).sum::<usize>()
+                64 + 16 * leaves.len() + leaves.iter().map(Init::heap_bytes).sum::<usize>()
             }
         }
     }
@@ -140,7 +141,9 @@ impl Init {
     pub fn constant_cell(&self) -> Option<u64> {
         match self {
             Init::Bits(bits) => Some(*bits),
-            Init::Text(text) => Some(crate::runtime::values::str_from(text.to_string())),
+            // Straight from the text: no temporary copy (which the job's memory check before
+            // `fill_state` does not count).
+            Init::Text(text) => Some(crate::runtime::str_block::str_of(text)),
             Init::Code(_) => None,
             Init::Array { kind, dims, leaves } => {
                 let cells: Vec<u64> = leaves

@@ -669,9 +669,12 @@ impl<'p> Interp<'p> {
             ExprKind::Math(m, args) => self.eval_math(*m, args)?,
             ExprKind::Null => Val::H(Handle::null()),
             ExprKind::New(class) => Val::H(
-                self.runtime
-                    .new_object(&self.classes[class.index()])
-                    .map_err(|err| at(err, e.span))?,
+                // A raise from the runtime's allocations is caught here, at the `new`.
+                catch_script(e.span, || {
+                    self.runtime.new_object(&self.classes[class.index()])
+                })
+                .and_then(|r| r)
+                .map_err(|err| at(err, e.span))?,
             ),
             ExprKind::Field(object, field) => {
                 let v = self.eval(object)?;

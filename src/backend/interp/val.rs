@@ -1,6 +1,7 @@
 //! Values inside the interpreter.
 
 use std::cell::Cell;
+use std::fmt::Write as _;
 use std::rc::Rc;
 
 use super::R;
@@ -313,7 +314,7 @@ impl Val {
             Val::B(x) => out.push_str(if *x { "true" } else { "false" }),
             Val::S(s) if nested => {
                 memory::reserve_text(out, s.len() + 2);
-                out.push_str(&format!("{:?}", s.as_str()))
+                let _ = write!(out, "{:?}", s.as_str());
             }
             Val::S(s) => {
                 memory::reserve_text(out, s.len());
@@ -432,7 +433,6 @@ impl Val {
     }
 }
 
-/// Append `[a, b]` of elements (strings in it quoted).
 /// The items of an array or vec to change: copied first when shared, the copy within the job's
 /// memory limit (see [`Val::vec_mut`]).
 pub(super) fn unique_items(items: &mut Rc<Vec<Val>>) -> &mut Vec<Val> {
@@ -442,6 +442,7 @@ pub(super) fn unique_items(items: &mut Rc<Vec<Val>>) -> &mut Vec<Val> {
     Rc::make_mut(items)
 }
 
+/// Append `[a, b]` of elements (strings in it quoted).
 fn show_items<'v>(items: impl Iterator<Item = &'v Val>, out: &mut String) {
     out.push('[');
     for (i, item) in items.enumerate() {
