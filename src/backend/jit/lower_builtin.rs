@@ -140,30 +140,7 @@ impl FunctionTranslator<'_, '_> {
     /// else the helper, which raises at the span.
     fn str_byte_inline(&mut self, args: &[Value], helper: FuncId) -> Value {
         let (cell, i) = (args[0], args[1]);
-        let raise_block = self.builder.create_block();
-        let done = self.builder.create_block();
-        self.builder.append_block_param(done, types::I64);
-        self.builder.set_cold_block(raise_block);
-        self.continue_if(cell, raise_block);
-        let len = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), cell, StrBlock::LEN as i32);
-        let inside = self.builder.ins().icmp(IntCC::UnsignedLessThan, i, len);
-        self.continue_if(inside, raise_block);
-        let at = self.builder.ins().iadd(cell, i);
-        let byte = self
-            .builder
-            .ins()
-            .uload8(types::I64, mem(), at, StrBlock::BYTES as i32);
-        self.builder.ins().jump(done, &[byte.into()]);
-        self.builder.switch_to_block(raise_block);
-        self.builder.seal_block(raise_block);
-        let raised = self.call_helper(helper, args)[0];
-        self.builder.ins().jump(done, &[raised.into()]);
-        self.builder.switch_to_block(done);
-        self.builder.seal_block(done);
-        self.builder.block_params(done)[0]
+        self.inline_or_helper(true, args, helper, |t, raise| t.byte_or(cell, i, raise))
     }
 
     /// `s.slice(a, b)` (`args`: the cell, `a`, `b`, the span): one ASCII byte (`b == a + 1`,
@@ -172,40 +149,63 @@ impl FunctionTranslator<'_, '_> {
     /// it); anything else calls `hot_str_slice`, which raises at the span when out of range.
     fn str_slice_inline(&mut self, args: &[Value], helper: FuncId) -> Value {
         let (cell, a, b) = (args[0], args[1], args[2]);
-        let call_block = self.builder.create_block();
+        self.inline_or_helper(false, args, helper, |t, call| {
+            let width = t.builder.ins().isub(b, a);
+            let one = t.builder.ins().icmp_imm_s(IntCC::Equal, width, 1);
+            t.continue_if(one, call);
+            let byte = t.byte_or(cell, a, call);
+            let ascii = t
+                .builder
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedLessThan, byte, 0x80);
+            t.continue_if(ascii, call);
+            let (base, stride) = crate::runtime::str_block::one_byte_table();
+            let offset = t.builder.ins().imul_imm_s(byte, stride as i64);
+            t.builder.ins().iadd_imm_s(offset, base as i64)
+        })
+    }
+
+    /// The shape of the inline string reads: `fast` lowers the inline path (any failed test
+    /// jumps to the block it is given) and returns its value; that block calls `helper` with
+    /// `args` (a cold block when the helper only raises). The value of whichever ran.
+    fn inline_or_helper(
+        &mut self,
+        cold: bool,
+        args: &[Value],
+        helper: FuncId,
+        fast: impl FnOnce(&mut Self, cranelift_codegen::ir::Block) -> Value,
+    ) -> Value {
+        let fallback = self.builder.create_block();
         let done = self.builder.create_block();
         self.builder.append_block_param(done, types::I64);
-        self.continue_if(cell, call_block);
-        let width = self.builder.ins().isub(b, a);
-        let one = self.builder.ins().icmp_imm_s(IntCC::Equal, width, 1);
-        self.continue_if(one, call_block);
+        if cold {
+            self.builder.set_cold_block(fallback);
+        }
+        let v = fast(self, fallback);
+        self.builder.ins().jump(done, &[v.into()]);
+        self.builder.switch_to_block(fallback);
+        self.builder.seal_block(fallback);
+        let r = self.call_helper(helper, args)[0];
+        self.builder.ins().jump(done, &[r.into()]);
+        self.builder.switch_to_block(done);
+        self.builder.seal_block(done);
+        self.builder.block_params(done)[0]
+    }
+
+    /// Byte `i` of the string in `cell` when the cell is a block (the empty string has none)
+    /// and `i` is inside it (an unsigned compare with its length); else on to `otherwise`.
+    fn byte_or(&mut self, cell: Value, i: Value, otherwise: cranelift_codegen::ir::Block) -> Value {
+        self.continue_if(cell, otherwise);
         let len = self
             .builder
             .ins()
             .load(types::I64, mem(), cell, StrBlock::LEN as i32);
-        let inside = self.builder.ins().icmp(IntCC::UnsignedLessThan, a, len);
-        self.continue_if(inside, call_block);
-        let at = self.builder.ins().iadd(cell, a);
-        let byte = self
-            .builder
+        let inside = self.builder.ins().icmp(IntCC::UnsignedLessThan, i, len);
+        self.continue_if(inside, otherwise);
+        let at = self.builder.ins().iadd(cell, i);
+        self.builder
             .ins()
-            .uload8(types::I64, mem(), at, StrBlock::BYTES as i32);
-        let ascii = self
-            .builder
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, byte, 0x80);
-        self.continue_if(ascii, call_block);
-        let (base, stride) = crate::runtime::str_block::one_byte_table();
-        let offset = self.builder.ins().imul_imm_s(byte, stride as i64);
-        let static_cell = self.builder.ins().iadd_imm_s(offset, base as i64);
-        self.builder.ins().jump(done, &[static_cell.into()]);
-        self.builder.switch_to_block(call_block);
-        self.builder.seal_block(call_block);
-        let part = self.call_helper(helper, args)[0];
-        self.builder.ins().jump(done, &[part.into()]);
-        self.builder.switch_to_block(done);
-        self.builder.seal_block(done);
-        self.builder.block_params(done)[0]
+            .uload8(types::I64, mem(), at, StrBlock::BYTES as i32)
     }
 
     /// `s += t` into a variable owning `old`'s count (`store_to`): the joined string, owning
