@@ -231,10 +231,13 @@ pub fn default_budget() -> Option<u64> {
     .map(|b| b.max(MIN_BUDGET))
 }
 
-/// `MemTotal` of /proc/meminfo, in bytes.
+/// `MemTotal` of /proc/meminfo, in bytes (read once: the worker asks at every job).
 fn total_ram() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    kib_field(&text, "MemTotal:")
+    static RAM: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
+    *RAM.get_or_init(|| {
+        let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+        kib_field(&text, "MemTotal:")
+    })
 }
 
 /// `RLIMIT_AS` minus the address space mapped now (`VmSize`), when the limit is set.

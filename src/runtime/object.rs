@@ -396,6 +396,17 @@ pub(crate) unsafe fn free_object_block(block: *mut u8, fields: usize) {
     }
 }
 
+/// Whether `bytes` more fit the job's memory limit (`runtime::memory`), as a fault the caller
+/// returns: `OutOfMemory` at the operation that raises it (the span is filled in there).
+fn room_for(bytes: usize) -> Result<(), Fault> {
+    super::memory::room(bytes).map_err(|why| {
+        Box::new(ScriptError::new(
+            ScriptErrorKind::out_of_memory(why),
+            Span::UNKNOWN,
+        ))
+    })
+}
+
 /// `new`'s allocation: the shell, then the state block's header word (marked [`EMBEDDED`]),
 /// then its cells with every initializer run; not attached or listed yet.
 #[inline]
@@ -407,12 +418,7 @@ pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object,
             // New memory (a block from the pool is not: the heap holds it already) must fit
             // the job's memory limit (`runtime::memory`).
             let layout = object_layout(fields);
-            if let Err(why) = super::memory::room(layout.size()) {
-                return Err(Box::new(ScriptError::new(
-                    ScriptErrorKind::out_of_memory(why),
-                    Span::UNKNOWN,
-                )));
-            }
+            room_for(layout.size())?;
             alloc_object_memory(layout)
         }
     };
@@ -564,13 +570,8 @@ fn fill_state(
         .filter(|(i, _)| keep.get(*i).copied().flatten().is_none())
         .map(|(_, f)| f.init.heap_bytes())
         .sum();
-    if heap != 0
-        && let Err(why) = super::memory::room(heap)
-    {
-        return Err(Box::new(ScriptError::new(
-            ScriptErrorKind::out_of_memory(why),
-            Span::UNKNOWN,
-        )));
+    if heap != 0 {
+        room_for(heap)?;
     }
     let mut code_inits = false;
     for (i, f) in version.fields.iter().enumerate() {
