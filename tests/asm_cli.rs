@@ -174,3 +174,28 @@ fn constants_after_the_code_are_data_and_not_counted() {
         "{listing}"
     );
 }
+
+/// Whether a listing holds the prologue's stack check: the stack pointer read into a register
+/// to be compared with the limit (`mov rax,rsp`; the frame setup's `mov rbp,rsp` aside).
+fn stack_checked(listing: &str) -> bool {
+    listing
+        .lines()
+        .any(|l| l.contains(",rsp") && !l.contains("mov rbp,rsp"))
+}
+
+#[test]
+fn leaves_have_no_stack_check_on_every_backend() {
+    let file = "tests/fixtures/asm/leaf.hot";
+    for backend in ["jit", "jit-opt", "object"] {
+        let listing = |f: &str| stdout(&["asm", file, "--fn", f, "--backend", backend]);
+        for leaf in ["leaf", "Sq.area"] {
+            let s = listing(leaf);
+            assert!(!stack_checked(&s), "{backend} {leaf}:\n{s}");
+        }
+        // Recursion, a closure call, a frame too big for a leaf's room: checked.
+        for checked in ["down", "twice", "big"] {
+            let s = listing(checked);
+            assert!(stack_checked(&s), "{backend} {checked}:\n{s}");
+        }
+    }
+}

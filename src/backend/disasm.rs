@@ -107,7 +107,7 @@ pub fn disassemble_named(bytes: &[u8], addr: u64, syntax: Syntax, symbols: &Symb
 /// How many of `bytes` (a function placed at `addr`) are code: the data Cranelift places after
 /// a function's code (its constants: a mask, a float) starts at the lowest address inside the
 /// function that an instruction reads relative to `rip`; without one, all of it.
-fn code_len(bytes: &[u8], addr: u64) -> usize {
+pub(crate) fn code_len(bytes: &[u8], addr: u64) -> usize {
     let end = addr + bytes.len() as u64;
     let mut decoder = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
     let mut instr = Instruction::default();

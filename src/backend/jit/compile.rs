@@ -16,7 +16,7 @@ use crate::runtime::rt::Runtime;
 use super::call::{GlobalsBlock, JitProgram, ProgramParts};
 use super::entry::{ArgSource, build_entry, entry_signature};
 use super::lower::{GlobalsBase, LowerEnv, lower_function, scalar_type, script_signature};
-use super::opt_inline::inline_small_functions;
+use super::opt_inline::{drop_leaf_checks, inline_small_functions};
 use super::{Defined, Jit, JitError};
 
 /// A function lowered to CLIF, waiting to be defined.
@@ -173,6 +173,11 @@ impl Jit {
                 l.lower_time += share;
             }
         }
+        // Every backend: a function that calls no script code needs no stack check.
+        drop_leaf_checks(
+            lowered.iter_mut().map(|l| (l.id, &mut l.func)),
+            self.helpers.stack,
+        );
         for (i, f) in program.functions.iter().enumerate() {
             let start = Instant::now();
             let mut func = ir::Function::with_name_signature(

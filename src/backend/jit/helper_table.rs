@@ -37,6 +37,11 @@ pub(crate) const VMCTX_STACK_LIMIT: i32 = 0;
 /// machinery). Measured needs are a few KiB; this leaves a wide margin.
 pub const RAISE_RESERVE: usize = 256 * 1024;
 
+/// Stack kept free below the limit for one leaf function, one that calls no script code and
+/// so has no stack check of its own (`opt_inline::drop_leaf_checks`): its slots (at most
+/// 16 KiB), spills and frame setup, below a caller that passed its check.
+pub const LEAF_ROOM: usize = 64 * 1024;
+
 /// The most stack compiled script code may use below the point where its context is made:
 /// 8 MiB, a native program's main thread. Runaway recursion fills it before it raises, and the
 /// error then unwinds every frame (twice, as the unwinder searches and then cleans up, at a
@@ -44,22 +49,22 @@ pub const RAISE_RESERVE: usize = 256 * 1024;
 pub const SCRIPT_STACK: usize = 8 << 20;
 
 impl VmCtx {
-    /// A context for the current thread: the limit leaves [`RAISE_RESERVE`] plus
+    /// A context for the current thread: the limit leaves [`RAISE_RESERVE`], [`LEAF_ROOM`] and
     /// `largest_frame` bytes (the biggest frame one script function allocates before its check
     /// runs) above the lowest usable address of this thread's stack, and lets script code use
     /// at most [`SCRIPT_STACK`] below here.
     ///
     /// The stack bounds come from `pthread_getattr_np` (cached per thread). When they cannot be
-    /// read, the limit is placed 512 KiB below the current stack pointer, which fits the
+    /// read, the limit is placed 512 KiB (and the leaf's room) below the current stack pointer, which fits the
     /// smallest stacks Rust gives threads by default (2 MiB).
     pub fn for_current_thread(names: &[String], largest_frame: usize) -> VmCtx {
-        let reserve = RAISE_RESERVE.saturating_add(largest_frame);
+        let reserve = (RAISE_RESERVE + LEAF_ROOM).saturating_add(largest_frame);
         let here = approximate_sp();
         let stack_limit = match stack_low() {
             Some(low) => low
                 .saturating_add(reserve)
                 .max(here.saturating_sub(SCRIPT_STACK)),
-            None => here.saturating_sub(512 * 1024 + largest_frame),
+            None => here.saturating_sub(512 * 1024 + LEAF_ROOM + largest_frame),
         };
         VmCtx {
             stack_limit,

@@ -117,7 +117,13 @@ impl FunctionTranslator<'_, '_> {
     /// call's accesses (`lower_region.rs`, "The rule that makes it sound").
     pub(crate) fn cell_of_shell(&mut self, shell: Value) -> Value {
         let flags = mem().with_readonly().with_can_move();
-        let generation = self.builder.ins().uload32(flags, shell, Object::GEN as i32);
+        // A plain `load` (not `uload32`): only a `load` that is readonly, notrap and movable is
+        // pure to the optimizer, so an unused one is removed.
+        let generation = self
+            .builder
+            .ins()
+            .load(types::I32, flags, shell, Object::GEN as i32);
+        let generation = self.builder.ins().uextend(types::I64, generation);
         let mask = self.builder.ins().iconst(types::I64, 0xffff);
         let tag = self.builder.ins().band(generation, mask);
         let bits = self.builder.ins().iconst(types::I64, ADDR_BITS);

@@ -16,6 +16,7 @@ mod call;
 pub mod clif;
 pub(crate) mod compile;
 pub(crate) mod entry;
+mod epilogue;
 pub mod helper_table;
 pub mod layout;
 pub(crate) mod lower;
@@ -362,9 +363,8 @@ impl Jit {
                 message: print_errors::pretty_verifier_error(&self.ctx.func, None, errors),
             });
         }
-        self.module
-            .define_function(id, &mut self.ctx)
-            .map_err(|e| JitError::Compile {
+        epilogue::define_rewritten(&mut *self.module, id, &mut self.ctx).map_err(|e| {
+            JitError::Compile {
                 function: name.to_string(),
                 message: match e {
                     cranelift_module::ModuleError::Compilation(err) => {
@@ -372,7 +372,8 @@ impl Jit {
                     }
                     other => other.to_string(),
                 },
-            })?;
+            }
+        })?;
         let compiled = self.ctx.compiled_code().ok_or_else(|| JitError::Compile {
             function: name.to_string(),
             message: "no compiled code after define".into(),

@@ -25,6 +25,8 @@
 //!   check with the merged frame's size, so the body's prologue check is dropped: its `brif` to
 //!   the `hot_raise_stack` block becomes a jump. (A callee that calls itself is never inlined,
 //!   so runaway recursion still fails in the recursing function's own check.)
+//! - **Leaves** (every backend, [`drop_leaf_checks`]): a small function that calls no script
+//!   code has no check at all; the limit keeps room for one such frame.
 //! - **Frame size.** The stack check leaves room for the largest frame; the caller's frame size
 //!   is taken after inlining (its slots and the inlined ones).
 
@@ -39,6 +41,13 @@ use cranelift_module::FuncId;
 /// The largest callee inlined, in CLIF instructions outside cold blocks (a field read with its
 /// inline handle check and a few operations is about 35).
 const MAX_CALLEE_INSTS: usize = 64;
+
+/// The most slot bytes a leaf may have and still lose its stack check ([`drop_leaf_checks`]).
+const LEAF_SLOT_BYTES: u64 = 16 * 1024;
+
+/// The most CLIF instructions a leaf may have and still lose its stack check (its spills stay
+/// well inside [`LEAF_ROOM`](super::helper_table::LEAF_ROOM) with its slots).
+const LEAF_INSTS: usize = 2000;
 
 /// How many inlined instructions one caller may gain.
 const MAX_GROWTH_INSTS: usize = 2000;
@@ -348,6 +357,45 @@ fn drop_stack_check(func: &mut ir::Function, stack: FuncId) -> bool {
         }
     }
     true
+}
+
+/// Drop the prologue's stack check of every function of `funcs` (a program's script functions,
+/// after inlining) that calls no script code (no direct call of a function of `funcs`, no
+/// indirect call: virtual methods, closures) and is small (at most [`LEAF_SLOT_BYTES`] of
+/// slots and [`LEAF_INSTS`] instructions). Such a leaf cannot recurse, so its check could
+/// only ever stop it one frame below a caller that passed its own; its frame, spills included,
+/// fits in the [`LEAF_ROOM`](super::helper_table::LEAF_ROOM) the limit keeps for it
+/// (`VmCtx::for_current_thread`), and the Rust helpers it calls (raises, allocation, natives)
+/// keep their whole reserve below that. A call into a leaf then costs no load of the limit, no
+/// compare and no branch. Returns how many were dropped.
+pub(crate) fn drop_leaf_checks<'f>(
+    funcs: impl IntoIterator<Item = (FuncId, &'f mut ir::Function)>,
+    stack: FuncId,
+) -> usize {
+    let mut funcs: Vec<(FuncId, &mut ir::Function)> = funcs.into_iter().collect();
+    let scripts: HashSet<u32> = funcs.iter().map(|(id, _)| id.as_u32()).collect();
+    let mut dropped = 0;
+    for (_, func) in &mut funcs {
+        let small = slot_bytes(func) <= LEAF_SLOT_BYTES && func.dfg.num_insts() <= LEAF_INSTS;
+        if !small || calls_script(func, &scripts) {
+            continue;
+        }
+        dropped += usize::from(drop_stack_check(func, stack));
+    }
+    dropped
+}
+
+/// Whether `func` may call script code: a direct call of a function in `scripts`, or any
+/// indirect call.
+fn calls_script(func: &ir::Function, scripts: &HashSet<u32>) -> bool {
+    func.layout.blocks().any(|b| {
+        func.layout.block_insts(b).any(|i| match func.dfg.insts[i] {
+            InstructionData::Call { func_ref, .. } | InstructionData::TryCall { func_ref, .. } => {
+                module_index(func, func_ref).is_none_or(|c| scripts.contains(&c))
+            }
+            ref other => other.opcode().is_call(),
+        })
+    })
 }
 
 /// Instructions of `func` outside its cold blocks.

@@ -188,6 +188,11 @@ pub(super) fn build(
         })?;
         largest_frame = largest_frame.max(frame);
     }
+    // As on the JIT: a function that calls no script code needs no stack check.
+    crate::backend::jit::opt_inline::drop_leaf_checks(
+        lowered.iter_mut().map(|l| (l.id, &mut l.func)),
+        helpers.stack,
+    );
     for (i, f) in program.functions.iter().enumerate() {
         let start = Instant::now();
         let mut func = ir::Function::with_name_signature(
