@@ -241,15 +241,9 @@ fn main() -> i64 { return fib(10) + sum([1, 2, 3, 4]) + bump() }
 }
 
 fn mnemonics(f: &CompiledFunction) -> Vec<String> {
-    // The JIT writes a 3-byte nop over the epilogue's dead `mov rsp,rbp`
-    // (`backend/jit/epilogue.rs`); the library keeps the `mov` Cranelift wrote. Read as the
-    // `mov`, the instructions are otherwise one for one.
     let mut all: Vec<String> = disassemble(&f.bytes, f.addr, Syntax::Intel)
         .into_iter()
-        .map(|l| match l.text.as_str() {
-            "nop [rax]" => "mov".to_string(),
-            text => text.split_whitespace().next().unwrap_or("").to_string(),
-        })
+        .map(|l| l.text.split_whitespace().next().unwrap_or("").to_string())
         .collect();
     let end = all
         .iter()

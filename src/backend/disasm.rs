@@ -108,6 +108,13 @@ pub fn disassemble_named(bytes: &[u8], addr: u64, syntax: Syntax, symbols: &Symb
 /// a function's code (its constants: a mask, a float) starts at the lowest address inside the
 /// function that an instruction reads relative to `rip`; without one, all of it.
 pub(crate) fn code_len(bytes: &[u8], addr: u64) -> usize {
+    code_len_relocated(bytes, addr, &[])
+}
+
+/// [`code_len`] of code whose relocations are not applied yet: an operand whose displacement
+/// is one of the `relocated` offsets (a GOT load of a position-independent library before it
+/// is linked) says nothing about where the data is.
+pub(crate) fn code_len_relocated(bytes: &[u8], addr: u64, relocated: &[u32]) -> usize {
     let end = addr + bytes.len() as u64;
     let mut decoder = Decoder::with_ip(64, bytes, addr, DecoderOptions::NONE);
     let mut instr = Instruction::default();
@@ -130,7 +137,10 @@ pub(crate) fn code_len(bytes: &[u8], addr: u64) -> usize {
         }
         // A memory read, not a `lea` (which could address code, such as an inline jump
         // table).
-        if instr.is_ip_rel_memory_operand() && instr.mnemonic() != Mnemonic::Lea {
+        if instr.is_ip_rel_memory_operand()
+            && instr.mnemonic() != Mnemonic::Lea
+            && !displacement_relocated(&decoder, &instr, addr, relocated)
+        {
             let target = instr.ip_rel_memory_address();
             if target > instr.ip() && target < end {
                 data = data.min((target - addr) as usize);
@@ -142,6 +152,18 @@ pub(crate) fn code_len(bytes: &[u8], addr: u64) -> usize {
         Some(&e) if data < bytes.len() && bytes[e..data].iter().all(|&b| b == 0) => e,
         _ => data,
     }
+}
+
+/// Whether `instr`'s displacement is a field a relocation fills in.
+fn displacement_relocated(
+    decoder: &Decoder<'_>,
+    instr: &Instruction,
+    addr: u64,
+    relocated: &[u32],
+) -> bool {
+    let offsets = decoder.get_constant_offsets(instr);
+    offsets.has_displacement()
+        && relocated.contains(&((instr.ip() - addr) as u32 + offsets.displacement_offset() as u32))
 }
 
 /// The data after a function's code ([`code_len`]) as lines of up to 8 bytes, each shown as

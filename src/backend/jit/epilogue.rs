@@ -19,8 +19,8 @@
 //! the stack pointer is the frame pointer, and the `mov` is dead. A function with any other
 //! write of `rsp` (none that Cranelift makes for hotlab's code) is left as it is.
 
-use cranelift_codegen::Context;
 use cranelift_codegen::control::ControlPlane;
+use cranelift_codegen::{CompiledCode, Context};
 use cranelift_module::{FuncId, Module, ModuleReloc, ModuleResult};
 use iced_x86::{Code, Decoder, DecoderOptions, Instruction, Mnemonic, OpKind, Register};
 
@@ -30,7 +30,7 @@ const MOV_RSP_RBP: [u8; 3] = [0x48, 0x89, 0xec];
 /// The 3-byte nop put in its place (`nop dword ptr [rax]`).
 const NOP3: [u8; 3] = [0x0f, 0x1f, 0x00];
 
-/// `module.define_function(id, ctx)` with the code rewritten by [`drop_dead_frame_restores`]
+/// `module.define_function(id, ctx)` with the dead restores rewritten ([`dead_restores_of`])
 /// on x86-64: compile, rewrite a copy of the bytes, define those with the same relocations.
 /// `ctx` keeps the compiled code (its unwind information, call sites and source locations,
 /// which the rewrite leaves valid) for the caller to read.
@@ -54,7 +54,7 @@ pub(crate) fn define_rewritten<M: Module>(
         return module.define_function(id, ctx);
     };
     let mut bytes = compiled.code_buffer().to_vec();
-    drop_dead_frame_restores(&mut bytes);
+    rewrite(&mut bytes, &dead_restores_of(compiled));
     let relocs: Vec<ModuleReloc> = compiled
         .buffer
         .relocs()
@@ -64,25 +64,43 @@ pub(crate) fn define_rewritten<M: Module>(
     module.define_function_bytes(id, alignment, &bytes, &relocs)
 }
 
-/// Rewrite each dead `mov rsp, rbp` of `code` (one function's bytes as Cranelift emitted them,
-/// its constants after the code) into a nop, when the whole function allows it (see the module
-/// docs). Returns how many were rewritten.
-pub(crate) fn drop_dead_frame_restores(code: &mut [u8]) -> usize {
-    let len = crate::backend::disasm::code_len(code, 0);
+/// The offsets of the dead `mov rsp, rbp` instructions of a function Cranelift compiled for
+/// x86-64 (none when the whole function does not allow the rewrite; see the module docs).
+/// The `object` backend applies them to the function's bytes in the object file.
+pub(crate) fn dead_restores_of(compiled: &CompiledCode) -> Vec<u32> {
+    let relocated: Vec<u32> = compiled.buffer.relocs().iter().map(|r| r.offset).collect();
+    dead_restore_offsets(compiled.code_buffer(), &relocated)
+}
+
+/// The offsets of the dead `mov rsp, rbp` instructions of `code` (one function's bytes as
+/// Cranelift emitted them, its constants after the code, the fields at `relocated` not filled
+/// in yet).
+fn dead_restore_offsets(code: &[u8], relocated: &[u32]) -> Vec<u32> {
+    let len = crate::backend::disasm::code_len_relocated(code, 0, relocated);
     let mut decoder = Decoder::new(64, &code[..len], DecoderOptions::NONE);
     let mut insts: Vec<Instruction> = Vec::new();
     while decoder.can_decode() {
         let inst = decoder.decode();
         if inst.is_invalid() {
-            return 0;
+            return Vec::new();
         }
         insts.push(inst);
     }
     let Some(restores) = dead_restores(&insts) else {
-        return 0;
+        return Vec::new();
     };
+    restores
+        .into_iter()
+        .map(|at| at as u32)
+        .filter(|&at| code.get(at as usize..at as usize + 3) == Some(&MOV_RSP_RBP[..]))
+        .collect()
+}
+
+/// Write the nop over each `mov rsp, rbp` at `offsets` of `code` (from [`dead_restores_of`]).
+/// Returns how many were rewritten: an offset whose bytes are not that `mov` is left alone.
+pub(crate) fn rewrite(code: &mut [u8], offsets: &[u32]) -> usize {
     let mut done = 0;
-    for at in restores {
+    for &at in offsets {
         let at = at as usize;
         if code.get(at..at + 3) == Some(&MOV_RSP_RBP[..]) {
             code[at..at + 3].copy_from_slice(&NOP3);
@@ -90,6 +108,13 @@ pub(crate) fn drop_dead_frame_restores(code: &mut [u8]) -> usize {
         }
     }
     done
+}
+
+/// Rewrite each dead `mov rsp, rbp` of `code` (relocations applied, or none) into a nop.
+#[cfg(test)]
+fn drop_dead_frame_restores(code: &mut [u8]) -> usize {
+    let offsets = dead_restore_offsets(code, &[]);
+    rewrite(code, &offsets)
 }
 
 /// The offsets of the `mov rsp, rbp` instructions of `insts` that are dead, or `None` when the
@@ -249,6 +274,20 @@ mod tests {
         // No frame setup at all.
         let mut bare = vec![0x48, 0x89, 0xec, 0x5d, 0xc3];
         assert_eq!(drop_dead_frame_restores(&mut bare), 0);
+    }
+
+    #[test]
+    fn an_unrelocated_got_load_is_no_constant() {
+        // push rbp; mov rbp,rsp; mov rax,[rip+0] (a GOT load, its field at 7 not filled in
+        // yet); call rax; mov rsp,rbp; pop rbp; ret
+        let code = [
+            0x55, 0x48, 0x89, 0xe5, 0x48, 0x8b, 0x05, 0x00, 0x00, 0x00, 0x00, 0xff, 0xd0, 0x48,
+            0x89, 0xec, 0x5d, 0xc3,
+        ];
+        // Read as a constant, the load's target (the call) would end the code before the
+        // epilogue: nothing found.
+        assert_eq!(dead_restore_offsets(&code, &[]), Vec::<u32>::new());
+        assert_eq!(dead_restore_offsets(&code, &[7]), vec![13]);
     }
 
     #[test]

@@ -16,7 +16,7 @@ mod call;
 pub mod clif;
 pub(crate) mod compile;
 pub(crate) mod entry;
-mod epilogue;
+pub(crate) mod epilogue;
 pub mod helper_table;
 pub mod layout;
 pub(crate) mod lower;

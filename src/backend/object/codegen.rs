@@ -8,15 +8,16 @@ use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::{Context, print_errors, verifier};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module, ModuleError};
-use cranelift_object::{ObjectBuilder, ObjectModule};
+use cranelift_object::object::write::SymbolSection;
+use cranelift_object::{ObjectBuilder, ObjectModule, ObjectProduct};
 
 use crate::backend::jit::compile::entry_args;
 use crate::backend::jit::entry::{build_entry, entry_signature};
 use crate::backend::jit::lower::{
     GlobalsBase, LowerEnv, ObjectsData, lower_function, script_signature,
 };
-use crate::backend::jit::lower_unwind;
 use crate::backend::jit::{CompiledFunction, JitError, JitOptions, build_isa, declare_imports};
+use crate::backend::jit::{epilogue, lower_unwind};
 use crate::backend::objects::virtual_methods;
 use crate::lang::hir::Program;
 
@@ -213,14 +214,19 @@ pub(super) fn build(
     let start = Instant::now();
     let mut ctx = module.make_context();
     let mut compiled = Vec::with_capacity(lowered.len());
+    let mut restores = Vec::with_capacity(lowered.len());
     for l in lowered {
-        compiled.push(define(&mut module, &mut ctx, l, options.verify)?);
+        let id = l.id;
+        let (function, dead) = define(&mut module, &mut ctx, l, options.verify)?;
+        compiled.push(function);
+        restores.push((id, dead));
     }
     timings.define = start.elapsed();
 
     let start = Instant::now();
-    let object = module
-        .finish()
+    let mut product = module.finish();
+    drop_dead_restores(&mut product, &restores);
+    let object = product
         .emit()
         .map_err(|e| ObjectError::Emit(e.to_string()))?;
     timings.emit = start.elapsed();
@@ -250,12 +256,37 @@ fn zero_data(module: &mut ObjectModule, symbol: &str, cells: usize) -> Result<Da
 }
 
 /// Verify (when on) and compile one function into the module.
+/// As the JIT does (`jit/epilogue.rs`): the nop over each dead `mov rsp, rbp` of the
+/// functions' code, written into the object's text where `ObjectModule` placed each function
+/// (after it wrote the unwind tables from the same offsets, which the rewrite keeps).
+fn drop_dead_restores(product: &mut ObjectProduct, restores: &[(FuncId, Vec<u32>)]) {
+    for (id, offsets) in restores {
+        if offsets.is_empty() {
+            continue;
+        }
+        let Some((symbol, true)) = product.functions[*id] else {
+            continue;
+        };
+        let symbol = product.object.symbol(symbol);
+        let SymbolSection::Section(section) = symbol.section else {
+            continue;
+        };
+        let (start, size) = (symbol.value as usize, symbol.size as usize);
+        let data = product.object.section_mut(section).data_mut();
+        if let Some(code) = data.get_mut(start..start + size) {
+            epilogue::rewrite(code, offsets);
+        }
+    }
+}
+
+/// Define one lowered function; with it, the offsets of its dead frame restores
+/// ([`epilogue::dead_restores_of`]).
 fn define(
     module: &mut ObjectModule,
     ctx: &mut Context,
     l: Lowered,
     verify: bool,
-) -> Result<CompiledFunction, JitError> {
+) -> Result<(CompiledFunction, Vec<u32>), JitError> {
     let start = Instant::now();
     ctx.func = l.func;
     let clif = ctx.func.display().to_string();
@@ -276,6 +307,11 @@ fn define(
         other => compile_err(other.to_string()),
     });
     let size = ctx.compiled_code().map(|c| c.code_buffer().len());
+    let dead = ctx
+        .compiled_code()
+        .filter(|_| module.isa().name() == "x64")
+        .map(epilogue::dead_restores_of)
+        .unwrap_or_default();
     let frame_map = ctx
         .compiled_code()
         .map(|c| {
@@ -286,16 +322,19 @@ fn define(
     module.clear_context(ctx);
     result?;
     let size = size.ok_or_else(|| compile_err("no compiled code after define".into()))?;
-    Ok(CompiledFunction {
-        name: l.name,
-        symbol: l.symbol,
-        addr: 0,
-        size,
-        bytes: Vec::new(),
-        clif,
-        vcode: None,
-        lower_time: l.lower_time,
-        compile_time: start.elapsed(),
-        frame_map: std::sync::Arc::new(frame_map),
-    })
+    Ok((
+        CompiledFunction {
+            name: l.name,
+            symbol: l.symbol,
+            addr: 0,
+            size,
+            bytes: Vec::new(),
+            clif,
+            vcode: None,
+            lower_time: l.lower_time,
+            compile_time: start.elapsed(),
+            frame_map: std::sync::Arc::new(frame_map),
+        },
+        dead,
+    ))
 }
