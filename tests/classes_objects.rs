@@ -57,18 +57,18 @@ fn jit_classes_implement_hook_and_bench_for_the_host() {
     let compiled = jit.compile(&program).unwrap();
     compiled.run_main().unwrap();
     let hook = compiled.global_handle("hook").unwrap();
-    assert_eq!(hook.call().unwrap(), 1);
-    assert_eq!(hook.call().unwrap(), 2);
+    assert_eq!(hook.call().into_result().unwrap(), 1);
+    assert_eq!(hook.call().into_result().unwrap(), 2);
     // The script sees what the host's calls did.
     let f = compiled.function_named("read_hook").unwrap();
     assert_eq!(compiled.call(f, &[]).unwrap(), Value::I64(2));
     // A derived class inherits the implementation.
     let child = compiled.global_handle("child").unwrap();
-    assert_eq!(child.call().unwrap(), 1);
+    assert_eq!(child.call().into_result().unwrap(), 1);
     let bench = compiled.global_handle("bench").unwrap();
-    assert_eq!(bench.run(10).unwrap(), 45 + 7);
+    assert_eq!(bench.run(10).into_result().unwrap(), 45 + 7);
     // A class without the method says so.
-    let err = bench.call().unwrap_err();
+    let err = bench.call().into_result().unwrap_err();
     assert!(
         matches!(err.kind, ScriptErrorKind::NotImplemented { .. }),
         "{err}"
@@ -178,13 +178,13 @@ fn interpreted_classes_implement_hook_and_bench_inside_host_calls() {
     let child = interp.global_handle(GlobalId(1)).unwrap();
     let bench = interp.global_handle(GlobalId(2)).unwrap();
     // Outside `host_calls` the interpreter is not reachable: a clear error, not a crash.
-    let err = hook.call().unwrap_err();
+    let err = hook.call().into_result().unwrap_err();
     assert!(matches!(err.kind, ScriptErrorKind::BadCall(_)), "{err}");
     let (a, b, c) = interp.host_calls(|| {
         (
-            hook.call().unwrap() + hook.call().unwrap(),
-            child.call().unwrap(),
-            bench.run(10).unwrap(),
+            hook.call().into_result().unwrap() + hook.call().into_result().unwrap(),
+            child.call().into_result().unwrap(),
+            bench.run(10).into_result().unwrap(),
         )
     });
     assert_eq!((a, b, c), (1 + 2, 1, 45 + 7));

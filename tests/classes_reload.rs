@@ -120,12 +120,16 @@ fn script_module_reload_keeps_host_handles_valid() {
     assert_eq!(module.run_main().unwrap(), Value::I64(2));
     let held = module.current().global_handle("a").unwrap();
     use hotlab::runtime::iface::Hook;
-    assert_eq!(held.call().unwrap(), 3);
+    assert_eq!(held.call().into_result().unwrap(), 3);
 
     let broken = std::fs::read_to_string(fixture("broken.hot")).unwrap();
     let failed = module.reload(Arc::new(SourceFile::new("broken.hot", broken)));
     assert!(matches!(failed, Err(ReloadFailure::Compile(_))));
-    assert_eq!(held.call().unwrap(), 4, "a failed reload changed the code");
+    assert_eq!(
+        held.call().into_result().unwrap(),
+        4,
+        "a failed reload changed the code"
+    );
 
     let v2 = std::fs::read_to_string(fixture("v2.hot")).unwrap();
     let outcome = module
@@ -137,7 +141,7 @@ fn script_module_reload_keeps_host_handles_valid() {
     // 4 + 100 from after_reload's call.
     assert_eq!(outcome.after_reload, Some(Value::I64(104 * 1000 + 40)));
     // The host's handle survived and now runs the new code.
-    assert_eq!(held.call().unwrap(), 204);
+    assert_eq!(held.call().into_result().unwrap(), 204);
 }
 
 /// The interpreter's reload API: the same outcomes as the jit's `ScriptModule` above (host
@@ -159,7 +163,7 @@ fn interp_reload_keeps_host_handles_valid() {
     let held = interp
         .global_handle(hotlab::lang::hir::GlobalId(a as u32))
         .unwrap();
-    assert_eq!(interp.host_calls(|| held.call()).unwrap(), 3);
+    assert_eq!(interp.host_calls(|| held.call().into_result()).unwrap(), 3);
 
     let failed = interp.reload(&resigned);
     assert!(
@@ -167,7 +171,7 @@ fn interp_reload_keeps_host_handles_valid() {
         "{failed:?}"
     );
     assert_eq!(
-        interp.host_calls(|| held.call()).unwrap(),
+        interp.host_calls(|| held.call().into_result()).unwrap(),
         4,
         "a refused reload changed the code"
     );
@@ -182,7 +186,10 @@ fn interp_reload_keeps_host_handles_valid() {
     assert_eq!(outcome.globals_kept, ["a", "b"]);
     assert_eq!(outcome.after_reload, Some(Value::I64(104 * 1000 + 40)));
     // The host's handle survived and now runs the new code.
-    assert_eq!(interp.host_calls(|| held.call()).unwrap(), 204);
+    assert_eq!(
+        interp.host_calls(|| held.call().into_result()).unwrap(),
+        204
+    );
     drop(held);
     let runtime = std::sync::Arc::clone(interp.runtime());
     drop(interp);
@@ -200,7 +207,7 @@ fn object_reload_keeps_host_handles_valid() {
     let mut module = ScriptModule::new_object(program, ObjectOptions::default()).unwrap();
     assert_eq!(module.run_main().unwrap(), Value::I64(2));
     let held = module.current().global_handle("a").unwrap();
-    assert_eq!(held.call().unwrap(), 3);
+    assert_eq!(held.call().into_result().unwrap(), 3);
     let v2 = std::fs::read_to_string(fixture("v2.hot")).unwrap();
     let outcome = module
         .reload(Arc::new(SourceFile::new("v2.hot", v2)))
@@ -209,7 +216,7 @@ fn object_reload_keeps_host_handles_valid() {
     assert_eq!(outcome.globals_kept, ["a", "b"]);
     // 3 + 100 from after_reload's call.
     assert_eq!(outcome.after_reload, Some(Value::I64(103 * 1000 + 40)));
-    assert_eq!(held.call().unwrap(), 203);
+    assert_eq!(held.call().into_result().unwrap(), 203);
 }
 
 /// `run --backend jit-opt` runs `main`, then refuses every reload with the reason (nothing

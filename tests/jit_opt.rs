@@ -100,9 +100,9 @@ fn objects_are_one_allocation_with_fields_after_the_shell() {
     assert_eq!(call(&p, "first_value").unwrap(), Value::I64(40));
     // Host calls reach the method (inherited by `Node` too).
     let target = p.global_handle("target").unwrap();
-    assert_eq!(target.call().unwrap(), 1);
-    assert_eq!(target.call().unwrap(), 2);
-    assert_eq!(head.call().unwrap(), 1);
+    assert_eq!(target.call().into_result().unwrap(), 1);
+    assert_eq!(target.call().into_result().unwrap(), 2);
+    assert_eq!(head.call().into_result().unwrap(), 1);
     // Every object is freed with its last handle (the chain through `next` included).
     drop((head, target));
     call(&p, "drop_all").unwrap();
@@ -207,7 +207,7 @@ fn class_def_of(text: &str) -> hotlab::runtime::class::ClassDef {
         hotlab::lang::hir::ClassId(0),
         None,
         std::ptr::null_mut(),
-        |_| std::ptr::null(),
+        |_| std::ptr::null::<std::ffi::c_void>(),
     )
 }
 

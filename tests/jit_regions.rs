@@ -84,16 +84,16 @@ fn a_reload_between_two_calls_is_seen_by_the_second() {
     let mut m = module(V1);
     assert_eq!(m.run_main().unwrap(), Value::I64(10));
     let held = m.current().global_handle("a").unwrap();
-    assert_eq!(held.call().unwrap(), 20);
+    assert_eq!(held.call().into_result().unwrap(), 20);
     // x = 21, 22, 23.
     assert_eq!(call(&m, "sum", &[Value::I64(3)]).unwrap(), Value::I64(66));
 
     m.reload(Arc::new(SourceFile::new("v2.hot", V2))).unwrap();
     // `x` kept (23) at its new offset, `pad` initialized: 23 + 20 + 7.
-    assert_eq!(held.call().unwrap(), 50);
+    assert_eq!(held.call().into_result().unwrap(), 50);
     // x = 53, 63: (53 + 7) + (63 + 7).
     assert_eq!(call(&m, "sum", &[Value::I64(2)]).unwrap(), Value::I64(130));
-    assert_eq!(held.call().unwrap(), 90);
+    assert_eq!(held.call().into_result().unwrap(), 90);
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn an_object_detached_between_calls_fails_at_its_first_use() {
 
     // The host call fails at the border ...
     assert_eq!(
-        held.call().unwrap_err().kind,
+        held.call().into_result().unwrap_err().kind,
         ScriptErrorKind::ObjectDetached
     );
     // ... a loop's handle, tested before the loop, fails at its first use in the loop ...

@@ -206,6 +206,7 @@ fn the_handle_call_waits_while_another_thread_reloads() {
             name: "call".into(),
             sig: HookCall::sig(),
             code: observe as *const c_void,
+            host_entry: std::ptr::null(),
         }],
         vmctx: std::ptr::null_mut(),
     };

@@ -192,6 +192,7 @@ fn the_entry_check_waits_while_another_thread_reloads() {
                     name: "call".into(),
                     sig: HookCall::sig(),
                     code: observe as *const c_void,
+                    host_entry: std::ptr::null(),
                 }],
                 vmctx: std::ptr::null_mut(),
             };

@@ -395,11 +395,11 @@ fn classes_run_from_the_library_like_on_the_jit() {
     assert_eq!(o.run_main(), j.run_main());
 
     let target = o.global_handle("target").unwrap();
-    assert_eq!(target.call().unwrap(), 1);
-    assert_eq!(target.call().unwrap(), 2);
+    assert_eq!(target.call().into_result().unwrap(), 1);
+    assert_eq!(target.call().into_result().unwrap(), 2);
     let kept = o.global_handle("kept").unwrap();
     // main ran twice on the library: the second `kept` has been called twice.
-    assert_eq!(kept.call().unwrap(), 3);
+    assert_eq!(kept.call().into_result().unwrap(), 3);
 
     // The objects live in the program's runtime: freed with their last handle.
     let objects = o.as_program().objects().unwrap();

@@ -101,7 +101,7 @@ fn bench_call_after_n_reloads() {
     let native = black_box(native);
     let twin = median_ns(15, 2_000_000, |n| {
         for _ in 0..n {
-            black_box(native.call().unwrap());
+            black_box(native.call().into_result().unwrap());
         }
     });
     println!("native virtual call (twin): {twin:.2} ns");
@@ -119,19 +119,19 @@ fn bench_call_after_n_reloads() {
         }
         let via_handle = median_ns(15, 2_000_000, |n| {
             for _ in 0..n {
-                black_box(h.call().unwrap());
+                black_box(h.call().into_result().unwrap());
             }
         });
         let obj = h.get().unwrap();
         let via_shell = median_ns(15, 2_000_000, |n| {
             for _ in 0..n {
-                black_box(obj.call().unwrap());
+                black_box(obj.call().into_result().unwrap());
             }
         });
         let fresh = rt.new_object(&c).unwrap();
         let new_obj = median_ns(15, 2_000_000, |n| {
             for _ in 0..n {
-                black_box(fresh.call().unwrap());
+                black_box(fresh.call().into_result().unwrap());
             }
         });
         println!(
@@ -145,7 +145,7 @@ fn bench_call_after_n_reloads() {
 /// can be read (`objdump -d --no-show-raw-insn target/release/deps/runtime_bench-* | less`).
 #[inline(never)]
 pub fn one_hook_call(h: &Handle) -> i64 {
-    h.call().unwrap_or(-1)
+    h.call().into_result().unwrap_or(-1)
 }
 
 #[test]
@@ -197,7 +197,7 @@ fn bench_ladder_rust_layers() {
     for _ in 0..15 {
         let t = Instant::now();
         for _ in 0..iters {
-            black_box(native.call().unwrap());
+            black_box(native.call().into_result().unwrap());
         }
         samples[0].push(t.elapsed().as_nanos() as f64 / iters as f64);
         for (i, (_, f)) in rows.iter().enumerate() {

@@ -200,7 +200,7 @@ fn the_depth_layer_stops_runaway_recursion_and_restores_the_depth() {
 
 extern "C-unwind" fn recurse_hook(_: *mut c_void, this: *const Object, n: i64) -> i64 {
     // SAFETY: called through the border with a live shell.
-    match unsafe { &*this }.run(n + 1) {
+    match unsafe { &*this }.run(n + 1).into_result() {
         Ok(v) => v,
         Err(e) => e.raise(),
     }
@@ -213,7 +213,7 @@ fn the_host_interface_uses_the_fused_path_with_the_default_limit() {
         .define(class("C", vec![], vec![bench(recurse_hook)]))
         .unwrap();
     let h = rt.new_object(&c).unwrap();
-    let err = h.run(0).unwrap_err();
+    let err = h.run(0).into_result().unwrap_err();
     assert_eq!(
         err.kind,
         ScriptErrorKind::DepthLimit {
@@ -228,7 +228,7 @@ fn the_host_interface_uses_the_fused_path_with_the_default_limit() {
     let c = rt.define(class("D", vec![], vec![bench(boom)])).unwrap();
     let h = rt.new_object(&c).unwrap();
     assert_eq!(
-        h.run(0).unwrap_err().kind,
+        h.run(0).into_result().unwrap_err().kind,
         ScriptErrorKind::HostPanic("bug in a host function".into())
     );
 }
@@ -239,7 +239,7 @@ fn a_class_without_the_method_reports_it() {
     let c = rt.define(class("C", vec![], vec![hook(seven)])).unwrap();
     let h = rt.new_object(&c).unwrap();
     assert_eq!(
-        h.run(1).unwrap_err().kind,
+        h.run(1).into_result().unwrap_err().kind,
         ScriptErrorKind::NotImplemented {
             class: "C".into(),
             method: "Bench.run".into()
@@ -269,11 +269,11 @@ fn the_host_interfaces_of_a_fixed_runtime_keep_every_check() {
         .unwrap();
     let h = rt.new_object(&c).unwrap();
     // Values, through the handle and through the shell.
-    assert_eq!(h.call().unwrap(), 1);
-    assert_eq!(h.get().unwrap().call().unwrap(), 2);
-    assert_eq!(h.run(0).unwrap(), 42);
+    assert_eq!(h.call().into_result().unwrap(), 1);
+    assert_eq!(h.get().unwrap().call().into_result().unwrap(), 2);
+    assert_eq!(h.run(0).into_result().unwrap(), 42);
     // A raised ScriptError is caught and reported with its span.
-    let e = h.run(-1).unwrap_err();
+    let e = h.run(-1).into_result().unwrap_err();
     assert_eq!(
         (e.kind, e.span),
         (ScriptErrorKind::DivisionByZero, Span::new(1, 2))
@@ -281,19 +281,28 @@ fn the_host_interfaces_of_a_fixed_runtime_keep_every_check() {
     assert_eq!(with_record(|r| r.depth()), 0);
     // Null and stale handles still fail, and so does a detached object.
     assert_eq!(
-        Handle::null().call().unwrap_err().kind,
+        Handle::null().call().into_result().unwrap_err().kind,
         ScriptErrorKind::NullHandle
     );
     let other = rt.new_object(&c).unwrap();
     let stale = other.clone();
     rt.destroy(&other).unwrap();
-    assert_eq!(stale.run(0).unwrap_err().kind, ScriptErrorKind::StaleHandle);
+    assert_eq!(
+        stale.run(0).into_result().unwrap_err().kind,
+        ScriptErrorKind::StaleHandle
+    );
     // A collect (the one stop a fixed runtime has) frees the destroyed state; calls go on.
     assert_eq!(rt.collect().unwrap(), 1);
-    assert_eq!(h.call().unwrap(), 3);
+    assert_eq!(h.call().into_result().unwrap(), 3);
     rt.detach(&h).unwrap();
-    assert_eq!(h.call().unwrap_err().kind, ScriptErrorKind::ObjectDetached);
-    assert_eq!(h.run(0).unwrap_err().kind, ScriptErrorKind::ObjectDetached);
+    assert_eq!(
+        h.call().into_result().unwrap_err().kind,
+        ScriptErrorKind::ObjectDetached
+    );
+    assert_eq!(
+        h.run(0).into_result().unwrap_err().kind,
+        ScriptErrorKind::ObjectDetached
+    );
     assert_eq!(with_record(|r| r.depth()), 0);
 }
 
@@ -306,16 +315,16 @@ fn runaway_recursion_from_the_host_hits_the_limit_on_a_fixed_runtime() {
     let h = rt.new_object(&c).unwrap();
     assert!(set_depth_limit(30));
     assert_eq!(
-        h.run(0).unwrap_err().kind,
+        h.run(0).into_result().unwrap_err().kind,
         ScriptErrorKind::DepthLimit { limit: 30 }
     );
     assert_eq!(with_record(|r| r.depth()), 0);
     // A class without the method reports it, as on the fused path.
     let d = rt.define(class("D", vec![], vec![hook(seven)])).unwrap();
     let h = rt.new_object(&d).unwrap();
-    assert_eq!(h.call().unwrap(), 7);
+    assert_eq!(h.call().into_result().unwrap(), 7);
     assert_eq!(
-        h.run(1).unwrap_err().kind,
+        h.run(1).into_result().unwrap_err().kind,
         ScriptErrorKind::NotImplemented {
             class: "D".into(),
             method: "Bench.run".into()
@@ -333,12 +342,15 @@ fn a_fixed_runtime_refuses_unload_and_the_reloadable_one_still_unloads() {
     let e = rt.unload(&c).unwrap_err();
     assert_eq!(e, ReloadError::UnloadFixed("C".into()));
     assert!(e.to_string().contains("cannot be unloaded"), "{e}");
-    assert_eq!(h.call().unwrap(), 7);
+    assert_eq!(h.call().into_result().unwrap(), 7);
     let rt = Runtime::new();
     let c = rt.define(class("C", vec![], vec![hook(seven)])).unwrap();
     let h = rt.new_object(&c).unwrap();
     assert_eq!(rt.unload(&c).unwrap(), 1);
-    assert_eq!(h.call().unwrap_err().kind, ScriptErrorKind::StaleHandle);
+    assert_eq!(
+        h.call().into_result().unwrap_err().kind,
+        ScriptErrorKind::StaleHandle
+    );
 }
 
 thread_local! {
@@ -376,19 +388,27 @@ fn destroy_and_detach_inside_a_call_are_refused() {
         let caller = rt.new_object(&c).unwrap();
         let victim = rt.new_object(&c).unwrap();
         VICTIM.with(|v| *v.borrow_mut() = Some((rt, victim.clone())));
-        assert_eq!(caller.run(0).unwrap(), 1, "destroy inside a call");
-        assert_eq!(caller.run(1).unwrap(), 1, "detach inside a call");
+        assert_eq!(
+            caller.run(0).into_result().unwrap(),
+            1,
+            "destroy inside a call"
+        );
+        assert_eq!(
+            caller.run(1).into_result().unwrap(),
+            1,
+            "detach inside a call"
+        );
         // The victim is still alive and attached; outside a call both work.
         let rt = VICTIM.with(|v| v.borrow_mut().take()).unwrap().0;
-        assert_eq!(victim.run(2).unwrap(), 0);
+        assert_eq!(victim.run(2).into_result().unwrap(), 0);
         rt.detach(&victim).unwrap();
         assert_eq!(
-            victim.run(2).unwrap_err().kind,
+            victim.run(2).into_result().unwrap_err().kind,
             ScriptErrorKind::ObjectDetached
         );
         rt.destroy(&victim).unwrap();
         assert_eq!(
-            victim.run(2).unwrap_err().kind,
+            victim.run(2).into_result().unwrap_err().kind,
             ScriptErrorKind::StaleHandle
         );
     }
@@ -408,9 +428,9 @@ fn the_host_border_keeps_every_answer_in_both_runtimes() {
             ))
             .unwrap();
         let h = rt.new_object(&c).unwrap();
-        assert_eq!(h.call().unwrap(), 1);
-        assert_eq!(h.run(0).unwrap(), 42);
-        let e = h.run(-1).unwrap_err();
+        assert_eq!(h.call().into_result().unwrap(), 1);
+        assert_eq!(h.run(0).into_result().unwrap(), 42);
+        let e = h.run(-1).into_result().unwrap_err();
         assert_eq!(
             (e.kind, e.span),
             (ScriptErrorKind::DivisionByZero, Span::new(1, 2))
@@ -421,7 +441,7 @@ fn the_host_border_keeps_every_answer_in_both_runtimes() {
         let runaway = rt.new_object(&r).unwrap();
         assert!(set_depth_limit(25));
         assert_eq!(
-            runaway.run(0).unwrap_err().kind,
+            runaway.run(0).into_result().unwrap_err().kind,
             ScriptErrorKind::DepthLimit { limit: 25 }
         );
         assert_eq!(with_record(|r| r.depth()), 0);
@@ -431,17 +451,26 @@ fn the_host_border_keeps_every_answer_in_both_runtimes() {
         let keep = d.clone();
         let shell: *const Object = keep.get().unwrap();
         rt.destroy(&d).unwrap();
-        assert_eq!(keep.call().unwrap_err().kind, ScriptErrorKind::StaleHandle);
-        assert_eq!(keep.run(0).unwrap_err().kind, ScriptErrorKind::StaleHandle);
+        assert_eq!(
+            keep.call().into_result().unwrap_err().kind,
+            ScriptErrorKind::StaleHandle
+        );
+        assert_eq!(
+            keep.run(0).into_result().unwrap_err().kind,
+            ScriptErrorKind::StaleHandle
+        );
         // SAFETY: `keep` owns a reference, so the shell is allocated.
-        let e = unsafe { &*shell }.call().unwrap_err();
+        let e = unsafe { &*shell }.call().into_result().unwrap_err();
         assert_eq!(e.kind, ScriptErrorKind::ObjectDetached);
         assert_eq!(
-            Handle::null().run(0).unwrap_err().kind,
+            Handle::null().run(0).into_result().unwrap_err().kind,
             ScriptErrorKind::NullHandle
         );
         rt.detach(&h).unwrap();
-        assert_eq!(h.call().unwrap_err().kind, ScriptErrorKind::ObjectDetached);
+        assert_eq!(
+            h.call().into_result().unwrap_err().kind,
+            ScriptErrorKind::ObjectDetached
+        );
         assert_eq!(with_record(|r| r.depth()), 0);
         assert!(set_depth_limit(hotlab::runtime::depth::DEFAULT_DEPTH_LIMIT));
     }

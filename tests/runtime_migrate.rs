@@ -81,7 +81,7 @@ proptest! {
         prop_assert_eq!(leaf.shell_count(), kept_links * objects);
         for (o, h) in objs.iter().enumerate() {
             let obj = h.get().unwrap();
-            prop_assert_eq!(h.call().unwrap(), 8);
+            prop_assert_eq!(h.call().into_result().unwrap(), 8);
             for (i, f) in new.iter().enumerate() {
                 let name = format!("f{i}");
                 let Some((kind, init)) = f else { continue };

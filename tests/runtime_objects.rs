@@ -33,11 +33,11 @@ fn new_call_and_fields() {
     let rt = Runtime::new();
     let c = counter(&rt);
     let h = rt.new_object(&c).unwrap();
-    assert_eq!(h.call().unwrap(), 1);
-    assert_eq!(h.call().unwrap(), 2);
+    assert_eq!(h.call().into_result().unwrap(), 1);
+    assert_eq!(h.call().into_result().unwrap(), 2);
     assert_eq!(h.get().unwrap().read_field("n").unwrap(), 2);
     h.get().unwrap().write_field("n", 40).unwrap();
-    assert_eq!(h.call().unwrap(), 41);
+    assert_eq!(h.call().into_result().unwrap(), 41);
     assert_eq!(
         kind(h.get().unwrap().read_field("nope")),
         ScriptErrorKind::NoSuchField {
@@ -81,7 +81,7 @@ fn migration_keeps_adds_removes_and_retypes_fields() {
             .unwrap();
     }
     assert_eq!(leaf.shell_count(), 6);
-    assert_eq!(objs[0].call().unwrap(), 7);
+    assert_eq!(objs[0].call().into_result().unwrap(), 7);
 
     let v2 = class(
         "Thing",
@@ -117,7 +117,7 @@ fn migration_keeps_adds_removes_and_retypes_fields() {
         );
         assert_eq!(o.state_version().unwrap().number, 2);
         // The host's handles stayed valid, and the next call runs the new code.
-        assert_eq!(h.call().unwrap(), 8);
+        assert_eq!(h.call().into_result().unwrap(), 8);
     }
     drop(objs);
     assert_eq!((c.shell_count(), leaf.shell_count()), (0, 0));
@@ -127,12 +127,18 @@ fn migration_keeps_adds_removes_and_retypes_fields() {
 fn null_stale_and_destroyed_handles_raise() {
     let rt = Runtime::new();
     let c = counter(&rt);
-    assert_eq!(kind(Handle::null().call()), ScriptErrorKind::NullHandle);
+    assert_eq!(
+        kind(Handle::null().call().into_result()),
+        ScriptErrorKind::NullHandle
+    );
     let h = rt.new_object(&c).unwrap();
     let other = h.clone();
     rt.destroy(&h).unwrap();
-    assert_eq!(kind(h.call()), ScriptErrorKind::StaleHandle);
-    assert_eq!(kind(other.call()), ScriptErrorKind::StaleHandle);
+    assert_eq!(kind(h.call().into_result()), ScriptErrorKind::StaleHandle);
+    assert_eq!(
+        kind(other.call().into_result()),
+        ScriptErrorKind::StaleHandle
+    );
     assert_eq!(
         kind(other.clone().get().map(|_| ())),
         ScriptErrorKind::StaleHandle
@@ -155,7 +161,10 @@ fn a_detached_object_fails_calls_and_is_not_migrated() {
     let kept = rt.new_object(&c).unwrap();
     rt.detach(&h).unwrap();
     assert!(h.is_valid());
-    assert_eq!(kind(h.call()), ScriptErrorKind::ObjectDetached);
+    assert_eq!(
+        kind(h.call().into_result()),
+        ScriptErrorKind::ObjectDetached
+    );
     assert_eq!(
         kind(h.get().unwrap().read_field("n")),
         ScriptErrorKind::ObjectDetached
@@ -164,8 +173,11 @@ fn a_detached_object_fails_calls_and_is_not_migrated() {
         .reload(&c, class("Counter", vec![int("n", 0)], vec![hook(eight)]))
         .unwrap();
     assert_eq!(report.migrated, 1);
-    assert_eq!(kept.call().unwrap(), 8);
-    assert_eq!(kind(h.call()), ScriptErrorKind::ObjectDetached);
+    assert_eq!(kept.call().into_result().unwrap(), 8);
+    assert_eq!(
+        kind(h.call().into_result()),
+        ScriptErrorKind::ObjectDetached
+    );
     drop((h, kept));
     assert_eq!(c.shell_count(), 0);
 }
@@ -181,7 +193,7 @@ fn unload_destroys_every_object_and_refuses_new() {
         .set_handle_field("next", b.clone())
         .unwrap();
     assert_eq!(rt.unload(&c).unwrap(), 2);
-    assert_eq!(kind(a.call()), ScriptErrorKind::StaleHandle);
+    assert_eq!(kind(a.call().into_result()), ScriptErrorKind::StaleHandle);
     assert_eq!(
         kind(rt.new_object(&c)),
         ScriptErrorKind::ClassUnloaded("Counter".into())
@@ -292,7 +304,7 @@ fn initializer_code_makes_objects_and_a_raising_one_changes_nothing() {
         rt.reload(&c, bad),
         Err(ReloadError::Initializer(_))
     ));
-    assert_eq!(objs[0].call().unwrap(), 7);
+    assert_eq!(objs[0].call().into_result().unwrap(), 7);
     assert_eq!(c.version().number, 1);
     assert_eq!(leaf.shell_count(), 4);
 
@@ -311,7 +323,7 @@ fn initializer_code_makes_objects_and_a_raising_one_changes_nothing() {
     let report = rt.reload(&c, good).unwrap();
     assert_eq!(report.added, vec!["right"]);
     assert_eq!(leaf.shell_count(), 8);
-    assert_eq!(objs[3].call().unwrap(), 8);
+    assert_eq!(objs[3].call().into_result().unwrap(), 8);
     drop(objs);
     assert_eq!((c.shell_count(), leaf.shell_count()), (0, 0));
 }
@@ -329,7 +341,7 @@ fn a_child_extends_the_layout_and_overrides_by_slot() {
     let names: Vec<&str> = child.version().fields.iter().map(|f| &*f.name).collect();
     assert_eq!(names, vec!["n", "extra"]);
     let h = rt.new_object(&child).unwrap();
-    assert_eq!(h.call().unwrap(), 7);
+    assert_eq!(h.call().into_result().unwrap(), 7);
     assert_eq!(h.get().unwrap().read_field("n").unwrap(), 5);
 }
 
@@ -377,12 +389,12 @@ fn a_removed_method_leaves_an_empty_slot() {
     let h = rt.new_object(&c).unwrap();
     rt.reload(&c, class("C", vec![], vec![])).unwrap();
     assert!(matches!(
-        kind(h.call()),
+        kind(h.call().into_result()),
         ScriptErrorKind::NotImplemented { .. }
     ));
     rt.reload(&c, class("C", vec![], vec![hook(eight)]))
         .unwrap();
-    assert_eq!(h.call().unwrap(), 8);
+    assert_eq!(h.call().into_result().unwrap(), 8);
     let obj: &Object = h.get().unwrap();
     assert_eq!(obj.class().reloads(), 2);
 }
@@ -547,7 +559,7 @@ fn counted_fields_migrate_by_their_whole_type() {
         // the field keeps its string while it is read.
         let text = unsafe { str_text(*o.state_ptr().add(i)) };
         assert_eq!(text, "hello", "a kept field keeps its value");
-        assert_eq!(h.call().unwrap(), 8);
+        assert_eq!(h.call().into_result().unwrap(), 8);
     }
     drop(objs);
     assert_eq!(c.shell_count(), 0);
@@ -600,7 +612,13 @@ fn a_reload_of_several_classes_is_one_step_that_a_late_failure_undoes() {
         "{failed:?}"
     );
     assert_eq!((a.version().number, b.version().number), (1, 1));
-    assert_eq!((ha.call().unwrap(), hb.call().unwrap()), (7, 7));
+    assert_eq!(
+        (
+            ha.call().into_result().unwrap(),
+            hb.call().into_result().unwrap()
+        ),
+        (7, 7)
+    );
     assert_eq!(
         leaf.shell_count(),
         0,
@@ -620,7 +638,13 @@ fn a_reload_of_several_classes_is_one_step_that_a_late_failure_undoes() {
         added,
         [("A", vec!["l".to_string()]), ("B", vec!["x".to_string()])]
     );
-    assert_eq!((ha.call().unwrap(), hb.call().unwrap()), (8, 8));
+    assert_eq!(
+        (
+            ha.call().into_result().unwrap(),
+            hb.call().into_result().unwrap()
+        ),
+        (8, 8)
+    );
     drop((ha, hb));
     assert_eq!(
         (a.shell_count(), b.shell_count(), leaf.shell_count()),
@@ -644,7 +668,10 @@ fn a_reload_that_drops_a_class_unloads_it_and_destroys_its_objects() {
     assert!(gone_report.unloaded && gone_report.class == "Gone" && gone_report.migrated == 1);
     assert!(!reports[0].unloaded);
     // Its code is the replaced version's: the object is destroyed (its handle stale) and `new` refuses.
-    assert_eq!(kind(held.call()), ScriptErrorKind::StaleHandle);
+    assert_eq!(
+        kind(held.call().into_result()),
+        ScriptErrorKind::StaleHandle
+    );
     assert!(rt.new_object(&gone).is_err());
 }
 
@@ -670,7 +697,7 @@ fn a_failed_transaction_takes_back_its_classes_and_method_names() {
         "a rolled-back class stayed defined"
     );
     assert_eq!(base.version().number, 1);
-    assert_eq!(obj.call().unwrap(), 7);
+    assert_eq!(obj.call().into_result().unwrap(), 7);
     // `run` was taken back from the family: another signature for it is fine now.
     let mut other = class("Other", vec![], vec![hook(seven)]);
     other.methods.push(MethodDef {

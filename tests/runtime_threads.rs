@@ -40,7 +40,7 @@ fn a_reload_waits_for_a_call_in_progress_and_the_next_call_runs_the_new_code() {
     let h = rt.new_object(&c).unwrap();
     let reloaded = AtomicBool::new(false);
     std::thread::scope(|s| {
-        let a = s.spawn(|| h.call());
+        let a = s.spawn(|| h.call().into_result());
         INSIDE.wait(); // thread A is inside the call
         let b = s.spawn(|| {
             let report = rt.reload(
@@ -55,7 +55,7 @@ fn a_reload_waits_for_a_call_in_progress_and_the_next_call_runs_the_new_code() {
             std::thread::yield_now();
         }
         // A third thread calling now waits too, and then runs the new code.
-        let late = s.spawn(|| h.call());
+        let late = s.spawn(|| h.call().into_result());
         std::thread::sleep(Duration::from_millis(100));
         assert!(
             !reloaded.load(Ordering::SeqCst),
@@ -79,7 +79,7 @@ fn a_reload_waits_for_a_call_in_progress_and_the_next_call_runs_the_new_code() {
         assert!(report.waited > Duration::ZERO);
         assert_eq!(late.join().unwrap().unwrap(), 101);
     });
-    assert_eq!(h.call().unwrap(), 101);
+    assert_eq!(h.call().into_result().unwrap(), 101);
     drop(h);
     assert_eq!(c.shell_count(), 0);
 }
@@ -101,7 +101,7 @@ fn a_reload_from_inside_a_call_is_refused_instead_of_waiting_for_itself() {
     def.vmctx = &rt as *const Runtime as *mut c_void;
     let c = rt.define(def).unwrap();
     let h = rt.new_object(&c).unwrap();
-    assert_eq!(h.call().unwrap(), -1);
+    assert_eq!(h.call().into_result().unwrap(), -1);
 }
 
 #[test]
@@ -134,7 +134,10 @@ fn many_threads_calling_while_reloading_see_old_or_new_code_only() {
                 s.spawn(move || {
                     let mut calls = 0u64;
                     while !stop.load(Ordering::Relaxed) {
-                        let r = objs[(calls as usize + t) % objs.len()].call().unwrap();
+                        let r = objs[(calls as usize + t) % objs.len()]
+                            .call()
+                            .into_result()
+                            .unwrap();
                         assert!(r == 7 || r == 8);
                         calls += 1;
                         count.store(calls, Ordering::Release);
@@ -200,7 +203,7 @@ fn new_destroy_and_drop_race_reloads_without_leaks() {
                             .unwrap();
                         match (i + t) % 3 {
                             0 => rt.destroy(&prev).unwrap(),
-                            1 => assert!(h.call().unwrap() >= 1),
+                            1 => assert!(h.call().into_result().unwrap() >= 1),
                             _ => {}
                         }
                         prev = h;
@@ -252,7 +255,7 @@ fn calls_wait_until_the_committed_reload_lets_them_in() {
     assert_eq!(reports[0].migrated, 1);
     std::thread::scope(|s| {
         let caller = s.spawn(|| {
-            let got = h.call();
+            let got = h.call().into_result();
             returned.store(true, Ordering::SeqCst);
             got
         });
@@ -344,7 +347,10 @@ fn a_destroy_racing_reloads_never_gets_its_key_back() {
             }
             // Checked after the reloads that overlapped the destroys had their chance.
             for k in kept.drain(..) {
-                assert_eq!(k.call().unwrap_err().kind, ScriptErrorKind::StaleHandle);
+                assert_eq!(
+                    k.call().into_result().unwrap_err().kind,
+                    ScriptErrorKind::StaleHandle
+                );
             }
         }
         stop.store(true, Ordering::Relaxed);

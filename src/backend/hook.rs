@@ -78,7 +78,7 @@ const WANT: &str =
 pub fn hook_loop<H: Hook + ?Sized>(h: &H, n: u64) -> Result<i64, ScriptError> {
     let mut sum = 0i64;
     for _ in 0..n {
-        sum = sum.wrapping_add(h.call()?);
+        sum = sum.wrapping_add(h.call().into_result()?);
     }
     Ok(sum)
 }

@@ -589,12 +589,15 @@ impl Loaded {
         value.map(|v| vec![v]).map_err(raised)
     }
 
-    /// The machine code of each function (`None` on the interpreter, which makes none).
+    /// The machine code of each function, then of the host entries of the methods that
+    /// implement a host interface (`None` on the interpreter, which makes none).
     pub fn machine_code(&self) -> Option<Vec<&CompiledFunction>> {
         match &self.code {
             Code::Clif(program) => Some(program.functions().iter().map(|f| &f.code).collect()),
             Code::Interp(_) => None,
-            _ => self.native().map(|code| code.functions().iter().collect()),
+            _ => self
+                .native()
+                .map(|code| code.functions().iter().chain(code.host_entries()).collect()),
         }
     }
 

@@ -157,12 +157,12 @@ pub fn method_sig(program: &Program, func: hir::FuncId) -> Option<AbiSig> {
 /// and `super.init` call it, directly, so a derived class's `init` may take other parameters
 /// than its base's (slots share their signature across a class family) and a reload may change
 /// its signature.
-pub fn class_def(
+pub fn class_def<C: Into<MethodCode>>(
     program: &Program,
     id: ClassId,
     parent: Option<ClassRef>,
     vmctx: *mut c_void,
-    mut code: impl FnMut(&hir::Method) -> *const c_void,
+    mut code: impl FnMut(&hir::Method) -> C,
 ) -> ClassDef {
     let class = program.class(id);
     let inherited = class.parent.map_or(0, |p| program.class(p).fields.len());
@@ -181,10 +181,12 @@ pub fn class_def(
         .filter_map(|m| {
             // A method whose types do not cross the ABI (arrays) is called directly only.
             let sig = method_sig(program, m.func)?;
+            let made = code(m).into();
             Some(MethodDef {
                 name: Arc::from(m.name.as_str()),
                 sig,
-                code: code(m),
+                code: made.code,
+                host_entry: made.host_entry,
             })
         })
         .collect();
@@ -197,12 +199,31 @@ pub fn class_def(
     }
 }
 
+/// A method's code for its class's slot, and the host entry made for it (null: none; see
+/// [`MethodDef::host_entry`]).
+#[derive(Debug, Clone, Copy)]
+pub struct MethodCode {
+    /// The method's code.
+    pub code: *const c_void,
+    /// Its host entry, or null.
+    pub host_entry: *const c_void,
+}
+
+impl From<*const c_void> for MethodCode {
+    fn from(code: *const c_void) -> MethodCode {
+        MethodCode {
+            code,
+            host_entry: std::ptr::null(),
+        }
+    }
+}
+
 /// Define every class of `program` in `runtime` (parents first), in `ClassId` order.
-pub fn define_classes(
+pub fn define_classes<C: Into<MethodCode>>(
     runtime: &Runtime,
     program: &Program,
     vmctx: *mut c_void,
-    mut code: impl FnMut(&hir::Method) -> *const c_void,
+    mut code: impl FnMut(&hir::Method) -> C,
 ) -> Result<Vec<ClassRef>, DefineError> {
     let mut out: Vec<ClassRef> = Vec::with_capacity(program.classes.len());
     for (i, class) in program.classes.iter().enumerate() {
@@ -404,7 +425,7 @@ pub fn reload_precheck(runtime: &Runtime, program: &Program) -> Result<(), Objec
             ClassId(i as u32),
             None,
             std::ptr::null_mut(),
-            |_| std::ptr::null(),
+            |_| std::ptr::null::<c_void>(),
         );
         for m in &def.methods {
             let old = existing.version().methods.iter().flatten();
@@ -444,11 +465,11 @@ pub fn new_class_names(runtime: &Runtime, program: &Program) -> Vec<String> {
 /// unloaded (its objects destroyed), because after a reload no code of the version it replaced
 /// runs again. On error nothing changed. Every backend installs a program's classes through
 /// this.
-pub fn install_classes(
+pub fn install_classes<C: Into<MethodCode>>(
     runtime: &Runtime,
     program: &Program,
     vmctx: *mut c_void,
-    mut code: impl FnMut(&hir::Method) -> *const c_void,
+    mut code: impl FnMut(&hir::Method) -> C,
 ) -> Result<Installed, ObjectsError> {
     let existing: Vec<Option<ClassRef>> = program
         .classes

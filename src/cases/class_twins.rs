@@ -20,9 +20,8 @@ use std::ptr::{read_volatile, write_volatile};
 use std::sync::Arc;
 
 use crate::backend::hook::hook_loop;
-use crate::runtime::ScriptError;
 use crate::runtime::host::hot_sink;
-use crate::runtime::iface::{Hook, NativeCounter};
+use crate::runtime::iface::{Hook, NativeCounter, Returned};
 
 fn n_of(n: u64) -> i64 {
     hot_sink(n as i64)
@@ -33,8 +32,8 @@ struct EmptyHook;
 
 impl Hook for EmptyHook {
     #[inline(never)]
-    fn call(&self) -> Result<i64, ScriptError> {
-        Ok(1)
+    extern "C-unwind" fn call(&self) -> Returned {
+        Returned::ok(1)
     }
 }
 

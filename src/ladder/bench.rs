@@ -31,7 +31,7 @@ use crate::measure::{JobResult, MeasureError, Observer, RawVariantFn, Settings, 
 use crate::runtime::ScriptError;
 use crate::runtime::class::{ClassDef, ClassRef, DefineError, Field, FieldType, Init, MethodDef};
 use crate::runtime::handle::Handle;
-use crate::runtime::iface::{Hook, HookCall, Signature};
+use crate::runtime::iface::{Hook, HookCall, Returned, Signature};
 use crate::runtime::rt::Runtime;
 
 /// The snippet used when none is given: the empty method.
@@ -142,8 +142,8 @@ pub struct NativeTwin {
 
 impl Hook for NativeTwin {
     #[inline(never)]
-    fn call(&self) -> Result<i64, ScriptError> {
-        Ok(std::hint::black_box(self.value))
+    extern "C-unwind" fn call(&self) -> Returned {
+        Returned::ok(std::hint::black_box(self.value))
     }
 }
 
@@ -275,7 +275,7 @@ fn native_loop(twin: &NativeTwin, n: u64) -> u64 {
     let hook: &dyn Hook = std::hint::black_box(twin);
     let mut sum = 0u64;
     for _ in 0..n {
-        sum = sum.wrapping_add(hook.call().unwrap_or(0) as u64);
+        sum = sum.wrapping_add(hook.call().into_result().unwrap_or(0) as u64);
     }
     sum
 }
@@ -365,6 +365,7 @@ impl LadderBench {
                     name: "call".into(),
                     sig: HookCall::sig(),
                     code,
+                    host_entry: std::ptr::null(),
                 }],
                 vmctx: &mut *vmctx as *mut VmCtx as *mut c_void,
             })

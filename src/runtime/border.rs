@@ -22,6 +22,7 @@
 //! An error *raised* by the method unwinds through the layers (their guards restore the
 //! per-thread counters) until a `TryCatch`/`Fused` layer turns it into `Err`, or out of the path.
 
+use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU32, Ordering, compiler_fence};
@@ -29,7 +30,7 @@ use std::sync::atomic::{AtomicU32, Ordering, compiler_fence};
 use crate::runtime::class::{Class, DETACHED_KEY, ENTRY_PENDING, IfaceMethod, SlotIndex};
 use crate::runtime::depth::{ThreadRecord, ensure_registered, thread_record, with_record};
 use crate::runtime::error::{ScriptError, ScriptErrorKind, catch_script};
-use crate::runtime::iface::{IfaceSig, Signature};
+use crate::runtime::iface::{BenchRun, HookCall, IfaceSig, Returned, Signature};
 use crate::runtime::object::{Object, detached_error};
 
 /// An error on the call path: a boxed [`ScriptError`]. Boxed so that every layer's
@@ -344,6 +345,51 @@ pub fn host_enter<S: IfaceSig>(
     host_enter_slow::<S>(rec, obj, tag, room, args)
 }
 
+/// The Rust host entry of `m` (see [`Class::host_entry`]): [`host_enter`] behind the C ABI of
+/// a host entry, for a class whose method has no entry of the JIT's (interpreted and object
+/// backend classes, the ladder's, an empty interface entry).
+pub fn rust_host_entry(m: IfaceMethod) -> *const c_void {
+    match m {
+        IfaceMethod::HookCall => rust_hook_entry as *const c_void,
+        IfaceMethod::BenchRun => rust_bench_entry as *const c_void,
+    }
+}
+
+extern "C-unwind" fn rust_hook_entry(obj: &Object, _: *const ThreadRecord) -> Returned {
+    host_enter::<HookCall>(obj, None, ()).into()
+}
+
+extern "C-unwind" fn rust_bench_entry(obj: &Object, _: *const ThreadRecord, n: i64) -> Returned {
+    host_enter::<BenchRun>(obj, None, (n,)).into()
+}
+
+/// For a JIT host entry whose straight path did not go in (no room, a key that is not the
+/// entry word, an entry that is no longer the class's, a stack near its limit): the room is
+/// back to `room`; [`host_enter_slow`] answers as the Rust entry's slow path would.
+///
+/// # Safety
+/// `obj` must be a live shell and `rec` the calling thread's record.
+pub(crate) unsafe fn host_slow_call(obj: &Object, rec: *const ThreadRecord, room: u32) -> Returned {
+    // SAFETY: the caller's contract.
+    let rec = unsafe { &*rec };
+    host_enter_slow::<HookCall>(rec, obj, None, room, ()).into()
+}
+
+/// [`host_slow_call`] for `Bench.run`.
+///
+/// # Safety
+/// As [`host_slow_call`].
+pub(crate) unsafe fn host_slow_run(
+    obj: &Object,
+    rec: *const ThreadRecord,
+    room: u32,
+    n: i64,
+) -> Returned {
+    // SAFETY: the caller's contract.
+    let rec = unsafe { &*rec };
+    host_enter_slow::<BenchRun>(rec, obj, None, room, (n,)).into()
+}
+
 /// [`host_enter`] after its straight path did not go in: a stale handle, then the answers of
 /// [`fused_enter_slow`] (depth limit, registration, a pending reload, a detached object), then
 /// the call, whose empty interface entry is an error too.
@@ -515,9 +561,11 @@ pub fn catch_cold<R>(f: impl FnOnce() -> R) -> Result<R, Fault> {
     }
 }
 
+/// A caught panic's payload as the error a border returns (a `ScriptError` as it was, any other
+/// panic as `HostPanic`).
 #[cold]
 #[inline(never)]
-fn caught(payload: Box<dyn std::any::Any + Send>) -> Fault {
+pub(crate) fn caught(payload: Box<dyn std::any::Any + Send>) -> Fault {
     // Reuse the border's own conversion, so every border reports panics alike.
     let run = catch_script(Default::default(), || -> () {
         panic::resume_unwind(payload)
@@ -674,6 +722,7 @@ mod tests {
                 name: "call".into(),
                 sig: HookCall::sig(),
                 code: mark as *const c_void,
+                host_entry: std::ptr::null(),
             }],
             vmctx: std::ptr::null_mut(),
         };

@@ -11,6 +11,7 @@ use std::ptr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
+use crate::runtime::border;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::iface::{AbiSig, BenchRun, HookCall, Signature};
 use crate::runtime::object::LiveList;
@@ -176,6 +177,11 @@ pub struct MethodDef {
     pub sig: AbiSig,
     /// `extern "C-unwind" fn(vmctx, this: *const Object, args...) -> ret`.
     pub code: *const c_void,
+    /// For a method that implements a host interface's method: a host entry made for `code`
+    /// (`extern "C-unwind" fn(this, rec, args...) -> Returned`, see
+    /// [`IfaceSig::enter`](crate::runtime::iface::IfaceSig::enter)), or null to use the Rust
+    /// one (`runtime::border`). The JIT makes one per such method.
+    pub host_entry: *const c_void,
 }
 
 // SAFETY: `code` points at immutable machine code (JIT output or a Rust fn item), valid while the
@@ -242,6 +248,10 @@ pub struct Version {
     /// runtime, see [`Runtime::fixed`](crate::runtime::rt::Runtime::fixed)): dropping one
     /// releases its cells but frees nothing.
     pub inline: bool,
+    /// The host entries known to this version: `(method code, its host entry)` for the own
+    /// methods that came with one ([`MethodDef::host_entry`]) and the parent's at definition.
+    /// An interface entry uses the host entry made for exactly its code, or the Rust one.
+    pub(crate) host_entries: Vec<(usize, usize)>,
 }
 
 impl Version {
@@ -300,6 +310,12 @@ pub struct Class {
     /// calls it without reading the slot table (see `border::Direct`). Constant for a class of a
     /// fixed runtime, which refuses reload and unload.
     pub(crate) iface_code: [AtomicPtr<c_void>; IfaceMethod::COUNT],
+    /// The host entry of each host-interface method (never null): the one made for the code in
+    /// `iface_code` when there is one, else the Rust border's (`border::rust_host_entry`), which
+    /// also answers an empty entry. Written with `iface_code`, before the entry word lets calls
+    /// in; a JIT entry compares itself with it after its key test, so one read before a reload
+    /// goes to the slow path rather than run an old version's code.
+    pub(crate) host_entry: [AtomicPtr<c_void>; IfaceMethod::COUNT],
     pub(crate) name: Arc<str>,
     pub(crate) parent: Option<ClassRef>,
     /// Method name ↔ slot index for the whole class family.
@@ -329,6 +345,10 @@ impl Class {
     pub const ENTRY: usize = std::mem::offset_of!(Class, entry);
     /// Offset of the slot table: slot `i` is at `[class + SLOTS + 8*i]`.
     pub const SLOTS: usize = std::mem::offset_of!(Class, slots);
+    /// Offset of the host entries: method `m`'s at `[class + HOST_ENTRY + 8*m]`.
+    pub const HOST_ENTRY: usize = std::mem::offset_of!(Class, host_entry);
+    /// Offset of the methods' `vmctx`.
+    pub const VMCTX: usize = std::mem::offset_of!(Class, vmctx);
 
     /// Build a class from its first definition (the runtime calls this; see `Runtime::define`).
     pub(crate) fn from_def(def: &ClassDef) -> Result<Class, DefineError> {
@@ -336,7 +356,8 @@ impl Class {
             Some(p) => p.family.clone(),
             None => Family::default(),
         };
-        let version = build_version(def, &family, 1)?;
+        let mut version = build_version(def, &family, 1)?;
+        version.host_entries = host_entries(def);
         let slots: [AtomicPtr<c_void>; SLOT_CAPACITY] =
             std::array::from_fn(|_| AtomicPtr::new(ptr::null_mut()));
         fill_slots(&slots, def, &version);
@@ -354,6 +375,8 @@ impl Class {
             reloads: AtomicU32::new(0),
             iface_slots: [const { AtomicU32::new(u32::MAX) }; IfaceMethod::COUNT],
             iface_code: [const { AtomicPtr::new(ptr::null_mut()) }; IfaceMethod::COUNT],
+            host_entry: IfaceMethod::ALL
+                .map(|m| AtomicPtr::new(border::rust_host_entry(m) as *mut c_void)),
             name: def.name.clone(),
             parent: def.parent.clone(),
             family,
@@ -362,6 +385,9 @@ impl Class {
             detached: AtomicUsize::new(0),
         };
         class.find_iface_slots();
+        // Before any shell of any class exists: where the shells' vtable functions find the
+        // thread's record (`runtime::depth::RECORD_TP_OFFSET`).
+        super::depth::record_offset();
         Ok(class)
     }
 
@@ -378,8 +404,22 @@ impl Class {
                 .map_or(u32::MAX, |s| s.get() as u32);
             self.iface_slots[i].store(slot, Ordering::Release);
             let code = SlotIndex::new(slot as usize).map_or(ptr::null(), |s| self.slot(s));
+            let entry = self
+                .version()
+                .host_entries
+                .iter()
+                .find(|&&(c, _)| !code.is_null() && c == code as usize)
+                .map_or(border::rust_host_entry(*m), |&(_, e)| e as *const c_void);
+            self.host_entry[i].store(entry as *mut c_void, Ordering::Release);
             self.iface_code[i].store(code as *mut c_void, Ordering::Release);
         }
+    }
+
+    /// The host entry of a host-interface method (see the field's docs): the Rust border's, or
+    /// one the JIT made for the method's code.
+    #[inline(always)]
+    pub fn host_entry(&self, m: IfaceMethod) -> *const c_void {
+        self.host_entry[m as usize].load(Ordering::Relaxed)
     }
 
     /// The code of a host-interface method, resolved at definition (and at each reload): null
@@ -393,6 +433,9 @@ impl Class {
     pub(crate) fn clear_code(&self) {
         for s in self.slots.iter().chain(&self.iface_code) {
             s.store(ptr::null_mut(), Ordering::Release);
+        }
+        for (e, m) in self.host_entry.iter().zip(IfaceMethod::ALL) {
+            e.store(border::rust_host_entry(m) as *mut c_void, Ordering::Release);
         }
     }
 
@@ -513,7 +556,8 @@ impl Class {
     }
 
     /// Install a new version (the reloader calls this with every thread out of calls).
-    pub(crate) fn install(&self, version: Version, def: &ClassDef) -> *const Version {
+    pub(crate) fn install(&self, mut version: Version, def: &ClassDef) -> *const Version {
+        version.host_entries = host_entries(def);
         fill_slots(&self.slots, def, &version);
         self.vmctx.store(def.vmctx, Ordering::Relaxed);
         let mut boxed = Box::new(version);
@@ -539,7 +583,8 @@ pub enum IfaceMethod {
 
 impl IfaceMethod {
     pub(crate) const COUNT: usize = 2;
-    const ALL: [IfaceMethod; IfaceMethod::COUNT] = [IfaceMethod::HookCall, IfaceMethod::BenchRun];
+    pub(crate) const ALL: [IfaceMethod; IfaceMethod::COUNT] =
+        [IfaceMethod::HookCall, IfaceMethod::BenchRun];
 
     /// The method name a class defines to implement it.
     pub fn name(self) -> &'static str {
@@ -676,7 +721,23 @@ pub(crate) fn build_version(
         methods,
         needs_drop,
         inline: false,
+        host_entries: Vec::new(),
     })
+}
+
+/// The host entries a definition brings ([`Version::host_entries`]): its own methods', then the
+/// parent's current ones (for the methods it inherits).
+fn host_entries(def: &ClassDef) -> Vec<(usize, usize)> {
+    let own = def
+        .methods
+        .iter()
+        .filter(|m| !m.host_entry.is_null() && !m.code.is_null())
+        .map(|m| (m.code as usize, m.host_entry as usize));
+    let inherited = def
+        .parent
+        .iter()
+        .flat_map(|p| p.version().host_entries.iter().copied());
+    own.chain(inherited).collect()
 }
 
 /// Point every slot at its code: own methods, else the parent's current code, else null (an

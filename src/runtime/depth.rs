@@ -102,6 +102,45 @@ pub fn thread_record() -> *const ThreadRecord {
     RECORD.with(|r| r as *const ThreadRecord)
 }
 
+/// Where this thread's record is from the thread pointer (`%fs:0` on x86_64 Linux), for the
+/// shell's `Hook`/`Bench` vtable functions, which find the record in two instructions and jump
+/// (`runtime::handle`). The same for every thread: the record is in the executable's static
+/// TLS block, at one offset from each thread's pointer (hotlab is linked statically, never
+/// `dlopen`ed). Set by [`record_offset`] before the first class exists; checked again by each
+/// thread's registration.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+pub(crate) static RECORD_TP_OFFSET: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// This thread's record's offset from its thread pointer (see [`RECORD_TP_OFFSET`]).
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+fn this_record_offset() -> usize {
+    let tp: usize;
+    // SAFETY: on x86_64 Linux `%fs:0` holds the thread pointer itself (the TCB's self
+    // pointer); reading it has no other effect.
+    unsafe {
+        std::arch::asm!("mov {}, qword ptr fs:[0]", out(reg) tp, options(nostack, readonly, preserves_flags));
+    }
+    (thread_record() as usize).wrapping_sub(tp)
+}
+
+/// Set [`RECORD_TP_OFFSET`], or check that this thread's offset is the one set (every thread
+/// computes the same value; a build where one does not must not run at all: the shells'
+/// vtable functions would hand the JIT's host entries another thread's memory).
+pub(crate) fn record_offset() {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    {
+        let mine = this_record_offset();
+        if let Err(set) =
+            RECORD_TP_OFFSET.compare_exchange(0, mine, Ordering::AcqRel, Ordering::Acquire)
+            && set != mine
+        {
+            eprintln!("hotlab: the call record is not at one offset from every thread pointer");
+            std::process::abort();
+        }
+    }
+}
+
 /// Register this thread's record if it is not yet. Returns false if the thread is exiting (its
 /// thread-locals are being torn down), in which case no call may start on it.
 #[cold]
@@ -112,6 +151,7 @@ pub fn ensure_registered() -> bool {
             return true;
         }
         let addr = rec as *const ThreadRecord as usize;
+        record_offset();
         let ok = REGISTRATION
             .try_with(|slot| {
                 let mut slot = slot.borrow_mut();

@@ -13,9 +13,12 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
-use crate::runtime::border::{Fault, host_enter};
+use crate::runtime::border::host_enter;
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+use crate::runtime::class::{Class, IfaceMethod};
+use crate::runtime::depth::thread_record;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
-use crate::runtime::iface::{Bench, BenchRun, Hook, HookCall, IfaceSig};
+use crate::runtime::iface::{Bench, BenchRun, Hook, HookCall, IfaceSig, Returned};
 use crate::runtime::object::{self, Object};
 
 /// Bits of a handle cell that hold the shell address; the generation tag is above them.
@@ -161,7 +164,7 @@ impl Hook for Handle {
     /// loop then holds the whole straight path with the result in registers; left to itself
     /// LLVM made this a call of its own, with a 240-byte frame and the `Result` through memory.
     #[inline(always)]
-    fn call(&self) -> Result<i64, ScriptError> {
+    extern "C-unwind" fn call(&self) -> Returned {
         handle_call::<HookCall>(self, ())
     }
 }
@@ -169,55 +172,95 @@ impl Hook for Handle {
 impl Bench for Handle {
     /// `Bench.run` through the host border (see [`handle_call`]).
     #[inline(always)]
-    fn run(&self, n: i64) -> Result<i64, ScriptError> {
+    extern "C-unwind" fn run(&self, n: i64) -> Returned {
         handle_call::<BenchRun>(self, (n,))
     }
 }
 
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 impl Hook for Object {
-    /// `Hook.call`: the method named `call` of the object's class (see [`host_call`]).
-    #[inline(always)]
-    fn call(&self) -> Result<i64, ScriptError> {
-        host_call::<HookCall>(self, ())
+    /// `Hook.call`: a jump into the class's host entry for it ([`shell_call`]).
+    extern "C-unwind" fn call(&self) -> Returned {
+        shell_call::<HookCall>(self, ())
     }
 }
 
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
 impl Bench for Object {
-    /// `Bench.run`: the method named `run` of the object's class (see [`host_call`]).
-    #[inline(always)]
-    fn run(&self, n: i64) -> Result<i64, ScriptError> {
-        host_call::<BenchRun>(self, (n,))
+    /// `Bench.run`: a jump into the class's host entry for it ([`shell_call`]).
+    extern "C-unwind" fn run(&self, n: i64) -> Returned {
+        shell_call::<BenchRun>(self, (n,))
     }
 }
 
-/// A host interface call on an object: the host border, [`host_enter`] (one test for the depth
-/// room, a pending reload and a detached object; the code from the class's interface entry; the
-/// catch out of line), the same in a fixed runtime and a reloadable one.
+/// [`shell_call`] written out for x86_64 Linux: the class, the thread's record from the thread
+/// pointer ([`RECORD_TP_OFFSET`](crate::runtime::depth::RECORD_TP_OFFSET)), the jump. As Rust,
+/// the thread-local's address was compiled as a call the linker later relaxed, so the function
+/// kept a frame and saved registers around an access that is two instructions.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+impl Hook for Object {
+    /// `Hook.call`: `(rdi = this)` → the host entry's `(rdi = this, rsi = record)`.
+    #[unsafe(naked)]
+    extern "C-unwind" fn call(&self) -> Returned {
+        // The host entry returns the pair in rax:rdx itself. Every class's entry is a valid
+        // `HookEntry` (never null), and the record offset was set before the first class.
+        core::arch::naked_asm!(
+            "mov rax, qword ptr [rdi + {class}]",
+            "mov rsi, qword ptr fs:[0]",
+            "add rsi, qword ptr [rip + {offset}]",
+            "jmp qword ptr [rax + {entry}]",
+            class = const Object::CLASS,
+            entry = const Class::HOST_ENTRY + 8 * IfaceMethod::HookCall as usize,
+            offset = sym crate::runtime::depth::RECORD_TP_OFFSET,
+        )
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+impl Bench for Object {
+    /// `Bench.run`: `(rdi = this, rsi = n)` → `(rdi = this, rsi = record, rdx = n)`.
+    #[unsafe(naked)]
+    extern "C-unwind" fn run(&self, n: i64) -> Returned {
+        core::arch::naked_asm!(
+            "mov rdx, rsi",
+            "mov rax, qword ptr [rdi + {class}]",
+            "mov rsi, qword ptr fs:[0]",
+            "add rsi, qword ptr [rip + {offset}]",
+            "jmp qword ptr [rax + {entry}]",
+            class = const Object::CLASS,
+            entry = const Class::HOST_ENTRY + 8 * IfaceMethod::BenchRun as usize,
+            offset = sym crate::runtime::depth::RECORD_TP_OFFSET,
+        )
+    }
+}
+
+/// A host interface call on an object's shell (a `&dyn Hook` that is the shell): the class's
+/// host entry for the method ([`Class::host_entry`](crate::runtime::class::Class::host_entry)),
+/// called with this thread's record. With nothing after the call and the same result type, the
+/// call is a tail jump: the shell's vtable entry is three loads and a `jmp`, and what runs then
+/// is either the border of [`host_enter`] (the Rust host entry) or the JIT's own entry, which
+/// folds the same tests and inlines a small method (`backend/jit/host_entry.rs`).
+#[cfg_attr(all(target_arch = "x86_64", target_os = "linux"), allow(dead_code))]
 #[inline(always)]
-fn host_call<S: IfaceSig>(obj: &Object, args: S::Args) -> Result<S::Ret, ScriptError> {
-    host_enter::<S>(obj, None, args).map_err(unboxed)
+fn shell_call<S: IfaceSig>(obj: &Object, args: S::Args) -> Returned {
+    let entry = obj.class().host_entry(S::METHOD);
+    // SAFETY: a class's host entry for a method always has that method's host-entry signature
+    // (the Rust one or the JIT's), `obj` is a live shell of that class, and the record is this
+    // thread's.
+    unsafe { S::enter(entry, obj, thread_record(), args) }
 }
 
 /// A host interface call through a handle: null is tested here; the generation is tested by the
 /// border's slow path only, because a destroyed object also fails the border's key test (see
 /// [`host_enter`]).
 #[inline(always)]
-fn handle_call<S: IfaceSig>(h: &Handle, args: S::Args) -> Result<S::Ret, ScriptError> {
+fn handle_call<S: IfaceSig>(h: &Handle, args: S::Args) -> Returned {
     let Some(obj) = Handle::cell_object(h.0) else {
-        return Err(handle_error(ScriptErrorKind::NullHandle));
+        return Returned::from(Err(Box::new(handle_error(ScriptErrorKind::NullHandle))));
     };
     // SAFETY: a non-null handle owns a reference: the shell is allocated while `h` lives.
     let obj = unsafe { &*obj };
-    host_enter::<S>(obj, Some(h.0 >> ADDR_BITS), args).map_err(unboxed)
-}
-
-/// The error out of its box, off the straight path (it takes the box on purpose: the move out
-/// of it and its free are what this keeps out of the host's loop).
-#[cold]
-#[inline(never)]
-#[allow(clippy::boxed_local)]
-fn unboxed(e: Fault) -> ScriptError {
-    *e
+    host_enter::<S>(obj, Some(h.0 >> ADDR_BITS), args).into()
 }
 
 /// For generated code: take another reference (`let b = a`). Returns the same cell.
@@ -264,6 +307,7 @@ mod tests {
                 name: "call".into(),
                 sig: HookCall::sig(),
                 code: nine as *const c_void,
+                host_entry: std::ptr::null(),
             }],
             vmctx: std::ptr::null_mut(),
         }
@@ -274,13 +318,13 @@ mod tests {
     fn call_with_empty_slots(rt: &Runtime) -> (Result<i64, ScriptError>, Result<i64, ScriptError>) {
         let class = rt.define(class_def()).unwrap();
         let h = rt.new_object(&class).unwrap();
-        assert_eq!(h.call().unwrap(), 9);
+        assert_eq!(h.call().into_result().unwrap(), 9);
         for s in &class.slots {
             s.store(std::ptr::null_mut(), std::sync::atomic::Ordering::Release);
         }
-        let slots_gone = h.call();
+        let slots_gone = h.call().into_result();
         class.clear_code();
-        (slots_gone, h.call())
+        (slots_gone, h.call().into_result())
     }
 
     #[test]
@@ -309,10 +353,16 @@ mod tests {
         let b = rt.new_object(&class).unwrap();
         rt.destroy(&a).unwrap();
         rt.detach(&b).unwrap();
-        assert_eq!(a.call().unwrap_err().kind, ScriptErrorKind::StaleHandle);
-        assert_eq!(b.call().unwrap_err().kind, ScriptErrorKind::ObjectDetached);
         assert_eq!(
-            Handle::null().call().unwrap_err().kind,
+            a.call().into_result().unwrap_err().kind,
+            ScriptErrorKind::StaleHandle
+        );
+        assert_eq!(
+            b.call().into_result().unwrap_err().kind,
+            ScriptErrorKind::ObjectDetached
+        );
+        assert_eq!(
+            Handle::null().call().into_result().unwrap_err().kind,
             ScriptErrorKind::NullHandle
         );
     }

@@ -11,6 +11,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use crate::runtime::class::IfaceMethod;
+use crate::runtime::depth::ThreadRecord;
 use crate::runtime::error::ScriptError;
 use crate::runtime::object::Object;
 
@@ -135,29 +136,131 @@ pub type HookCall = Sig<(), i64>;
 pub type BenchRun = Sig<(i64,), i64>;
 
 /// The signature of a host-interface method: which of the class's interface entries
-/// ([`Class::iface_code`](crate::runtime::class::Class::iface_code)) holds its code.
-pub trait IfaceSig: Signature {
+/// ([`Class::iface_code`](crate::runtime::class::Class::iface_code)) holds its code, and how
+/// its host entry ([`Class::host_entry`](crate::runtime::class::Class::host_entry)) is called.
+pub trait IfaceSig: Signature<Ret = i64> {
     /// The method.
     const METHOD: IfaceMethod;
+
+    /// Call the host entry `entry` on `this`, on the thread whose record is `rec`.
+    ///
+    /// # Safety
+    /// `entry` must be a host entry of this method (`extern "C-unwind" fn(this, rec, args...)
+    /// -> Returned`: the Rust one of `runtime::border` or one the JIT made), `this` a live
+    /// shell whose class holds it, and `rec` the calling thread's record.
+    unsafe fn enter(
+        entry: *const c_void,
+        this: &Object,
+        rec: *const ThreadRecord,
+        args: Self::Args,
+    ) -> Returned;
 }
 
 impl IfaceSig for HookCall {
     const METHOD: IfaceMethod = IfaceMethod::HookCall;
+
+    #[inline(always)]
+    unsafe fn enter(
+        entry: *const c_void,
+        this: &Object,
+        rec: *const ThreadRecord,
+        (): (),
+    ) -> Returned {
+        // SAFETY: the caller guarantees `entry` has this signature; fn pointers and data
+        // pointers have one size and representation on every target we build for.
+        let f: HookEntry = unsafe { std::mem::transmute(entry) };
+        f(this, rec)
+    }
 }
+
 impl IfaceSig for BenchRun {
     const METHOD: IfaceMethod = IfaceMethod::BenchRun;
+
+    #[inline(always)]
+    unsafe fn enter(
+        entry: *const c_void,
+        this: &Object,
+        rec: *const ThreadRecord,
+        (n,): (i64,),
+    ) -> Returned {
+        // SAFETY: as for `HookCall`.
+        let f: BenchEntry = unsafe { std::mem::transmute(entry) };
+        f(this, rec, n)
+    }
+}
+
+/// The host entry of `Hook.call`.
+pub type HookEntry = extern "C-unwind" fn(&Object, *const ThreadRecord) -> Returned;
+/// The host entry of `Bench.run`.
+pub type BenchEntry = extern "C-unwind" fn(&Object, *const ThreadRecord, i64) -> Returned;
+
+/// What a host-interface method returns across the C ABI: its value, or the error that stopped
+/// it. Two registers (rax, rdx on x86_64), so a call through `&dyn Hook` can be one jump into
+/// generated code that returns the pair itself (the JIT's host entries, `backend/jit/host_entry.rs`).
+#[repr(C)]
+#[derive(Debug)]
+#[must_use]
+pub struct Returned {
+    /// The method's result (0 with an error).
+    pub value: i64,
+    /// The error, if the call failed (null across the ABI when it did not).
+    pub fault: Option<Box<ScriptError>>,
+}
+
+impl Returned {
+    /// A result.
+    #[inline(always)]
+    pub fn ok(value: i64) -> Returned {
+        Returned { value, fault: None }
+    }
+
+    /// As a `Result` (the error out of its box, off the straight path).
+    #[inline(always)]
+    pub fn into_result(self) -> Result<i64, ScriptError> {
+        match self.fault {
+            None => Ok(self.value),
+            Some(e) => Err(unboxed(e)),
+        }
+    }
+}
+
+impl From<Result<i64, Box<ScriptError>>> for Returned {
+    #[inline(always)]
+    fn from(r: Result<i64, Box<ScriptError>>) -> Returned {
+        match r {
+            Ok(value) => Returned { value, fault: None },
+            Err(e) => Returned {
+                value: 0,
+                fault: Some(e),
+            },
+        }
+    }
+}
+
+/// The error out of its box, off the straight path (it takes the box on purpose: the move out
+/// of it and its free are what this keeps out of the host's loop).
+#[cold]
+#[inline(never)]
+#[allow(clippy::boxed_local)]
+fn unboxed(e: Box<ScriptError>) -> ScriptError {
+    *e
 }
 
 /// The host interface `Hook`: the host loops calls to it.
+///
+/// The method has the C ABI and returns a [`Returned`], so that the implementation for a
+/// script object's shell can jump straight into the class's host entry (see
+/// `runtime::handle`); a twin implements it the same way, so both sides of a measurement make
+/// the same virtual call.
 pub trait Hook {
     /// One call.
-    fn call(&self) -> Result<i64, ScriptError>;
+    extern "C-unwind" fn call(&self) -> Returned;
 }
 
 /// The host interface `Bench`: the script loops `n` times and returns a checksum.
 pub trait Bench {
     /// Run `n` iterations.
-    fn run(&self, n: i64) -> Result<i64, ScriptError>;
+    extern "C-unwind" fn run(&self, n: i64) -> Returned;
 }
 
 /// The native twin of a `Hook` counter (`self.n += 1; return self.n`): a plain virtual call.
@@ -168,10 +271,10 @@ pub struct NativeCounter {
 
 impl Hook for NativeCounter {
     #[inline(never)]
-    fn call(&self) -> Result<i64, ScriptError> {
+    extern "C-unwind" fn call(&self) -> Returned {
         let n = self.n.get() + 1;
         self.n.set(n);
-        Ok(n)
+        Returned::ok(n)
     }
 }
 
@@ -181,12 +284,12 @@ pub struct NativeSum;
 
 impl Bench for NativeSum {
     #[inline(never)]
-    fn run(&self, n: i64) -> Result<i64, ScriptError> {
+    extern "C-unwind" fn run(&self, n: i64) -> Returned {
         let mut s = 0i64;
         for i in 0..n {
             s = s.wrapping_add(std::hint::black_box(i));
         }
-        Ok(s)
+        Returned::ok(s)
     }
 }
 
@@ -220,8 +323,8 @@ mod tests {
     #[test]
     fn twins() {
         let c = NativeCounter::default();
-        c.call().unwrap();
-        assert_eq!(c.call().unwrap(), 2);
-        assert_eq!(NativeSum.run(4).unwrap(), 6);
+        c.call().into_result().unwrap();
+        assert_eq!(c.call().into_result().unwrap(), 2);
+        assert_eq!(NativeSum.run(4).into_result().unwrap(), 6);
     }
 }

@@ -46,6 +46,7 @@ pub fn hook(code: extern "C-unwind" fn(*mut c_void, *const Object) -> i64) -> Me
         name: "call".into(),
         sig: HookCall::sig(),
         code: code as *const c_void,
+        host_entry: std::ptr::null(),
     }
 }
 
@@ -54,6 +55,7 @@ pub fn bench(code: extern "C-unwind" fn(*mut c_void, *const Object, i64) -> i64)
         name: "run".into(),
         sig: BenchRun::sig(),
         code: code as *const c_void,
+        host_entry: std::ptr::null(),
     }
 }
 

@@ -54,6 +54,8 @@ pub(crate) struct ProgramParts<'a> {
     pub program: &'a Program,
     pub functions: Vec<CompiledFunction>,
     pub entries: Vec<CompiledFunction>,
+    /// The host entries (`host_entry.rs`), each with the HIR index of the method it enters.
+    pub host_entries: Vec<(usize, CompiledFunction)>,
     pub globals: GlobalsBlock,
     pub global_cells: Vec<u64>,
     pub largest_frame: usize,
@@ -119,6 +121,7 @@ pub struct JitProgram {
     names: Box<[String]>,
     functions: Vec<CompiledFunction>,
     entries: Vec<CompiledFunction>,
+    host_entries: Vec<(usize, CompiledFunction)>,
     globals: GlobalsBlock,
     global_layout: Vec<(String, Type, u64)>,
     largest_frame: usize,
@@ -163,6 +166,7 @@ impl JitProgram {
             names: program.functions.iter().map(|f| f.name.clone()).collect(),
             functions: parts.functions,
             entries: parts.entries,
+            host_entries: parts.host_entries,
             globals: parts.globals,
             global_layout: program
                 .globals
@@ -195,8 +199,16 @@ impl JitProgram {
         *self.method_ctx.0 = VmCtx::for_current_thread(&self.names, self.largest_frame);
         let vmctx = &mut *self.method_ctx.0 as *mut VmCtx as *mut c_void;
         let functions = &self.functions;
+        let host_entries = &self.host_entries;
         let installed = objects::install_classes(&objects.runtime, program, vmctx, |m| {
-            functions[m.func.index()].addr as *const c_void
+            let f = m.func.index();
+            objects::MethodCode {
+                code: functions[f].addr as *const c_void,
+                host_entry: host_entries
+                    .iter()
+                    .find(|(i, _)| *i == f)
+                    .map_or(std::ptr::null(), |(_, e)| e.addr as *const c_void),
+            }
         })?;
         objects.install(program, installed.classes);
         self.objects = Some(objects);
@@ -235,6 +247,12 @@ impl JitProgram {
     /// Machine code, CLIF and timings of each script function, by HIR function id.
     pub fn functions(&self) -> &[CompiledFunction] {
         &self.functions
+    }
+
+    /// The host entries (`host_entry.rs`): the host border of each method that implements a
+    /// host interface, in generated code.
+    pub fn host_entries(&self) -> impl Iterator<Item = &CompiledFunction> {
+        self.host_entries.iter().map(|(_, f)| f)
     }
 
     /// The entry trampolines, by HIR function id.

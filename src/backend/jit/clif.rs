@@ -219,6 +219,7 @@ impl Jit {
                 func,
                 lower_time: Duration::ZERO,
                 verify: true,
+                returns_from_handlers: false,
             });
         }
         for (entry, target, sig, name) in &entries {
@@ -243,6 +244,7 @@ impl Jit {
                 func,
                 lower_time: Duration::ZERO,
                 verify: true,
+                returns_from_handlers: false,
             });
         }
         let mut compiled = self.define_and_finalize(lowered, None)?;

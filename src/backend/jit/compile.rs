@@ -15,6 +15,7 @@ use crate::runtime::rt::Runtime;
 
 use super::call::{GlobalsBlock, JitProgram, ProgramParts};
 use super::entry::{ArgSource, build_entry, entry_signature};
+use super::host_entry;
 use super::lower::{GlobalsBase, LowerEnv, lower_function, scalar_type, script_signature};
 use super::opt_inline::{drop_leaf_checks, inline_small_functions};
 use super::{Defined, Jit, JitError};
@@ -28,6 +29,10 @@ pub(super) struct Lowered {
     pub lower_time: Duration,
     /// Run the verifier even when the options say no (for IR a user wrote).
     pub verify: bool,
+    /// The function returns from its exception handlers (a host entry, `host_entry.rs`): the
+    /// sweep then releases what its frame owns at a catching call, as at any other, instead of
+    /// leaving it to a frame that runs on.
+    pub returns_from_handlers: bool,
 }
 
 impl Jit {
@@ -111,6 +116,21 @@ impl Jit {
                 .map_err(|e| module_err(&f.name, e))?;
             entries.push(entry);
         }
+        // A host entry for each method that implements a host interface's (`host_entry.rs`).
+        let host_methods = host_entry::entry_methods(program);
+        let mut host_ids = Vec::with_capacity(host_methods.len());
+        for &(f, m) in &host_methods {
+            let name = &program.functions[f].name;
+            let id = self
+                .module
+                .declare_function(
+                    &format!("hot.p{serial}.{name}.host"),
+                    Linkage::Local,
+                    &host_entry::entry_signature(m, self.call_conv),
+                )
+                .map_err(|e| module_err(name, e))?;
+            host_ids.push(id);
+        }
 
         // Lower everything first: a HIR problem then leaves nothing half-defined.
         let env = LowerEnv {
@@ -150,13 +170,44 @@ impl Jit {
                 func,
                 lower_time: start.elapsed(),
                 verify: self.options.verify,
+                returns_from_handlers: false,
             });
         }
-        if self.options.opt == super::OptLevel::Speed {
-            // jit-opt: small callees inlined into their direct callers (`opt_inline.rs`).
+        for (&(f, m), &id) in host_methods.iter().zip(&host_ids) {
             let start = Instant::now();
+            let name = &program.functions[f].name;
+            let mut func = ir::Function::with_name_signature(
+                UserFuncName::user(0, id.as_u32()),
+                host_entry::entry_signature(m, self.call_conv),
+            );
+            host_entry::build_entry(
+                &mut func,
+                &mut self.fctx,
+                &mut *self.module,
+                &self.helpers.host,
+                (funcs[f], id),
+                m,
+                env.fixed,
+            );
+            lowered.push(Lowered {
+                id,
+                name: format!("{name}.host"),
+                symbol: format!("hot.p{serial}.{name}.host"),
+                func,
+                lower_time: start.elapsed(),
+                verify: self.options.verify,
+                returns_from_handlers: true,
+            });
+        }
+        {
+            // jit-opt: small callees inlined into their direct callers (`opt_inline.rs`); jit
+            // (reloadable, where a direct call of a method is bound at run time): only into
+            // the host entries, which are replaced with their method's version.
+            let start = Instant::now();
+            let speed = self.options.opt == super::OptLevel::Speed;
             let frame = inline_small_functions(
                 lowered.iter_mut().map(|l| (l.id, &mut l.func)),
+                |id| speed || host_ids.contains(&id),
                 self.helpers.stack,
             )
             .map_err(|(id, message)| JitError::Compile {
@@ -198,15 +249,24 @@ impl Jit {
                 func,
                 lower_time: start.elapsed(),
                 verify: self.options.verify,
+                returns_from_handlers: false,
             });
         }
 
+        // In `lowered`'s order: the functions, their host entries, the entry trampolines.
         let mut compiled = self.define_and_finalize(lowered, Some(Arc::clone(&program.source)))?;
-        let entry_code = compiled.split_off(program.functions.len());
+        let entry_code = compiled.split_off(program.functions.len() + host_methods.len());
+        let host_code = compiled.split_off(program.functions.len());
+        let host_entries = host_methods
+            .iter()
+            .map(|&(f, _)| f)
+            .zip(host_code)
+            .collect();
         let parts = ProgramParts {
             program,
             functions: compiled,
             entries: entry_code,
+            host_entries,
             globals: GlobalsBlock::Owned(globals),
             global_cells,
             largest_frame: largest_frame as usize,
@@ -235,11 +295,11 @@ impl Jit {
                 continue;
             }
             let sig = l.func.signature.clone();
-            self.ctx.func = l.func;
-            match self.define(l.id, l.name, l.symbol, l.lower_time, l.verify) {
+            let id = l.id;
+            match self.define(l) {
                 Ok(d) => defined.push(d),
                 Err(e) => {
-                    self.define_stub(l.id, sig);
+                    self.define_stub(id, sig);
                     failure = Some(e);
                 }
             }

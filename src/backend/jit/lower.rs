@@ -82,6 +82,8 @@ pub(crate) struct Helpers {
     pub str_of_closure: FuncId,
     pub null_closure: FuncId,
     pub builtins: super::lower_builtin::BuiltinHelpers,
+    /// What host entries call off their straight path (`host_entry.rs`).
+    pub host: super::host_entry::HostEntryHelpers,
 }
 
 /// Everything about the program and the module a translator needs besides the function.

@@ -18,6 +18,7 @@ pub(crate) mod compile;
 pub(crate) mod entry;
 pub(crate) mod epilogue;
 pub mod helper_table;
+pub(crate) mod host_entry;
 pub mod layout;
 pub(crate) mod lower;
 mod lower_array;
@@ -257,6 +258,7 @@ pub fn imported_symbols() -> Vec<(&'static str, *const u8)> {
     symbols.extend(crate::runtime::values::helper_symbols());
     symbols.extend(crate::runtime::closure::helper_symbols());
     symbols.extend(lower_downcast::helper_symbols());
+    symbols.extend(host_entry::helper_symbols());
     symbols.extend(crate::runtime::math::helper_symbols());
     symbols.extend(crate::runtime::output::helper_symbols());
     symbols.extend(crate::runtime::strings::helper_symbols());
@@ -316,18 +318,21 @@ impl Jit {
     }
 
     /// Verify (when on) and compile the function in `self.ctx` as `id`, then clear the context.
-    fn define(
-        &mut self,
-        id: FuncId,
-        name: String,
-        symbol: String,
-        lower_time: Duration,
-        verify: bool,
-    ) -> Result<Defined, JitError> {
+    fn define(&mut self, lowered: compile::Lowered) -> Result<Defined, JitError> {
+        let compile::Lowered {
+            id,
+            name,
+            symbol,
+            func,
+            lower_time,
+            verify,
+            returns_from_handlers,
+        } = lowered;
+        self.ctx.func = func;
         let clif = self.ctx.func.display().to_string();
         self.ctx.set_disasm(self.disasm);
         let start = Instant::now();
-        let result = self.define_current(id, &name, verify);
+        let result = self.define_current(id, &name, verify, returns_from_handlers);
         let compile_time = start.elapsed();
         let defined = result.map(|(size, vcode, unwind, frame_map, catches)| Defined {
             id,
@@ -355,6 +360,7 @@ impl Jit {
         id: FuncId,
         name: &str,
         verify: bool,
+        returns_from_handlers: bool,
     ) -> Result<DefinedParts, JitError> {
         if verify && let Err(errors) = verifier::verify_function(&self.ctx.func, self.module.isa())
         {
@@ -387,8 +393,13 @@ impl Jit {
                 message: format!("unwind info: {e}"),
             })?;
         let catches = CatchSites::of(compiled.buffer.call_sites());
+        let sweep_stops = if returns_from_handlers {
+            Vec::new()
+        } else {
+            catches.returns()
+        };
         let frame_map = lower_unwind::frame_map(&compiled.buffer)
-            .with_catches(catches.returns())
+            .with_catches(sweep_stops)
             .with_origin(name, lower_unwind::source_locs(&compiled.buffer));
         Ok((size, vcode, unwind, Arc::new(frame_map), catches))
     }
@@ -481,6 +492,7 @@ pub(crate) fn declare_imports(
                 .map_err(setup)?,
         );
     }
+    let host = host_entry::HostEntryHelpers::declare(module, call_conv).map_err(JitError::Setup)?;
     // Errors as strings: `ModuleError` is too large to pass around by value.
     let mut declare = |name: &str, params: &[ir::Type], ret: Option<ir::Type>| {
         let mut sig = ir::Signature::new(call_conv);
@@ -529,6 +541,7 @@ pub(crate) fn declare_imports(
         str_of_closure: declare("hot_str_of_closure", &[i64t], Some(i64t))?,
         null_closure: declare("hot_raise_null_closure", &[i32t, i32t], None)?,
         builtins: lower_builtin::BuiltinHelpers::declare(&mut declare)?,
+        host,
     };
     Ok((hosts, helpers))
 }

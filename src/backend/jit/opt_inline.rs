@@ -52,21 +52,25 @@ const LEAF_INSTS: usize = 2000;
 /// How many inlined instructions one caller may gain.
 const MAX_GROWTH_INSTS: usize = 2000;
 
-/// Inline the small callees of every function of `funcs` (a program's script functions as
-/// lowered, `(module id, CLIF)`; see the module docs), for `OptLevel::Speed` (`jit-opt`, and
-/// the `object` backend at that level, whose code is the JIT's). `stack` is the
+/// Inline the small callees of the functions of `funcs` that `into` names (a program's
+/// script functions as lowered, `(module id, CLIF)`, and its host entries; see the module
+/// docs): every function for `OptLevel::Speed` (`jit-opt`, and the `object` backend at that
+/// level, whose code is the JIT's), only the host entries otherwise. `stack` is the
 /// `hot_raise_stack` helper. Returns the largest frame's slot bytes after inlining, or the
 /// function that failed and why.
 pub(crate) fn inline_small_functions<'f>(
     funcs: impl IntoIterator<Item = (FuncId, &'f mut ir::Function)>,
+    into: impl Fn(FuncId) -> bool,
     stack: FuncId,
 ) -> Result<u64, (FuncId, String)> {
     let mut funcs: Vec<(FuncId, &mut ir::Function)> = funcs.into_iter().collect();
     let bodies = InlineBodies::new(funcs.iter().map(|(id, f)| (*id, &**f)), stack);
     let mut largest = 0;
     for (id, func) in &mut funcs {
-        let lowered = std::mem::replace(&mut **func, ir::Function::new());
-        **func = bodies.inline_into(*id, lowered).map_err(|e| (*id, e))?;
+        if into(*id) {
+            let lowered = std::mem::replace(&mut **func, ir::Function::new());
+            **func = bodies.inline_into(*id, lowered).map_err(|e| (*id, e))?;
+        }
         largest = largest.max(slot_bytes(func));
     }
     Ok(largest)
@@ -144,7 +148,9 @@ impl Inline for Inliner<'_, '_> {
         callee: ir::FuncRef,
         _call_args: &[ir::Value],
     ) -> InlineCommand<'_> {
-        if call_opcode != Opcode::Call {
+        // A host entry calls its method with `try_call`: the inliner then makes the calls of
+        // the inlined body `try_call`s to the entry's handler.
+        if call_opcode != Opcode::Call && call_opcode != Opcode::TryCall {
             return InlineCommand::KeepCall;
         }
         let Some(index) = module_index(caller, callee) else {
@@ -380,7 +386,8 @@ pub(crate) fn drop_leaf_checks<'f>(
         if !small || calls_script(func, &scripts) {
             continue;
         }
-        dropped += usize::from(drop_stack_check(func, stack));
+        dropped +=
+            usize::from(drop_stack_check(func, stack) || super::host_entry::drop_stack_check(func));
     }
     dropped
 }

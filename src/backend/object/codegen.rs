@@ -181,6 +181,7 @@ pub(super) fn build(
         // As on jit-opt: small callees inlined (`jit/opt_inline.rs`), so the code stays the JIT's.
         let frame = crate::backend::jit::opt_inline::inline_small_functions(
             lowered.iter_mut().map(|l| (l.id, &mut l.func)),
+            |_| true,
             helpers.stack,
         )
         .map_err(|(_, message)| JitError::Compile {

@@ -303,6 +303,7 @@ impl ObjectBackend {
             .collect();
         let maps = crate::runtime::sweep::register(maps, Some(Arc::clone(&program.source)));
         let parts = ProgramParts {
+            host_entries: Vec::new(),
             program,
             functions,
             entries,
