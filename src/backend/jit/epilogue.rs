@@ -81,10 +81,21 @@ fn dead_restore_offsets(code: &[u8], relocated: &[u32]) -> Vec<u32> {
     let mut insts: Vec<Instruction> = Vec::new();
     while decoder.can_decode() {
         let inst = decoder.decode();
-        if inst.is_invalid() {
+        // An indirect jump may be a jump table's (its entries follow it inline and would be
+        // decoded as instructions, misaligning what comes after): no rewrite.
+        let indirect = inst.mnemonic() == Mnemonic::Jmp && inst.op0_kind() != OpKind::NearBranch64;
+        if inst.is_invalid() || indirect {
             return Vec::new();
         }
         insts.push(inst);
+    }
+    // Code ends in a jump, a return or a trap: anything else means the constants were taken to
+    // start too early, and rsp writes after that point would go unseen.
+    let ends = insts
+        .last()
+        .is_some_and(|i| matches!(i.mnemonic(), Mnemonic::Ret | Mnemonic::Jmp | Mnemonic::Ud2));
+    if !ends {
+        return Vec::new();
     }
     let Some(restores) = dead_restores(&insts) else {
         return Vec::new();
@@ -274,6 +285,19 @@ mod tests {
         // No frame setup at all.
         let mut bare = vec![0x48, 0x89, 0xec, 0x5d, 0xc3];
         assert_eq!(drop_dead_frame_restores(&mut bare), 0);
+    }
+
+    #[test]
+    fn a_jump_table_or_a_cut_short_body_keeps_the_restore() {
+        // push rbp; mov rbp,rsp; jmp rax (a jump table's dispatch); mov rsp,rbp; pop rbp; ret
+        let mut table = vec![
+            0x55, 0x48, 0x89, 0xe5, 0xff, 0xe0, 0x48, 0x89, 0xec, 0x5d, 0xc3,
+        ];
+        assert_eq!(drop_dead_frame_restores(&mut table), 0);
+        // push rbp; mov rbp,rsp; mov rsp,rbp; pop rbp; nop: code that does not end in a jump,
+        // a return or a trap was cut before its end.
+        let mut cut = vec![0x55, 0x48, 0x89, 0xe5, 0x48, 0x89, 0xec, 0x5d, 0x90];
+        assert_eq!(drop_dead_frame_restores(&mut cut), 0);
     }
 
     #[test]

@@ -55,8 +55,8 @@ impl VmCtx {
     /// at most [`SCRIPT_STACK`] below here.
     ///
     /// The stack bounds come from `pthread_getattr_np` (cached per thread). When they cannot be
-    /// read, the limit is placed 512 KiB (and the leaf's room) below the current stack pointer, which fits the
-    /// smallest stacks Rust gives threads by default (2 MiB).
+    /// read, the limit is placed 512 KiB (and the leaf's room) below the current stack pointer,
+    /// which fits the smallest stacks Rust gives threads by default (2 MiB).
     pub fn for_current_thread(names: &[String], largest_frame: usize) -> VmCtx {
         let reserve = (RAISE_RESERVE + LEAF_ROOM).saturating_add(largest_frame);
         let here = approximate_sp();

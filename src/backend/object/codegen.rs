@@ -256,7 +256,6 @@ fn zero_data(module: &mut ObjectModule, symbol: &str, cells: usize) -> Result<Da
     Ok(id)
 }
 
-/// Verify (when on) and compile one function into the module.
 /// As the JIT does (`jit/epilogue.rs`): the nop over each dead `mov rsp, rbp` of the
 /// functions' code, written into the object's text where `ObjectModule` placed each function
 /// (after it wrote the unwind tables from the same offsets, which the rewrite keeps).
@@ -275,7 +274,12 @@ fn drop_dead_restores(product: &mut ObjectProduct, restores: &[(FuncId, Vec<u32>
         let (start, size) = (symbol.value as usize, symbol.size as usize);
         let data = product.object.section_mut(section).data_mut();
         if let Some(code) = data.get_mut(start..start + size) {
-            epilogue::rewrite(code, offsets);
+            let done = epilogue::rewrite(code, offsets);
+            debug_assert_eq!(
+                done,
+                offsets.len(),
+                "a dead restore was not where it was found"
+            );
         }
     }
 }
