@@ -363,39 +363,15 @@ extern "C-unwind" fn rust_bench_entry(obj: &Object, _: *const ThreadRecord, n: i
     host_enter::<BenchRun>(obj, None, (n,)).into()
 }
 
-/// For a JIT host entry whose straight path did not go in (no room, a key that is not the
-/// entry word, an entry that is no longer the class's, a stack near its limit): the room is
-/// back to `room`; [`host_enter_slow`] answers as the Rust entry's slow path would.
-///
-/// # Safety
-/// `obj` must be a live shell and `rec` the calling thread's record.
-pub(crate) unsafe fn host_slow_call(obj: &Object, rec: *const ThreadRecord, room: u32) -> Returned {
-    // SAFETY: the caller's contract.
-    let rec = unsafe { &*rec };
-    host_enter_slow::<HookCall>(rec, obj, None, room, ()).into()
-}
-
-/// [`host_slow_call`] for `Bench.run`.
-///
-/// # Safety
-/// As [`host_slow_call`].
-pub(crate) unsafe fn host_slow_run(
-    obj: &Object,
-    rec: *const ThreadRecord,
-    room: u32,
-    n: i64,
-) -> Returned {
-    // SAFETY: the caller's contract.
-    let rec = unsafe { &*rec };
-    host_enter_slow::<BenchRun>(rec, obj, None, room, (n,)).into()
-}
-
 /// [`host_enter`] after its straight path did not go in: a stale handle, then the answers of
 /// [`fused_enter_slow`] (depth limit, registration, a pending reload, a detached object), then
 /// the call, whose empty interface entry is an error too.
+///
+/// Also the slow path of the JIT's host entries (`backend/jit/host_entry.rs`), which store the
+/// room back before they call it.
 #[cold]
 #[inline(never)]
-fn host_enter_slow<S: IfaceSig>(
+pub(crate) fn host_enter_slow<S: IfaceSig>(
     rec: &ThreadRecord,
     obj: &Object,
     tag: Option<u64>,

@@ -50,8 +50,10 @@ use cranelift_module::{FuncId, Linkage, Module};
 use crate::backend::objects::method_sig;
 use crate::lang::hir::{self, MethodKind, Program};
 use crate::runtime::ScriptError;
+use crate::runtime::border::host_enter_slow;
 use crate::runtime::class::{Class, IfaceMethod};
 use crate::runtime::depth::ThreadRecord;
+use crate::runtime::iface::{BenchRun, HookCall};
 use crate::runtime::object::Object;
 
 use super::helper_table::VMCTX_STACK_LIMIT;
@@ -122,7 +124,8 @@ pub unsafe extern "C-unwind" fn hot_host_slow_call(
     room: u32,
 ) -> crate::runtime::iface::Returned {
     // SAFETY: the caller's contract.
-    unsafe { crate::runtime::border::host_slow_call(obj, rec, room) }
+    let rec = unsafe { &*rec };
+    host_enter_slow::<HookCall>(rec, obj, None, room, ()).into()
 }
 
 /// [`hot_host_slow_call`] for `Bench.run`.
@@ -138,7 +141,8 @@ pub unsafe extern "C-unwind" fn hot_host_slow_run(
     n: i64,
 ) -> crate::runtime::iface::Returned {
     // SAFETY: the caller's contract.
-    unsafe { crate::runtime::border::host_slow_run(obj, rec, room, n) }
+    let rec = unsafe { &*rec };
+    host_enter_slow::<BenchRun>(rec, obj, None, room, (n,)).into()
 }
 
 /// A host entry's handler block: the Rust panic it caught (`exn0`) as the boxed error the
