@@ -293,6 +293,12 @@ const SHOWING: &str = "fn main() -> i64 {\n    var s = \"abcdefgh\"\n    for i i
 const INITIALIZING: &str = "class Item {\n    var name: str = \"hello world\"\n    var n: i64 = 0\n}\nfn main() -> i64 {\n    var all = vec<Item>()\n    while true {\n        all.push(new Item())\n    }\n    return all.len()\n}\n";
 /// A field's vec copied on write (another owner keeps each version) forever.
 const COPYING: &str = "class Bag {\n    var items: vec<i64> = vec<i64>()\n}\nfn main() -> i64 {\n    let b = new Bag()\n    for i in 0..100000 {\n        b.items.push(i)\n    }\n    var keep = vec<vec<i64>>()\n    while true {\n        keep.push(b.items)\n        b.items.push(1)\n    }\n    return keep.len()\n}\n";
+/// An array too large for the stack (compiled code keeps it on the heap): its block is asked
+/// for at entry and reported at the local's initializer, where the interpreter allocates.
+const LARGE_LOCAL: &str = "fn fill(k: i64) -> i64 {\n    var a = [0; 8000000]\n    a[k] = k\n    return a[k]\n}\nfn main() -> i64 {\n    return fill(3)\n}\n";
+/// A module variable as large.
+const LARGE_GLOBAL: &str =
+    "var G = [1.5; 8000000]\nfn main() -> i64 {\n    G[3] = 2.0\n    return 0\n}\n";
 
 #[test]
 fn allocating_past_the_budget_is_a_located_error_on_every_backend() {
@@ -305,6 +311,8 @@ fn allocating_past_the_budget_is_a_located_error_on_every_backend() {
         ("showing.hot", SHOWING, "10:16"),
         ("initializing.hot", INITIALIZING, "8:18"),
         ("copying.hot", COPYING, "12:9"),
+        ("large_local.hot", LARGE_LOCAL, "2:13"),
+        ("large_global.hot", LARGE_GLOBAL, "1:9"),
     ] {
         let file = write(dir.path(), name, text);
         for backend in BACKENDS {

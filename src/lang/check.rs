@@ -34,9 +34,17 @@ use super::hir::{
 use super::host::{host_sig, host_signatures};
 use super::span::{SourceFile, Span};
 
-/// The most scalar cells one array type may hold (so array values fit on every backend's
-/// stack).
+/// The most cells one array type whose cells own references may hold (`[str; N]`, arrays of
+/// handles, vecs or closures): such arrays stay on the compiled backends' stacks, where their
+/// cells are named one by one for the unwinder. Arrays of plain scalars may be larger
+/// ([`MAX_PLAIN_ARRAY_CELLS`]): above [`HEAP_SLOT_CELLS`](super::hir::HEAP_SLOT_CELLS) cells a
+/// compiled function keeps them on the heap.
 pub const MAX_ARRAY_CELLS: u64 = 1 << 16;
+
+/// The most cells one array of plain scalars (`i64`, `f64`, `bool`, arrays of them) may hold:
+/// 32 GiB, as many elements as a length (`u32`) counts. Whether it fits in memory is the
+/// job's memory limit's to say (`--mem`), at run time.
+pub const MAX_PLAIN_ARRAY_CELLS: u64 = 1 << 32;
 
 /// The deepest module (in [`ast::Module::nesting`] levels) checked on the caller's thread: at
 /// about 3.5 KiB of stack per level in a release build and several times that in a debug

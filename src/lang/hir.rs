@@ -96,6 +96,11 @@ id_type!(
     ClassId
 );
 
+/// An array value of more cells than this (512 KiB) is kept on the heap by compiled code (a
+/// block allocated when the function is entered and freed when it returns or unwinds), not in
+/// its stack frame. Only arrays of plain scalars get that large (`check::MAX_ARRAY_CELLS`).
+pub const HEAP_SLOT_CELLS: u64 = 1 << 16;
+
 /// A checked type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Type {

@@ -236,6 +236,33 @@ pub fn vec_from_cells(kind: ElemKind, items: Vec<u64>) -> u64 {
     Box::into_raw(Box::new(VecBlock::new(kind, items))) as u64
 }
 
+/// For generated code: the block behind an array slot too large for the stack
+/// (`backend/jit/lower_util.rs`, [`HEAP_SLOT_CELLS`](crate::lang::hir::HEAP_SLOT_CELLS)): a
+/// vec cell of `cells` zero cells of plain kind, so releasing it frees the block and nothing
+/// else. Raises `OutOfMemory` (at the function that needs it) when the job's limit or the
+/// system refuses it.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_array_heap(cells: u64) -> u64 {
+    let n = usize::try_from(cells).unwrap_or(usize::MAX);
+    let bytes = n.saturating_mul(8);
+    memory::ensure(bytes.saturating_add(std::mem::size_of::<VecBlock>()));
+    let mut items: Vec<AtomicU64> = Vec::new();
+    if items.try_reserve_exact(n).is_err() {
+        memory::refuse(bytes, memory::Refused::System);
+    }
+    items.resize_with(n, || AtomicU64::new(0));
+    count_blocks(1);
+    let mut block = VecBlock {
+        refs: AtomicUsize::new(1),
+        len: 0,
+        data: std::ptr::null(),
+        kind: ElemKind::I64,
+        items,
+    };
+    block.sync();
+    Box::into_raw(Box::new(block)) as u64
+}
+
 /// Another count of a vec cell; returns the cell.
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_vec_retain(cell: u64) -> u64 {
@@ -752,8 +779,9 @@ pub fn format_array(kind: ElemKind, cells: &[u64], dims: &[u32], out: &mut Strin
 }
 
 /// The helpers generated code imports for vecs and strings: `(symbol, address)`.
-pub fn helper_symbols() -> [(&'static str, *const u8); 23] {
+pub fn helper_symbols() -> [(&'static str, *const u8); 24] {
     [
+        ("hot_array_heap", hot_array_heap as *const u8),
         ("hot_vec_retain", hot_vec_retain as *const u8),
         ("hot_vec_release", hot_vec_release as *const u8),
         ("hot_vec_unique", hot_vec_unique as *const u8),

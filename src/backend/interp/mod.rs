@@ -176,11 +176,7 @@ impl Drop for Interp<'_> {
 impl<'p> Interp<'p> {
     /// An interpreter for `program` with its module variables initialized (runs `<init>`).
     pub fn new(program: &'p Program, checks: Checks) -> Result<Interp<'p>, ScriptError> {
-        let globals = program
-            .globals
-            .iter()
-            .map(|g| Val::from_value(&Value::zero(&g.ty)))
-            .collect();
+        let globals = initial_globals(program);
         let runtime = Arc::new(Runtime::new());
         // Interpreted methods have no machine code: the host interfaces' methods get
         // trampolines into the interpreter, the others empty slots.
@@ -230,6 +226,18 @@ impl<'p> Interp<'p> {
         shared::shell_count(&self.classes)
     }
 
+    /// Module variable `i`, an array's zero made first if nothing made it yet (code `<init>`
+    /// calls may read or write a later variable, which holds its zero value then): a large
+    /// one asks the job's memory limit, at `span`.
+    fn global_slot(&mut self, i: usize, span: Span) -> R<&mut Val> {
+        if matches!(self.globals[i], Val::Unit)
+            && let ty @ Type::Array(..) = &self.program.globals[i].ty
+        {
+            self.globals[i] = zero_val(ty, span)?;
+        }
+        Ok(&mut self.globals[i])
+    }
+
     /// A handle (a new reference) to the object in a handle-typed module variable (`None` for
     /// another type).
     pub fn global_handle(&self, id: GlobalId) -> Option<Handle> {
@@ -241,7 +249,10 @@ impl<'p> Interp<'p> {
 
     /// The current value of a module variable.
     pub fn global(&self, id: GlobalId) -> Value {
-        self.globals[id.index()].to_value()
+        match &self.globals[id.index()] {
+            Val::Unit => Value::zero(&self.program.globals[id.index()].ty),
+            v => v.to_value(),
+        }
     }
 
     /// Call a script function.
@@ -489,7 +500,7 @@ impl<'p> Interp<'p> {
     fn place_apply(&mut self, root: Root<'p>, path: &[PlaceStep], v: Val, op: PlaceOp) -> R<Val> {
         let slot = match root {
             Root::Local(i) => walk(&mut self.stack[self.base + i], path)?,
-            Root::Global(i) => walk(&mut self.globals[i], path)?,
+            Root::Global(i) => walk(self.global_slot(i, op.span())?, path)?,
             Root::Field {
                 handle,
                 field,
@@ -568,7 +579,7 @@ impl<'p> Interp<'p> {
             ExprKind::Float(v) => Val::F(*v),
             ExprKind::Bool(v) => Val::B(*v),
             ExprKind::Local(id) => self.stack[self.base + id.index()].clone(),
-            ExprKind::Global(id) => self.globals[id.index()].clone(),
+            ExprKind::Global(id) => self.global_slot(id.index(), e.span)?.clone(),
             ExprKind::Unary(op, operand) => {
                 let v = self.eval(operand)?;
                 match (op, v) {
@@ -932,6 +943,36 @@ pub fn run_main(program: &Program, checks: Checks) -> Result<Value, ScriptError>
         .expect("run_main: the program has no `main` (check Program::main first)");
     let mut interp = Interp::new(program, checks)?;
     interp.call(main, &[])
+}
+
+/// The module variables before `<init>` runs: zero values, an array unmade (`Unit`) because
+/// `<init>` usually assigns it first and a large one would be built twice (see
+/// `Interp::global_slot`).
+fn initial_globals(program: &Program) -> Vec<Val> {
+    program
+        .globals
+        .iter()
+        .map(|g| match g.ty {
+            Type::Array(..) => Val::Unit,
+            _ => Val::from_value(&Value::zero(&g.ty)),
+        })
+        .collect()
+}
+
+/// The zero value of type `ty` (`0`, `0.0`, `false`, null, empty, arrays of them), an array's
+/// cells first asked of the job's memory limit at `span` (the rows of a nested array are one
+/// shared zero row until written).
+fn zero_val(ty: &Type, span: Span) -> R<Val> {
+    let Type::Array(elem, n) = ty else {
+        return Ok(Val::from_value(&Value::zero(ty)));
+    };
+    let n = *n as usize;
+    ops::room(std::mem::size_of::<Val>().saturating_mul(n), span)?;
+    let row = zero_val(elem, span)?;
+    let mut out = Vec::new();
+    out.try_reserve_exact(n).map_err(|_| ops::refused(span))?;
+    out.resize(n, row);
+    Ok(Val::A(Rc::new(out)))
 }
 
 #[cfg(test)]

@@ -19,9 +19,7 @@
 
 use std::ffi::c_void;
 
-use super::val::Val;
 use super::{Interp, objects};
-use crate::backend::Value;
 use crate::backend::jit::module::{AFTER_RELOAD, ReloadFailure, ReloadOutcome, ReloadRefusal};
 use crate::backend::objects::{install_classes, new_class_names, reload_precheck};
 use crate::lang::hir::Program;
@@ -49,13 +47,7 @@ impl<'p> Interp<'p> {
         let old = std::mem::replace(&mut self.program, next);
         // By the new version's `FuncId`s (a lambda past the old count indexed out of bounds).
         self.closure_names = vec![None; next.functions.len()];
-        let old_globals = std::mem::replace(
-            &mut self.globals,
-            next.globals
-                .iter()
-                .map(|g| Val::from_value(&Value::zero(&g.ty)))
-                .collect(),
-        );
+        let old_globals = std::mem::replace(&mut self.globals, super::initial_globals(next));
         // The classes run the new version from here: the module variables kept carry over even
         // if `<init>` raises (then reported), as on the JIT.
         let init = self.call(next.init, &[]);

@@ -76,6 +76,8 @@ pub(crate) struct Helpers {
     pub str_of_array: FuncId,
     pub array_box: FuncId,
     pub array_unbox: FuncId,
+    /// The block of an array slot too large for the stack (`lower_util.rs`).
+    pub array_heap: FuncId,
     pub closure_new: FuncId,
     pub closure_retain: FuncId,
     pub closure_release: FuncId,
@@ -251,6 +253,13 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// Array slots whose managed cells the function owns (`lower_array.rs`): zeroed after the
     /// stack check, released when it returns.
     pub(crate) owned_arrays: Vec<(StackSlot, Type)>,
+    /// Array slots too large for the stack (`lower_util.rs`, [`hir::HEAP_SLOT_CELLS`]): the
+    /// one-cell slot that holds the block's vec cell, the block's cells, and where its
+    /// allocation is reported.
+    pub(crate) heap_slots: Vec<(StackSlot, u64, Option<Span>)>,
+    /// Every call that can raise, for the heap slots' stack map entries (added once the whole
+    /// function is lowered: the slots are only all known then).
+    pub(crate) raising_calls: Vec<ir::Inst>,
     /// Module variables cached by the loops being lowered (`opt_globals.rs`).
     pub(crate) global_cache: super::opt_globals::GlobalCache,
     /// Vec locals hoisted by the loops being lowered (`opt_vec.rs`).
@@ -299,6 +308,8 @@ pub(crate) fn lower_function(
         slot_bytes: 0,
         owned: Vec::new(),
         owned_arrays: Vec::new(),
+        heap_slots: Vec::new(),
+        raising_calls: Vec::new(),
         global_cache: Default::default(),
         vec_cache: Default::default(),
         cells: Default::default(),
@@ -428,9 +439,16 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         self.builder.switch_to_block(init_block);
         self.builder.seal_block(init_block);
         self.zero_owned_arrays();
+        self.alloc_heap_slots();
         self.builder.ins().jump(start_block, &[]);
         self.builder.seal_block(start_block);
+        self.finish_heap_slots();
         Ok(())
+    }
+
+    /// The span of the function's name (where its entry's errors are reported).
+    pub(crate) fn func_name_span(&self) -> Span {
+        self.func.name_span
     }
 
     /// The prologue's stack check: `sp < vmctx.stack_limit` → `hot_raise_stack`.
@@ -560,10 +578,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     }
 
     fn translate_let(&mut self, local: LocalId, init: &hir::Expr) -> LResult<()> {
-        if let LocalSlot::Array(slot) = self.local(local)?
-            && self.let_array_in_place(slot, init)?
-        {
-            return Ok(());
+        if let LocalSlot::Array(slot) = self.local(local)? {
+            // A heap slot's allocation is reported at the initializer, as the interpreter's.
+            self.note_heap_slot_span(slot, init.span);
+            if self.let_array_in_place(slot, init)? {
+                return Ok(());
+            }
         }
         if let Some(read) = self.borrowed_field_let(local, init)
             && let LocalSlot::Scalar(var) = self.local(local)?

@@ -277,6 +277,7 @@ impl FunctionTranslator<'_, '_> {
 
     /// Attach the owned cells to call `inst` (one that can raise).
     pub(crate) fn attach_owned_cells(&mut self, inst: ir::Inst) {
+        self.raising_calls.push(inst);
         let entries = self.owned_cells();
         if !entries.is_empty() {
             self.builder

@@ -1,11 +1,12 @@
 //! Memory, calls and checks shared by the statement and expression translators: stack slots,
 //! cell loads and stores, array copies, helper calls and cold raise paths.
 
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Imm64;
 use cranelift_codegen::ir::{
-    FuncRef, GlobalValueData, InstBuilder, InstructionData, Opcode, StackSlot, StackSlotData,
-    StackSlotKind, TrapCode, Value, ValueDef, types,
+    self, FuncRef, GlobalValueData, InstBuilder, InstructionData, Opcode, StackSlot, StackSlotData,
+    StackSlotKind, TrapCode, UserStackMapEntry, Value, ValueDef, types,
 };
 use cranelift_module::{DataId, FuncId};
 
@@ -13,22 +14,115 @@ use crate::backend::Checks;
 use crate::lang::hir::{self, LocalId, Type};
 use crate::lang::span::Span;
 
+use crate::runtime::values::{ElemKind, VecBlock};
+
 use super::lower::{FunctionTranslator, GlobalsBase, LResult, bad, mem};
+use super::lower_unwind::map_type;
 
 impl FunctionTranslator<'_, '_> {
-    /// A fresh stack slot of `cells` 8-byte cells.
+    /// A fresh slot of `cells` 8-byte cells: in the stack frame, or, above
+    /// [`HEAP_SLOT_CELLS`](hir::HEAP_SLOT_CELLS) cells, a heap block (see
+    /// [`Self::alloc_heap_slots`]) whose vec cell the returned one-cell slot holds. Either way
+    /// [`Self::slot_addr`] gives the first cell's address.
     pub(crate) fn new_slot(&mut self, cells: u64) -> StackSlot {
-        let bytes = (cells.max(1) * 8).min(u64::from(u32::MAX)) as u32;
+        let heap = cells > hir::HEAP_SLOT_CELLS;
+        let bytes = if heap { 8 } else { (cells.max(1) * 8) as u32 };
         self.slot_bytes += u64::from(bytes);
-        self.builder.create_sized_stack_slot(StackSlotData::new(
+        let slot = self.builder.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             bytes,
             3,
-        ))
+        ));
+        if heap {
+            self.heap_slots.push((slot, cells, None));
+        }
+        slot
     }
 
+    /// The address of the first cell of `slot` (from [`Self::new_slot`]).
     pub(crate) fn slot_addr(&mut self, slot: StackSlot) -> Value {
+        if self.heap_slots.iter().any(|(s, _, _)| *s == slot) {
+            // Its block's allocation is reported at the first code that uses it (a local's
+            // initializer, the temporary's expression), as near as entry can be to where the
+            // interpreter allocates.
+            self.note_heap_slot_span(slot, self.span);
+            let block = self
+                .builder
+                .ins()
+                .stack_load(types::I64, types::I64, slot, 0);
+            return self
+                .builder
+                .ins()
+                .load(types::I64, mem(), block, VecBlock::DATA as i32);
+        }
         self.builder.ins().stack_addr(types::I64, slot, 0)
+    }
+
+    /// Report the allocation of `slot`'s block at `span` if it is a heap slot whose first
+    /// use is still to come.
+    pub(crate) fn note_heap_slot_span(&mut self, slot: StackSlot, span: Span) {
+        if let Some((_, _, at)) = self.heap_slots.iter_mut().find(|(s, _, _)| *s == slot) {
+            at.get_or_insert(span);
+        }
+    }
+
+    /// At function entry (the block after the stack check, once the whole body is lowered):
+    /// allocate the block of every heap slot. The holding slots are zeroed first, so an
+    /// allocation that raises (out of memory) leaves only blocks the stack maps name.
+    pub(crate) fn alloc_heap_slots(&mut self) {
+        if self.heap_slots.is_empty() {
+            return;
+        }
+        let zero = self.builder.ins().iconst(types::I64, 0);
+        for (slot, _, _) in self.heap_slots.clone() {
+            self.builder.ins().stack_store(types::I64, zero, slot, 0);
+        }
+        let helper = self.env.helpers.array_heap;
+        for (slot, cells, at) in self.heap_slots.clone() {
+            let outer = self.enter_span(at.unwrap_or(self.func_name_span()));
+            let n = self.builder.ins().iconst(types::I64, cells as i64);
+            let block = self.call_helper(helper, &[n])[0];
+            self.builder.ins().stack_store(types::I64, block, slot, 0);
+            self.enter_span(outer);
+        }
+    }
+
+    /// Once the function is lowered: every call that can raise names the heap slots' blocks
+    /// (as vec cells: the unwinder releases them), and every return releases them first.
+    pub(crate) fn finish_heap_slots(&mut self) {
+        if self.heap_slots.is_empty() {
+            return;
+        }
+        let entries: Vec<UserStackMapEntry> = self
+            .heap_slots
+            .iter()
+            .map(|(slot, _, _)| UserStackMapEntry {
+                ty: map_type(ElemKind::Vec).expect("a vec cell is counted"),
+                slot: *slot,
+                offset: 0,
+            })
+            .collect();
+        for inst in std::mem::take(&mut self.raising_calls) {
+            self.builder
+                .func
+                .dfg
+                .append_user_stack_map_entries(inst, entries.iter().cloned());
+        }
+        let release = self.func_ref(self.env.helpers.vec_release);
+        let func = &mut *self.builder.func;
+        let returns: Vec<ir::Inst> = func
+            .layout
+            .blocks()
+            .flat_map(|b| func.layout.block_insts(b))
+            .filter(|&i| func.dfg.insts[i].opcode() == Opcode::Return)
+            .collect();
+        for inst in returns {
+            let mut pos = FuncCursor::new(func).at_inst(inst);
+            for (slot, _, _) in &self.heap_slots {
+                let block = pos.ins().stack_load(types::I64, types::I64, *slot, 0);
+                pos.ins().call(release, &[block]);
+            }
+        }
     }
 
     pub(crate) fn global_addr(&mut self, id: hir::GlobalId) -> LResult<Value> {

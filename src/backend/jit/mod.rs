@@ -535,6 +535,7 @@ pub(crate) fn declare_imports(
         str_of_array: declare("hot_str_of_array", &[i64t, i64t, i64t, i64t], Some(i64t))?,
         array_box: declare("hot_array_box", &[i64t, i64t, i64t, i64t], Some(i64t))?,
         array_unbox: declare("hot_array_unbox", &[i64t, i64t, i64t, i64t, i64t], None)?,
+        array_heap: declare("hot_array_heap", &[i64t], Some(i64t))?,
         closure_new: declare("hot_closure_new", &[i64t, i64t], Some(i64t))?,
         closure_retain: declare("hot_closure_retain", &[i64t], Some(i64t))?,
         closure_release: declare("hot_closure_release", &[i64t], None)?,

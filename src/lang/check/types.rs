@@ -1,6 +1,6 @@
 //! Written types to checked types.
 
-use super::{Checker, MAX_ARRAY_CELLS, ModName};
+use super::{Checker, MAX_ARRAY_CELLS, MAX_PLAIN_ARRAY_CELLS, ModName};
 use crate::lang::ast::{TypeExpr, TypeKind};
 use crate::lang::diag::{DiagKind, Diagnostic};
 use crate::lang::hir::Type;
@@ -79,16 +79,32 @@ impl Checker {
         span: crate::lang::span::Span,
     ) -> Option<Type> {
         let cells = elem.cells().saturating_mul(len);
-        if len > u64::from(u32::MAX) || cells > MAX_ARRAY_CELLS {
-            self.error(Diagnostic::new(
-                DiagKind::Other,
-                span,
-                format!(
-                    "this array is too large: at most {MAX_ARRAY_CELLS} scalars fit in one array"
-                ),
-            ));
+        let message = if elem.owns_cells() && cells > MAX_ARRAY_CELLS {
+            Some(format!(
+                "this array is too large: an array of `{elem}` holds at most {MAX_ARRAY_CELLS} \
+                 of them in all (use a `vec<{elem}>` for more)",
+                elem = leaf_type(&elem),
+            ))
+        } else if len > u64::from(u32::MAX) || cells > MAX_PLAIN_ARRAY_CELLS {
+            Some(format!(
+                "this array is too large: at most {MAX_PLAIN_ARRAY_CELLS} scalars fit in one \
+                 array"
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = message {
+            self.error(Diagnostic::new(DiagKind::Other, span, message));
             return None;
         }
         Some(Type::Array(Box::new(elem), len as u32))
+    }
+}
+
+/// The scalar type at the bottom of nested arrays (`str` of `[[str; 2]; 3]`).
+fn leaf_type(ty: &Type) -> &Type {
+    match ty {
+        Type::Array(elem, _) => leaf_type(elem),
+        ty => ty,
     }
 }
