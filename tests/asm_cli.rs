@@ -155,7 +155,12 @@ fn calls_are_named_by_symbol() {
 #[test]
 fn constants_after_the_code_are_data_and_not_counted() {
     let listing = stdout(&["asm", "cases/programs/fasta.hot", "--fn", "random", "--opt"]);
-    let body: Vec<&str> = listing.lines().skip(1).filter(|l| !l.is_empty()).collect();
+    // Source-line marks (`; 12: ...`) are not instructions.
+    let body: Vec<&str> = listing
+        .lines()
+        .skip(1)
+        .filter(|l| !l.is_empty() && !l.starts_with("; "))
+        .collect();
     let data = body.iter().filter(|l| l.contains(" .quad 0x")).count();
     assert!(data > 0, "{listing}");
     let code = body
@@ -198,4 +203,19 @@ fn leaves_have_no_stack_check_on_every_backend() {
             assert!(stack_checked(&s), "{backend} {checked}:\n{s}");
         }
     }
+}
+
+/// A `.hot` listing marks the source line each run of instructions comes from, and a call
+/// through a register loaded with a helper's address names the helper; a twin's calls through
+/// its GOT are named by what the slot holds.
+#[test]
+fn listings_mark_source_lines_and_name_register_calls() {
+    let listing = stdout(&["asm", "cases/new_free.hot", "--fn", "run"]);
+    assert!(listing.contains("\n; 20: let o = new One()\n"), "{listing}");
+    assert!(listing.contains("; hot_object_new\n"), "{listing}");
+    let marks: Vec<&str> = listing.lines().filter(|l| l.starts_with("; ")).collect();
+    assert!(marks.len() > 3, "{listing}");
+    let twin = stdout(&["asm", "--twin", "new_free"]);
+    assert!(twin.contains("call qword ptr [hot_sink@got]"), "{twin}");
+    assert!(!twin.contains("call qword ptr [5"), "{twin}");
 }

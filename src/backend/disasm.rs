@@ -1,20 +1,31 @@
 //! Disassembly of generated x86-64 code (iced-x86), for the machine-code pane, `hotlab asm`
 //! and the instruction counts of ladder rows.
 
-use std::fmt::Write;
-
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fmt::Write;
+use std::rc::Rc;
 
 use iced_x86::{
     Decoder, DecoderOptions, Formatter, GasFormatter, Instruction, IntelFormatter, Mnemonic,
-    SymbolResolver, SymbolResult,
+    OpKind, SymbolResolver, SymbolResult,
 };
+
+mod calls;
+mod process;
+
+pub use process::demangle;
 
 /// Names of the addresses code refers to (runtime helpers, host functions, the program's own
 /// functions): an operand that is one of them (`call 7F..h`, `mov rax,55..h`) is written as
-/// the name.
+/// the name. For code that runs in this process ([`Symbols::in_process`]) the symbol tables of
+/// the loaded objects name the rest (libc's, rustc's functions), and a call through a pointer
+/// slot (`call qword ptr [55..h]`, a GOT entry) is named by what the slot holds.
 #[derive(Debug, Clone, Default)]
-pub struct Symbols(HashMap<u64, String>);
+pub struct Symbols {
+    names: HashMap<u64, String>,
+    process: bool,
+}
 
 impl Symbols {
     /// No names.
@@ -22,24 +33,78 @@ impl Symbols {
         Symbols::default()
     }
 
+    /// Names for code at its address in this process: besides the names inserted, the
+    /// process's symbol tables, and the pointers its slots hold.
+    pub fn in_process() -> Symbols {
+        Symbols {
+            names: HashMap::new(),
+            process: true,
+        }
+    }
+
     /// Name `addr`.
     pub fn insert(&mut self, addr: u64, name: impl Into<String>) {
-        self.0.insert(addr, name.into());
+        self.names.insert(addr, name.into());
     }
 }
 
-impl SymbolResolver for Symbols {
+/// [`Symbols`] during one listing, with what the process's tables answered so far.
+struct Names {
+    symbols: Symbols,
+    found: RefCell<HashMap<u64, Option<String>>>,
+}
+
+impl Names {
+    /// The name of the function at `addr`.
+    fn name(&self, addr: u64) -> Option<String> {
+        if let Some(n) = self.symbols.names.get(&addr) {
+            return Some(n.clone());
+        }
+        if !self.symbols.process {
+            return None;
+        }
+        self.found
+            .borrow_mut()
+            .entry(addr)
+            .or_insert_with(|| process::name_of(addr))
+            .clone()
+    }
+
+    /// The pointer held at `addr` (a GOT entry), when the code is this process's.
+    fn slot(&self, addr: u64) -> Option<u64> {
+        self.symbols
+            .process
+            .then(|| process::read_slot(addr))
+            .flatten()
+    }
+
+    /// The name of a slot that holds the address of a named function: `hot_sink@got`.
+    fn slot_name(&self, addr: u64) -> Option<String> {
+        self.name(addr)
+            .or_else(|| Some(format!("{}@got", self.name(self.slot(addr)?)?)))
+    }
+}
+
+/// The formatter's view of [`Names`]: immediates and branch targets by function name, memory
+/// operands (a slot) by what they hold.
+struct Resolver(Rc<Names>);
+
+impl SymbolResolver for Resolver {
     fn symbol(
         &mut self,
-        _instruction: &Instruction,
+        instruction: &Instruction,
         _operand: u32,
-        _instruction_operand: Option<u32>,
+        instruction_operand: Option<u32>,
         address: u64,
         _address_size: u32,
     ) -> Option<SymbolResult<'_>> {
-        self.0
-            .get(&address)
-            .map(|name| SymbolResult::with_str(address, name.as_str()))
+        let memory = instruction_operand.is_some_and(|k| instruction.op_kind(k) == OpKind::Memory);
+        let name = if memory {
+            self.0.slot_name(address)
+        } else {
+            self.0.name(address)
+        };
+        name.map(|n| SymbolResult::with_string(address, n))
     }
 }
 
@@ -53,6 +118,16 @@ pub enum Syntax {
     Att,
 }
 
+impl Syntax {
+    /// What starts a comment: `;` (Intel), `#` (AT&T).
+    pub fn comment(self) -> &'static str {
+        match self {
+            Syntax::Intel => ";",
+            Syntax::Att => "#",
+        }
+    }
+}
+
 /// One decoded instruction (or a run of the data after the code: [`Line::is_data`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
@@ -60,7 +135,8 @@ pub struct Line {
     pub addr: u64,
     /// Its encoding.
     pub bytes: Vec<u8>,
-    /// The instruction as text (`(bad)` for bytes that do not decode).
+    /// The instruction as text (`(bad)` for bytes that do not decode), a call through a
+    /// register that holds a named function followed by the name (`call rax ; hot_sink`).
     pub text: String,
 }
 
@@ -69,19 +145,34 @@ pub fn disassemble(bytes: &[u8], addr: u64, syntax: Syntax) -> Vec<Line> {
     disassemble_named(bytes, addr, syntax, &Symbols::new())
 }
 
-/// [`disassemble`], writing the operands `symbols` names as their names.
+/// [`disassemble`] of code at its address in this process, its calls named from the
+/// process's symbol tables ([`Symbols::in_process`]).
+pub fn disassemble_in_process(bytes: &[u8], addr: u64, syntax: Syntax) -> Vec<Line> {
+    disassemble_named(bytes, addr, syntax, &Symbols::in_process())
+}
+
+/// [`disassemble`], writing the operands `symbols` names as their names, and naming the
+/// function a call through a register reaches when the register was loaded with its address
+/// earlier on the same straight path (`mov rax,hot_sink` ... `call rax ; hot_sink`).
 pub fn disassemble_named(bytes: &[u8], addr: u64, syntax: Syntax, symbols: &Symbols) -> Vec<Line> {
-    let resolver: Option<Box<dyn SymbolResolver>> = if symbols.0.is_empty() {
+    let names = Rc::new(Names {
+        symbols: symbols.clone(),
+        found: RefCell::new(HashMap::new()),
+    });
+    let resolver: Option<Box<dyn SymbolResolver>> = if symbols.names.is_empty() && !symbols.process
+    {
         None
     } else {
-        Some(Box::new(symbols.clone()))
+        Some(Box::new(Resolver(Rc::clone(&names))))
     };
     let mut formatter: Box<dyn Formatter> = match syntax {
         Syntax::Intel => Box::new(IntelFormatter::with_options(resolver, None)),
         Syntax::Att => Box::new(GasFormatter::with_options(resolver, None)),
     };
     let code_len = code_len(bytes, addr);
-    let mut decoder = Decoder::with_ip(64, &bytes[..code_len], addr, DecoderOptions::NONE);
+    let code = &bytes[..code_len];
+    let mut held = calls::Registers::new(code, addr, &names);
+    let mut decoder = Decoder::with_ip(64, code, addr, DecoderOptions::NONE);
     let mut instr = Instruction::default();
     let mut lines = Vec::new();
     while decoder.can_decode() {
@@ -93,6 +184,10 @@ pub fn disassemble_named(bytes: &[u8], addr: u64, syntax: Syntax, symbols: &Symb
             text.push_str("(bad)");
         } else {
             formatter.format(&instr, &mut text);
+            if let Some(name) = held.called(&instr).and_then(|a| names.name(a)) {
+                let _ = write!(text, " {} {name}", syntax.comment());
+            }
+            held.after(&instr, &names);
         }
         lines.push(Line {
             addr: instr.ip(),
@@ -215,9 +310,41 @@ impl Line {
 
 /// `address  bytes  instruction`, one line each, columns aligned.
 pub fn render(lines: &[Line]) -> String {
+    render_marked(lines, Syntax::Intel, &|_| None)
+}
+
+/// A source line's mark in a listing: `; 12: let x = v[i]` (the text cut to fit 80 columns).
+pub fn source_mark(syntax: Syntax, line: usize, text: &str) -> String {
+    const ROOM: usize = 66;
+    let text = text.trim();
+    let text = if text.chars().count() > ROOM {
+        let cut: String = text.chars().take(ROOM - 1).collect();
+        format!("{cut}…")
+    } else {
+        text.to_string()
+    };
+    format!("{} {line}: {text}", syntax.comment())
+}
+
+/// [`render`], with a mark ([`source_mark`]) before each run of instructions that comes from
+/// another source line than the run before: `source_line(addr)` is the line (number and text)
+/// the instruction at `addr` was lowered from, when the backend recorded one.
+pub fn render_marked(
+    lines: &[Line],
+    syntax: Syntax,
+    source_line: &dyn Fn(u64) -> Option<(usize, String)>,
+) -> String {
     let width = lines.iter().map(|l| l.bytes.len()).max().unwrap_or(0) * 3;
     let mut out = String::new();
+    let mut last = None;
     for line in lines {
+        if !line.is_data()
+            && let Some((number, text)) = source_line(line.addr)
+            && last != Some(number)
+        {
+            let _ = writeln!(out, "{}", source_mark(syntax, number, &text));
+            last = Some(number);
+        }
         let hex: Vec<String> = line.bytes.iter().map(|b| format!("{b:02x}")).collect();
         let _ = writeln!(
             out,
@@ -275,6 +402,114 @@ mod tests {
         assert_eq!(lines[2].text, "call Table.pick");
         let plain = disassemble(&code, 0x1000, Syntax::Intel);
         assert_eq!(plain[0].text, "mov rax,1122334455667788h");
+    }
+
+    #[test]
+    fn calls_through_registers_are_named_by_what_was_loaded() {
+        // mov rax,imm64 ; call rax ; call rax (rax changed by the first call) ;
+        // mov rbx,imm64 ; jmp +0 (a jump target follows) ; call rbx (rbx written once) ;
+        // mov ecx,1 ; call rcx (not a named address)
+        let mut code = vec![0x48, 0xb8];
+        code.extend(0x1122_3344_5566_7788u64.to_le_bytes());
+        code.extend([0xff, 0xd0, 0xff, 0xd0, 0x48, 0xbb]);
+        code.extend(0x1122_3344_5566_0000u64.to_le_bytes());
+        code.extend([
+            0xeb, 0x00, 0xff, 0xd3, 0xb9, 0x01, 0x00, 0x00, 0x00, 0xff, 0xd1, 0xc3,
+        ]);
+        let mut symbols = Symbols::new();
+        symbols.insert(0x1122_3344_5566_7788, "hot_sink");
+        symbols.insert(0x1122_3344_5566_0000, "hot_object_release");
+        let texts: Vec<String> = disassemble_named(&code, 0x1000, Syntax::Intel, &symbols)
+            .into_iter()
+            .map(|l| l.text)
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "mov rax,hot_sink",
+                "call rax ; hot_sink",
+                "call rax",
+                "mov rbx,hot_object_release",
+                "jmp short 000000000000101Ah",
+                "call rbx ; hot_object_release",
+                "mov ecx,1",
+                "call rcx",
+                "ret",
+            ]
+        );
+        let att = disassemble_named(&code, 0x1000, Syntax::Att, &symbols);
+        assert_eq!(att[1].text, "call *%rax # hot_sink");
+    }
+
+    #[test]
+    fn a_register_written_on_two_paths_is_not_named() {
+        // mov rax,imm64 ; (jump target) call rax: rax may come from the other path.
+        let mut code = vec![0x48, 0xb8];
+        code.extend(0x1122_3344_5566_7788u64.to_le_bytes());
+        code.extend([0xeb, 0x00, 0xff, 0xd0, 0x48, 0x31, 0xc0, 0xeb, 0xf9]);
+        let mut symbols = Symbols::new();
+        symbols.insert(0x1122_3344_5566_7788, "hot_sink");
+        let lines = disassemble_named(&code, 0x1000, Syntax::Intel, &symbols);
+        assert_eq!(lines[2].text, "call rax");
+    }
+
+    #[test]
+    fn slots_of_this_process_are_named_by_what_they_hold() {
+        // call qword ptr [rip+d], the slot holding the address of a function of this binary.
+        let target = renders_aligned_columns as fn() as *const () as usize as u64;
+        let slot = Box::new(target);
+        let slot_addr = &*slot as *const u64 as u64;
+        let code_addr = 0x1000u64;
+        let disp = slot_addr.wrapping_sub(code_addr + 6) as i64;
+        let Ok(disp) = i32::try_from(disp) else {
+            // The heap is beyond a rip-relative reach of 0x1000: place the code near it.
+            let code_addr = slot_addr - 0x100;
+            let disp = (slot_addr - (code_addr + 6)) as i32;
+            let mut code = vec![0xff, 0x15];
+            code.extend(disp.to_le_bytes());
+            let lines = disassemble_in_process(&code, code_addr, Syntax::Intel);
+            assert!(
+                lines[0].text.ends_with("renders_aligned_columns@got]"),
+                "{lines:?}"
+            );
+            return;
+        };
+        let mut code = vec![0xff, 0x15];
+        code.extend(disp.to_le_bytes());
+        let lines = disassemble_in_process(&code, code_addr, Syntax::Intel);
+        assert!(
+            lines[0].text.ends_with("renders_aligned_columns@got]"),
+            "{lines:?}"
+        );
+        // Without the process's tables the slot stays an address.
+        assert!(
+            disassemble(&code, code_addr, Syntax::Intel)[0]
+                .text
+                .ends_with("h]")
+        );
+    }
+
+    #[test]
+    fn source_marks_start_each_line_s_run() {
+        let lines = disassemble(&CODE, 0x1000, Syntax::Intel);
+        let text = render_marked(&lines, Syntax::Intel, &|a| match a {
+            0x1000 => None,
+            0x1003 => Some((4, "    return n + 1".to_string())),
+            _ => Some((4, "    return n + 1".to_string())),
+        });
+        assert_eq!(
+            text,
+            "0000000000001000  48 89 f8      mov rax,rdi\n\
+             ; 4: return n + 1\n\
+             0000000000001003  48 83 c0 01   add rax,1\n\
+             0000000000001007  c3            ret\n"
+        );
+        let long = source_mark(Syntax::Att, 120, &"x".repeat(200));
+        assert!(
+            long.starts_with("# 120: xxx") && long.ends_with('…'),
+            "{long}"
+        );
+        assert!(long.chars().count() <= 80, "{long}");
     }
 
     #[test]

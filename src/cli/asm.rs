@@ -161,7 +161,7 @@ fn twin_asm(name: &str, syntax: Syntax) -> Result<ExitCode, Failure> {
     let addr = twin.f as usize;
     // SAFETY: `addr` is the entry of a Rust function compiled into this binary.
     let bytes = unsafe { crate::ladder::code::rust_function_bytes(addr) };
-    let lines = disasm::disassemble(&bytes, addr as u64, syntax);
+    let lines = disasm::disassemble_in_process(&bytes, addr as u64, syntax);
     print!(
         "; twin {} — {} bytes, {} instructions ({})\n{}\n",
         twin.name,

@@ -33,7 +33,7 @@ impl CodeBlock {
     /// block written as offsets (so two rows' listings compare line by line).
     pub fn listing(&self, syntax: Syntax) -> Vec<String> {
         let end = self.addr + self.bytes.len() as u64;
-        disasm::disassemble(&self.bytes, self.addr, syntax)
+        disasm::disassemble_in_process(&self.bytes, self.addr, syntax)
             .into_iter()
             .map(|l| {
                 let mut text = l.text;

@@ -101,7 +101,7 @@ impl FrameMap {
     }
 
     /// The source byte the instruction `at` bytes into the function comes from.
-    fn source_byte_at(&self, at: u32) -> Option<u32> {
+    pub(crate) fn source_byte_at(&self, at: u32) -> Option<u32> {
         let i = self.locs.partition_point(|&(start, _, _)| start <= at);
         let &(_, end, byte) = self.locs.get(i.checked_sub(1)?)?;
         (at < end).then_some(byte)

@@ -51,21 +51,38 @@ fn target(operand: &str) -> Option<u64> {
     u64::from_str_radix(h, 16).ok()
 }
 
+/// A source-line mark of a listing (`; 12: let x = v[i]`, `# 12: ...` in AT&T syntax).
+pub fn is_mark(line: &str) -> bool {
+    line.starts_with("; ") || line.starts_with("# ")
+}
+
 /// Whether a listing is in the addressed form this module reads.
 pub fn is_addressed(listing: &str) -> bool {
-    listing.lines().next().is_some_and(|l| decode(l).is_some())
+    listing
+        .lines()
+        .find(|l| !is_mark(l))
+        .is_some_and(|l| decode(l).is_some())
 }
 
 /// The start address of an addressed listing.
 pub fn start_of(listing: &str) -> Option<u64> {
-    decode(listing.lines().next()?).map(|d| d.addr)
+    decode(listing.lines().find(|l| !is_mark(l))?).map(|d| d.addr)
 }
 
 /// The two views of one function's addressed listing: (instructions first, with labels and
 /// data; the same with offsets and bytes). `functions` names the start addresses of the
 /// snippet's functions, for its calls.
 pub fn views(listing: &str, functions: &[(String, u64)]) -> (Vec<String>, Vec<String>) {
-    let lines: Vec<Decoded> = listing.lines().filter_map(decode).collect();
+    let mut lines: Vec<Decoded> = Vec::new();
+    // The marks before the instruction at each index.
+    let mut marks: Vec<(usize, String)> = Vec::new();
+    for l in listing.lines() {
+        if is_mark(l) {
+            marks.push((lines.len(), l.to_string()));
+        } else if let Some(d) = decode(l) {
+            lines.push(d);
+        }
+    }
     let Some(first) = lines.first() else {
         let raw: Vec<String> = listing.lines().map(str::to_string).collect();
         return (raw.clone(), raw);
@@ -98,6 +115,10 @@ pub fn views(listing: &str, functions: &[(String, u64)]) -> (Vec<String>, Vec<St
     let mut plain = Vec::new();
     let mut addressed = Vec::new();
     for (i, l) in lines.iter().enumerate() {
+        for (_, mark) in marks.iter().filter(|(at, _)| *at == i) {
+            plain.push(mark.clone());
+            addressed.push(mark.clone());
+        }
         if let Some(name) = label(l.addr) {
             plain.push(format!("{name}:"));
             addressed.push(format!("{name}:"));
@@ -153,6 +174,7 @@ mod tests {
 
     const RUN: &str = "\
 00007f51077fc000  55                              push rbp
+; 3: return f(n) + 1
 00007f51077fc001  48 89 e5                        mov rbp,rsp
 00007f51077fc00d  0f 82 27 00 00 00               jb 00007F51077FC015h
 00007f51077fc013  0f 0b                           ud2
@@ -168,6 +190,7 @@ mod tests {
             plain,
             [
                 "        push rbp",
+                "; 3: return f(n) + 1",
                 "        mov rbp,rsp",
                 "        jb .L1",
                 "        ud2",
@@ -178,9 +201,14 @@ mod tests {
                 "        .byte 0x00,0x00",
             ]
         );
-        assert_eq!(addressed[1], "    1  48 89 e5              mov rbp,rsp");
+        assert_eq!(addressed[1], "; 3: return f(n) + 1");
+        assert_eq!(addressed[2], "    1  48 89 e5              mov rbp,rsp");
         assert!(addressed.iter().all(|l| l.chars().count() <= 80));
         assert!(is_addressed(RUN));
         assert!(!is_addressed("    push rbp"));
+        // A listing that starts with a mark is addressed all the same.
+        let marked = format!("; 1: fn f() {{\n{RUN}");
+        assert!(is_addressed(&marked));
+        assert_eq!(start_of(&marked), Some(0x7f51077fc000));
     }
 }

@@ -161,7 +161,14 @@ pub fn asm_file(
         AsmInput::Hot(front(snippet)?)
     };
     let loaded = machine_code(what, backend, checks)?;
-    let listings = listings(&code_of(&loaded)?, function, syntax(att), &snippet.name)?;
+    let source = loaded.program().map(|p| Arc::clone(&p.source));
+    let listings = listings(
+        &code_of(&loaded)?,
+        function,
+        syntax(att),
+        &snippet.name,
+        source.as_deref(),
+    )?;
     Ok(JobReport::Asm { listings })
 }
 

@@ -325,7 +325,14 @@ fn asm(
     function: Option<&str>,
 ) -> Result<JobReport, JobFailed> {
     let loaded = snippet_code(snippet, backend, true)?;
-    let listings = listings(&code_of(&loaded)?, function, Syntax::Intel, &snippet.name)?;
+    let source = loaded.program().map(|p| Arc::clone(&p.source));
+    let listings = listings(
+        &code_of(&loaded)?,
+        function,
+        Syntax::Intel,
+        &snippet.name,
+        source.as_deref(),
+    )?;
     Ok(JobReport::Asm { listings })
 }
 
@@ -388,10 +395,11 @@ pub(crate) fn listings(
     function: Option<&str>,
     syntax: Syntax,
     name: &str,
+    source: Option<&SourceFile>,
 ) -> Result<Vec<FunctionListing>, JobFailed> {
     // Calls and loaded addresses of helpers, host functions and the program's functions by
-    // name.
-    let mut symbols = disasm::Symbols::new();
+    // name; the rest from this process's symbol tables (the code runs here).
+    let mut symbols = disasm::Symbols::in_process();
     for (name, ptr) in crate::backend::jit::imported_symbols() {
         symbols.insert(ptr as u64, name);
     }
@@ -403,10 +411,20 @@ pub(crate) fn listings(
         .filter(|f| function.is_none_or(|n| n == f.name))
         .map(|f| {
             let lines = disasm::disassemble_named(&f.bytes, f.addr, syntax, &symbols);
+            // The source line each instruction was lowered from (the frame map keeps the
+            // code's source locations), for the listing's marks.
+            let source_line = |addr: u64| {
+                let source = source?;
+                let at = u32::try_from(addr.checked_sub(f.addr)?).ok()?;
+                let byte = f.frame_map.source_byte_at(at)?;
+                let line = source.line_col(byte).line as usize;
+                let text = source.text.lines().nth(line.checked_sub(1)?)?;
+                Some((line, text.to_string()))
+            };
             FunctionListing {
                 name: f.name.clone(),
                 clif: f.clif.clone(),
-                asm: disasm::render(&lines),
+                asm: disasm::render_marked(&lines, syntax, &source_line),
                 bytes: f.bytes.len(),
                 instructions: lines.iter().filter(|l| !l.is_data()).count(),
             }

@@ -69,7 +69,9 @@ pub fn render_code(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
                 ));
             }
             for l in listing {
-                let style = if l.ends_with(':') {
+                let style = if crate::tui::asm_view::is_mark(l) {
+                    s.muted()
+                } else if l.ends_with(':') {
                     s.title()
                 } else {
                     s.text()
