@@ -58,15 +58,17 @@ impl Backend {
     /// One line for `--list`.
     pub fn describe(self) -> &'static str {
         match self {
-            Backend::Jit => "Cranelift JIT in process, no optimization",
-            Backend::JitOpt => "Cranelift JIT, optimized for speed (OptLevel::Speed)",
+            Backend::Jit => "Cranelift JIT in process, reloadable (calls through class slots)",
+            Backend::JitOpt => {
+                "Cranelift JIT, fixed runtime: direct calls, inline fields, inlining"
+            }
             Backend::Object => "Cranelift object file, linked and dlopen'ed",
             Backend::Interp => "the reference interpreter over the checked program",
         }
     }
 
-    /// The Cranelift optimization level this backend compiles at (`jit-opt`: speed; the
-    /// others: none, the interpreter compiling nothing).
+    /// The runtime this backend compiles for (`jit-opt`: fixed, `OptLevel::Speed`; the others
+    /// reloadable, the interpreter compiling nothing). Cranelift's optimizer runs on all.
     pub fn opt_level(self) -> OptLevel {
         match self {
             Backend::JitOpt => OptLevel::Speed,

@@ -151,7 +151,7 @@ pub enum CallError {
     Clif(JitError),
 }
 
-/// Builds programs, keeping one JIT per optimization level across loads (so a load's time is
+/// Builds programs, keeping one JIT per runtime (reloadable, fixed) across loads (so a load's time is
 /// the program's, not the JIT's set-up).
 pub struct Loader {
     options: LoadOptions,
@@ -229,7 +229,7 @@ impl Loader {
         }
     }
 
-    /// The long-lived JIT of `backend`'s optimization level.
+    /// The long-lived JIT of `backend`'s runtime (reloadable or fixed).
     fn jit(&mut self, backend: Backend) -> Result<&mut Jit, LoadError> {
         let options = self.jit_options(backend.opt_level());
         let slot = match backend.opt_level() {

@@ -71,13 +71,16 @@ pub use module::{ReloadFailure, ReloadOutcome, ReloadRefusal, ScriptModule};
 pub(crate) use lower::Helpers;
 use unwind::{CatchSites, FrameParts, RegisteredFrames};
 
-/// How hard Cranelift optimizes.
+/// Which runtime a program is compiled for (Cranelift's own optimizer runs on every level:
+/// see [`build_isa`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OptLevel {
-    /// No optimization (the `jit` backend): fastest to compile.
+    /// A reloadable program (the `jit` and `object` backends): calls through class slots,
+    /// objects whose state a reload replaces, callees inlined only into host entries.
     #[default]
     None,
-    /// Optimize for speed (for `jit-opt`).
+    /// A fixed program (`jit-opt`): fields inline in the objects, direct calls, small callees
+    /// inlined, module variables in registers; no reload.
     Speed,
 }
 
@@ -269,7 +272,7 @@ pub fn imported_symbols() -> Vec<(&'static str, *const u8)> {
 impl Jit {
     /// A JIT for this machine with `options`.
     pub fn new(options: JitOptions) -> Result<Jit, JitError> {
-        let isa = build_isa(options.opt, false)?;
+        let isa = build_isa(false)?;
         let call_conv = isa.default_call_conv();
         let mut builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
         for (symbol, ptr) in imported_symbols() {
@@ -556,15 +559,18 @@ fn host_type(t: HostType) -> ir::Type {
 }
 
 /// The ISA for this machine; `pic` for code linked into a shared library.
-pub(crate) fn build_isa(opt: OptLevel, pic: bool) -> Result<OwnedTargetIsa, JitError> {
+///
+/// Every backend runs Cranelift's optimizer (`opt_level=speed`) on each function: GVN,
+/// loop-invariant code motion, redundant-load elimination, constant folding, magic-number
+/// division. It works inside one function, so a reloadable program (`jit`, `object`) keeps its
+/// meaning under reload: what a reload can change is never a `readonly` load, and a call is a
+/// barrier to every load and store. What differs between `jit` and `jit-opt` is the runtime
+/// ([`OptLevel`]): slots and reload, or direct calls, inline fields and inlined callees.
+pub(crate) fn build_isa(pic: bool) -> Result<OwnedTargetIsa, JitError> {
     let setup = |e: String| JitError::Setup(e);
     let mut flags = settings::builder();
-    let opt_level = match opt {
-        OptLevel::None => "none",
-        OptLevel::Speed => "speed",
-    };
     for (name, value) in [
-        ("opt_level", opt_level),
+        ("opt_level", "speed"),
         ("is_pic", if pic { "true" } else { "false" }),
         ("use_colocated_libcalls", "false"),
         ("unwind_info", "true"),

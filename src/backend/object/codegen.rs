@@ -78,8 +78,8 @@ fn symbol(name: &str) -> String {
 
 /// The ISA every build starts from: position-independent code for this machine. Building it
 /// costs 0.1–0.5 ms, so an `ObjectBackend` builds it once.
-pub(super) fn pic_isa(options: JitOptions) -> Result<OwnedTargetIsa, JitError> {
-    build_isa(options.opt, true)
+pub(super) fn pic_isa() -> Result<OwnedTargetIsa, JitError> {
+    build_isa(true)
 }
 
 /// Build `program` into object-file bytes, adding the lower, define and emit times (module

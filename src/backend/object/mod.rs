@@ -212,7 +212,7 @@ pub struct ObjectBackend {
 impl ObjectBackend {
     /// A backend for this machine with `options`.
     pub fn new(options: ObjectOptions) -> Result<ObjectBackend, ObjectError> {
-        let isa = codegen::pic_isa(options.jit)?;
+        let isa = codegen::pic_isa()?;
         Ok(ObjectBackend { options, isa })
     }
 
