@@ -132,6 +132,17 @@ fn fmt_count(x: f64) -> String {
     }
 }
 
+/// The instruction counts of `now` and `before` that a saving is judged by: what one call
+/// executes (the `instr` column) where both rows were counted, else their call-path code's
+/// static counts. The native row's static count is not its code's: like with like only.
+fn compared_instructions(now: &ReportRow, before: &ReportRow) -> (usize, usize) {
+    match (now.executed, before.executed) {
+        (Some(n), Some(b)) => (n.round() as usize, b.round() as usize),
+        _ if before.build.is_some() => (now.instructions, before.instructions),
+        _ => (now.instructions, now.instructions),
+    }
+}
+
 /// Why row `now` costs less than row `before` (see [`Saving`]): `saved_ns` is the resolved
 /// saving, `before_ns` the row before's total, `band` the equivalence band (a fraction).
 pub fn saving_reason(
@@ -241,17 +252,11 @@ impl Report {
                 continue;
             };
             let before = &rows[p];
-            // The native row's "instructions" are not counted: compare like with like only.
-            let before_instr = if before.build.is_some() {
-                before.instructions
-            } else {
-                rows[i].instructions
-            };
             rows[i].why = Some(saving_reason(
                 -diff.nanos(),
                 before.total_ns.unwrap_or(0.0),
                 result.band,
-                (rows[i].instructions, before_instr),
+                compared_instructions(&rows[i], before),
             ));
         }
         let rung = |l: Layer| {
@@ -408,5 +413,43 @@ mod tests {
         let fewer = saving_reason(0.30, 2.0, 0.02, (60, 82));
         assert_eq!(fewer.tag(), "fewer instructions");
         assert!(fewer.to_string().contains("60 against 82"), "{fewer}");
+    }
+
+    fn row(build: Option<Build>, instructions: usize, executed: Option<f64>) -> ReportRow {
+        ReportRow {
+            step: String::from("step"),
+            layer: String::from("slot"),
+            build,
+            path: String::from("Slot"),
+            total_ns: Some(2.0),
+            previous: None,
+            adds: None,
+            adds_cycles: None,
+            ratio: None,
+            verdict: None,
+            cycles: None,
+            instructions,
+            executed,
+            checksum_ok: true,
+            fault: None,
+            why: None,
+        }
+    }
+
+    #[test]
+    fn a_saving_is_judged_by_the_instructions_the_instr_column_shows() {
+        // More code on its path, but fewer instructions executed per call (the `runtime`
+        // ladder's handle rung against its object rung): the executed counts decide.
+        let now = row(Some(Build::Jit), 73, Some(29.0));
+        let before = row(Some(Build::Jit), 51, Some(51.0));
+        assert_eq!(compared_instructions(&now, &before), (29, 51));
+        // One row not counted: both static counts.
+        let before = row(Some(Build::Jit), 51, None);
+        assert_eq!(compared_instructions(&now, &before), (73, 51));
+        // The native row's static count is not its code's: compared with itself.
+        let native = row(None, 13, None);
+        assert_eq!(compared_instructions(&now, &native), (73, 73));
+        let native = row(None, 13, Some(13.0));
+        assert_eq!(compared_instructions(&now, &native), (29, 13));
     }
 }
