@@ -669,8 +669,9 @@ impl FunctionTranslator<'_, '_> {
         }
     }
 
-    /// The shell of a non-null cell (the low 48 bits: two shifts, as a 64-bit mask would be a
-    /// constant-pool load on x86-64) and its generation tag.
+    /// The shell of a non-null cell (the low 48 bits: two shifts, which Cranelift's optimizer
+    /// turns into an `and` with the mask from the function's constants, one cycle on the
+    /// address's path) and its generation tag.
     pub(crate) fn cell_parts(&mut self, cell: Value) -> (Value, Value) {
         let high = self.builder.ins().ishl_imm_s(cell, 64 - ADDR_BITS);
         let shell = self.builder.ins().ushr_imm_u(high, 64 - ADDR_BITS);
@@ -678,23 +679,31 @@ impl FunctionTranslator<'_, '_> {
         (shell, tag)
     }
 
-    /// True (an `i8`) when the shell of a non-null cell is stale or detached. A stale shell is
-    /// still allocated (the cell owns a reference), so its key can be read.
-    pub(crate) fn shell_invalid(&mut self, shell: Value, tag: Value) -> Value {
+    /// Branch to `invalid` when the shell of a non-null cell is stale or detached, and go on
+    /// in a new block otherwise: two compare-and-branch pairs (`cmp; jne; test; je`), not two
+    /// flags set, or-ed and tested again. A stale shell is still allocated (the cell owns a
+    /// reference), so its key can be read. The caller seals `invalid`.
+    pub(crate) fn branch_if_invalid(
+        &mut self,
+        shell: Value,
+        tag: Value,
+        invalid: cranelift_codegen::ir::Block,
+    ) {
         let generation = self
             .builder
             .ins()
             .uload16(types::I64, mem(), shell, Object::GEN as i32);
-        let stale = self.builder.ins().icmp(IntCC::NotEqual, tag, generation);
+        let current = self.builder.ins().icmp(IntCC::Equal, tag, generation);
+        self.continue_if(current, invalid);
         let key = self
             .builder
             .ins()
             .load(types::I64, mem(), shell, Object::KEY as i32);
-        let detached = self
+        let attached = self
             .builder
             .ins()
-            .icmp_imm_s(IntCC::Equal, key, DETACHED_KEY as i64);
-        self.builder.ins().bor(stale, detached)
+            .icmp_imm_s(IntCC::NotEqual, key, DETACHED_KEY as i64);
+        self.continue_if(attached, invalid);
     }
 
     /// Lower a loop (`lower`, which may run twice) versioned on the handles it uses (see the
@@ -741,11 +750,7 @@ impl FunctionTranslator<'_, '_> {
             self.builder.switch_to_block(next);
             self.builder.seal_block(next);
             let (shell, tag) = self.cell_parts(cell);
-            let bad = self.shell_invalid(shell, tag);
-            let next = self.builder.create_block();
-            self.builder.ins().brif(bad, plain_block, &[], next, &[]);
-            self.builder.switch_to_block(next);
-            self.builder.seal_block(next);
+            self.branch_if_invalid(shell, tag, plain_block);
             cells.push((id, shell));
         }
         // Every handle is valid: the copy with them checked.

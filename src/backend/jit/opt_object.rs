@@ -17,8 +17,7 @@
 //!   method, the program (closed: a fixed runtime loads no other version) has one function it
 //!   can reach, and a direct call of it can be inlined (`opt_inline.rs`).
 
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, TrapCode, Value};
 
 use crate::lang::hir::{ClassId, FuncId, Program, Type};
 use crate::lang::span::Span;
@@ -35,20 +34,23 @@ pub(crate) fn fixed() -> MemFlagsData {
 impl FunctionTranslator<'_, '_> {
     /// The shell of a handle cell, checked inline at `span` (see the module docs).
     pub(crate) fn check_object_inline(&mut self, cell: Value, span: Span) -> Value {
-        let helper = self.env.helpers.object_check;
-        let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
-        self.cold_raise(null, |t| {
-            let (start, end) = t.span_args(span);
-            // Raises `NullHandle`.
-            t.call_helper(helper, &[cell, start, end]);
-        });
+        // One cold block for the three ways to fail: null, stale, detached (three
+        // compare-and-branch pairs on the path that passes).
+        let fail_block = self.builder.create_block();
+        self.builder.set_cold_block(fail_block);
+        self.continue_if(cell, fail_block);
         let (shell, tag) = self.cell_parts(cell);
-        let bad = self.shell_invalid(shell, tag);
-        self.cold_raise(bad, |t| {
-            let (start, end) = t.span_args(span);
-            // Raises `StaleHandle` or `ObjectDetached` (the helper tells them apart).
-            t.call_helper(helper, &[cell, start, end]);
-        });
+        self.branch_if_invalid(shell, tag, fail_block);
+        let ok_block = self.builder.current_block().expect("in a block");
+        self.builder.switch_to_block(fail_block);
+        self.builder.seal_block(fail_block);
+        let helper = self.env.helpers.object_check;
+        let (start, end) = self.span_args(span);
+        // Raises `NullHandle`, `StaleHandle` or `ObjectDetached` (the helper tells them apart).
+        self.call_helper(helper, &[cell, start, end]);
+        // The helper unwinds and never returns.
+        self.builder.ins().trap(TrapCode::unwrap_user(3));
+        self.builder.switch_to_block(ok_block);
         shell
     }
 
