@@ -184,6 +184,15 @@ fn a_vec_argument_beside_a_pop_of_it() {
     common::same_everywhere(text, "2021");
 }
 
+/// Vec and closure counts are changed inline: a vec shared by a `let`, a field, a vec of vecs
+/// and a closure's capture, each copy pushed to (a shared block is copied, the others keep
+/// theirs), a loop over a vec its body replaces, and every block freed by its last release.
+#[test]
+fn vecs_and_closures_shared_and_released_inline() {
+    let text = "class Box {\n    var items: vec<i64> = vec<i64>()\n}\nfn sum(v: vec<i64>) -> i64 {\n    var s = 0\n    for x in v {\n        s += x\n    }\n    return s\n}\nfn main() -> i64 {\n    var v = vec<i64>()\n    v.push(1)\n    v.push(2)\n    let kept = v\n    let b = new Box()\n    b.items = v\n    var all = vec<vec<i64>>()\n    all.push(v)\n    all.push(v)\n    let f = |k: i64| -> i64 { return sum(v) * k }\n    let g = f\n    v.push(4)\n    b.items.push(8)\n    var w = v\n    for x in w {\n        w = vec<i64>()\n        w.push(x)\n    }\n    return sum(v) * 100000 + sum(kept) * 10000 + sum(b.items) * 1000 + sum(all[1]) * 100 + g(2) * 10 + sum(w)\n}\n";
+    common::same_everywhere(text, "741364");
+}
+
 /// The same handle and string locals passed twice, and to a method, borrowed: values, and no
 /// string left behind.
 #[test]

@@ -38,6 +38,8 @@ impl ClosureBlock {
     pub const CODE: i32 = 0;
     /// Byte offset of the first captured cell.
     pub const CELLS: i32 = 24;
+    /// Offset of the strong count (generated code retains and releases it inline).
+    pub const REFS: i32 = std::mem::offset_of!(ClosureBlock, refs) as i32;
 }
 
 /// The parts of a descriptor.

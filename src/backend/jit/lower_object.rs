@@ -50,15 +50,13 @@ impl FunctionTranslator<'_, '_> {
         if let Type::Array(..) = ty {
             return self.release_cells(v, ty);
         }
-        let h = &self.env.helpers;
-        let helper = match ty {
-            Type::Handle { .. } | Type::Null => return self.release_handle(v),
-            Type::Str => return self.release_str(v),
-            Type::Vec(_) => h.vec_release,
-            Type::Fn { .. } => h.closure_release,
-            _ => return,
-        };
-        self.call_helper(helper, &[v]);
+        match ty {
+            Type::Handle { .. } | Type::Null => self.release_handle(v),
+            Type::Str => self.release_str(v),
+            Type::Vec(_) => self.release_vec(v),
+            Type::Fn { .. } => self.release_closure(v),
+            _ => {}
+        }
     }
 
     /// Take another reference through a value of type `ty`; returns it, now owned.
@@ -67,15 +65,13 @@ impl FunctionTranslator<'_, '_> {
             self.retain_cells(v, ty);
             return v;
         }
-        let h = &self.env.helpers;
-        let helper = match ty {
-            Type::Handle { .. } | Type::Null => return self.retain_handle(v),
-            Type::Str => return self.retain_str(v),
-            Type::Vec(_) => h.vec_retain,
-            Type::Fn { .. } => h.closure_retain,
-            _ => return v,
-        };
-        self.call_helper(helper, &[v])[0]
+        match ty {
+            Type::Handle { .. } | Type::Null => self.retain_handle(v),
+            Type::Str => self.retain_str(v),
+            Type::Vec(_) => self.retain_vec(v),
+            Type::Fn { .. } => self.retain_closure(v),
+            _ => v,
+        }
     }
 
     /// Release every managed variable the function owns (before a return).

@@ -8,6 +8,10 @@
 //! count never goes to zero inline, so freeing stays in one place, and a count that another
 //! thread changes in between only makes the swap retry.
 //!
+//! Vec and closure blocks are counted the same way (a cell is 0 or the block's address, the
+//! count at [`VecBlock::REFS`] / [`ClosureBlock::REFS`]); their last release calls
+//! `hot_vec_release` / `hot_closure_release`, which free the block and what it holds.
+//!
 //! Strings are counted the same way, inline: a str cell is 0 or the address of its block, whose
 //! count is its first word ([`StrBlock::REFS`]); the last release calls `hot_str_release`. A
 //! static string (the one-byte ones, `str_block.rs`) has a count at or above
@@ -19,8 +23,10 @@ use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, Value, types};
 
 use cranelift_module::FuncId;
 
+use crate::runtime::closure::ClosureBlock;
 use crate::runtime::object::Object;
 use crate::runtime::str_block::StrBlock;
+use crate::runtime::values::VecBlock;
 
 use super::lower::{FunctionTranslator, mem};
 
@@ -34,6 +40,40 @@ impl FunctionTranslator<'_, '_> {
     /// The address of the count of a non-null str cell's block.
     fn str_refs_addr(&mut self, cell: Value) -> Value {
         self.builder.ins().iadd_imm_s(cell, StrBlock::REFS as i64)
+    }
+
+    /// The address of the count of a non-null vec cell's block.
+    fn vec_refs_addr(&mut self, cell: Value) -> Value {
+        self.builder.ins().iadd_imm_s(cell, VecBlock::REFS as i64)
+    }
+
+    /// The address of the count of a non-null closure cell's block.
+    fn closure_refs_addr(&mut self, cell: Value) -> Value {
+        self.builder
+            .ins()
+            .iadd_imm_s(cell, i64::from(ClosureBlock::REFS))
+    }
+
+    /// Take another count of a vec cell (0, the empty vec, is fine); returns the cell.
+    pub(crate) fn retain_vec(&mut self, cell: Value) -> Value {
+        self.retain_counted(cell, Self::vec_refs_addr, None)
+    }
+
+    /// Give up the count a vec cell owns (0 is fine).
+    pub(crate) fn release_vec(&mut self, cell: Value) {
+        let helper = self.env.helpers.vec_release;
+        self.release_counted(cell, Self::vec_refs_addr, helper, None);
+    }
+
+    /// Take another count of a closure cell (0 is fine); returns the cell.
+    pub(crate) fn retain_closure(&mut self, cell: Value) -> Value {
+        self.retain_counted(cell, Self::closure_refs_addr, None)
+    }
+
+    /// Give up the count a closure cell owns (0 is fine).
+    pub(crate) fn release_closure(&mut self, cell: Value) {
+        let helper = self.env.helpers.closure_release;
+        self.release_counted(cell, Self::closure_refs_addr, helper, None);
     }
 
     /// Take another reference through a handle cell (null is fine); returns the cell.
