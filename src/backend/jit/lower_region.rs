@@ -669,12 +669,22 @@ impl FunctionTranslator<'_, '_> {
         }
     }
 
-    /// The shell of a non-null cell (the low 48 bits: two shifts, which Cranelift's optimizer
-    /// turns into an `and` with the mask from the function's constants, one cycle on the
-    /// address's path) and its generation tag.
+    /// The shell of a non-null cell (the low 48 bits) and its generation tag.
+    ///
+    /// The low bits are two shifts. A logical shift back is what Cranelift's optimizer turns
+    /// into an `and` with a 64-bit mask, which x86-64 reads from the function's constants, and
+    /// which it computes again in every block that uses it (an `and` with a constant is
+    /// rematerialized): `mov; and reg,[mask]` at each field access. On x86-64 the shift back
+    /// is arithmetic instead, which the optimizer keeps as computed once: the same value, as
+    /// a user-space address there has bit 47 clear (the kernel maps nothing above 2^47 for a
+    /// process that does not ask for it, and no allocator hotlab uses does).
     pub(crate) fn cell_parts(&mut self, cell: Value) -> (Value, Value) {
         let high = self.builder.ins().ishl_imm_s(cell, 64 - ADDR_BITS);
-        let shell = self.builder.ins().ushr_imm_u(high, 64 - ADDR_BITS);
+        let shell = if cfg!(target_arch = "x86_64") {
+            self.builder.ins().sshr_imm_s(high, 64 - ADDR_BITS)
+        } else {
+            self.builder.ins().ushr_imm_u(high, 64 - ADDR_BITS)
+        };
         let tag = self.builder.ins().ushr_imm_u(cell, ADDR_BITS);
         (shell, tag)
     }
