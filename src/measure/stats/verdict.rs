@@ -204,6 +204,10 @@ impl fmt::Display for AbsVerdict {
                     -ns(low)
                 )
             }
+            // A bound that rounds to zero is said as one (`±0.000` would promise more).
+            AbsVerdict::NoCostResolved { within } if ns(within) < 0.0005 => {
+                write!(f, "no cost resolved: within < 0.001 ns")
+            }
             AbsVerdict::NoCostResolved { within } => {
                 let p = prec(within);
                 write!(f, "no cost resolved: within ±{:.p$} ns", ns(within))
@@ -244,5 +248,8 @@ mod tests {
         assert_eq!(a.to_string(), "adds 0.90 ns [0.85, 0.95]");
         let z = abs_verdict(&ci(-30.0, 1.0, 40.0));
         assert_eq!(z.to_string(), "no cost resolved: within ±0.040 ns");
+        // Identical rounds: a bound under what three decimals show.
+        let zero = abs_verdict(&ci(-0.2, 0.0, 0.3));
+        assert_eq!(zero.to_string(), "no cost resolved: within < 0.001 ns");
     }
 }
