@@ -21,7 +21,10 @@ fn doctor_json_has_health_and_checks() {
         .iter()
         .map(|c| c["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["A/A", "+1 cycle", "layout", "core clock"]);
+    assert_eq!(
+        names,
+        ["A/A", "+1 cycle", "layout", "code distance", "core clock"]
+    );
     assert!(v["layout_spread"].as_f64().is_some_and(|s| s >= 0.0), "{v}");
     assert!(v["health"]["items"].as_array().unwrap().len() >= 12);
     assert!(v["checks"][0]["expected"].as_str() == Some("equal"));

@@ -172,6 +172,11 @@ pub fn doctor_report(options: &DoctorOptions) -> anyhow::Result<DoctorReport> {
     #[cfg(not(target_arch = "x86_64"))]
     let layout_spread = None;
 
+    #[cfg(target_arch = "x86_64")]
+    if let Some(line) = distance_line(options).context("measuring calls into far code")? {
+        checks.push(line);
+    }
+
     if let Some(c) = probes.core_clock {
         let err = c.linearity_error();
         checks.push(CheckLine {
@@ -275,6 +280,95 @@ fn layout_line(options: &DoctorOptions) -> anyhow::Result<(CheckLine, Option<f64
         dropped: Some(r.variants.iter().map(|v| v.dropped).sum()),
     };
     Ok((line, spread))
+}
+
+/// `n` calls of the function `ctx` points to (a frame and `mov eax, 1`), from this executable's
+/// text: the doctor's probe of what the distance between caller and callee costs. One copy per
+/// `SITE`: on Zen 4 a call site that has once called far code stays slow for near targets too,
+/// so the near and far variants must not share one.
+#[cfg(target_arch = "x86_64")]
+unsafe extern "C-unwind" fn call_loop<const SITE: u8>(ctx: *mut std::ffi::c_void, n: u64) -> u64 {
+    let mut sum = 0u64;
+    for _ in 0..n {
+        let r: u64;
+        // SAFETY: `ctx` is the leaf placed by `distance_line`, which touches only rax; the
+        // asm may push (no `nostack`), so the compiler keeps the stack ready for a call.
+        unsafe {
+            core::arch::asm!(
+                "call {f}",
+                "# site {s}: a comment that keeps the two copies from being merged",
+                f = in(reg) ctx,
+                s = const SITE,
+                out("rax") r,
+                clobber_abi("C"),
+            );
+        }
+        sum = sum.wrapping_add(r);
+    }
+    sum
+}
+
+/// The same call from the host's text into a small function placed where hotlab puts JIT
+/// code (within 2 GiB of the text) and where a plain `mmap` puts it (near the top of the
+/// address space), interleaved: what the CPU's branch prediction charges for the distance,
+/// and why hotlab's code memory is near (`backend/jit/near.rs`). Reported, no expectation;
+/// `None` when there is no near reservation to compare with.
+#[cfg(target_arch = "x86_64")]
+fn distance_line(options: &DoctorOptions) -> anyhow::Result<Option<CheckLine>> {
+    use super::near;
+    use super::placed::PlacedCode;
+    // push rbp; mov rbp, rsp; mov eax, 1; pop rbp; ret: the shape of a JIT'd method (a
+    // bare `mov; ret` is slow near and far alike on Zen 4, which hides the difference).
+    const LEAF: &[u8] = &[
+        0x55, 0x48, 0x89, 0xe5, 0xb8, 0x01, 0x00, 0x00, 0x00, 0x5d, 0xc3,
+    ];
+    let Some(near_leaf) = near::place(LEAF)? else {
+        return Ok(None);
+    };
+    // SAFETY: LEAF is position-independent code; it is only called, through `call_loop`.
+    let far_leaf = unsafe { PlacedCode::new(LEAF, 0) }?;
+    let text = call_loop::<0> as *const () as usize;
+    let far_at = far_leaf.entry() as usize;
+    let near_at = near_leaf.ptr as usize;
+    let settings = Settings {
+        stop: Stop::Budget(Picos(options.time_s * 1e12)),
+        cpu: options.cpu,
+        ..Settings::default()
+    };
+    // SAFETY: `call_loop` has the raw ABI; both ctxs are leaves that live until the job is
+    // dropped below.
+    let mut job = unsafe {
+        Job::new(settings)
+            .with(Variant::raw(
+                "call near",
+                call_loop::<0>,
+                near_leaf.ptr.cast(),
+            ))
+            .with(Variant::raw(
+                "call far",
+                call_loop::<1>,
+                far_at as *mut std::ffi::c_void,
+            ))
+    };
+    let r = job.run(&AtomicBool::new(false), &mut NoObserver)?;
+    drop(job);
+    // SAFETY: the job that called into it is gone.
+    unsafe { near_leaf.free() };
+    drop(far_leaf);
+    let c = r.compare(0, 1)?;
+    let gib = |at: usize| at.abs_diff(text) as f64 / f64::from(1u32 << 30);
+    let mut line = ab_line("code distance", c.verdict.verdict, &r, &c);
+    line.expected = "reported: a call from the host into code near it (where hotlab puts JIT \
+                     code) and into code far from it (where mmap puts it)"
+        .into();
+    line.got = format!(
+        "far ({:.0} GiB away) vs near ({:.2} GiB away): {}",
+        gib(far_at),
+        gib(near_at),
+        line.got
+    );
+    line.met = true;
+    Ok(Some(line))
 }
 
 impl DoctorReport {

@@ -9,6 +9,7 @@ pub mod doctor;
 pub mod env;
 pub mod histogram;
 pub mod job;
+pub(crate) mod near;
 pub mod placed;
 pub mod result;
 pub mod schedule;

@@ -6,11 +6,16 @@
 //! The shift keeps 16-byte alignment: Cranelift's constant pools sit at fixed offsets from the
 //! function's start and SSE operands read from them need 16 bytes. hotlab's code never asks for
 //! more (no 256-bit vectors).
+//!
+//! Every layout's code lives in pages near the host's own code ([`near`]): calls between the
+//! two cost what calls within the executable cost.
 
 use std::io;
 
-use cranelift_jit::{BranchProtection, JITMemoryKind, JITMemoryProvider, SystemMemoryProvider};
-use cranelift_module::ModuleResult;
+use cranelift_jit::{BranchProtection, JITMemoryKind, JITMemoryProvider};
+use cranelift_module::{ModuleError, ModuleResult};
+
+use crate::measure::near::{self, Pages};
 
 /// Most layouts a job may ask for.
 pub const MAX_LAYOUTS: usize = 16;
@@ -22,41 +27,119 @@ pub fn code_offset(k: usize) -> u16 {
     (16 * (k % 4) + 1024 * (k / 4)) as u16
 }
 
-/// The system provider, with every executable allocation shifted by `offset` bytes.
-pub(crate) struct ShiftedCode {
-    inner: SystemMemoryProvider,
+/// The JIT's memory: code, data and read-only data in pages near the host's text ([`near`]),
+/// bumped within the current run of pages of each kind as cranelift-jit's own provider does
+/// (data must stay within a `rel32` of the code that addresses it, so all three go there);
+/// every code allocation shifted by `offset` bytes (the layout).
+pub(crate) struct CodeMemory {
     offset: usize,
+    code: Runs,
+    writable: Runs,
+    readonly: Runs,
 }
 
-impl ShiftedCode {
-    pub(crate) fn new(offset: u16) -> ShiftedCode {
-        ShiftedCode {
-            inner: SystemMemoryProvider::new(),
-            offset: usize::from(offset),
+/// The runs of pages of one kind.
+#[derive(Default)]
+struct Runs {
+    /// Every run, in order; those from `protected` on still have their first protection.
+    runs: Vec<Pages>,
+    protected: usize,
+    /// Bytes used of the last run, while more may go into it.
+    position: Option<usize>,
+}
+
+impl Runs {
+    /// `size` bytes aligned to `align`, with `offset` bytes before them.
+    fn allocate(&mut self, size: usize, align: u64, offset: usize) -> io::Result<*mut u8> {
+        let align = usize::try_from(align).unwrap_or(usize::MAX).max(1);
+        if align > near::PAGE || !align.is_power_of_two() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("JIT memory alignment {align} not supported"),
+            ));
+        }
+        let size = size + offset;
+        if let (Some(pos), Some(run)) = (self.position, self.runs.last()) {
+            let at = pos.next_multiple_of(align);
+            if at + size <= run.len {
+                self.position = Some(at + size);
+                // SAFETY: `at + size <= run.len`: inside the run.
+                return Ok(unsafe { run.ptr.add(at + offset) });
+            }
+        }
+        let run = Pages::new(size)?;
+        let ptr = run.ptr;
+        self.runs.push(run);
+        self.position = Some(size);
+        // SAFETY: the run holds at least `size` bytes, `offset` of them first.
+        Ok(unsafe { ptr.add(offset) })
+    }
+
+    /// Gives the runs made since the last call their final protection (`None`: they keep
+    /// theirs); what is allocated after goes into new runs.
+    fn seal(&mut self, protect: Option<fn(&Pages) -> io::Result<()>>) -> io::Result<()> {
+        self.position = None;
+        if let Some(protect) = protect {
+            for run in &self.runs[self.protected..] {
+                protect(run)?;
+            }
+        }
+        self.protected = self.runs.len();
+        Ok(())
+    }
+
+    /// # Safety
+    /// No pointer into the runs is used again.
+    unsafe fn free(&mut self) {
+        self.position = None;
+        self.protected = 0;
+        for run in self.runs.drain(..) {
+            // SAFETY: the caller's contract.
+            unsafe { run.free() };
         }
     }
 }
 
-impl JITMemoryProvider for ShiftedCode {
+impl CodeMemory {
+    pub(crate) fn new(offset: u16) -> CodeMemory {
+        CodeMemory {
+            offset: usize::from(offset),
+            code: Runs::default(),
+            writable: Runs::default(),
+            readonly: Runs::default(),
+        }
+    }
+}
+
+impl JITMemoryProvider for CodeMemory {
     fn allocate(&mut self, size: usize, align: u64, kind: JITMemoryKind) -> io::Result<*mut u8> {
         match kind {
-            JITMemoryKind::Executable => {
-                let p = self.inner.allocate(size + self.offset, align, kind)?;
-                // SAFETY: `p` starts an allocation of `size + offset` bytes: `p + offset` and
-                // the `size` bytes after it are inside it.
-                Ok(unsafe { p.add(self.offset) })
-            }
-            _ => self.inner.allocate(size, align, kind),
+            JITMemoryKind::Executable => self.code.allocate(size, align, self.offset),
+            JITMemoryKind::Writable => self.writable.allocate(size, align, 0),
+            JITMemoryKind::ReadOnly => self.readonly.allocate(size, align, 0),
         }
     }
 
     unsafe fn free_memory(&mut self) {
-        // SAFETY: the caller's contract (no pointer into the memory is used again) is passed on.
-        unsafe { self.inner.free_memory() }
+        // SAFETY: the caller's contract (no pointer into the memory is used again).
+        unsafe {
+            self.code.free();
+            self.writable.free();
+            self.readonly.free();
+        }
     }
 
-    fn finalize(&mut self, branch_protection: BranchProtection) -> ModuleResult<()> {
-        self.inner.finalize(branch_protection)
+    fn finalize(&mut self, _: BranchProtection) -> ModuleResult<()> {
+        // x86-64 has no branch protection to apply; the new protection (mprotect) is all the
+        // code needs before it runs on this or another thread.
+        let sealed = self
+            .readonly
+            .seal(Some(Pages::make_readonly))
+            .and_then(|()| self.writable.seal(None))
+            .and_then(|()| self.code.seal(Some(Pages::make_executable)));
+        sealed.map_err(|e| {
+            ModuleError::Backend(anyhow::Error::new(e).context("protecting JIT memory"))
+        })
     }
 }
 
@@ -80,11 +163,29 @@ mod tests {
 
     #[test]
     fn executable_memory_is_shifted_and_other_memory_is_not() {
-        let mut p = ShiftedCode::new(48);
+        let mut p = CodeMemory::new(48);
         let code = p.allocate(100, 64, JITMemoryKind::Executable).unwrap();
         assert_eq!(code as usize % 64, 48);
         let data = p.allocate(100, 64, JITMemoryKind::Writable).unwrap();
         assert_eq!(data as usize % 64, 0);
+        let constants = p.allocate(100, 16, JITMemoryKind::ReadOnly).unwrap();
+        // All of it within a rel32 of the code (a colocated data reference is pc-relative)
+        // and of the host's text.
+        let text = super::near::reservation().expect("a reservation").0;
+        for at in [data, constants] {
+            assert!((at as usize).abs_diff(code as usize) < (1 << 31));
+            assert!((at as usize).abs_diff(text) < (1 << 31));
+        }
+        // A second code allocation goes after the first in the same pages until finalized.
+        let next = p.allocate(100, 64, JITMemoryKind::Executable).unwrap();
+        assert_eq!(
+            next as usize,
+            code as usize + 192,
+            "148 bytes used, the next 64-byte line, shifted"
+        );
+        p.finalize(BranchProtection::None).unwrap();
+        let after = p.allocate(100, 64, JITMemoryKind::Executable).unwrap();
+        assert_eq!(after as usize % 4096, 48, "sealed pages take no more code");
         // SAFETY: nothing points into the memory any more.
         unsafe { p.free_memory() };
     }

@@ -35,6 +35,7 @@ mod lower_region;
 pub(crate) mod lower_unwind;
 mod lower_util;
 mod lower_value;
+
 pub mod module;
 mod opt_effects;
 mod opt_globals;
@@ -278,9 +279,8 @@ impl Jit {
         for (symbol, ptr) in imported_symbols() {
             builder.symbol(symbol, ptr);
         }
-        if options.code_offset != 0 {
-            builder.memory_provider(Box::new(layout::ShiftedCode::new(options.code_offset)));
-        }
+        // Code near the host's text (see `near`), at the layout's offset.
+        builder.memory_provider(Box::new(layout::CodeMemory::new(options.code_offset)));
         let mut module = JITModule::new(builder);
         let (hosts, helpers) = declare_imports(&mut module, call_conv)?;
         let ctx = module.make_context();
