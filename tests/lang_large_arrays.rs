@@ -100,6 +100,39 @@ fn main() -> i64 { return outer(3) + outer(100000) }
     );
 }
 
+/// Runaway recursion whose frames each hold a large array on the stack and one on the heap:
+/// the stack check at a frame's entry raises before the frame has made its heap block, so the
+/// unwinder must not release what the stack held where the block's cell will be (it did: a
+/// stale pointer of a deeper frame's, freed twice, or garbage; the worker crashed). The
+/// interpreter keeps its arrays off the stack and runs out of memory first, so this is the
+/// compiled backends' own case.
+#[test]
+fn stack_exhausted_before_a_frame_made_its_heap_blocks_frees_nothing_of_it() {
+    let text = r#"
+fn rec(d: i64) -> i64 {
+    var s = [d + 7777; 60000]
+    var h = [d; 65537]
+    let t = "${d} ${s[2]}"
+    return rec(d + 1) + h[1] + s[1] + t.len()
+}
+fn main() -> i64 { return rec(0) }
+"#;
+    let program = common::compile_text("exhausted.hot", text).unwrap_or_else(|d| panic!("{d}"));
+    for (backend, run) in common::backends() {
+        if backend == "interp" {
+            continue;
+        }
+        for _ in 0..3 {
+            let (got, leaked) = common::outcome_and_leaked_blocks(&program, run);
+            assert_eq!(
+                got, "error: call stack exhausted in `rec` (runaway recursion?) at 2:4",
+                "{backend}"
+            );
+            assert_eq!(leaked, 0, "{backend}");
+        }
+    }
+}
+
 /// The slot size that goes to the heap is one past what an array owning references may hold,
 /// so such an array never does (its cells are named one by one for the unwinder).
 #[test]

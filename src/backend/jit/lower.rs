@@ -472,7 +472,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         let index = self.builder.ins().iconst(types::I32, i64::from(self.index));
         let (start, end) = self.span_args(span);
         let helper = self.env.helpers.stack;
+        // The raise runs before the entry's init block has zeroed and filled the heap slots:
+        // its stack map must not name them (`finish_heap_slots` adds them to every raising call
+        // it knows), or the unwinder would release whatever the stack held there.
+        let known = self.raising_calls.len();
         self.call_helper(helper, &[self.vmctx, index, start, end]);
+        self.raising_calls.truncate(known);
         self.builder.ins().trap(TrapCode::unwrap_user(2));
 
         self.builder.switch_to_block(body_block);
