@@ -474,3 +474,38 @@ fn a_constant_initializer_past_the_budget_fails_at_its_new_whatever_the_budget()
         }
     }
 }
+
+/// Module variables past the job's memory limit: the compiled backends refuse the program at
+/// load with a message that names the largest variable (they used to abort allocating the
+/// block, or fail in the loader); the interpreter raises when it makes the array.
+#[test]
+fn module_variables_past_the_memory_limit_are_an_error_not_an_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "big.hot",
+        "var small = 1\nvar G = [0; 100000000]\nfn main() -> i64 { G[5] = 3; return G[5] }\n",
+    );
+    for backend in ["jit", "jit-opt", "object"] {
+        let out = hotlab()
+            .args(["run", "--mem", "64M", "--backend", backend, &file])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{backend}: {err}");
+        assert!(
+            err.contains("out of memory: the module variables need 762.9 MiB (`G` alone 762.9 MiB), more than the job's limit of 64 MiB (--mem SIZE sets it)"),
+            "{backend}: {err}"
+        );
+    }
+    let out = hotlab()
+        .args(["run", "--mem", "64M", "--backend", "interp", &file])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("out of memory: the job's limit of 64 MiB is reached"),
+        "{err}"
+    );
+}

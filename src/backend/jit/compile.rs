@@ -19,6 +19,7 @@ use super::host_entry;
 use super::lower::{GlobalsBase, LowerEnv, lower_function, scalar_type, script_signature};
 use super::opt_inline::{drop_leaf_checks, inline_small_functions};
 use super::{Defined, Jit, JitError};
+use crate::runtime::memory::Refused;
 
 /// A function lowered to CLIF, waiting to be defined.
 pub(super) struct Lowered {
@@ -83,14 +84,14 @@ impl Jit {
         let objects = Box::new(ProgramObjects::new(runtime, program));
         let virtuals = virtual_methods(program);
         let serial = self.next_serial();
-        let mut global_cells = Vec::with_capacity(program.globals.len());
-        let mut total_cells = 0u64;
-        for g in &program.globals {
-            global_cells.push(total_cells);
-            total_cells += g.ty.cells();
-        }
+        let (global_cells, total_cells) = global_layout(program)?;
         // Zero cells are every type's zero value (0, 0.0, false), which `<init>` overwrites.
-        let globals = vec![0u64; total_cells.max(1) as usize].into_boxed_slice();
+        let mut globals = Vec::new();
+        if globals.try_reserve_exact(total_cells as usize).is_err() {
+            return Err(globals_refused(program, total_cells, Refused::System));
+        }
+        globals.resize(total_cells as usize, 0u64);
+        let globals = globals.into_boxed_slice();
 
         let module_err = |name: &str, e: cranelift_module::ModuleError| JitError::Compile {
             function: name.to_string(),
@@ -353,4 +354,39 @@ pub(crate) fn entry_args(f: &hir::Function) -> Vec<ArgSource> {
         cell += ty.cells() as u32;
     }
     args
+}
+
+/// Where each module variable's cells start in the globals block, and how many cells the block
+/// has (at least one): checked against the job's memory limit before anything is allocated, so
+/// a `var G = [0; 4_000_000_000]` is an error that names it, not an abort.
+pub(crate) fn global_layout(program: &Program) -> Result<(Vec<u64>, u64), JitError> {
+    let mut global_cells = Vec::with_capacity(program.globals.len());
+    let mut total_cells = 0u64;
+    for g in &program.globals {
+        global_cells.push(total_cells);
+        total_cells = total_cells.saturating_add(g.ty.cells());
+    }
+    let total_cells = total_cells.max(1);
+    let bytes = usize::try_from(total_cells.saturating_mul(8)).unwrap_or(usize::MAX);
+    if let Err(why) = crate::runtime::memory::room(bytes) {
+        return Err(globals_refused(program, total_cells, why));
+    }
+    Ok((global_cells, total_cells))
+}
+
+/// The error for a globals block of `total_cells` that `why` refused.
+pub(crate) fn globals_refused(program: &Program, total_cells: u64, why: Refused) -> JitError {
+    use crate::runtime::memory::show_bytes;
+    let largest = program.globals.iter().max_by_key(|g| g.ty.cells());
+    JitError::GlobalsTooLarge {
+        need: show_bytes(total_cells.saturating_mul(8)),
+        name: largest.map_or_else(String::new, |g| g.name.clone()),
+        alone: show_bytes(largest.map_or(0, |g| g.ty.cells().saturating_mul(8))),
+        limit: match why {
+            Refused::Budget(b) => {
+                format!("the job's limit of {} (--mem SIZE sets it)", show_bytes(b))
+            }
+            Refused::System => "the system gives".to_string(),
+        },
+    }
 }

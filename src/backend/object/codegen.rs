@@ -100,13 +100,7 @@ pub(super) fn build(
     let mut module = ObjectModule::new(builder);
     let (hosts, helpers) = declare_imports(&mut module, call_conv)?;
 
-    let mut global_cells = Vec::with_capacity(program.globals.len());
-    let mut total_cells = 0u64;
-    for g in &program.globals {
-        global_cells.push(total_cells);
-        total_cells += g.ty.cells();
-    }
-    let total_cells = total_cells.max(1);
+    let (global_cells, total_cells) = crate::backend::jit::compile::global_layout(program)?;
     // Zero cells are every type's zero value, which `<init>` overwrites, as in the JIT.
     let globals = zero_data(&mut module, GLOBALS_SYMBOL, total_cells as usize)?;
 
