@@ -367,7 +367,7 @@ fn jit_error(e: JitError) -> LoadError {
 
 fn object_error(e: ObjectError) -> LoadError {
     match e {
-        ObjectError::Init(e) => LoadError::Init(e),
+        ObjectError::Init(e) | ObjectError::Compile(JitError::Init(e)) => LoadError::Init(e),
         other => LoadError::Object(other),
     }
 }

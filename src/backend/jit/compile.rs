@@ -19,6 +19,7 @@ use super::host_entry;
 use super::lower::{GlobalsBase, LowerEnv, lower_function, scalar_type, script_signature};
 use super::opt_inline::{drop_leaf_checks, inline_small_functions};
 use super::{Defined, Jit, JitError};
+use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::memory::Refused;
 
 /// A function lowered to CLIF, waiting to be defined.
@@ -88,7 +89,7 @@ impl Jit {
         // Zero cells are every type's zero value (0, 0.0, false), which `<init>` overwrites.
         let mut globals = Vec::new();
         if globals.try_reserve_exact(total_cells as usize).is_err() {
-            return Err(globals_refused(program, total_cells, Refused::System));
+            return Err(globals_refused(program, Refused::System));
         }
         globals.resize(total_cells as usize, 0u64);
         let globals = globals.into_boxed_slice();
@@ -358,7 +359,8 @@ pub(crate) fn entry_args(f: &hir::Function) -> Vec<ArgSource> {
 
 /// Where each module variable's cells start in the globals block, and how many cells the block
 /// has (at least one): checked against the job's memory limit before anything is allocated, so
-/// a `var G = [0; 4_000_000_000]` is an error that names it, not an abort.
+/// a `var G = [0; 4_000_000_000]` raises `OutOfMemory` at its initializer, as the interpreter
+/// does when it makes the value, not an abort.
 pub(crate) fn global_layout(program: &Program) -> Result<(Vec<u64>, u64), JitError> {
     let mut global_cells = Vec::with_capacity(program.globals.len());
     let mut total_cells = 0u64;
@@ -367,26 +369,51 @@ pub(crate) fn global_layout(program: &Program) -> Result<(Vec<u64>, u64), JitErr
         total_cells = total_cells.saturating_add(g.ty.cells());
     }
     let total_cells = total_cells.max(1);
-    let bytes = usize::try_from(total_cells.saturating_mul(8)).unwrap_or(usize::MAX);
-    if let Err(why) = crate::runtime::memory::room(bytes) {
-        return Err(globals_refused(program, total_cells, why));
+    if let Err(why) = crate::runtime::memory::room(cells_bytes(total_cells)) {
+        return Err(globals_refused(program, why));
     }
     Ok((global_cells, total_cells))
 }
 
-/// The error for a globals block of `total_cells` that `why` refused.
-pub(crate) fn globals_refused(program: &Program, total_cells: u64, why: Refused) -> JitError {
-    use crate::runtime::memory::show_bytes;
-    let largest = program.globals.iter().max_by_key(|g| g.ty.cells());
-    JitError::GlobalsTooLarge {
-        need: show_bytes(total_cells.saturating_mul(8)),
-        name: largest.map_or_else(String::new, |g| g.name.clone()),
-        alone: show_bytes(largest.map_or(0, |g| g.ty.cells().saturating_mul(8))),
-        limit: match why {
-            Refused::Budget(b) => {
-                format!("the job's limit of {} (--mem SIZE sets it)", show_bytes(b))
-            }
-            Refused::System => "the system gives".to_string(),
-        },
+/// Bytes of `cells` cells (saturating).
+fn cells_bytes(cells: u64) -> usize {
+    usize::try_from(cells.saturating_mul(8)).unwrap_or(usize::MAX)
+}
+
+/// The error for a globals block that `why` refused: `OutOfMemory` raised by `<init>` at the
+/// initializer of the first module variable that does not fit with those before it (where the
+/// interpreter raises it), so every backend reports the same error at the same place.
+pub(crate) fn globals_refused(program: &Program, why: Refused) -> JitError {
+    use crate::lang::hir::{PlaceKind, StmtKind};
+    // Past the budget: the first variable that does not fit with those before it; refused by
+    // the system: the largest, whose allocation is the one that fails.
+    let at = match why {
+        Refused::Budget(_) => {
+            let mut cells = 0u64;
+            program.globals.iter().position(|g| {
+                cells = cells.saturating_add(g.ty.cells());
+                crate::runtime::memory::room(cells_bytes(cells)).is_err()
+            })
+        }
+        Refused::System => {
+            (0..program.globals.len()).max_by_key(|&i| program.globals[i].ty.cells())
+        }
     }
+    .unwrap_or(program.globals.len().saturating_sub(1));
+    let init = program.function(program.init);
+    let span = init
+        .body
+        .stmts
+        .iter()
+        .find_map(|s| match &s.kind {
+            StmtKind::Assign { place, value, .. }
+                if matches!(place.kind, PlaceKind::Global(g) if g.0 as usize == at) =>
+            {
+                Some(value.span)
+            }
+            _ => None,
+        })
+        .or_else(|| program.globals.get(at).map(|g| g.span))
+        .unwrap_or(init.span);
+    JitError::Init(ScriptError::new(ScriptErrorKind::out_of_memory(why), span))
 }

@@ -146,21 +146,6 @@ pub enum JitError {
     /// No function with that name.
     #[error("no function named `{0}`")]
     UnknownFunction(String),
-    /// The module variables need more memory than the job may use (or the system gives).
-    #[error(
-        "out of memory: the module variables need {need} (`{name}` alone {alone}), more than \
-         {limit}"
-    )]
-    GlobalsTooLarge {
-        /// All of them, shown.
-        need: String,
-        /// The largest variable.
-        name: String,
-        /// Its size, shown.
-        alone: String,
-        /// What refused: the job's limit, or the system.
-        limit: String,
-    },
     /// A function was called with the wrong number or types of arguments.
     #[error("cannot call `{function}`: {message}")]
     BadCall {
