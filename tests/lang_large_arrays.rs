@@ -152,4 +152,10 @@ fn arrays_owning_references_keep_their_limit() {
             .contains("at most 4294967296 scalars fit in one array"),
         "{d}"
     );
+    let d = diags("fn main() -> i64 {\n    let a = [0; 4294967296]\n    return a.len()\n}\n");
+    assert!(
+        d.to_string()
+            .contains("an array holds at most 4294967295 elements"),
+        "{d}"
+    );
 }

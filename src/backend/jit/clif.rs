@@ -232,7 +232,7 @@ impl Jit {
                 .iter()
                 .enumerate()
                 .map(|(i, p)| ArgSource::Cell {
-                    cell: i as u32,
+                    cell: i as u64,
                     ty: p.value_type,
                 })
                 .collect();

@@ -335,7 +335,7 @@ impl Jit {
 /// order; see `call.rs` for the packing).
 pub(crate) fn entry_args(f: &hir::Function) -> Vec<ArgSource> {
     let mut args = vec![ArgSource::Vmctx];
-    let mut cell = 0u32;
+    let mut cell = 0u64;
     if f.is_lambda() {
         // A lambda's env (the closure cell) comes first among the argument cells.
         args.push(ArgSource::Cell {
@@ -352,7 +352,7 @@ pub(crate) fn entry_args(f: &hir::Function) -> Vec<ArgSource> {
             Some(ty) => args.push(ArgSource::Cell { cell, ty }),
             None => args.push(ArgSource::CellsPtr { cell }),
         }
-        cell += ty.cells() as u32;
+        cell += ty.cells();
     }
     args
 }
@@ -416,4 +416,31 @@ pub(crate) fn globals_refused(program: &Program, why: Refused) -> JitError {
         .or_else(|| program.globals.get(at).map(|g| g.span))
         .unwrap_or(init.span);
     JitError::Init(ScriptError::new(ScriptErrorKind::out_of_memory(why), span))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parameter after an array of 2^32 cells (the largest a plain array may be) starts at
+    /// cell 2^32 + 1: the layout counts cells in 64 bits (it wrapped to 1 in 32).
+    #[test]
+    fn arguments_after_the_largest_array_keep_their_cells() {
+        let text = "fn f(k: i64, a: [[i64; 2]; 2147483648], b: f64) -> f64 {\n    return b\n}\n";
+        let source = Arc::new(crate::lang::SourceFile::new("a.hot", text));
+        let program = crate::lang::compile(source).expect("the program checks");
+        let f = program
+            .functions
+            .iter()
+            .find(|f| f.name == "f")
+            .expect("f is there");
+        let cells: Vec<u64> = entry_args(f)
+            .iter()
+            .filter_map(|a| match a {
+                ArgSource::Cell { cell, .. } | ArgSource::CellsPtr { cell } => Some(*cell),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(cells, [0, 1, (1 << 32) + 1]);
+    }
 }

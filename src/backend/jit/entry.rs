@@ -21,9 +21,9 @@ pub(crate) enum ArgSource {
     /// The trampoline's `out` pointer (a hidden out parameter for an array result).
     Out,
     /// A scalar of this register type in cell `cell` of `args`.
-    Cell { cell: u32, ty: ir::Type },
+    Cell { cell: u64, ty: ir::Type },
     /// The address of cell `cell` of `args` (an array argument).
-    CellsPtr { cell: u32 },
+    CellsPtr { cell: u64 },
 }
 
 /// The trampoline signature.
@@ -58,7 +58,7 @@ pub(crate) fn build_entry(
             ArgSource::Vmctx => vmctx,
             ArgSource::Out => out,
             ArgSource::Cell { cell, ty } => load_cell(&mut b, cells, cell, ty),
-            ArgSource::CellsPtr { cell } => b.ins().iadd_imm_s(cells, i64::from(cell) * 8),
+            ArgSource::CellsPtr { cell } => b.ins().iadd_imm_s(cells, cell_offset(cell)),
         };
         values.push(v);
     }
@@ -72,8 +72,17 @@ pub(crate) fn build_entry(
     b.finalize(config);
 }
 
-fn load_cell(b: &mut FunctionBuilder<'_>, cells: ir::Value, cell: u32, ty: ir::Type) -> ir::Value {
-    let offset = (cell * 8) as i32;
+/// The byte offset of cell `cell` (below 2^32 + a few: parameters of arrays up to 2^32 cells).
+fn cell_offset(cell: u64) -> i64 {
+    i64::try_from(cell.saturating_mul(8)).unwrap_or(i64::MAX)
+}
+
+fn load_cell(b: &mut FunctionBuilder<'_>, cells: ir::Value, cell: u64, ty: ir::Type) -> ir::Value {
+    // Past an array parameter of 2^28 cells or more the offset outgrows a load's immediate.
+    let (cells, offset) = match i32::try_from(cell_offset(cell)) {
+        Ok(offset) => (cells, offset),
+        Err(_) => (b.ins().iadd_imm_s(cells, cell_offset(cell)), 0),
+    };
     if ty.is_float() {
         // Little-endian: an f32 sits in the low four bytes of its cell.
         return b.ins().load(ty, mem(), cells, offset);

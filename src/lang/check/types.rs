@@ -85,7 +85,12 @@ impl Checker {
                  of them in all (use a `vec<{elem}>` for more)",
                 elem = leaf_type(&elem),
             ))
-        } else if len > u64::from(u32::MAX) || cells > MAX_PLAIN_ARRAY_CELLS {
+        } else if len > u64::from(u32::MAX) {
+            Some(format!(
+                "this array is too large: an array holds at most {} elements",
+                u32::MAX
+            ))
+        } else if cells > MAX_PLAIN_ARRAY_CELLS {
             Some(format!(
                 "this array is too large: at most {MAX_PLAIN_ARRAY_CELLS} scalars fit in one \
                  array"
