@@ -500,3 +500,21 @@ fn module_variables_past_the_memory_limit_are_an_error_not_an_abort() {
         );
     }
 }
+
+/// The interpreter makes a module array once: `var G = [3; 5000000]` (80 MB of interpreter
+/// values) runs under a limit of 120 MiB on every backend (it also made the array's zero value
+/// before the assignment replaced it, and needed twice that).
+#[test]
+fn a_module_array_is_made_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "once.hot",
+        "var G = [3; 5000000]\nfn main() -> i64 { G[5] = 4; return G[5] + G[6] }\n",
+    );
+    for backend in BACKENDS {
+        let (code, out, err) =
+            outcome(hotlab().args(["run", "--mem", "120M", "--backend", backend, &file]));
+        assert_eq!((code, out.trim()), (0, "7"), "{backend}: {err}");
+    }
+}

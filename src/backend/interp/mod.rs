@@ -498,6 +498,12 @@ impl<'p> Interp<'p> {
 
     /// The rest of [`Self::place_op`]: walk to the place and do `op` there.
     fn place_apply(&mut self, root: Root<'p>, path: &[PlaceStep], v: Val, op: PlaceOp) -> R<Val> {
+        if let (Root::Global(i), [], PlaceOp::Assign(None, _)) = (&root, path, &op) {
+            // A whole module variable replaced: its old value is not read, so a module array
+            // not made yet is not made only to be dropped (it doubled `<init>`'s memory).
+            self.globals[*i] = v;
+            return Ok(Val::Unit);
+        }
         let slot = match root {
             Root::Local(i) => walk(&mut self.stack[self.base + i], path)?,
             Root::Global(i) => walk(self.global_slot(i, op.span())?, path)?,
