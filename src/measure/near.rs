@@ -263,6 +263,11 @@ impl Pages {
         })
     }
 
+    /// The first byte.
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
     /// Makes the pages readable and executable (no longer writable).
     pub(crate) fn make_executable(&self) -> io::Result<()> {
         self.protect(libc::PROT_READ | libc::PROT_EXEC)

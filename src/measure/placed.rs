@@ -1,10 +1,11 @@
 //! Machine code placed at a chosen offset: `doctor` measures how much the placement of one
 //! small loop alone moves its time on this machine (see `stats::layouts` for why it can). The
-//! loop is position-independent x86-64 code, copied into its own executable mapping at
-//! `offset` bytes from a page start.
+//! loop is position-independent x86-64 code, copied into its own executable pages at `offset`
+//! bytes from a page start.
 
 use std::io;
 
+use super::near::Pages;
 use super::variant::RawVariantFn;
 
 /// A loop of 12 register adds in four independent chains, 14 instructions and 41 bytes per
@@ -32,55 +33,40 @@ pub const FRONT_END_LOOP: &[u8] = &[
     0xc3, // ret
 ];
 
-/// Executable memory holding one copy of a function.
+/// Executable memory holding one copy of a function, near hotlab's text as JIT code is
+/// (`near`), so a call into it costs what a call into JIT code does.
 pub struct PlacedCode {
-    base: *mut libc::c_void,
-    len: usize,
+    pages: Option<Pages>,
     entry: RawVariantFn,
 }
 
-// SAFETY: the mapping is owned by this value and only read (executed) after construction.
+// SAFETY: the pages are owned by this value and only read (executed) after construction.
 unsafe impl Send for PlacedCode {}
 
 impl PlacedCode {
-    /// Copies `code` to `offset` bytes past the start of a fresh page-aligned mapping and
-    /// makes it executable.
+    /// Copies `code` to `offset` bytes past the start of fresh pages and makes it executable.
     ///
     /// # Safety
     /// `code` must be position-independent machine code for this CPU with the
     /// [`RawVariantFn`] ABI.
     pub unsafe fn new(code: &[u8], offset: usize) -> io::Result<PlacedCode> {
-        let page = 4096;
-        let len = (offset + code.len()).div_ceil(page) * page;
-        // SAFETY: an anonymous private mapping; the result is checked.
-        let base = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `offset + code.len() <= len`, inside the fresh writable mapping.
+        let pages = Pages::new(offset + code.len())?;
+        // SAFETY: fresh writable pages of at least `offset + code.len()` bytes.
         unsafe {
-            std::ptr::copy_nonoverlapping(code.as_ptr(), (base as *mut u8).add(offset), code.len())
+            std::ptr::copy_nonoverlapping(code.as_ptr(), pages.ptr().add(offset), code.len())
         };
-        // SAFETY: the mapping is ours; from here on it is only executed.
-        if unsafe { libc::mprotect(base, len, libc::PROT_READ | libc::PROT_EXEC) } != 0 {
-            let e = io::Error::last_os_error();
-            // SAFETY: unmaps what was mapped above.
-            unsafe { libc::munmap(base, len) };
+        if let Err(e) = pages.make_executable() {
+            // SAFETY: nothing points into them yet.
+            unsafe { pages.free() };
             return Err(e);
         }
         // SAFETY: the caller's contract: the bytes at `offset` are a function with this ABI.
         let entry =
-            unsafe { std::mem::transmute::<*mut u8, RawVariantFn>((base as *mut u8).add(offset)) };
-        Ok(PlacedCode { base, len, entry })
+            unsafe { std::mem::transmute::<*mut u8, RawVariantFn>(pages.ptr().add(offset)) };
+        Ok(PlacedCode {
+            pages: Some(pages),
+            entry,
+        })
     }
 
     /// The function.
@@ -91,9 +77,11 @@ impl PlacedCode {
 
 impl Drop for PlacedCode {
     fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`; no variant over it outlives this value (the
-        // doctor drops its job first).
-        unsafe { libc::munmap(self.base, self.len) };
+        if let Some(pages) = self.pages.take() {
+            // SAFETY: no variant over the code outlives this value (the doctor drops its job
+            // first).
+            unsafe { pages.free() };
+        }
     }
 }
 
@@ -108,6 +96,11 @@ mod tests {
             let code = unsafe { PlacedCode::new(FRONT_END_LOOP, offset) }.unwrap();
             let f = code.entry();
             assert_eq!(f as usize % 4096, offset);
+            let (floor, top) = super::super::near::reservation().expect("a reservation");
+            assert!(
+                (floor..top).contains(&(f as usize)),
+                "placed near hotlab's text"
+            );
             // SAFETY: as above; the ctx is unused.
             unsafe {
                 assert_eq!(f(std::ptr::null_mut(), 0), 0);
