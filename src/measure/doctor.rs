@@ -173,9 +173,7 @@ pub fn doctor_report(options: &DoctorOptions) -> anyhow::Result<DoctorReport> {
     let layout_spread = None;
 
     #[cfg(target_arch = "x86_64")]
-    if let Some(line) = distance_line(options).context("measuring calls into far code")? {
-        checks.push(line);
-    }
+    checks.push(distance_line(options).context("measuring calls into far code")?);
 
     if let Some(c) = probes.core_clock {
         let err = c.linearity_error();
@@ -311,10 +309,11 @@ unsafe extern "C-unwind" fn call_loop<const SITE: u8>(ctx: *mut std::ffi::c_void
 /// The same call from the host's text into a small function placed where hotlab puts JIT
 /// code (within 2 GiB of the text) and where a plain `mmap` puts it (near the top of the
 /// address space), interleaved: what the CPU's branch prediction charges for the distance,
-/// and why hotlab's code memory is near (`backend/jit/near.rs`). Reported, no expectation;
-/// `None` when there is no near reservation to compare with.
+/// and why hotlab's code memory is near (`measure/near.rs`). Reported, no expectation; a line
+/// saying why not when the two cannot be placed (no near reservation, or `mmap` put the far
+/// copy near).
 #[cfg(target_arch = "x86_64")]
-fn distance_line(options: &DoctorOptions) -> anyhow::Result<Option<CheckLine>> {
+fn distance_line(options: &DoctorOptions) -> anyhow::Result<CheckLine> {
     use super::near;
     use super::placed::PlacedCode;
     // push rbp; mov rbp, rsp; mov eax, 1; pop rbp; ret: the shape of a JIT'd method (a
@@ -322,14 +321,50 @@ fn distance_line(options: &DoctorOptions) -> anyhow::Result<Option<CheckLine>> {
     const LEAF: &[u8] = &[
         0x55, 0x48, 0x89, 0xe5, 0xb8, 0x01, 0x00, 0x00, 0x00, 0x5d, 0xc3,
     ];
-    let Some(near_leaf) = near::place(LEAF)? else {
-        return Ok(None);
+    let expected = "reported: a call from the host into code near it (where hotlab puts JIT \
+                    code) and into code far from it (where mmap puts it)";
+    let unmeasured = |why: String| CheckLine {
+        name: "code distance".into(),
+        expected: expected.into(),
+        got: format!("not measured: {why}"),
+        met: true,
+        verdict: None,
+        ci_half_width_pct: None,
+        diff_ns: None,
+        diff_cycles: None,
+        a_ns: None,
+        rounds: None,
+        dropped: None,
+    };
+    let near_leaf = match near::place(LEAF) {
+        Ok(Some(leaf)) => leaf,
+        Ok(None) => {
+            return Ok(unmeasured(
+                "no room reserved near hotlab's text (JIT code goes wherever mmap puts it)".into(),
+            ));
+        }
+        Err(e) => return Ok(unmeasured(format!("the near copy cannot run: {e}"))),
     };
     // SAFETY: LEAF is position-independent code; it is only called, through `call_loop`.
-    let far_leaf = unsafe { PlacedCode::new(LEAF, 0) }?;
+    let far_leaf = match unsafe { PlacedCode::far(LEAF, 0) } {
+        Ok(leaf) => leaf,
+        Err(e) => {
+            // SAFETY: nothing has called into it.
+            unsafe { near_leaf.free() };
+            return Ok(unmeasured(format!("the far copy cannot run: {e}")));
+        }
+    };
     let text = call_loop::<0> as *const () as usize;
     let far_at = far_leaf.entry() as usize;
     let near_at = near_leaf.ptr as usize;
+    if far_at.abs_diff(text) < 1 << 32 {
+        // SAFETY: nothing has called into it.
+        unsafe { near_leaf.free() };
+        return Ok(unmeasured(format!(
+            "mmap put the far copy {:.2} GiB from the text",
+            far_at.abs_diff(text) as f64 / f64::from(1u32 << 30)
+        )));
+    }
     let settings = Settings {
         stop: Stop::Budget(Picos(options.time_s * 1e12)),
         cpu: options.cpu,
@@ -358,9 +393,7 @@ fn distance_line(options: &DoctorOptions) -> anyhow::Result<Option<CheckLine>> {
     let c = r.compare(0, 1)?;
     let gib = |at: usize| at.abs_diff(text) as f64 / f64::from(1u32 << 30);
     let mut line = ab_line("code distance", c.verdict.verdict, &r, &c);
-    line.expected = "reported: a call from the host into code near it (where hotlab puts JIT \
-                     code) and into code far from it (where mmap puts it)"
-        .into();
+    line.expected = expected.into();
     line.got = format!(
         "far ({:.0} GiB away) vs near ({:.2} GiB away): {}",
         gib(far_at),
@@ -368,7 +401,7 @@ fn distance_line(options: &DoctorOptions) -> anyhow::Result<Option<CheckLine>> {
         line.got
     );
     line.met = true;
-    Ok(Some(line))
+    Ok(line)
 }
 
 impl DoctorReport {

@@ -23,10 +23,15 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 /// Bytes of address space reserved at a time.
 const CHUNK: usize = 32 << 20;
 
-/// How far below the text the reservation may reach (the whole of it stays within a `rel32`).
+/// How far below a function of the text ([`host_text`]) the reservation may reach: 2 GiB less
+/// a margin for the text above that function (hotlab's whole text is about 11 MiB), so a
+/// `rel32` from anywhere in the text reaches every chunk, and from any chunk every other.
 const WINDOW: usize = (2 << 30) - (128 << 20);
 
-/// The gap left between the text and the first chunk (the executable's own data and bss).
+/// Room left below that function before the first chunk: for the rest of the text and the
+/// executable's first, read-only segment, which the loader maps right below the text (its
+/// data, bss and heap are above it). A chunk never replaces a mapping: the reservation skips
+/// whatever it finds mapped.
 const GAP: usize = 64 << 20;
 
 /// The page size this code assumes (x86-64 Linux; checked against the system's).
@@ -55,8 +60,20 @@ fn host_text() -> usize {
     host_text as *const () as usize
 }
 
-/// Maps `len` bytes of inaccessible, unreserved address space exactly at `at`, or fails.
-fn reserve_at(at: usize, len: usize) -> bool {
+/// What reserving address space at a place came to.
+#[derive(Debug, PartialEq, Eq)]
+enum Reserved {
+    /// The space is ours.
+    Yes,
+    /// Something is mapped there already: the next try goes below it.
+    Taken,
+    /// The system gives no more address space (`ulimit -v`, `vm.max_map_count`): trying
+    /// elsewhere in the window would fail the same way, so the window is left as it is.
+    Refused,
+}
+
+/// Maps `len` bytes of inaccessible, unreserved address space exactly at `at`, or says why not.
+fn reserve_at(at: usize, len: usize) -> Reserved {
     // SAFETY: an anonymous mapping that may not replace anything (MAP_FIXED_NOREPLACE); a
     // kernel that does not know the flag treats `at` as a hint, which the check below catches.
     let p = unsafe {
@@ -73,14 +90,17 @@ fn reserve_at(at: usize, len: usize) -> bool {
         )
     };
     if p == libc::MAP_FAILED {
-        return false;
+        return match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EEXIST) => Reserved::Taken,
+            _ => Reserved::Refused,
+        };
     }
     if p as usize != at {
         // SAFETY: the mapping just made, elsewhere than asked; nothing uses it.
         unsafe { libc::munmap(p, len) };
-        return false;
+        return Reserved::Taken;
     }
-    true
+    Reserved::Yes
 }
 
 fn arena() -> Option<&'static Arena> {
@@ -118,18 +138,25 @@ pub(crate) fn reservation() -> Option<(usize, usize)> {
 
 impl State {
     /// Reserves a chunk (or more, for a large run) below `low` (skipping what is mapped
-    /// already); false when the window is used up.
+    /// already); false when the window is used up or the system refuses address space (then
+    /// `low` stays, and a later try, after code is freed, starts where this one did).
     fn grow(&mut self, len: usize) -> bool {
-        let want = len.next_multiple_of(CHUNK);
+        let Some(want) = len.checked_next_multiple_of(CHUNK) else {
+            return false;
+        };
         while let Some(at) = self.low.checked_sub(want)
             && at >= self.floor
         {
-            // Whether it succeeds or something is mapped there, the next chunk goes below.
-            self.low = at;
-            if reserve_at(at, want) {
-                self.chunks.push((at, want));
-                self.insert(at, want);
-                return true;
+            match reserve_at(at, want) {
+                Reserved::Yes => {
+                    self.low = at;
+                    self.chunks.push((at, want));
+                    self.insert(at, want);
+                    return true;
+                }
+                // Something of the process's is there: the next chunk goes below it.
+                Reserved::Taken => self.low = at,
+                Reserved::Refused => return false,
             }
         }
         false
@@ -237,12 +264,31 @@ pub(crate) struct Pages {
 unsafe impl Send for Pages {}
 
 impl Pages {
-    /// At least `size` bytes of writable pages.
+    /// At least `size` bytes of writable pages: near the text when the reservation has room,
+    /// else wherever `mmap` puts them.
     pub(crate) fn new(size: usize) -> io::Result<Pages> {
-        let len = size.max(1).div_ceil(PAGE) * PAGE;
-        if let Some(ptr) = arena().and_then(|a| a.take(len)) {
-            return Ok(Pages { ptr, len });
+        match Pages::near(size) {
+            Some(pages) => Ok(pages),
+            None => Pages::anywhere(size),
         }
+    }
+
+    /// The pages' length for `size` bytes (`None`: more than the address space).
+    fn length(size: usize) -> Option<usize> {
+        size.max(1).checked_next_multiple_of(PAGE)
+    }
+
+    /// At least `size` bytes of writable pages in the reservation near the text; `None` when
+    /// there is none or it has no room left.
+    pub(crate) fn near(size: usize) -> Option<Pages> {
+        let len = Pages::length(size)?;
+        let ptr = arena()?.take(len)?;
+        Some(Pages { ptr, len })
+    }
+
+    /// At least `size` bytes of writable pages wherever `mmap` puts them.
+    pub(crate) fn anywhere(size: usize) -> io::Result<Pages> {
+        let len = Pages::length(size).ok_or_else(|| io::Error::from(io::ErrorKind::OutOfMemory))?;
         // SAFETY: an anonymous private mapping; the result is checked.
         let p = unsafe {
             libc::mmap(
@@ -266,6 +312,11 @@ impl Pages {
     /// The first byte.
     pub(crate) fn ptr(&self) -> *mut u8 {
         self.ptr
+    }
+
+    /// Whether the pages are in the reservation near the text.
+    pub(crate) fn is_near(&self) -> bool {
+        arena().is_some_and(|a| a.holds(self.ptr as usize))
     }
 
     /// Makes the pages readable and executable (no longer writable).
@@ -304,15 +355,11 @@ impl Pages {
 
 /// A copy of `code` in executable pages of the reservation (`None`: there is none).
 pub(crate) fn place(code: &[u8]) -> io::Result<Option<Pages>> {
-    let Some(ptr) = arena().and_then(|a| a.take(code.len().div_ceil(PAGE) * PAGE)) else {
+    let Some(pages) = Pages::near(code.len()) else {
         return Ok(None);
     };
-    let pages = Pages {
-        ptr,
-        len: code.len().div_ceil(PAGE) * PAGE,
-    };
     // SAFETY: fresh writable pages of at least `code.len()` bytes.
-    unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), ptr, code.len()) };
+    unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), pages.ptr, code.len()) };
     if let Err(e) = pages.make_executable() {
         // SAFETY: nothing points into them.
         unsafe { pages.free() };

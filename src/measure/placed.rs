@@ -50,7 +50,23 @@ impl PlacedCode {
     /// `code` must be position-independent machine code for this CPU with the
     /// [`RawVariantFn`] ABI.
     pub unsafe fn new(code: &[u8], offset: usize) -> io::Result<PlacedCode> {
-        let pages = Pages::new(offset + code.len())?;
+        // SAFETY: the caller's contract.
+        unsafe { PlacedCode::in_pages(Pages::new(offset + code.len())?, code, offset) }
+    }
+
+    /// [`PlacedCode::new`] wherever `mmap` puts fresh pages (far from hotlab's text: where
+    /// JIT code goes without the near reservation).
+    ///
+    /// # Safety
+    /// As for [`PlacedCode::new`].
+    pub unsafe fn far(code: &[u8], offset: usize) -> io::Result<PlacedCode> {
+        // SAFETY: the caller's contract.
+        unsafe { PlacedCode::in_pages(Pages::anywhere(offset + code.len())?, code, offset) }
+    }
+
+    /// # Safety
+    /// As for [`PlacedCode::new`]; `pages` hold at least `offset + code.len()` bytes.
+    unsafe fn in_pages(pages: Pages, code: &[u8], offset: usize) -> io::Result<PlacedCode> {
         // SAFETY: fresh writable pages of at least `offset + code.len()` bytes.
         unsafe {
             std::ptr::copy_nonoverlapping(code.as_ptr(), pages.ptr().add(offset), code.len())

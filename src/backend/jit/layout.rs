@@ -28,14 +28,76 @@ pub fn code_offset(k: usize) -> u16 {
 }
 
 /// The JIT's memory: code, data and read-only data in pages near the host's text ([`near`]),
-/// bumped within the current run of pages of each kind as cranelift-jit's own provider does
-/// (data must stay within a `rel32` of the code that addresses it, so all three go there);
+/// bumped within the current run of pages of each kind as cranelift-jit's own provider does;
 /// every code allocation shifted by `offset` bytes (the layout).
+///
+/// A module's code reaches its data and its other functions with 32-bit pc-relative offsets,
+/// which cranelift-jit's relocation *panics* on when the target is 2 GiB or more away. So where
+/// the memory goes is decided once, by the first run of pages ([`Place`]), and a run that
+/// cannot go there is an allocation error (the compile fails with a message), never a run
+/// somewhere else.
 pub(crate) struct CodeMemory {
     offset: usize,
+    place: Option<Place>,
     code: Runs,
     writable: Runs,
     readonly: Runs,
+}
+
+/// Where a [`CodeMemory`]'s runs go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// In the reservation near the text (all of it within 2 GiB).
+    Near,
+    /// Wherever `mmap` puts them, each within [`FAR_REACH`] of the first run's start.
+    Far { anchor: usize },
+}
+
+/// How far a run of far pages may be from the first run's start: every byte of two runs
+/// within 1 GiB of the same address is within 2 GiB of the other's.
+const FAR_REACH: usize = 1 << 30;
+
+impl Place {
+    /// A run of at least `size` bytes where this memory's runs go (`place` still `None`: where
+    /// the first run goes decides it).
+    fn pages(place: &mut Option<Place>, size: usize) -> io::Result<Pages> {
+        match *place {
+            None => {
+                let pages = Pages::new(size)?;
+                *place = Some(if pages.is_near() {
+                    Place::Near
+                } else {
+                    Place::Far {
+                        anchor: pages.ptr() as usize,
+                    }
+                });
+                Ok(pages)
+            }
+            Some(Place::Near) => Pages::near(size).ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::OutOfMemory,
+                    "no room left near hotlab's code for more of this program's code and data \
+                     (its code reaches all of them with 32-bit offsets)",
+                )
+            }),
+            Some(Place::Far { anchor }) => {
+                let pages = Pages::anywhere(size)?;
+                let start = pages.ptr() as usize;
+                if start.abs_diff(anchor) < FAR_REACH
+                    && (start + pages.len).abs_diff(anchor) <= FAR_REACH
+                {
+                    return Ok(pages);
+                }
+                // SAFETY: fresh pages nothing points into.
+                unsafe { pages.free() };
+                Err(io::Error::new(
+                    io::ErrorKind::OutOfMemory,
+                    "the system placed more of this program's code and data 1 GiB or more \
+                     from the rest (its code reaches all of them with 32-bit offsets)",
+                ))
+            }
+        }
+    }
 }
 
 /// The runs of pages of one kind.
@@ -49,8 +111,15 @@ struct Runs {
 }
 
 impl Runs {
-    /// `size` bytes aligned to `align`, with `offset` bytes before them.
-    fn allocate(&mut self, size: usize, align: u64, offset: usize) -> io::Result<*mut u8> {
+    /// `size` bytes aligned to `align`, with `offset` bytes before them, in new runs where
+    /// `place` says.
+    fn allocate(
+        &mut self,
+        place: &mut Option<Place>,
+        size: usize,
+        align: u64,
+        offset: usize,
+    ) -> io::Result<*mut u8> {
         let align = usize::try_from(align).unwrap_or(usize::MAX).max(1);
         if align > near::PAGE || !align.is_power_of_two() {
             return Err(io::Error::new(
@@ -58,16 +127,20 @@ impl Runs {
                 format!("JIT memory alignment {align} not supported"),
             ));
         }
-        let size = size + offset;
-        if let (Some(pos), Some(run)) = (self.position, self.runs.last()) {
-            let at = pos.next_multiple_of(align);
-            if at + size <= run.len {
-                self.position = Some(at + size);
-                // SAFETY: `at + size <= run.len`: inside the run.
-                return Ok(unsafe { run.ptr.add(at + offset) });
-            }
+        let too_large = || io::Error::from(io::ErrorKind::OutOfMemory);
+        let size = size.checked_add(offset).ok_or_else(too_large)?;
+        if let (Some(pos), Some(run)) = (self.position, self.runs.last())
+            && let Some(end) = pos
+                .checked_next_multiple_of(align)
+                .and_then(|at| Some((at, at.checked_add(size)?)))
+            && end.1 <= run.len
+        {
+            let (at, end) = end;
+            self.position = Some(end);
+            // SAFETY: `at + size <= run.len`: inside the run.
+            return Ok(unsafe { run.ptr.add(at + offset) });
         }
-        let run = Pages::new(size)?;
+        let run = Place::pages(place, size)?;
         let ptr = run.ptr;
         self.runs.push(run);
         self.position = Some(size);
@@ -104,6 +177,7 @@ impl CodeMemory {
     pub(crate) fn new(offset: u16) -> CodeMemory {
         CodeMemory {
             offset: usize::from(offset),
+            place: None,
             code: Runs::default(),
             writable: Runs::default(),
             readonly: Runs::default(),
@@ -114,9 +188,12 @@ impl CodeMemory {
 impl JITMemoryProvider for CodeMemory {
     fn allocate(&mut self, size: usize, align: u64, kind: JITMemoryKind) -> io::Result<*mut u8> {
         match kind {
-            JITMemoryKind::Executable => self.code.allocate(size, align, self.offset),
-            JITMemoryKind::Writable => self.writable.allocate(size, align, 0),
-            JITMemoryKind::ReadOnly => self.readonly.allocate(size, align, 0),
+            JITMemoryKind::Executable => {
+                self.code
+                    .allocate(&mut self.place, size, align, self.offset)
+            }
+            JITMemoryKind::Writable => self.writable.allocate(&mut self.place, size, align, 0),
+            JITMemoryKind::ReadOnly => self.readonly.allocate(&mut self.place, size, align, 0),
         }
     }
 
@@ -127,6 +204,7 @@ impl JITMemoryProvider for CodeMemory {
             self.writable.free();
             self.readonly.free();
         }
+        self.place = None;
     }
 
     fn finalize(&mut self, _: BranchProtection) -> ModuleResult<()> {
@@ -188,5 +266,37 @@ mod tests {
         assert_eq!(after as usize % 4096, 48, "sealed pages take no more code");
         // SAFETY: nothing points into the memory any more.
         unsafe { p.free_memory() };
+    }
+
+    /// Memory that cannot go where the first run went is an error, not a run elsewhere (which
+    /// a relocation of the code that reaches it would panic on).
+    #[test]
+    fn memory_that_cannot_be_placed_with_the_rest_is_an_error() {
+        let mut p = CodeMemory::new(0);
+        p.allocate(100, 16, JITMemoryKind::Executable).unwrap();
+        assert_eq!(p.place, Some(Place::Near), "the first run decides");
+        // As if the first run had gone far away from wherever `mmap` puts pages now.
+        let mut far = CodeMemory::new(0);
+        far.place = Some(Place::Far { anchor: 1 << 40 });
+        let e = far
+            .allocate(100, 16, JITMemoryKind::Writable)
+            .expect_err("a run 1 GiB or more away is refused");
+        assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
+        assert!(e.to_string().contains("32-bit offsets"), "{e}");
+        // A far run within reach of the first is taken.
+        let mut near_anchor = CodeMemory::new(0);
+        let first = Pages::anywhere(4096).unwrap();
+        near_anchor.place = Some(Place::Far {
+            anchor: first.ptr() as usize,
+        });
+        let second = near_anchor.allocate(100, 16, JITMemoryKind::Writable);
+        // SAFETY: nothing points into these pages.
+        unsafe {
+            first.free();
+            p.free_memory();
+            near_anchor.free_memory();
+        }
+        let second = second.expect("mmap puts a second run next to the first");
+        assert!(second as usize != 0);
     }
 }
