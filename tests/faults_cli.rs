@@ -518,3 +518,51 @@ fn a_module_array_is_made_once() {
         assert_eq!((code, out.trim()), (0, "7"), "{backend}: {err}");
     }
 }
+
+/// A pipe whose reader is already gone (`hotlab ... | head` after `head` exits): writing to it
+/// fails with EPIPE.
+fn closed_pipe() -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe(2) writes.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: the read end, just made and owned here; closing it leaves the pipe readerless.
+    unsafe { libc::close(fds[0]) };
+    // SAFETY: the write end, just made and owned by nobody else.
+    unsafe { std::os::fd::OwnedFd::from_raw_fd(fds[1]) }
+}
+
+/// Output into a closed pipe ends the command with 141, quietly: no panic report, no 101, on
+/// stdout (a result) and on stderr (a diagnostic) alike.
+#[test]
+fn a_closed_output_pipe_ends_the_command_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.hot");
+    std::fs::write(&good, "fn main() -> i64 {\n    return 7\n}\n").unwrap();
+    let bad = dir.path().join("bad.hot");
+    std::fs::write(&bad, "fn main() -> i64 {\n    return nope\n}\n").unwrap();
+    for (file, to_stderr) in [(&good, false), (&bad, true)] {
+        let pipe = closed_pipe();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_hotlab"));
+        cmd.arg("run").arg(file);
+        if to_stderr {
+            cmd.stdout(std::process::Stdio::null()).stderr(pipe);
+        } else {
+            cmd.stdout(pipe).stderr(std::process::Stdio::piped());
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(141),
+            "{}: {:?} {}",
+            file.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("panicked"),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

@@ -502,6 +502,9 @@ pub fn main() -> ExitCode {
             e.exit()
         }
     };
+    if !matches!(cli.command, Some(CliCommand::Worker(_))) {
+        quiet_on_closed_output();
+    }
     crate::frontend::set_color(cli.color);
     crate::runtime::memory::set_flag(cli.mem);
     let default_tui = crate::tui::TuiArgs {
@@ -546,6 +549,27 @@ pub fn main() -> ExitCode {
             ExitCode::from(f.code)
         }
     }
+}
+
+/// A print to a closed stdout or stderr (`hotlab ladder | head -3`) ends the command quietly
+/// with [`exit::OUTPUT_CLOSED`], from whichever thread printed: Rust ignores SIGPIPE, so the
+/// write fails and `println!` panics, which would print a panic report (to the same closed
+/// pipe, or to the terminal) and exit 101. Every other panic reports as before. Not for the
+/// worker, whose pipes to its front end have their own handling.
+fn quiet_on_closed_output() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let text = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if text.starts_with("failed printing to std") && text.contains("Broken pipe") {
+            std::process::exit(i32::from(exit::OUTPUT_CLOSED));
+        }
+        report(info)
+    }));
 }
 
 #[cfg(test)]

@@ -37,9 +37,13 @@ pub mod exit {
     /// Interrupted (Ctrl-C, SIGINT; 128 + 2, the shell's code for it): `check` prints the
     /// verdict on the rounds so far, marked partial. Never a pass, whatever that verdict says.
     pub const INTERRUPTED: u8 = 130;
+    /// The reader of hotlab's output went away (a closed pipe: `hotlab ladder | head -3`;
+    /// 128 + 13, the shell's code for SIGPIPE): hotlab stopped writing and exited, as other
+    /// Unix tools do, but by an exit, not the signal.
+    pub const OUTPUT_CLOSED: u8 = 141;
 
     /// Every code with its name (as `--json` errors give it as `kind`) and its meaning.
-    pub const TABLE: [(u8, &str, &str); 10] = [
+    pub const TABLE: [(u8, &str, &str); 11] = [
         (OK, "ok", "success; `check`: equal within the band"),
         (
             SCRIPT_ERROR,
@@ -73,6 +77,11 @@ pub mod exit {
             INTERRUPTED,
             "interrupted",
             "interrupted (Ctrl-C); `check`: the answer on the rounds so far, marked partial",
+        ),
+        (
+            OUTPUT_CLOSED,
+            "output_closed",
+            "the reader of its output went away (a pipe closed early, as by `head`)",
         ),
     ];
 
