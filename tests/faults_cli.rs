@@ -501,6 +501,33 @@ fn module_variables_past_the_memory_limit_are_an_error_not_an_abort() {
     }
 }
 
+/// Module variables that do not fit together are refused before `<init>` runs, at the same
+/// variable on every backend: no initializer's output, and the interpreter (whose values are
+/// twice the size of a compiled cell) does not stop at an earlier array than the others.
+#[test]
+fn module_variables_that_do_not_fit_stop_every_backend_at_the_same_place_before_init() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "three.hot",
+        "fn noisy() -> i64 {\n    print(\"made\")\n    return 1\n}\nvar small = noisy()\n\
+         var A = [0; 3000000]\nvar B = [0; 3000000]\nvar C = [0; 3000000]\n\
+         fn main() -> i64 {\n    return small + A[0] + B[1] + C[2]\n}\n",
+    );
+    for backend in BACKENDS {
+        let (code, out, err) =
+            outcome(hotlab().args(["run", "--mem", "64M", "--backend", backend, &file]));
+        assert_eq!((code, out.as_str()), (1, ""), "{backend}: {err}");
+        assert_eq!(
+            err.trim_end(),
+            format!(
+                "error: out of memory: the job's limit of 64 MiB is reached (--mem SIZE sets it) at {file}:8:9"
+            ),
+            "{backend}"
+        );
+    }
+}
+
 /// The interpreter makes a module array once: `var G = [3; 5000000]` (80 MB of interpreter
 /// values) runs under a limit of 120 MiB on every backend (it also made the array's zero value
 /// before the assignment replaced it, and needed twice that).

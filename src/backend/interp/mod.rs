@@ -176,6 +176,7 @@ impl Drop for Interp<'_> {
 impl<'p> Interp<'p> {
     /// An interpreter for `program` with its module variables initialized (runs `<init>`).
     pub fn new(program: &'p Program, checks: Checks) -> Result<Interp<'p>, ScriptError> {
+        crate::backend::jit::compile::globals_fit(program)?;
         let globals = initial_globals(program);
         let runtime = Arc::new(Runtime::new());
         // Interpreted methods have no machine code: the host interfaces' methods get

@@ -31,6 +31,10 @@ impl<'p> Interp<'p> {
     /// already reloaded (as on the JIT) and the error is returned.
     pub fn reload(&mut self, next: &'p Program) -> Result<ReloadOutcome, ReloadFailure> {
         reload_precheck(&self.runtime, next).map_err(ReloadRefusal::Classes)?;
+        // Module variables past the memory limit: refused before anything changes, with the
+        // error the compiled backends give (which report it as theirs).
+        crate::backend::jit::compile::globals_fit(next)
+            .map_err(|e| ReloadFailure::Jit(crate::backend::jit::JitError::Init(e)))?;
         let defined = new_class_names(&self.runtime, next);
         let link: *const objects::HostLink = &**self
             .host

@@ -89,7 +89,7 @@ impl Jit {
         // Zero cells are every type's zero value (0, 0.0, false), which `<init>` overwrites.
         let mut globals = Vec::new();
         if globals.try_reserve_exact(total_cells as usize).is_err() {
-            return Err(globals_refused(program, Refused::System));
+            return Err(JitError::Init(globals_refused(program, Refused::System)));
         }
         globals.resize(total_cells as usize, 0u64);
         let globals = globals.into_boxed_slice();
@@ -370,9 +370,26 @@ pub(crate) fn global_layout(program: &Program) -> Result<(Vec<u64>, u64), JitErr
     }
     let total_cells = total_cells.max(1);
     if let Err(why) = crate::runtime::memory::room(cells_bytes(total_cells)) {
-        return Err(globals_refused(program, why));
+        return Err(JitError::Init(globals_refused(program, why)));
     }
     Ok((global_cells, total_cells))
+}
+
+/// Whether the program's module variables, as the compiled backends lay them out (8 bytes a
+/// cell), fit the job's memory limit: the interpreter asks this before its `<init>` runs, as
+/// the compiled backends do before theirs, so every backend refuses a program whose module
+/// variables cannot fit with the same error at the same variable, before any initializer has
+/// run (the interpreter's values take 16 bytes an element, so it may still run out later,
+/// while `<init>` makes them).
+pub(crate) fn globals_fit(program: &Program) -> Result<(), ScriptError> {
+    match global_layout(program) {
+        Ok(_) => Ok(()),
+        Err(JitError::Init(e)) => Err(e),
+        Err(other) => Err(ScriptError::new(
+            ScriptErrorKind::BadCall(other.to_string()),
+            program.function(program.init).span,
+        )),
+    }
 }
 
 /// Bytes of `cells` cells (saturating).
@@ -383,7 +400,7 @@ fn cells_bytes(cells: u64) -> usize {
 /// The error for a globals block that `why` refused: `OutOfMemory` raised by `<init>` at the
 /// initializer of the first module variable that does not fit with those before it (where the
 /// interpreter raises it), so every backend reports the same error at the same place.
-pub(crate) fn globals_refused(program: &Program, why: Refused) -> JitError {
+pub(crate) fn globals_refused(program: &Program, why: Refused) -> ScriptError {
     use crate::lang::hir::{PlaceKind, StmtKind};
     // Past the budget: the first variable that does not fit with those before it; refused by
     // the system: the largest, whose allocation is the one that fails.
@@ -415,7 +432,7 @@ pub(crate) fn globals_refused(program: &Program, why: Refused) -> JitError {
         })
         .or_else(|| program.globals.get(at).map(|g| g.span))
         .unwrap_or(init.span);
-    JitError::Init(ScriptError::new(ScriptErrorKind::out_of_memory(why), span))
+    ScriptError::new(ScriptErrorKind::out_of_memory(why), span)
 }
 
 #[cfg(test)]
