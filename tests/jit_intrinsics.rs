@@ -107,3 +107,78 @@ fn interp_value() -> String {
     }
     acc.to_string()
 }
+
+/// A multiply by a constant `2^k ± 1` is a shift and an add or subtract on `jit-opt` (no
+/// `imul`), with the same wrapping value everywhere, at the ends of the range too.
+#[test]
+fn multiplies_by_two_to_the_k_plus_or_minus_one_are_shifts_with_the_same_value() {
+    use hotlab::backend::disasm::{Syntax, disassemble};
+    use hotlab::backend::jit::{Jit, JitOptions, OptLevel};
+    let constants = [
+        3i64,
+        5,
+        7,
+        9,
+        15,
+        17,
+        31,
+        33,
+        1023,
+        4611686018427387905,
+        i64::MAX,
+    ];
+    let xs = [
+        0i64,
+        1,
+        -1,
+        2,
+        12345,
+        -987654321,
+        i64::MAX,
+        i64::MIN,
+        i64::MIN + 1,
+    ];
+    let mut body = String::new();
+    let mut want = 0i64;
+    for (ci, c) in constants.iter().enumerate() {
+        for (xi, x) in xs.iter().enumerate() {
+            body.push_str(&format!(
+                "    acc = acc * 3 + x{xi} * {c} + {c} * x{xi} + {ci}\n"
+            ));
+            want = want
+                .wrapping_mul(3)
+                .wrapping_add(x.wrapping_mul(*c))
+                .wrapping_add(c.wrapping_mul(*x))
+                .wrapping_add(ci as i64);
+        }
+    }
+    let lets: String = xs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| format!("    let x{i} = id({x})\n"))
+        .collect();
+    let text = format!(
+        "fn id(x: i64) -> i64 {{\n    return x\n}}\n\
+         fn m(x: i64) -> i64 {{\n    return x * 31 + 9 * x\n}}\n\
+         fn main() -> i64 {{\n{lets}    var acc = 0\n{body}    return acc\n}}\n"
+    )
+    .replace("id(-9223372036854775808)", "id(-9223372036854775807 - 1)");
+    same_everywhere(&text, &want.to_string());
+    let program = common::compile_text("m.hot", &text).unwrap();
+    let compiled = Jit::new(JitOptions {
+        opt: OptLevel::Speed,
+        verify: true,
+        ..JitOptions::default()
+    })
+    .unwrap()
+    .compile(&program)
+    .unwrap();
+    let id = compiled.function_named("m").unwrap();
+    let code = &compiled.functions()[id.index()];
+    let lines: Vec<String> = disassemble(&code.bytes, code.addr, Syntax::Intel)
+        .into_iter()
+        .map(|l| l.text)
+        .collect();
+    assert!(!lines.iter().any(|l| l.starts_with("imul")), "{lines:#?}");
+    assert!(lines.iter().any(|l| l.starts_with("shl")), "{lines:#?}");
+}
