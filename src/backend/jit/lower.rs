@@ -237,7 +237,7 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     pub(crate) builder: FunctionBuilder<'b>,
     pub(crate) env: &'a LowerEnv<'a>,
     pub(super) module: &'a mut dyn Module,
-    func: &'a hir::Function,
+    pub(crate) func: &'a hir::Function,
     index: u32,
     pub(crate) vmctx: Value,
     out_ptr: Option<Value>,
@@ -729,6 +729,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 let joined = self.binary_values(op, op_span, ty, old, value)?;
                 self.release_value(ty, value);
                 joined
+            }
+            // `x *= c` of a `var`: a chain a loop may carry (`mul_values`).
+            (Some(hir::BinOp::Mul), Some(old)) if *ty == Type::I64 => {
+                let chain = matches!(target, PlaceRef::Var(_));
+                self.mul_values(old, value, chain)
             }
             (Some(op), Some(old)) => self.binary_values(op, op_span, ty, old, value)?,
             _ => value,

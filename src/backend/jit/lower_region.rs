@@ -519,6 +519,11 @@ impl Visitor for Assigned {
 }
 
 impl CheckedHandles {
+    /// Lowering the plain copy of a versioned loop (the rare path: a handle was not valid).
+    pub(crate) fn in_plain_copy(&self) -> bool {
+        self.plain_copy
+    }
+
     fn get(&self, id: LocalId) -> Option<Checked> {
         self.entries
             .iter()
