@@ -21,7 +21,7 @@
 //!
 //! # Boxed arrays
 //! In a vec's cell an array is boxed: a vec block of its elements, rows boxed in turn
-//! (`runtime::values::box_array`). Pushing or storing an array boxes it (moving the references
+//! (`runtime::arrays::box_array`). Pushing or storing an array boxes it (moving the references
 //! in); reading one unboxes it into a fresh owned temporary (`hot_array_unbox`, retaining);
 //! an element store `v[i][j] = x` walks into the box like a nested vec (`lower_value.rs`).
 
