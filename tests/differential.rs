@@ -51,7 +51,8 @@ proptest! {
 fn generator_covers_values_and_errors() {
     let mut kinds: BTreeMap<&str, usize> = BTreeMap::new();
     let (mut made, mut called) = (0, 0);
-    // The v2 additions the generator writes, and in how many programs each appears.
+    // The v2 additions (and bool arrays) the generator writes, and in how many programs each
+    // appears.
     let mut additions: BTreeMap<&str, usize> = BTreeMap::new();
     for seed in 0..400 {
         let text = common::generator::program(seed);
@@ -63,6 +64,11 @@ fn generator_covers_values_and_errors() {
             "round(",
             "..=",
             " step ",
+            // Bool arrays: a module variable, a parameter, a nested local, a field's element.
+            "var gb",
+            ": [bool; ",
+            " = [[",
+            ".flags[",
         ] {
             *additions.entry(construct).or_default() += usize::from(text.contains(construct));
         }
@@ -83,7 +89,7 @@ fn generator_covers_values_and_errors() {
         };
         *kinds.entry(kind).or_default() += 1;
     }
-    println!("{kinds:?}");
+    println!("{kinds:?} {additions:?}");
     for kind in [
         "value",
         "division by zero",

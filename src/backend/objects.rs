@@ -44,9 +44,13 @@ pub fn elem_kind(ty: &Type) -> ElemKind {
 }
 
 /// The kind of every cell of a value of type `ty` laid out flat (an array's leaf kind per
-/// cell), appended to `out`.
+/// cell; a packed bool array's cells are `Bool`, see [`Type::cells`]), appended to `out`.
 pub fn cell_kinds(ty: &Type, out: &mut Vec<ElemKind>) {
     match ty {
+        // Packed, one byte an element: its cells are plain bits.
+        Type::Array(elem, _) if **elem == Type::Bool => {
+            out.extend((0..ty.cells()).map(|_| ElemKind::Bool));
+        }
         Type::Array(elem, n) => {
             for _ in 0..*n {
                 cell_kinds(elem, out);

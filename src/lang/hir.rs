@@ -184,7 +184,11 @@ impl Type {
         }
     }
 
-    /// Number of scalar cells (8 bytes each in memory) a value of this type occupies.
+    /// Number of 8-byte cells a value of this type occupies in memory: one per scalar, except
+    /// that an array of bools packs its elements one byte each, `[bool; N]` in `ceil(N / 8)`
+    /// cells (the bytes past the last element zero). An array of such arrays is its rows'
+    /// cells one after the other, each row a whole number of cells, so that a row is an array
+    /// value of its own: `[[bool; 3]; 4]` is four cells, one a row.
     pub fn cells(&self) -> u64 {
         match self {
             Type::Unit => 0,
@@ -196,7 +200,27 @@ impl Type {
             | Type::Vec(_)
             | Type::Str
             | Type::Fn { .. } => 1,
+            Type::Array(elem, n) if **elem == Type::Bool => u64::from(*n).div_ceil(8),
             Type::Array(elem, n) => elem.cells() * u64::from(*n),
+        }
+    }
+
+    /// Bytes between two neighbouring elements of this type in an array: 1 for a `bool`
+    /// (packed, see [`Type::cells`]), its cells' bytes for anything else.
+    pub fn stride(&self) -> u64 {
+        match self {
+            Type::Bool => 1,
+            ty => ty.cells() * 8,
+        }
+    }
+
+    /// Number of scalars a value of this type holds (an array's leaves; 1 for a one-cell
+    /// value, 0 for unit): what the checker's limits on arrays count, whatever their layout.
+    pub fn scalars(&self) -> u64 {
+        match self {
+            Type::Unit => 0,
+            Type::Array(elem, n) => elem.scalars().saturating_mul(u64::from(*n)),
+            _ => 1,
         }
     }
 }

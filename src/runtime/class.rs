@@ -113,7 +113,7 @@ pub enum Init {
     /// returns an owned handle cell (one reference, or 0 for `null`). It may raise a ScriptError.
     Code(extern "C-unwind" fn(*mut c_void) -> u64),
     /// An array field's value: every state block gets a new boxed array of it, as an array in
-    /// a vec's cell is boxed (`values::box_array`).
+    /// a vec's cell is boxed (`arrays::box_array`).
     Array {
         /// The kind of its leaf cells.
         kind: ElemKind,
@@ -151,7 +151,7 @@ impl Init {
                     .iter()
                     .map(|l| l.constant_cell().unwrap_or(0))
                     .collect();
-                Some(crate::runtime::values::box_array(*kind, &cells, dims))
+                Some(crate::runtime::arrays::box_array(*kind, &cells, dims))
             }
         }
     }

@@ -1,5 +1,6 @@
 //! The script runtime: host functions, run-time errors, and (later) objects, slots and reload.
 
+pub mod arrays;
 pub mod border;
 pub mod class;
 pub mod closure;

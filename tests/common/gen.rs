@@ -11,8 +11,10 @@
 //! too), and many use `vec<i64>` (push, pop, index reads and stores in and out of range,
 //! copies that must not alias, `for x in v`) and `str` (interpolation, `+`, `+=`, `==`,
 //! `len()`), with the v2 additions: hex bit-pattern literals, `>>>`, the math builtins on
-//! integers and floats, inclusive and stepped ranges. A run ends with a value or a
-//! `ScriptError`, never hangs.
+//! integers and floats, inclusive and stepped ranges; and bool arrays (packed one byte an
+//! element on the compiled backends: lengths on both sides of a cell, nested rows, module
+//! variables, parameters, copies, `for` over them, an object's field, elements read, written
+//! and shown). A run ends with a value or a `ScriptError`, never hangs.
 //!
 //! [`program`] makes the same program for the same seed.
 
@@ -60,7 +62,14 @@ enum Shape {
     StrArray(u32),
     /// A closure `fn(i64, ..) -> i64` taking this many parameters.
     Fn(usize),
+    /// `[bool; n]` or, with `inner`, `[[bool; inner]; n]`.
+    BoolArray(u32, Option<u32>),
+    /// A `bool` (a `for` variable over a bool array).
+    Bool,
 }
+
+/// Lengths of generated bool arrays: each side of a cell's eight bytes, and longer.
+const BOOL_LENGTHS: [u32; 10] = [1, 3, 7, 8, 9, 15, 16, 17, 64, 100];
 
 /// The class every generated program declares: fields, a plain method, a virtual one with an
 /// override in a derived class, a static function, a nullable handle field, and a vec and a
@@ -71,6 +80,7 @@ const CLASSES: &str = "class Cell {
     var next: Cell? = null
     var items: vec<i64> = vec<i64>()
     var tag: str = \"c\"
+    var flags: [bool; 9] = [false, true, false, false, false, false, false, false, true]
     fn get(self) -> i64 { return self.v + self.w }
     virtual fn bump(self, d: i64) -> i64 { self.v += d; return self.v }
     static fn make(v: i64) -> Cell {
@@ -105,8 +115,9 @@ struct Gen {
     indent: usize,
     vars: Vec<Var>,
     scopes: Vec<usize>,
-    /// Functions callable from the current body: name and parameter count.
-    callable: Vec<(String, usize)>,
+    /// Functions callable from the current body: name, `i64` parameter count, and the length
+    /// of the `[bool; n]` parameter that comes first, if it has one.
+    callable: Vec<(String, usize, Option<u32>)>,
     next_id: u32,
     loop_depth: u32,
     block_depth: u32,
@@ -191,6 +202,16 @@ impl Gen {
                 });
             }
         }
+        if self.rng.chance(40) {
+            let name = self.fresh("gb");
+            let n = *self.rng.pick(&BOOL_LENGTHS);
+            self.line(&format!("var {name} = [false; {n}]"));
+            self.vars.push(Var {
+                name,
+                shape: Shape::BoolArray(n, None),
+                writable: true,
+            });
+        }
         if self.rng.chance(70) {
             let name = self.fresh("ga");
             let n = 1 + self.rng.below(5) as u32;
@@ -206,17 +227,28 @@ impl Gen {
         for _ in 0..self.rng.below(4) {
             let name = self.fresh("f");
             let params = self.rng.below(4) as usize;
-            self.function(&name, params);
+            let bools = self.rng.chance(25).then(|| *self.rng.pick(&BOOL_LENGTHS));
+            self.function(&name, params, bools);
             self.vars.truncate(globals);
-            self.callable.push((name, params));
+            self.callable.push((name, params, bools));
         }
         self.in_main = true;
-        self.function("main", 0);
+        self.function("main", 0, None);
     }
 
-    fn function(&mut self, name: &str, params: usize) {
+    fn function(&mut self, name: &str, params: usize, bools: Option<u32>) {
         let mut list = Vec::new();
         self.scopes.push(self.vars.len());
+        if let Some(n) = bools {
+            // A bool array parameter (read only; a `var` copy of it may be written).
+            let p = self.fresh("pb");
+            list.push(format!("{p}: [bool; {n}]"));
+            self.vars.push(Var {
+                name: p,
+                shape: Shape::BoolArray(n, None),
+                writable: false,
+            });
+        }
         for _ in 0..params {
             let p = self.fresh("p");
             list.push(format!("{p}: i64"));
@@ -293,6 +325,13 @@ impl Gen {
             return;
         }
         let o = self.rng.pick(&objects).clone();
+        if self.rng.chance(15) {
+            // An element of the bool-array field (boxed one cell an element).
+            let i = self.index(9);
+            let b = self.bool_expr(1);
+            self.line(&format!("{}.flags[{i}] = {b}", o.name));
+            return;
+        }
         let e = self.int_expr(2);
         match self.rng.below(10) {
             // A type test narrowing a handle, and a downcast tested for `null`.
@@ -354,6 +393,8 @@ impl Gen {
                 let i = self.vec_index(&format!("{}.items", o.name));
                 format!("{}.items[{i}]", o.name)
             }
+            6 if self.rng.chance(30) => format!("\"${{{}.flags}}\".len()", o.name),
+            7 => format!("({}.flags[{}] as i64)", o.name, self.index(9)),
             6 => format!("\"${{{}.tag}}${{{}.items}}\".len()", o.name, o.name),
             _ => format!("{}.bump({})", o.name, self.int_expr(depth.min(1))),
         }
@@ -523,6 +564,7 @@ impl Gen {
                     writable,
                 });
             }
+            2 if self.rng.chance(30) => self.bool_array_decl(),
             2 => {
                 let name = self.fresh("a");
                 let n = 1 + self.rng.below(4) as u32;
@@ -614,18 +656,30 @@ impl Gen {
                 let arrays: Vec<Var> = self
                     .vars
                     .iter()
-                    .filter(|v| matches!(v.shape, Shape::Array(_, None) | Shape::Vec))
+                    .filter(|v| {
+                        matches!(
+                            v.shape,
+                            Shape::Array(_, None) | Shape::Vec | Shape::BoolArray(..)
+                        )
+                    })
                     .cloned()
                     .collect();
                 if arrays.is_empty() {
                     return self.assign();
                 }
-                let a = self.rng.pick(&arrays).name.clone();
+                let a = self.rng.pick(&arrays).clone();
                 let x = self.fresh("x");
                 self.loop_depth += 1;
+                let shape = match a.shape {
+                    Shape::BoolArray(_, None) => Shape::Bool,
+                    // A row, read as an array.
+                    Shape::BoolArray(_, Some(inner)) => Shape::BoolArray(inner, None),
+                    _ => Shape::Int,
+                };
+                let a = a.name;
                 let var = Var {
                     name: x.clone(),
-                    shape: Shape::Int,
+                    shape,
                     writable: false,
                 };
                 self.block(&format!("for {x} in {a}"), &[], Some(var));
@@ -658,7 +712,13 @@ impl Gen {
         let targets: Vec<Var> = self
             .vars
             .iter()
-            .filter(|v| v.writable && matches!(v.shape, Shape::Int | Shape::Array(..)))
+            .filter(|v| {
+                v.writable
+                    && matches!(
+                        v.shape,
+                        Shape::Int | Shape::Array(..) | Shape::BoolArray(..)
+                    )
+            })
             .cloned()
             .collect();
         if targets.is_empty() {
@@ -673,6 +733,10 @@ impl Gen {
             return;
         }
         let t = self.rng.pick(&targets).clone();
+        if let Shape::BoolArray(n, inner) = t.shape {
+            self.bool_array_assign(&t.name, n, inner);
+            return;
+        }
         let place = match t.shape {
             Shape::Int => t.name.clone(),
             Shape::Array(n, None) => format!("{}[{}]", t.name, self.index(n)),
@@ -686,7 +750,13 @@ impl Gen {
                 }
                 format!("{}[{}][{}]", t.name, self.index(n), self.index(inner))
             }
-            Shape::Obj | Shape::Vec | Shape::Str | Shape::StrArray(_) | Shape::Fn(_) => {
+            Shape::Obj
+            | Shape::Vec
+            | Shape::Str
+            | Shape::StrArray(_)
+            | Shape::Fn(_)
+            | Shape::BoolArray(..)
+            | Shape::Bool => {
                 unreachable!("objects, vecs, strings and closures are not assignment targets here")
             }
         };
@@ -839,7 +909,7 @@ impl Gen {
         let arrays: Vec<Var> = self
             .vars
             .iter()
-            .filter(|v| matches!(v.shape, Shape::Array(..)))
+            .filter(|v| matches!(v.shape, Shape::Array(..) | Shape::BoolArray(..)))
             .cloned()
             .collect();
         if arrays.is_empty() {
@@ -848,6 +918,12 @@ impl Gen {
         let a = self.rng.pick(&arrays).clone();
         let _ = depth;
         match a.shape {
+            Shape::BoolArray(n, inner) => match (self.rng.below(4), inner) {
+                (0, _) => format!("{}.len()", a.name),
+                (1, _) => format!("\"${{{}}}\".len()", a.name),
+                (2, Some(inner)) => format!("\"${{{}[{}]}}\".len()", a.name, self.index(inner)),
+                _ => format!("({} as i64)", self.bool_read(&a.name, n, inner)),
+            },
             Shape::Array(n, None) => {
                 if self.rng.chance(15) {
                     format!("{}.len()", a.name)
@@ -867,13 +943,105 @@ impl Gen {
             | Shape::Vec
             | Shape::Str
             | Shape::StrArray(_)
-            | Shape::Fn(_) => unreachable!(),
+            | Shape::Fn(_)
+            | Shape::Bool => unreachable!(),
         }
     }
 
+    /// A `[bool; n]` or `[[bool; inner]; n]` local: a repeat, a literal, or a copy of another
+    /// of the same shape (which changes to either must not show in the other).
+    fn bool_array_decl(&mut self) {
+        let name = self.fresh("b");
+        let n = *self.rng.pick(&BOOL_LENGTHS);
+        let inner = self.rng.chance(30).then(|| *self.rng.pick(&[1, 3, 8, 9]));
+        let same: Vec<Var> = self
+            .vars
+            .iter()
+            .filter(|v| matches!(v.shape, Shape::BoolArray(m, i) if m == n && i == inner))
+            .cloned()
+            .collect();
+        let init = match inner {
+            _ if !same.is_empty() && self.rng.chance(30) => self.rng.pick(&same).name.clone(),
+            Some(inner) => format!("[[{}; {inner}]; {n}]", self.bool_expr(1)),
+            None if n <= 9 && self.rng.chance(50) => {
+                let items: Vec<String> = (0..n).map(|_| self.bool_expr(1)).collect();
+                format!("[{}]", items.join(", "))
+            }
+            None => format!("[{}; {n}]", self.bool_expr(1)),
+        };
+        self.line(&format!("var {name} = {init}"));
+        self.vars.push(Var {
+            name,
+            shape: Shape::BoolArray(n, inner),
+            writable: true,
+        });
+    }
+
+    /// An assignment to an element (or a row) of bool array `name`.
+    fn bool_array_assign(&mut self, name: &str, n: u32, inner: Option<u32>) {
+        let i = self.index(n);
+        match inner {
+            Some(inner) if self.rng.chance(25) => {
+                let row: Vec<String> = (0..inner).map(|_| self.bool_expr(1)).collect();
+                self.line(&format!("{name}[{i}] = [{}]", row.join(", ")));
+            }
+            Some(inner) => {
+                let j = self.index(inner);
+                let b = self.bool_expr(2);
+                self.line(&format!("{name}[{i}][{j}] = {b}"));
+            }
+            None => {
+                let b = self.bool_expr(2);
+                self.line(&format!("{name}[{i}] = {b}"));
+            }
+        }
+    }
+
+    /// An element of bool array `name` of shape `(n, inner)`.
+    fn bool_read(&mut self, name: &str, n: u32, inner: Option<u32>) -> String {
+        match inner {
+            Some(inner) => format!("{name}[{}][{}]", self.index(n), self.index(inner)),
+            None => format!("{name}[{}]", self.index(n)),
+        }
+    }
+
+    /// A bool read from a bool variable or a bool array, if there is one.
+    fn bool_leaf(&mut self) -> Option<String> {
+        let bools: Vec<Var> = self
+            .vars
+            .iter()
+            .filter(|v| matches!(v.shape, Shape::Bool | Shape::BoolArray(..)))
+            .cloned()
+            .collect();
+        if bools.is_empty() {
+            return None;
+        }
+        let b = self.rng.pick(&bools).clone();
+        Some(match b.shape {
+            Shape::BoolArray(n, inner) => self.bool_read(&b.name, n, inner),
+            _ => b.name,
+        })
+    }
+
     fn call(&mut self, depth: u32) -> String {
-        let (name, params) = self.rng.pick(&self.callable).clone();
+        let (name, params, bools) = self.rng.pick(&self.callable).clone();
         let mut args = String::new();
+        if let Some(n) = bools {
+            let same: Vec<String> = self
+                .vars
+                .iter()
+                .filter(|v| matches!(v.shape, Shape::BoolArray(m, None) if m == n))
+                .map(|v| v.name.clone())
+                .collect();
+            let a = match same.is_empty() {
+                false if self.rng.chance(70) => self.rng.pick(&same).clone(),
+                _ => format!("[{}; {n}]", self.bool_expr(0)),
+            };
+            args.push_str(&a);
+            if params > 0 {
+                args.push_str(", ");
+            }
+        }
         for i in 0..params {
             if i > 0 {
                 args.push_str(", ");
@@ -948,6 +1116,10 @@ impl Gen {
             1 => format!("({} || {})", self.bool_expr(d), self.bool_expr(d)),
             2 => format!("!({})", self.bool_expr(d)),
             3 => self.rng.pick(&["true", "false"]).to_string(),
+            4 => match self.bool_leaf() {
+                Some(b) => b,
+                None => self.rng.pick(&["true", "false"]).to_string(),
+            },
             _ => {
                 let op = *self.rng.pick(&CMPS);
                 format!("({} {op} {})", self.int_expr(d), self.int_expr(d))

@@ -91,7 +91,7 @@ pub(super) unsafe fn cell_place<'t>(
                 let len = unsafe { values::vec_block(*cell) }.map_or(0, |b| b.len());
                 (check_index(index, len as i64, span)?, &**elem)
             }
-            // An array inside a vec is boxed in a block of its elements (`values::box_array`),
+            // An array inside a vec is boxed in a block of its elements (`arrays::box_array`),
             // changed like a vec's; its index was checked against the type's length already.
             (PlaceStep::Array(index), Type::Array(elem, _)) => (index, &**elem),
             _ => unreachable!("checked program: a field's place indexes vecs and boxed arrays"),

@@ -23,7 +23,7 @@ use crate::runtime::{ScriptError, ScriptErrorKind, catch_script};
 use super::helper_table::VmCtx;
 use super::lower_value::elem_kind;
 use super::{CompiledFunction, JitError};
-use crate::runtime::values;
+use crate::runtime::{arrays, values};
 
 /// The one function-pointer type the host calls generated code through.
 type EntryFn = unsafe extern "C-unwind" fn(*mut VmCtx, *const u64, *mut u64);
@@ -491,6 +491,15 @@ fn make_cell(v: &Value, ty: &Type) -> Option<u64> {
 /// Append `v`'s cells if it has type `ty`; false on a mismatch. Cells made for vecs and
 /// strings are also recorded in `made` (the caller releases them after the call).
 fn pack(v: &Value, ty: &Type, cells: &mut Vec<u64>, made: &mut Vec<(Type, u64)>) -> bool {
+    if let Some(dims) = bool_dims(ty) {
+        // Packed, one byte an element (`hir::Type::cells`).
+        let mut leaves = Vec::new();
+        if !bool_leaves(v, ty, &mut leaves) {
+            return false;
+        }
+        cells.extend(arrays::pack_bools(&leaves, &dims));
+        return true;
+    }
     match (v, ty) {
         (Value::Unit, Type::Unit) => true,
         (Value::I64(x), Type::I64) => {
@@ -525,8 +534,58 @@ fn pack(v: &Value, ty: &Type, cells: &mut Vec<u64>, made: &mut Vec<(Type, u64)>)
     }
 }
 
+/// The lengths of a bool array type, outermost first (`[[bool; 3]; 4]`: 4, 3); `None` for
+/// any other type.
+fn bool_dims(ty: &Type) -> Option<Vec<u32>> {
+    let mut dims = Vec::new();
+    let mut leaf = ty;
+    while let Type::Array(elem, n) = leaf {
+        dims.push(*n);
+        leaf = elem;
+    }
+    (*leaf == Type::Bool && !dims.is_empty()).then_some(dims)
+}
+
+/// Append the leaves of `v`, a bool or an array of them of type `ty`, as cells (0 or 1);
+/// false on a mismatch.
+fn bool_leaves(v: &Value, ty: &Type, out: &mut Vec<u64>) -> bool {
+    match (v, ty) {
+        (Value::Bool(b), Type::Bool) => {
+            out.push(u64::from(*b));
+            true
+        }
+        (Value::Array(items), Type::Array(elem, n)) if items.len() == *n as usize => {
+            items.iter().all(|item| bool_leaves(item, elem, out))
+        }
+        _ => false,
+    }
+}
+
+/// The value of type `ty` (a bool or an array of them) of the leaves from `*at` on, advancing
+/// it.
+fn bool_value(ty: &Type, leaves: &[u64], at: &mut usize) -> Value {
+    match ty {
+        Type::Array(elem, n) => {
+            Value::Array((0..*n).map(|_| bool_value(elem, leaves, at)).collect())
+        }
+        _ => {
+            let leaf = leaves.get(*at).copied().unwrap_or(0);
+            *at += 1;
+            Value::Bool(leaf != 0)
+        }
+    }
+}
+
 /// Read a value of type `ty` from `cells` at `*at`, advancing it.
 pub(crate) fn unpack(ty: &Type, cells: &[u64], at: &mut usize) -> Value {
+    if let Some(dims) = bool_dims(ty) {
+        // Packed, one byte an element (`hir::Type::cells`).
+        let n = ty.cells() as usize;
+        let packed = cells.get(*at..).unwrap_or_default();
+        let leaves = arrays::unpack_bools(&packed[..n.min(packed.len())], &dims);
+        *at += n;
+        return bool_value(ty, &leaves, &mut 0);
+    }
     let mut next = || {
         let c = cells.get(*at).copied().unwrap_or(0);
         *at += 1;

@@ -2,8 +2,11 @@
 //!
 //! # Representation
 //! - `i64` is `I64`, `f64` is `F64`, `bool` is `I8` (0 or 1) in registers; in memory every scalar
-//!   is one 8-byte cell (a bool cell holds 0 or 1), so globals and arrays share one layout with
-//!   the interpreter's cells and with `HostFn::call_cells`.
+//!   is one 8-byte cell (a bool cell holds 0 or 1), so globals share one layout with the
+//!   interpreter's cells and with `HostFn::call_cells` — except the elements of a bool array,
+//!   packed one byte each (`[bool; N]` is `ceil(N / 8)` cells, see `hir::Type::cells`): its
+//!   element stores are byte stores (`store_elem`, [`PlaceRef::Packed`]), and the runtime's
+//!   array helpers and the host border (`call.rs`) convert between those bytes and cells.
 //! - Scalar locals are Cranelift `Variable`s; array locals live in explicit stack slots.
 //! - Every script function's signature is `(vmctx, [out], params..) -> [scalar]`:
 //!   `vmctx: *mut VmCtx` comes first; a function returning an array takes a hidden out pointer
@@ -230,6 +233,9 @@ pub(crate) enum PlaceRef {
     },
     /// Memory at this address holding a value of the place's type.
     Mem(Value),
+    /// The byte at this address: a bool element of a packed array ([`Type::cells`]), stored
+    /// as one byte (a whole-cell store would overwrite its neighbours).
+    Packed(Value),
 }
 
 /// Lowers one HIR function into a CLIF function.
@@ -771,7 +777,10 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 };
                 let idx = self.translate_expr(index)?;
                 let addr = self.element_addr(base_addr, idx, elem, *len, index.span);
-                Ok(PlaceRef::Mem(addr))
+                Ok(match **elem {
+                    Type::Bool => PlaceRef::Packed(addr),
+                    _ => PlaceRef::Mem(addr),
+                })
             }
             PlaceKind::Field { .. } => bad("a field place inside another place"),
         }
@@ -780,7 +789,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     pub(crate) fn read_place(&mut self, place: PlaceRef, ty: &Type) -> LResult<Value> {
         match place {
             PlaceRef::Var(var) | PlaceRef::Global { var, .. } => Ok(self.builder.use_var(var)),
-            PlaceRef::Mem(addr) => self.load_value(addr, ty),
+            PlaceRef::Mem(addr) | PlaceRef::Packed(addr) => self.load_value(addr, ty),
         }
     }
 
@@ -791,6 +800,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 Ok(())
             }
             PlaceRef::Mem(addr) => self.store_value(addr, ty, value),
+            PlaceRef::Packed(addr) => self.store_elem(addr, ty, value),
             PlaceRef::Global { addr, var } => {
                 self.def_var(var, value);
                 self.store_value(addr, ty, value)

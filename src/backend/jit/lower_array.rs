@@ -21,7 +21,7 @@
 //!
 //! # Boxed arrays
 //! In a vec's cell an array is boxed: a vec block of its elements, rows boxed in turn
-//! (`runtime::values::box_array`). Pushing or storing an array boxes it (moving the references
+//! (`runtime::arrays::box_array`). Pushing or storing an array boxes it (moving the references
 //! in); reading one unboxes it into a fresh owned temporary (`hot_array_unbox`, retaining);
 //! an element store `v[i][j] = x` walks into the box like a nested vec (`lower_value.rs`).
 
@@ -42,7 +42,7 @@ impl FunctionTranslator<'_, '_> {
     fn walk_owned(&mut self, base: Value, ty: &Type, f: &mut dyn FnMut(&mut Self, Value, &Type)) {
         match ty {
             Type::Array(elem, n) if elem.owns_cells() => {
-                let step = (elem.cells() * 8) as i64;
+                let step = elem.stride() as i64;
                 if *n <= UNROLL {
                     for i in 0..i64::from(*n) {
                         let addr = self.builder.ins().iadd_imm_s(base, i * step);
@@ -146,7 +146,11 @@ impl FunctionTranslator<'_, '_> {
     /// `[item; n]`: `n` copies of the owned item `v` at `base`. An item of an owning type has
     /// each copy retained, then is released itself; one of no cells stores nothing.
     pub(crate) fn fill_array(&mut self, base: Value, item: &Type, v: Value, n: u32) -> LResult<()> {
-        let step = (item.cells() * 8) as i64;
+        if *item == Type::Bool {
+            self.fill_bools(base, v, n);
+            return Ok(());
+        }
+        let step = item.stride() as i64;
         if step == 0 {
             return Ok(());
         }
@@ -165,6 +169,39 @@ impl FunctionTranslator<'_, '_> {
         result?;
         self.release_value(item, v);
         Ok(())
+    }
+
+    /// `[b; n]` of a bool `b` at `base`: eight elements a cell, each whole cell stored with
+    /// `b` in all its bytes, the last partial one with its padding bytes zero (as
+    /// [`Self::zero_bool_padding`] leaves them).
+    fn fill_bools(&mut self, base: Value, b: Value, n: u32) {
+        const ALL_BYTES: i64 = 0x0101_0101_0101_0101;
+        // `jit` has no egraph to fold `[false; n]`'s pattern into a constant.
+        let pattern = match self.constant_of(b) {
+            Some(c) => self.builder.ins().iconst(types::I64, (c & 1) * ALL_BYTES),
+            None => {
+                let byte = self.builder.ins().uextend(types::I64, b);
+                self.builder.ins().imul_imm_s(byte, ALL_BYTES)
+            }
+        };
+        let whole = u64::from(n / 8);
+        if whole <= 16 {
+            for i in 0..whole {
+                self.store_at(pattern, base, i * 8);
+            }
+        } else {
+            let end = self.builder.ins().iconst(types::I64, (whole * 8) as i64);
+            self.byte_loop(end, 8, |t, offset| {
+                let addr = t.builder.ins().iadd(base, offset);
+                t.builder.ins().store(mem(), pattern, addr, 0);
+            });
+        }
+        let rest = n % 8;
+        if rest != 0 {
+            let mask = (1i64 << (8 * rest)) - 1;
+            let last = self.builder.ins().band_imm_s(pattern, mask);
+            self.store_at(last, base, whole * 8);
+        }
     }
 
     /// `let a = [item; n]` into an array local's slot of a type that owns no cells: the item

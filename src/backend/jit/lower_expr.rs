@@ -421,18 +421,20 @@ impl FunctionTranslator<'_, '_> {
     fn translate_array_lit(&mut self, items: &[Expr], ty: &Type) -> LResult<Value> {
         let slot = self.new_slot(ty.cells());
         let base = self.slot_addr(slot);
+        self.zero_bool_padding(base, ty);
         for (i, item) in items.iter().enumerate() {
             let v = self.translate_expr(item)?;
-            let offset = (i as u64 * item.ty.cells() * 8) as i64;
+            let offset = (i as u64 * item.ty.stride()) as i64;
             let addr = self.builder.ins().iadd_imm_s(base, offset);
-            self.store_value(addr, &item.ty, v)?;
+            self.store_elem(addr, &item.ty, v)?;
         }
         Ok(base)
     }
 
     fn translate_array_repeat(&mut self, item: &Expr, n: u32) -> LResult<Value> {
         let v = self.translate_expr(item)?;
-        let slot = self.new_slot(item.ty.cells() * u64::from(n));
+        let ty = Type::Array(Box::new(item.ty.clone()), n);
+        let slot = self.new_slot(ty.cells());
         let base = self.slot_addr(slot);
         self.fill_array(base, &item.ty, v, n)?;
         Ok(base)

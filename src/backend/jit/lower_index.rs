@@ -44,7 +44,7 @@ enum ArrayAt {
     /// Flat cells at this address: a local's slot, a module variable, or an element of one.
     Flat(Value),
     /// A boxed array: the vec block cell (borrowed from the field or the outer box that owns
-    /// it), each element one cell, rows boxed in turn (`runtime::values::box_array`).
+    /// it), each element one cell, rows boxed in turn (`runtime::arrays::box_array`).
     Boxed(Value),
 }
 

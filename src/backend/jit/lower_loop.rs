@@ -290,11 +290,15 @@ impl FunctionTranslator<'_, '_> {
         let zero = self.builder.ins().iconst(types::I64, 0);
         self.def_var(counter, zero);
         let end = self.builder.ins().iconst(types::I64, i64::from(*len));
-        let elem_bytes = elem.cells() as i64 * 8;
+        let elem_bytes = elem.stride() as i64;
         let unroll = scalar(elem) && self.unrolls(body);
         self.counted_loop(counter, end, unroll, &mut |t| {
             let i = t.builder.use_var(counter);
-            let offset = t.builder.ins().imul_imm_s(i, elem_bytes);
+            // A packed bool's offset is its index.
+            let offset = match elem_bytes {
+                1 => i,
+                _ => t.builder.ins().imul_imm_s(i, elem_bytes),
+            };
             let addr = t.builder.ins().iadd(copy, offset);
             t.assign_loop_var(slot, elem, addr)?;
             t.translate_block(body)

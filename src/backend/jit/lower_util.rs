@@ -19,6 +19,14 @@ use crate::runtime::values::{ElemKind, VecBlock};
 use super::lower::{FunctionTranslator, GlobalsBase, LResult, bad, mem};
 use super::lower_unwind::map_type;
 
+// A bool cell is read by loading its first byte (`load_value`), and a packed bool array's
+// bytes are its cells' bytes in order (`runtime::arrays`): generated code runs on the host
+// (`cranelift_native`), which must be little-endian for both.
+const _: () = assert!(
+    cfg!(target_endian = "little"),
+    "generated code's memory layout assumes a little-endian host"
+);
+
 impl FunctionTranslator<'_, '_> {
     /// A fresh slot of `cells` 8-byte cells: in the stack frame, or, above
     /// [`HEAP_SLOT_CELLS`](hir::HEAP_SLOT_CELLS) cells, a heap block (see
@@ -191,14 +199,14 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Load a value of type `ty` at `addr`: a scalar, or (for an array) the address itself.
+    ///
+    /// A bool is one byte wherever it lives: an element of a packed bool array, or the first
+    /// byte of a bool cell (0 or 1, little-endian), so both are read with the same byte load.
     pub(crate) fn load_value(&mut self, addr: Value, ty: &Type) -> LResult<Value> {
         Ok(match ty {
             Type::I64 => self.builder.ins().load(types::I64, mem(), addr, 0),
             Type::F64 => self.builder.ins().load(types::F64, mem(), addr, 0),
-            Type::Bool => {
-                let cell = self.builder.ins().load(types::I64, mem(), addr, 0);
-                self.builder.ins().ireduce(types::I8, cell)
-            }
+            Type::Bool => self.builder.ins().load(types::I8, mem(), addr, 0),
             Type::Handle { .. } | Type::Null | Type::Vec(_) | Type::Str | Type::Fn { .. } => {
                 self.builder.ins().load(types::I64, mem(), addr, 0)
             }
@@ -227,6 +235,48 @@ impl FunctionTranslator<'_, '_> {
             Type::Unit => {}
         }
         Ok(())
+    }
+
+    /// Store `value`, an element of type `elem`, at `addr` inside an array: a bool as its one
+    /// byte (bool arrays are packed, see [`Type::cells`]), anything else as
+    /// [`Self::store_value`] stores it. A bool *cell* (a variable, a field, a vec's element)
+    /// is stored whole with `store_value` instead, so its upper bytes stay zero.
+    pub(crate) fn store_elem(&mut self, addr: Value, elem: &Type, value: Value) -> LResult<()> {
+        if *elem == Type::Bool {
+            self.builder.ins().store(mem(), value, addr, 0);
+            return Ok(());
+        }
+        self.store_value(addr, elem, value)
+    }
+
+    /// Zero the padding bytes of a fresh `[bool; n]` at `base` (those of its last cell past
+    /// element `n - 1`) before its elements are stored, so that two equal arrays have equal
+    /// cells, whole-cell copies carry no stale bytes, and a value is one bit pattern however
+    /// it was made. Nothing for another type or a whole last cell.
+    pub(crate) fn zero_bool_padding(&mut self, base: Value, ty: &Type) {
+        let Type::Array(elem, n) = ty else {
+            return;
+        };
+        if **elem != Type::Bool || n % 8 == 0 {
+            return;
+        }
+        let last = (ty.cells() - 1) * 8;
+        let zero = self.builder.ins().iconst(types::I64, 0);
+        self.store_at(zero, base, last);
+    }
+
+    /// Store `v` at `base + offset` bytes: the offset as the store's immediate when it fits,
+    /// else added to the address first (cells past 2 GiB of a large array).
+    pub(crate) fn store_at(&mut self, v: Value, base: Value, offset: u64) {
+        match i32::try_from(offset) {
+            Ok(offset) => {
+                self.builder.ins().store(mem(), v, base, offset);
+            }
+            Err(_) => {
+                let addr = self.builder.ins().iadd_imm_s(base, offset as i64);
+                self.builder.ins().store(mem(), v, addr, 0);
+            }
+        }
     }
 
     /// The placeholder for a unit value (never stored or used).
@@ -357,10 +407,13 @@ impl FunctionTranslator<'_, '_> {
         span: Span,
     ) -> Value {
         self.check_index(idx, len, span);
-        let bytes = elem.cells() * 8;
+        let bytes = elem.stride();
         // A shift for a power of two (every scalar element): `jit` has no egraph to turn the
         // multiply into one, and x86's `imul` takes three cycles on the index's path.
-        let offset = if bytes.is_power_of_two() {
+        let offset = if bytes == 1 {
+            // A packed bool: the index is the byte offset.
+            idx
+        } else if bytes.is_power_of_two() {
             self.builder
                 .ins()
                 .ishl_imm_u(idx, i64::from(bytes.trailing_zeros()))

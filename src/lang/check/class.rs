@@ -383,7 +383,8 @@ impl Checker {
         let ty = self.resolve_type(t);
         Some(ty.map(|ty| {
             // An array's leaves: one 0 per closure cell (the type's size is checked).
-            let array = matches!(ty, Type::Array(..)).then(|| vec![(0, None); ty.cells() as usize]);
+            let array =
+                matches!(ty, Type::Array(..)).then(|| vec![(0, None); ty.scalars() as usize]);
             FieldInfo {
                 field: hir::Field {
                     name: f.name.name.clone(),

@@ -78,7 +78,8 @@ impl Checker {
         len: u64,
         span: crate::lang::span::Span,
     ) -> Option<Type> {
-        let cells = elem.cells().saturating_mul(len);
+        // Scalars, not cells: a bool array's limit is its elements', packed or not.
+        let cells = elem.scalars().saturating_mul(len);
         let message = if elem.owns_cells() && cells > MAX_ARRAY_CELLS {
             Some(format!(
                 "this array is too large: an array of `{elem}` holds at most {MAX_ARRAY_CELLS} \
