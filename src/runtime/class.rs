@@ -252,6 +252,10 @@ pub struct Version {
     /// methods that came with one ([`MethodDef::host_entry`]) and the parent's at definition.
     /// An interface entry uses the host entry made for exactly its code, or the Rust one.
     pub(crate) host_entries: Vec<(usize, usize)>,
+    /// Every field's first cell when every initializer is fixed bits (`Init::Bits`, the
+    /// common class of numbers, bools and null handles): `new` copies them, with no walk over
+    /// the initializers (`object::fill_state`).
+    pub(crate) plain_init: Option<Box<[u64]>>,
 }
 
 impl Version {
@@ -715,6 +719,13 @@ pub(crate) fn build_version(
     }
     drop(names);
     let needs_drop = fields.iter().any(|f| f.ty.cell_kind() != CellKind::Plain);
+    let plain_init = fields
+        .iter()
+        .map(|f| match f.init {
+            Init::Bits(bits) => Some(bits),
+            _ => None,
+        })
+        .collect();
     Ok(Version {
         number,
         fields,
@@ -722,6 +733,7 @@ pub(crate) fn build_version(
         needs_drop,
         inline: false,
         host_entries: Vec::new(),
+        plain_init,
     })
 }
 

@@ -561,6 +561,16 @@ fn fill_state(
         *block = (version as *const Version as u64) | if embedded { EMBEDDED } else { 0 };
         block.add(1)
     };
+    // Every initializer fixed bits (no string, array or code: nothing to allocate or raise):
+    // the cells are a copy.
+    if keep.is_empty()
+        && let Some(bits) = &version.plain_init
+    {
+        // SAFETY: `bits` has one word per field, `n`, and the block holds `n` cells after the
+        // header; the two do not overlap (the version's words are not in any state block).
+        unsafe { ptr::copy_nonoverlapping(bits.as_ptr(), cells, bits.len()) };
+        return Ok(());
+    }
     // The constant strings and arrays the initializers make must fit the job's memory limit
     // (`runtime::memory`): refused before any cell is made, so nothing needs undoing.
     let heap: usize = version
