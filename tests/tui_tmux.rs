@@ -3,118 +3,12 @@
 //! where tmux is not installed, except under `CI=true`, where that is a failure. Without a
 //! terminal, `hotlab` still prints the ladder table.
 
+mod tmux_support;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn available() -> bool {
-        Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }
-
-    /// Whether this test can run. Without tmux it is skipped, with the reason printed, on a
-    /// developer's machine; under `CI=true` (where `.ci/run` installs tmux) a missing tmux
-    /// fails the test instead of letting it pass without having run.
-    fn required() -> bool {
-        if Tmux::available() {
-            return true;
-        }
-        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-        assert!(
-            !ci,
-            "tmux is not installed, and CI=true: this test must run here (.ci/run installs tmux)"
-        );
-        eprintln!("skipped: tmux is not installed (apt-get install tmux runs this test)");
-        false
-    }
-
-    fn start(tag: &str, cmd: &str, w: u16, h: u16) -> Tmux {
-        let name = format!("hotlab-e2e-{tag}-{}", std::process::id());
-        // A server of its own per test (`-L`): tests running at once, or anything else on the
-        // default server, cannot end each other's sessions or server.
-        let ok = Command::new("tmux")
-            .args(["-L", &name, "-f", "/dev/null"])
-            .args(["new-session", "-d", "-s", &name, "-x", &w.to_string(), "-y"])
-            .arg(h.to_string())
-            .arg(cmd)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Tmux { name }
-    }
-
-    /// `tmux` on this test's own server.
-    fn tmux(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.name]);
-        c
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let ok = self
-            .tmux()
-            .args(["send-keys", "-t", &self.name])
-            .args(keys)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    }
-
-    fn text(&self, text: &str) {
-        let ok = self
-            .tmux()
-            .args(["send-keys", "-t", &self.name, "-l", text])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    }
-
-    fn screen(&self) -> String {
-        let out = self
-            .tmux()
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Wait until the screen satisfies `ok` (a generous limit: the machine is shared).
-    fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if ok(&s) {
-                return s;
-            }
-            if start.elapsed() > Duration::from_secs(120) {
-                panic!("timed out waiting for {what}; the screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn alive(&self) -> bool {
-        self.tmux()
-            .args(["has-session", "-t", &self.name])
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux().arg("kill-server").status();
-    }
-}
+use tmux_support::Tmux;
 
 #[test]
 fn type_a_snippet_run_it_and_read_the_table() {
