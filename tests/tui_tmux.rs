@@ -134,3 +134,40 @@ fn without_a_terminal_hotlab_prints_the_ladder() {
     assert!(stdout.contains("ladder host_call"), "{stdout}");
     assert!(stdout.contains("native virtual call"), "{stdout}");
 }
+
+#[test]
+fn a_resumed_check_row_shows_its_code() {
+    if !Tmux::required() {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    // A session whose last result is a check of a case (saved by a script with --save).
+    let mut repl = Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["repl", "--save"])
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = repl.stdin.take().unwrap();
+        stdin
+            .write_all(b":load int_loop\n:set time 0.3\n:check\n")
+            .unwrap();
+    }
+    assert!(repl.wait().unwrap().success(), "the check script failed");
+    let cmd = format!(
+        "env XDG_STATE_HOME={} {} tui --resume",
+        state.path().display(),
+        env!("CARGO_BIN_EXE_hotlab")
+    );
+    let t = Tmux::start("resume-code", &cmd, 120, 35);
+    t.wait("the check's table", |s| s.contains("int_loop.hot (jit)"));
+    // The snippet's row (the second; the twin's is first) lists its machine code.
+    t.keys(&["j"]);
+    t.wait("the machine code of the check's row", |s| {
+        s.contains("fn run —") && !s.contains("building the machine code")
+    });
+    t.keys(&["C-q"]);
+}

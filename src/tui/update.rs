@@ -19,7 +19,7 @@ impl App {
                     // A new job's rows: the selection stays on a row of it.
                     self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
                 }
-                self.missing_code_effect()
+                self.request_missing_code()
             }
             FromSession::Done {
                 line,
@@ -84,7 +84,7 @@ impl App {
                     .as_ref()
                     .is_some_and(|m| m.text.trim_end().lines().count() > 1);
                 self.popup_scroll = 0;
-                let mut effects = self.missing_code_effect();
+                let mut effects = self.request_missing_code();
                 if ladder_changed {
                     effects.push(Effect::LadderCode);
                 }
@@ -171,8 +171,10 @@ impl App {
         }
     }
 
-    /// Ask for the machine code of the table's rows that have none yet.
-    fn missing_code_effect(&mut self) -> Vec<Effect> {
+    /// Ask for the machine code of the table's rows that have none yet (marked as being
+    /// built until the answer comes). Also at start: a resumed session's last result has rows
+    /// whose code was never asked for.
+    pub fn request_missing_code(&mut self) -> Vec<Effect> {
         let missing = self.missing_functions();
         if missing.is_empty() {
             return Vec::new();
