@@ -158,14 +158,16 @@ impl App {
                 t.apply_distributions(&r.rows);
                 self.set_table(t);
             }
-            JobReport::Bench(_) if self.table.state == super::model::TableState::Live => {
-                // The matrix is text; the table keeps the cells the live snapshots showed.
-                let mut t = self.table.clone();
-                t.state = super::model::TableState::Done;
-                t.title = r.command.clone();
-                t.apply_distributions(&r.rows);
-                t.stopped = r.stopped.is_some();
-                self.set_table(t);
+            JobReport::Bench(b) => {
+                // The bench's own rows, from its matrix (a live bench shows no rows: its
+                // snapshots name the cell that runs, not figures).
+                if let Some(mut t) = TableModel::from_bench_json(&b.json, &r.command) {
+                    if r.stopped.is_some() {
+                        t.note = format!("stopped (Esc): the cells so far; {}", t.note);
+                    }
+                    t.stopped = r.stopped.is_some();
+                    self.set_table(t);
+                }
             }
             _ => {}
         }
