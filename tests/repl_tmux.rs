@@ -56,3 +56,50 @@ fn lines_typed_ahead_all_arrive() {
     assert!(at("backend: jit") < at("twin: "), "{all}");
     t.keys(&["C-d"]);
 }
+
+#[test]
+fn a_job_stopped_with_ctrl_c_says_so() {
+    if !Tmux::required() {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    let t = repl("stop", state.path(), 120);
+    t.keys(&[":set time 60", "Enter"]);
+    t.wait("the setting", |s| s.contains("time 60 s"));
+    t.keys(&[":ladder", "Enter"]);
+    t.wait("the ladder's progress", |s| {
+        s.contains("collect") && s.contains("(Ctrl-C cancels)")
+    });
+    t.keys(&["C-c"]);
+    let s = t.wait("the stopped ladder", |s| {
+        s.contains("stopped (Ctrl-C): the rows so far") && s.trim_end().ends_with("hot>")
+    });
+    // The progress line is gone, with the `^C` the terminal echoed after it.
+    assert!(!s.contains("cancels)"), "{s}");
+    assert!(!s.lines().any(|l| l.trim_end().ends_with('^')), "{s}");
+    t.keys(&["C-l"]);
+    t.keys(&[
+        "fn run(n: i64) -> i64 {",
+        "Enter",
+        "var s = 0",
+        "Enter",
+        "for i in 0..n { s += i }",
+        "Enter",
+        "return s",
+        "Enter",
+        "}",
+        "Enter",
+    ]);
+    t.wait("the definition", |s| s.contains("ok: run"));
+    t.keys(&[":compare interp", "Enter"]);
+    t.wait("the comparison's progress", |s| {
+        s.contains("collect") && s.contains("(Ctrl-C cancels)")
+    });
+    t.keys(&["C-c"]);
+    let s = t.wait("the stopped comparison", |s| {
+        s.contains("iterations") && s.trim_end().ends_with("hot>")
+    });
+    assert!(s.contains("stopped (Ctrl-C): the rows so far"), "{s}");
+    assert!(!s.contains("stopped by cancelled"), "{s}");
+    t.keys(&["C-d"]);
+}

@@ -171,3 +171,48 @@ fn a_resumed_check_row_shows_its_code() {
     });
     t.keys(&["C-q"]);
 }
+
+#[test]
+fn a_job_stopped_with_esc_says_stopped_in_the_title() {
+    if !Tmux::required() {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    // A long budget, saved, so the jobs below are still measuring when Esc arrives.
+    let mut repl = Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["repl", "--save"])
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = repl.stdin.take().unwrap();
+        stdin.write_all(b":set time 60\n").unwrap();
+    }
+    assert!(repl.wait().unwrap().success(), "the setting script failed");
+    let cmd = format!(
+        "env XDG_STATE_HOME={} {} tui --resume",
+        state.path().display(),
+        env!("CARGO_BIN_EXE_hotlab")
+    );
+    let t = Tmux::start("stop", &cmd, 120, 35);
+    t.wait("the TUI", |s| s.contains("ladder host_call"));
+    t.keys(&["F5"]);
+    t.wait("the ladder measuring", |s| s.contains("(measuring "));
+    t.keys(&["Escape"]);
+    let s = t.wait("the stopped ladder", |s| {
+        s.contains("ladder host_call (stopped)")
+    });
+    assert!(!s.contains("(done)"), "{s}");
+    // A check stopped: its partial answer, titled stopped.
+    t.keys(&[":load int_loop", "Enter"]);
+    t.wait("the case", |s| s.contains("int_loop.hot (jit)"));
+    t.keys(&["F6"]);
+    t.wait("the check measuring", |s| s.contains(":check (measuring"));
+    t.keys(&["Escape"]);
+    let s = t.wait("the stopped check", |s| s.contains(":check (stopped)"));
+    assert!(s.contains("partial answer"), "{s}");
+    t.keys(&["C-q"]);
+}

@@ -462,9 +462,9 @@ impl TableModel {
                     total_ns: row.total_ns,
                     adds,
                     ratio: match row.ratio {
-                        Some((x, lo, hi)) => Some((x, Some((lo, hi)))),
+                        Some((Some(x), lo, hi)) => Some((x, lo.zip(hi))),
                         None if native => Some((1.0, None)),
-                        None => None,
+                        _ => None,
                     },
                     verdict: row
                         .verdict
@@ -619,7 +619,8 @@ struct ReportRowJson {
     build: Option<String>,
     total_ns: Option<f64>,
     adds: Option<AddsJson>,
-    ratio: Option<(f64, f64, f64)>,
+    /// `[ratio, low, high]`; each `null` in a row stopped before its first round.
+    ratio: Option<(Option<f64>, Option<f64>, Option<f64>)>,
     verdict: Option<String>,
     cycles: Option<f64>,
     instructions: usize,

@@ -34,8 +34,8 @@ impl App {
                 // While more lines wait, their snippet text is the editor's, not this state's.
                 let ladder_changed = idle && self.apply_state(&state);
                 let mut text = texts.join("\n");
-                if let Some(r) = record {
-                    self.apply_record(&r);
+                if let Some(r) = &record {
+                    self.apply_record(r);
                     match &r.output {
                         JobReport::Measured(m) => {
                             // The table shows the numbers; the message keeps the verdicts.
@@ -73,6 +73,12 @@ impl App {
                 } else if self.table.state == super::model::TableState::Live {
                     // Cancelled before a result: back to the plan.
                     self.replan();
+                }
+                if idle && self.table.state == super::model::TableState::Live {
+                    // A result the table could not show: the live rows are what it had, and
+                    // they are no longer measuring.
+                    self.table.state = super::model::TableState::Done;
+                    self.table.stopped = record.as_ref().is_some_and(|r| r.stopped.is_some());
                 }
                 match error {
                     Some(e) => self.say(e, true),
@@ -156,6 +162,10 @@ impl App {
             JobReport::Checked(a) => {
                 let mut t = TableModel::from_check(a, &r.command);
                 t.apply_distributions(&r.rows);
+                if let Some(s) = a.stopped {
+                    t.note = format!("{} (Esc); {}", s.note(), t.note);
+                }
+                t.stopped = r.stopped.is_some() || a.stopped.is_some();
                 self.set_table(t);
             }
             JobReport::Bench(b) => {
