@@ -327,3 +327,18 @@ fn the_ladders_code_is_built_in_the_worker_and_recorded_nowhere() {
         "the snippet does not compile (see the editor)"
     );
 }
+
+#[test]
+fn a_case_scripts_code_is_listed_without_loading_it() {
+    // A `:bench` row names a case's script (`int_loop.hot`) that is not a session snippet.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut s = session(dir.path());
+    let listings = s
+        .function_code("int_loop.hot", hotlab::session::Backend::Jit, "")
+        .expect("the case script's code");
+    assert!(listings.iter().any(|l| l.name == "run"), "{listings:?}");
+    let e = s
+        .function_code("no_such.hot", hotlab::session::Backend::Jit, "")
+        .unwrap_err();
+    assert!(e.to_string().contains("no_such.hot"), "{e}");
+}

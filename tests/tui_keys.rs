@@ -447,3 +447,88 @@ fn tab_completes_cases_twins_ladders_and_snippets() {
         ":check --vs other.hot "
     );
 }
+
+#[test]
+fn a_bench_fills_the_table_with_its_own_cells() {
+    let mut a = app(DEFAULT_SNIPPET);
+    // A bench's snapshots name the cell that runs; they have no rows. The plan's rows must not
+    // stay on screen emptied as if they were the bench's.
+    let p = LiveSnapshot {
+        phase: "1/4 int_loop (jit)".into(),
+        rounds: 1,
+        elapsed_ms: 800.0,
+        budget_ms: None,
+        iters: 4,
+        variants: vec![],
+    };
+    a.table.apply_live(&p, ":bench int_loop");
+    assert!(a.table.rows.is_empty(), "{:?}", a.table.rows);
+    assert_eq!(a.table.note, "1/4 int_loop (jit), 0.8 s");
+    // Its result: each backend's twin and script cells, with their figures.
+    let cell = |ns: f64, ratio: f64| {
+        serde_json::json!({"ns": ns, "ratio": ratio, "checksum": 7, "mismatch": false,
+                           "error": null})
+    };
+    let json = serde_json::json!({
+        "reps": 1, "time": 0.25, "elapsed": 1.2, "iters": 10000, "loads": [], "reloads": [],
+        "tables": [
+            {"backend": "jit", "unavailable": null, "rows": [
+                {"case": "int_loop", "title": "integer arithmetic loop", "group": null,
+                 "unit": "one loop iteration", "twin": "int_loop", "native_ns": 0.87,
+                 "native_checksum": 7, "native_only": false,
+                 "cells": {"hot": cell(1.08, 1.25), "clif": cell(1.09, 1.26)}}]},
+            {"backend": "interp", "unavailable": null, "rows": [
+                {"case": "int_loop", "title": "integer arithmetic loop", "group": null,
+                 "unit": "one loop iteration", "twin": "int_loop", "native_ns": 0.88,
+                 "native_checksum": 7, "native_only": false,
+                 "cells": {"hot": cell(226.7, 262.8), "clif": {"ns": null, "ratio": null,
+                     "checksum": null, "mismatch": false,
+                     "error": {"kind": "unavailable", "reason": "the interpreter runs .hot"}}}}]}
+        ]
+    });
+    let record = hotlab::session::JobRecord {
+        command: ":bench int_loop".into(),
+        backend: hotlab::session::Backend::Jit,
+        snippets: vec![],
+        finished: 0,
+        output: hotlab::session::JobReport::Bench(hotlab::session::BenchResult {
+            text: "the matrix".into(),
+            markdown: String::new(),
+            csv: String::new(),
+            json,
+            problems: 0,
+            errors: vec![],
+            failed: false,
+            mismatched: false,
+        }),
+        rows: vec![],
+        stopped: None,
+    };
+    a.apply_record(&record);
+    assert_eq!(a.table.state, TableState::Done);
+    let labels: Vec<&str> = a.table.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "twin int_loop (jit)",
+            "int_loop.clif (jit)",
+            "int_loop.hot (jit)",
+            "twin int_loop (interp)",
+            "int_loop.clif (interp)",
+            "int_loop.hot (interp)",
+        ]
+    );
+    let hot = &a.table.rows[2];
+    assert_eq!(hot.total_ns, Some(1.08));
+    assert_eq!(hot.ratio, Some((1.25, None)));
+    assert_eq!(a.table.rows[0].total_ns, Some(0.87));
+    assert_eq!(a.table.rows[4].verdict.as_deref(), Some("n/a"));
+    assert!(a.table.note.starts_with("4 cell(s)"), "{}", a.table.note);
+    // The script rows' code is asked for (the case's script, by its file name).
+    let asked = a.request_missing_code();
+    assert!(
+        asked.iter().any(|e| matches!(e, Effect::FunctionCode(p)
+            if p.contains(&("int_loop.hot".to_string(), "jit".to_string())))),
+        "{asked:?}"
+    );
+}

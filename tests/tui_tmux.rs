@@ -3,118 +3,12 @@
 //! where tmux is not installed, except under `CI=true`, where that is a failure. Without a
 //! terminal, `hotlab` still prints the ladder table.
 
+mod tmux_support;
+
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-struct Tmux {
-    name: String,
-}
-
-impl Tmux {
-    fn available() -> bool {
-        Command::new("tmux")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    }
-
-    /// Whether this test can run. Without tmux it is skipped, with the reason printed, on a
-    /// developer's machine; under `CI=true` (where `.ci/run` installs tmux) a missing tmux
-    /// fails the test instead of letting it pass without having run.
-    fn required() -> bool {
-        if Tmux::available() {
-            return true;
-        }
-        let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-        assert!(
-            !ci,
-            "tmux is not installed, and CI=true: this test must run here (.ci/run installs tmux)"
-        );
-        eprintln!("skipped: tmux is not installed (apt-get install tmux runs this test)");
-        false
-    }
-
-    fn start(tag: &str, cmd: &str, w: u16, h: u16) -> Tmux {
-        let name = format!("hotlab-e2e-{tag}-{}", std::process::id());
-        // A server of its own per test (`-L`): tests running at once, or anything else on the
-        // default server, cannot end each other's sessions or server.
-        let ok = Command::new("tmux")
-            .args(["-L", &name, "-f", "/dev/null"])
-            .args(["new-session", "-d", "-s", &name, "-x", &w.to_string(), "-y"])
-            .arg(h.to_string())
-            .arg(cmd)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "tmux new-session failed");
-        Tmux { name }
-    }
-
-    /// `tmux` on this test's own server.
-    fn tmux(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.name]);
-        c
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let ok = self
-            .tmux()
-            .args(["send-keys", "-t", &self.name])
-            .args(keys)
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    }
-
-    fn text(&self, text: &str) {
-        let ok = self
-            .tmux()
-            .args(["send-keys", "-t", &self.name, "-l", text])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok);
-    }
-
-    fn screen(&self) -> String {
-        let out = self
-            .tmux()
-            .args(["capture-pane", "-p", "-t", &self.name])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Wait until the screen satisfies `ok` (a generous limit: the machine is shared).
-    fn wait(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
-        let start = Instant::now();
-        loop {
-            let s = self.screen();
-            if ok(&s) {
-                return s;
-            }
-            if start.elapsed() > Duration::from_secs(120) {
-                panic!("timed out waiting for {what}; the screen:\n{s}");
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-    }
-
-    fn alive(&self) -> bool {
-        self.tmux()
-            .args(["has-session", "-t", &self.name])
-            .status()
-            .is_ok_and(|s| s.success())
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.tmux().arg("kill-server").status();
-    }
-}
+use tmux_support::Tmux;
 
 #[test]
 fn type_a_snippet_run_it_and_read_the_table() {
@@ -239,4 +133,86 @@ fn without_a_terminal_hotlab_prints_the_ladder() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("ladder host_call"), "{stdout}");
     assert!(stdout.contains("native virtual call"), "{stdout}");
+}
+
+#[test]
+fn a_resumed_check_row_shows_its_code() {
+    if !Tmux::required() {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    // A session whose last result is a check of a case (saved by a script with --save).
+    let mut repl = Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["repl", "--save"])
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = repl.stdin.take().unwrap();
+        stdin
+            .write_all(b":load int_loop\n:set time 0.3\n:check\n")
+            .unwrap();
+    }
+    assert!(repl.wait().unwrap().success(), "the check script failed");
+    let cmd = format!(
+        "env XDG_STATE_HOME={} {} tui --resume",
+        state.path().display(),
+        env!("CARGO_BIN_EXE_hotlab")
+    );
+    let t = Tmux::start("resume-code", &cmd, 120, 35);
+    t.wait("the check's table", |s| s.contains("int_loop.hot (jit)"));
+    // The snippet's row (the second; the twin's is first) lists its machine code.
+    t.keys(&["j"]);
+    t.wait("the machine code of the check's row", |s| {
+        s.contains("fn run —") && !s.contains("building the machine code")
+    });
+    t.keys(&["C-q"]);
+}
+
+#[test]
+fn a_job_stopped_with_esc_says_stopped_in_the_title() {
+    if !Tmux::required() {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    // A long budget, saved, so the jobs below are still measuring when Esc arrives.
+    let mut repl = Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["repl", "--save"])
+        .env("XDG_STATE_HOME", state.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = repl.stdin.take().unwrap();
+        stdin.write_all(b":set time 60\n").unwrap();
+    }
+    assert!(repl.wait().unwrap().success(), "the setting script failed");
+    let cmd = format!(
+        "env XDG_STATE_HOME={} {} tui --resume",
+        state.path().display(),
+        env!("CARGO_BIN_EXE_hotlab")
+    );
+    let t = Tmux::start("stop", &cmd, 120, 35);
+    t.wait("the TUI", |s| s.contains("ladder host_call"));
+    t.keys(&["F5"]);
+    t.wait("the ladder measuring", |s| s.contains("(measuring "));
+    t.keys(&["Escape"]);
+    let s = t.wait("the stopped ladder", |s| {
+        s.contains("ladder host_call (stopped)")
+    });
+    assert!(!s.contains("(done)"), "{s}");
+    // A check stopped: its partial answer, titled stopped.
+    t.keys(&[":load int_loop", "Enter"]);
+    t.wait("the case", |s| s.contains("int_loop.hot (jit)"));
+    t.keys(&["F6"]);
+    t.wait("the check measuring", |s| s.contains(":check (measuring"));
+    t.keys(&["Escape"]);
+    let s = t.wait("the stopped check", |s| s.contains(":check (stopped)"));
+    assert!(s.contains("partial answer"), "{s}");
+    t.keys(&["C-q"]);
 }

@@ -129,10 +129,11 @@ impl Sink for Printer {
             }
         }
         // One line that fits the terminal, redrawn in place (a wider one would wrap and leave
-        // copies above the table).
+        // copies above the table), with room after it for the `^C` the terminal echoes on
+        // Ctrl-C: an echo that wrapped would leave a `^` beside a line no longer redrawn.
         let width = crossterm::terminal::size().map_or(80, |(w, _)| usize::from(w));
         let tail = "  (Ctrl-C cancels)";
-        let room = width.saturating_sub(tail.chars().count() + 1);
+        let room = width.saturating_sub(tail.chars().count() + 3);
         let line: String = if line.chars().count() > room {
             let cut: String = line.chars().take(room.saturating_sub(1)).collect();
             format!("{cut}…")

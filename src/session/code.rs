@@ -37,7 +37,8 @@ impl Session {
 
     /// The machine code of a snippet's functions on `backend` (the TUI's code pane for the
     /// rows of a comparison or a check), built in the worker and recorded nowhere. The
-    /// snippet is one of the session's, by name, with `text` for the current one.
+    /// snippet is one of the session's, by name, with `text` for the current one, or else a
+    /// case's script by its file name (a `:bench` row's, `int_loop.hot`).
     pub fn function_code(
         &mut self,
         snippet: &str,
@@ -53,7 +54,10 @@ impl Session {
                 .iter()
                 .find(|s| s.name == snippet)
                 .map(|s| s.text.clone())
-                .ok_or_else(|| SessionError::Input(format!("no snippet named {snippet}")))?
+                .or_else(|| case_script(snippet))
+                .ok_or_else(|| {
+                    SessionError::Input(format!("no snippet or case script named {snippet}"))
+                })?
         };
         let job = WorkerJob::Asm {
             snippet: SnippetSource {
@@ -71,4 +75,15 @@ impl Session {
             ))),
         }
     }
+}
+
+/// The text of the case script whose file is named `name` (`int_loop.hot`), if there is one.
+fn case_script(name: &str) -> Option<String> {
+    let dir = crate::cases::spec::default_dir(None);
+    let cases = crate::cases::spec::load_dir(&dir).ok()?;
+    cases
+        .iter()
+        .flat_map(|c| &c.scripts)
+        .find(|s| super::exec::file_name(&s.path) == name)
+        .map(|s| s.source.text.clone())
 }

@@ -289,6 +289,27 @@ pub fn validate(state: &mut SessionState) -> Vec<String> {
         state.ladder = Some("host_call".into());
         state.layers = None;
     }
+    if let Some(names) = &state.layers {
+        // As `:layers` checks them: each a layer's name, and together a valid ladder.
+        let layers: Result<Vec<_>, String> = names
+            .iter()
+            .map(|n| {
+                crate::ladder::Layer::from_name(n).ok_or_else(|| format!("no layer named `{n}`"))
+            })
+            .collect();
+        let ladder = state.ladder.as_deref().unwrap_or("host_call");
+        let checked = layers.and_then(|layers| {
+            let base = crate::ladder::resolve(ladder).map_err(|e| e.to_string())?;
+            crate::ladder::run::with_layers(&base, &layers).map_err(|e| e.to_string())
+        });
+        if let Err(why) = checked {
+            notes.push(format!(
+                "the saved layers `{}` are refused ({why}): using the ladder's own",
+                names.join(" ")
+            ));
+            state.layers = None;
+        }
+    }
     notes
 }
 
@@ -317,5 +338,25 @@ mod tests {
         assert_eq!(s.settings, crate::session::SessionSettings::default());
         assert_eq!(s.twin, None);
         assert!(validate(&mut SessionState::default()).is_empty());
+    }
+
+    #[test]
+    fn bad_saved_layers_are_dropped() {
+        for bad in [["slot", "warp"], ["slot", "slot"]] {
+            let mut s = SessionState {
+                layers: Some(bad.map(String::from).to_vec()),
+                ..SessionState::default()
+            };
+            let notes = validate(&mut s);
+            assert_eq!(notes.len(), 1, "{bad:?}: {notes:?}");
+            assert!(notes[0].contains("saved layers"), "{notes:?}");
+            assert_eq!(s.layers, None);
+        }
+        let mut s = SessionState {
+            layers: Some(vec!["slot".into(), "entry".into()]),
+            ..SessionState::default()
+        };
+        assert!(validate(&mut s).is_empty(), "good layers are kept");
+        assert!(s.layers.is_some());
     }
 }

@@ -216,6 +216,10 @@ impl Session {
         let out = self.job(job, limit, sink)?;
         if let JobReport::Ladder(l) = &out {
             let mut text = format!("ladder {} around {}\n", l.ladder, l.method);
+            if self.cancel.load(std::sync::atomic::Ordering::Relaxed) {
+                // The table below is what the rows had when the job was stopped.
+                text.push_str("stopped (Ctrl-C): the rows so far, each on fewer rounds\n");
+            }
             if let Some(note) = &l.note {
                 text.push_str(&format!("note: {note}\n"));
             }

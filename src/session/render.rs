@@ -59,11 +59,15 @@ pub fn measured_table(m: &Measurement, title: &str) -> Table {
         ]);
     }
     t.notes.push(format!(
-        "{} rounds of {} iterations, {:.2} s, stopped by {}; timer {}{}",
+        "{} rounds of {} iterations, {:.2} s, {}; timer {}{}",
         m.rounds,
         m.iters,
         m.elapsed_s,
-        m.stopped,
+        match m.stopped.as_str() {
+            "cancelled" => "stopped (Ctrl-C): the rows so far".to_string(),
+            "budget" => "within the time budget".to_string(),
+            other => format!("ended by {other}"),
+        },
         m.timer,
         m.cpu.map_or_else(String::new, |c| format!(", CPU {c}"))
     ));

@@ -108,11 +108,11 @@ pub fn run(args: &TuiArgs) -> Result<ExitCode, Failure> {
     let mut terminal = ratatui::try_init()
         .map_err(|e| Failure::input(format!("error: cannot open the terminal: {e}")))?;
     let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
-    let mut effects = if args.front.resume.is_some() {
-        Vec::new()
-    } else {
-        app.run()
-    };
+    // A resumed result's rows (a check's, a comparison's) need their snippets' code.
+    let mut effects = app.request_missing_code();
+    if args.front.resume.is_none() {
+        effects.extend(app.run());
+    }
     let mut table_area = ratatui::layout::Rect::default();
     let mut dirty = true;
     let mut quit = false;

@@ -356,6 +356,62 @@ impl TableModel {
         }
     }
 
+    /// A finished `:bench` (the case matrix in its JSON form, `BenchResult::json`): per
+    /// backend, each case's twin and then its script cells, each cell's ratio against the twin
+    /// of its own interleaved job. `None` if `v` is not a matrix.
+    pub fn from_bench_json(v: &serde_json::Value, title: &str) -> Option<TableModel> {
+        let m: BenchJson = serde_json::from_value(v.clone()).ok()?;
+        let mut rows = Vec::new();
+        let mut cells = 0;
+        for table in m.tables.iter().filter(|t| t.unavailable.is_none()) {
+            for r in &table.rows {
+                rows.push(TableRow {
+                    label: format!("twin {} ({})", r.twin, table.backend),
+                    total_ns: r.native_ns,
+                    ratio: Some((1.0, None)),
+                    verdict: Some("baseline".into()),
+                    ok: true,
+                    ..TableRow::default()
+                });
+                for (mode, c) in &r.cells {
+                    cells += 1;
+                    let snippet = format!("{}.{mode}", r.case);
+                    rows.push(TableRow {
+                        label: format!("{snippet} ({})", table.backend),
+                        snippet: Some(snippet),
+                        backend: Some(table.backend.clone()),
+                        total_ns: c.ns,
+                        ratio: c.ratio.map(|x| (x, None)),
+                        verdict: c.error.as_ref().map(|e| {
+                            match e.get("kind").and_then(|k| k.as_str()) {
+                                Some("unavailable") => "n/a".to_string(),
+                                _ => "error".to_string(),
+                            }
+                        }),
+                        ok: !c.mismatch,
+                        ..TableRow::default()
+                    });
+                }
+            }
+        }
+        Some(TableModel {
+            title: title.to_string(),
+            state: TableState::Done,
+            rows,
+            note: format!(
+                "{cells} cell(s), each the median of {} run(s) of {} s against its twin, {:.1} \
+                 s in all; bench keeps medians, no histograms (:check or :compare measure one \
+                 with its distribution)",
+                m.reps, m.time, m.elapsed
+            ),
+            no_counters: None,
+            timer: None,
+            band: None,
+            progress: None,
+            stopped: false,
+        })
+    }
+
     /// A measured ladder report (`crate::ladder::report`).
     pub fn from_report(r: &Report, note: &str) -> TableModel {
         let json = serde_json::to_value(r).unwrap_or_default();
@@ -406,9 +462,9 @@ impl TableModel {
                     total_ns: row.total_ns,
                     adds,
                     ratio: match row.ratio {
-                        Some((x, lo, hi)) => Some((x, Some((lo, hi)))),
+                        Some((Some(x), lo, hi)) => Some((x, lo.zip(hi))),
                         None if native => Some((1.0, None)),
-                        None => None,
+                        _ => None,
                     },
                     verdict: row
                         .verdict
@@ -441,10 +497,12 @@ impl TableModel {
     pub fn apply_live(&mut self, p: &LiveSnapshot, title: &str) {
         if self.state != TableState::Live || self.title != title {
             // A new job: start from the plan's rows if they match, else from nothing.
-            let same = p
-                .variants
-                .iter()
-                .all(|v| self.rows.iter().any(|r| r.label == v.name));
+            // (A snapshot with no rows, a bench's, matches nothing: the old rows, reset,
+            // would read as this job's.)
+            let same = !p.variants.is_empty()
+                && p.variants
+                    .iter()
+                    .all(|v| self.rows.iter().any(|r| r.label == v.name));
             if !same {
                 self.rows.clear();
             }
@@ -496,6 +554,11 @@ impl TableModel {
             .budget_ms
             .filter(|b| *b > 0.0)
             .map(|b| (p.elapsed_ms / b).clamp(0.0, 1.0));
+        if p.variants.is_empty() {
+            // A job of many jobs (bench): the phase says which of them runs.
+            self.note = format!("{}, {:.1} s", p.phase, p.elapsed_ms / 1e3);
+            return;
+        }
         self.note = format!(
             "{}: {} rounds of {} iterations, {:.1} s{}",
             p.phase,
@@ -506,6 +569,39 @@ impl TableModel {
                 .map_or_else(String::new, |b| format!(" of {:.1} s", b / 1e3))
         );
     }
+}
+
+/// The parts of the case matrix's JSON form (`crate::cases::matrix::Matrix`) the table shows.
+#[derive(serde::Deserialize)]
+struct BenchJson {
+    tables: Vec<BenchTableJson>,
+    reps: usize,
+    time: f64,
+    elapsed: f64,
+}
+
+#[derive(serde::Deserialize)]
+struct BenchTableJson {
+    backend: String,
+    unavailable: Option<String>,
+    rows: Vec<BenchRowJson>,
+}
+
+#[derive(serde::Deserialize)]
+struct BenchRowJson {
+    case: String,
+    twin: String,
+    native_ns: Option<f64>,
+    /// By mode (`hot`, `clif`), in that order.
+    cells: std::collections::BTreeMap<String, BenchCellJson>,
+}
+
+#[derive(serde::Deserialize)]
+struct BenchCellJson {
+    ns: Option<f64>,
+    ratio: Option<f64>,
+    mismatch: bool,
+    error: Option<serde_json::Value>,
 }
 
 /// The parts of a ladder report's JSON form the table shows.
@@ -523,7 +619,8 @@ struct ReportRowJson {
     build: Option<String>,
     total_ns: Option<f64>,
     adds: Option<AddsJson>,
-    ratio: Option<(f64, f64, f64)>,
+    /// `[ratio, low, high]`; each `null` in a row stopped before its first round.
+    ratio: Option<(Option<f64>, Option<f64>, Option<f64>)>,
     verdict: Option<String>,
     cycles: Option<f64>,
     instructions: usize,

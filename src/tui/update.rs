@@ -19,7 +19,7 @@ impl App {
                     // A new job's rows: the selection stays on a row of it.
                     self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
                 }
-                self.missing_code_effect()
+                self.request_missing_code()
             }
             FromSession::Done {
                 line,
@@ -34,8 +34,8 @@ impl App {
                 // While more lines wait, their snippet text is the editor's, not this state's.
                 let ladder_changed = idle && self.apply_state(&state);
                 let mut text = texts.join("\n");
-                if let Some(r) = record {
-                    self.apply_record(&r);
+                if let Some(r) = &record {
+                    self.apply_record(r);
                     match &r.output {
                         JobReport::Measured(m) => {
                             // The table shows the numbers; the message keeps the verdicts.
@@ -74,6 +74,12 @@ impl App {
                     // Cancelled before a result: back to the plan.
                     self.replan();
                 }
+                if idle && self.table.state == super::model::TableState::Live {
+                    // A result the table could not show: the live rows are what it had, and
+                    // they are no longer measuring.
+                    self.table.state = super::model::TableState::Done;
+                    self.table.stopped = record.as_ref().is_some_and(|r| r.stopped.is_some());
+                }
                 match error {
                     Some(e) => self.say(e, true),
                     None if !text.trim().is_empty() => self.say(text, false),
@@ -84,7 +90,7 @@ impl App {
                     .as_ref()
                     .is_some_and(|m| m.text.trim_end().lines().count() > 1);
                 self.popup_scroll = 0;
-                let mut effects = self.missing_code_effect();
+                let mut effects = self.request_missing_code();
                 if ladder_changed {
                     effects.push(Effect::LadderCode);
                 }
@@ -156,23 +162,31 @@ impl App {
             JobReport::Checked(a) => {
                 let mut t = TableModel::from_check(a, &r.command);
                 t.apply_distributions(&r.rows);
+                if let Some(s) = a.stopped {
+                    t.note = format!("{} (Esc); {}", s.note(), t.note);
+                }
+                t.stopped = r.stopped.is_some() || a.stopped.is_some();
                 self.set_table(t);
             }
-            JobReport::Bench(_) if self.table.state == super::model::TableState::Live => {
-                // The matrix is text; the table keeps the cells the live snapshots showed.
-                let mut t = self.table.clone();
-                t.state = super::model::TableState::Done;
-                t.title = r.command.clone();
-                t.apply_distributions(&r.rows);
-                t.stopped = r.stopped.is_some();
-                self.set_table(t);
+            JobReport::Bench(b) => {
+                // The bench's own rows, from its matrix (a live bench shows no rows: its
+                // snapshots name the cell that runs, not figures).
+                if let Some(mut t) = TableModel::from_bench_json(&b.json, &r.command) {
+                    if r.stopped.is_some() {
+                        t.note = format!("stopped (Esc): the cells so far; {}", t.note);
+                    }
+                    t.stopped = r.stopped.is_some();
+                    self.set_table(t);
+                }
             }
             _ => {}
         }
     }
 
-    /// Ask for the machine code of the table's rows that have none yet.
-    fn missing_code_effect(&mut self) -> Vec<Effect> {
+    /// Ask for the machine code of the table's rows that have none yet (marked as being
+    /// built until the answer comes). Also at start: a resumed session's last result has rows
+    /// whose code was never asked for.
+    pub fn request_missing_code(&mut self) -> Vec<Effect> {
         let missing = self.missing_functions();
         if missing.is_empty() {
             return Vec::new();

@@ -100,6 +100,7 @@ pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
             Some(p) => format!("measuring {:.0}%", p * 100.0),
             None => "measuring".into(),
         },
+        TableState::Done if t.stopped => "stopped".into(),
         TableState::Done => "done".into(),
     };
     let block = s.block(
