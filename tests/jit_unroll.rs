@@ -126,6 +126,22 @@ fn light_loops_are_unrolled_and_latency_bound_ones_are_not() {
                         acc = acc * 31 + (i & 3)
                     }
                     return acc
+                }
+                fn copier(n: i64, g: [i64; 4]) -> i64 {
+                    var a = [0; 4]
+                    for i in 0..n {
+                        a = g
+                        a[1] += i & 3
+                    }
+                    return a[1]
+                }
+                fn compound(n: i64) -> i64 {
+                    var acc = 1
+                    for i in 0..n {
+                        acc *= 31
+                        acc += i & 3
+                    }
+                    return acc
                 }";
     let program = common::compile_text("u.hot", text).unwrap();
     let count_ands = |opt: OptLevel, name: &str| {
@@ -146,9 +162,31 @@ fn light_loops_are_unrolled_and_latency_bound_ones_are_not() {
     };
     assert_eq!(count_ands(OptLevel::Speed, "light"), 5);
     assert_eq!(count_ands(OptLevel::Speed, "heavy"), 1);
+    // An array copy (a temporary per copy) and `acc *= 31` on a `var` are not light either.
+    assert_eq!(count_ands(OptLevel::Speed, "copier"), 1);
+    assert_eq!(count_ands(OptLevel::Speed, "compound"), 1);
     assert_eq!(
         count_ands(OptLevel::None, "light"),
         1,
         "jit does not unroll"
+    );
+}
+
+/// An error raised inside an unrolled copy (the seventh iteration's index, in the second trip
+/// of four) is the same error at the same place on every backend.
+#[test]
+fn a_raise_inside_an_unrolled_copy_is_located_as_everywhere() {
+    same_everywhere(
+        "var G = 0
+fn main() -> i64 {
+    var a = [0; 6]
+    for i in 0..9 {
+        G = G + 1
+        a[i] = i + G
+    }
+    return G
+}
+",
+        "error: index 6 out of range for length 6 at 6:11",
     );
 }

@@ -385,10 +385,11 @@ fn distance_line(options: &DoctorOptions) -> anyhow::Result<CheckLine> {
                 far_at as *mut std::ffi::c_void,
             ))
     };
-    let r = job.run(&AtomicBool::new(false), &mut NoObserver)?;
+    let r = job.run(&AtomicBool::new(false), &mut NoObserver);
     drop(job);
     // SAFETY: the job that called into it is gone.
     unsafe { near_leaf.free() };
+    let r = r?;
     drop(far_leaf);
     let c = r.compare(0, 1)?;
     let gib = |at: usize| at.abs_diff(text) as f64 / f64::from(1u32 << 30);

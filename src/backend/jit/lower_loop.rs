@@ -21,7 +21,7 @@ use crate::runtime::values::VecBlock;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, LoopTargets, bad, mem};
 use super::opt_globals::runs_no_code;
-use super::opt_walk::{Visitor, Walk, walk_block};
+use super::opt_walk::{Visitor, Walk, walk_block, walk_expr};
 
 /// Body copies per trip of an unrolled counted loop ([`FunctionTranslator::counted_loop`]).
 const UNROLL: i64 = 4;
@@ -35,10 +35,43 @@ fn scalar(ty: &Type) -> bool {
 }
 
 /// Whether a loop body may be unrolled, and its size (see [`FunctionTranslator::unrolls`]).
+/// Every value it computes or stores is a scalar: no array copy (a temporary slot per copy), no
+/// handle or string (a retain or release call).
 struct Unrollable<'l> {
     locals: &'l [hir::Local],
     nodes: usize,
     ok: bool,
+}
+
+impl Unrollable<'_> {
+    /// Whether local `id` is a `var` (a value a loop may carry).
+    fn var(&self, id: LocalId) -> bool {
+        self.locals.get(id.index()).is_some_and(|l| l.mutable)
+    }
+
+    /// Whether `op` on `i64` operands is light: one-cycle integer operations, and a multiply
+    /// off a chain (`chain`: an operand or the target is a `var`).
+    fn light_op(op: BinOp, chain: bool) -> bool {
+        match op {
+            BinOp::Div | BinOp::Rem => false,
+            BinOp::Mul => !chain,
+            _ => true,
+        }
+    }
+
+    /// An array read or written in place by index, or a handle whose field is: a local, a
+    /// module variable, or a field read through a local handle.
+    fn in_place(&mut self, e: &hir::Expr) -> bool {
+        self.nodes += 1;
+        match &e.kind {
+            ExprKind::Local(_) | ExprKind::Global(_) => true,
+            ExprKind::Field(object, _) => {
+                self.nodes += 1;
+                matches!(object.kind, ExprKind::Local(_))
+            }
+            _ => false,
+        }
+    }
 }
 
 impl Visitor for Unrollable<'_> {
@@ -54,51 +87,100 @@ impl Visitor for Unrollable<'_> {
                     self.ok = false;
                 }
             }
-            hir::StmtKind::Assign { .. } | hir::StmtKind::Expr(_) => {}
+            hir::StmtKind::Assign { place, op, .. } => {
+                // `x op= v` is `x = x op v`: the same rule as the binary expression.
+                if let Some(op) = op {
+                    let chain = matches!(place.kind, hir::PlaceKind::Local(id) if self.var(id));
+                    if place.ty != Type::I64 || !Self::light_op(*op, chain) {
+                        self.ok = false;
+                    }
+                }
+            }
+            hir::StmtKind::Expr(_) => {}
             _ => self.ok = false,
         }
         Walk::Children
     }
 
-    fn place(&mut self, _p: &hir::Place, _written: bool) -> Walk {
+    fn place(&mut self, p: &hir::Place, _written: bool) -> Walk {
         self.nodes += 1;
-        Walk::Children
+        if !scalar(&p.ty) {
+            self.ok = false;
+            return Walk::Skip;
+        }
+        match &p.kind {
+            hir::PlaceKind::Local(_) | hir::PlaceKind::Global(_) => Walk::Skip,
+            hir::PlaceKind::Field { object, .. } => {
+                if !self.in_place(object) {
+                    self.ok = false;
+                }
+                Walk::Skip
+            }
+            hir::PlaceKind::Index { base, index } => {
+                // An element of an array (a vec's is bounds-checked: a branch in every copy)
+                // held by a local or module variable, or in a field.
+                let array = match &base.kind {
+                    hir::PlaceKind::Local(_) | hir::PlaceKind::Global(_) => true,
+                    hir::PlaceKind::Field { object, .. } => self.in_place(object),
+                    hir::PlaceKind::Index { .. } => false,
+                };
+                if !array || !matches!(base.ty, Type::Array(..)) {
+                    self.ok = false;
+                }
+                walk_expr(index, self);
+                Walk::Skip
+            }
+        }
     }
 
     fn expr(&mut self, e: &hir::Expr) -> Walk {
         self.nodes += 1;
-        let light = match &e.kind {
+        if !scalar(&e.ty) {
+            self.ok = false;
+            return Walk::Skip;
+        }
+        match &e.kind {
             ExprKind::Int(_)
             | ExprKind::Float(_)
             | ExprKind::Bool(_)
             | ExprKind::Local(_)
             | ExprKind::Global(_)
             | ExprKind::Unary(..)
-            | ExprKind::Cast(_)
-            | ExprKind::Len(_)
-            | ExprKind::Field(..) => true,
+            | ExprKind::Cast(_) => Walk::Children,
             // Integer adds, subtracts, bit operations, shifts and compares: one cycle each; a
             // multiply off a chain a loop carries (not of a `var`: `(i * 7) & 255`).
             ExprKind::Binary { op, lhs, rhs, .. } => {
-                let var = |e: &hir::Expr| {
-                    matches!(e.kind, ExprKind::Local(id)
-                        if self.locals.get(id.index()).is_some_and(|l| l.mutable))
-                };
-                lhs.ty == Type::I64
-                    && match op {
-                        BinOp::Div | BinOp::Rem => false,
-                        BinOp::Mul => !var(lhs) && !var(rhs),
-                        _ => true,
-                    }
+                let var = |e: &hir::Expr| matches!(e.kind, ExprKind::Local(id) if self.var(id));
+                if lhs.ty != Type::I64 || !Self::light_op(*op, var(lhs) || var(rhs)) {
+                    self.ok = false;
+                }
+                Walk::Children
             }
-            // An array element (a vec's is bounds-checked: a branch in every copy).
-            ExprKind::Index(array, _) => matches!(array.ty, Type::Array(..)),
-            _ => false,
-        };
-        if !light {
-            self.ok = false;
+            ExprKind::Field(object, _) => {
+                if !matches!(object.kind, ExprKind::Local(_)) {
+                    self.ok = false;
+                }
+                Walk::Skip
+            }
+            ExprKind::Len(array) => {
+                if !matches!(array.ty, Type::Array(..)) || !self.in_place(array) {
+                    self.ok = false;
+                }
+                Walk::Skip
+            }
+            // An array element read in place (see `place`).
+            ExprKind::Index(array, index) => {
+                if !matches!(array.ty, Type::Array(..)) || !self.in_place(array) {
+                    self.ok = false;
+                }
+                walk_expr(index, self);
+                Walk::Skip
+            }
+            _ => {
+                self.ok = false;
+                Walk::Skip
+            }
         }
-        Walk::Children
     }
 
     fn unknown(&mut self) {
