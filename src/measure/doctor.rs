@@ -54,6 +54,26 @@ pub struct CheckLine {
     pub dropped: Option<usize>,
 }
 
+impl CheckLine {
+    /// A line that is not an A/B comparison: its name, what is expected, what came out, and
+    /// whether that meets it.
+    fn plain(name: &str, expected: &str, got: String, met: bool) -> CheckLine {
+        CheckLine {
+            name: name.into(),
+            expected: expected.into(),
+            got,
+            met,
+            verdict: None,
+            ci_half_width_pct: None,
+            diff_ns: None,
+            diff_cycles: None,
+            a_ns: None,
+            rounds: None,
+            dropped: None,
+        }
+    }
+}
+
 /// Everything `doctor` found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DoctorReport {
@@ -177,11 +197,10 @@ pub fn doctor_report(options: &DoctorOptions) -> anyhow::Result<DoctorReport> {
 
     if let Some(c) = probes.core_clock {
         let err = c.linearity_error();
-        checks.push(CheckLine {
-            name: "core clock".into(),
-            expected: "1 add per cycle: 64- and 128-add chains, timed in pairs, agree within 5%"
-                .into(),
-            got: format!(
+        checks.push(CheckLine::plain(
+            "core clock",
+            "1 add per cycle: 64- and 128-add chains, timed in pairs, agree within 5%",
+            format!(
                 "{} ({:.1} ps/add and {:.1} ps/add, {:.1}% apart in pairs; the clock moved \
                  {:.1}% while calibrating, {:.2}-{:.2} GHz)",
                 c.ghz,
@@ -192,15 +211,8 @@ pub fn doctor_report(options: &DoctorOptions) -> anyhow::Result<DoctorReport> {
                 c.ghz_min.0,
                 c.ghz_max.0
             ),
-            met: err <= 0.05,
-            verdict: None,
-            ci_half_width_pct: None,
-            diff_ns: None,
-            diff_cycles: None,
-            a_ns: None,
-            rounds: None,
-            dropped: None,
-        });
+            err <= 0.05,
+        ));
     }
     let all_met = checks.iter().all(|c| c.met);
     Ok(DoctorReport {
@@ -265,17 +277,15 @@ fn layout_line(options: &DoctorOptions) -> anyhow::Result<(CheckLine, Option<f64
         None => "too few rounds to compare the placements: run longer (--time)".to_string(),
     };
     let line = CheckLine {
-        name: "layout".into(),
-        expected: "reported: how much where code falls moves a small loop's time".into(),
-        got,
-        met: true,
-        verdict: None,
-        ci_half_width_pct: None,
-        diff_ns: None,
-        diff_cycles: None,
         a_ns: r.variants[0].summary.map(|s| s.median.nanos()),
         rounds: Some(r.rounds),
         dropped: Some(r.variants.iter().map(|v| v.dropped).sum()),
+        ..CheckLine::plain(
+            "layout",
+            "reported: how much where code falls moves a small loop's time",
+            got,
+            true,
+        )
     };
     Ok((line, spread))
 }
@@ -323,18 +333,13 @@ fn distance_line(options: &DoctorOptions) -> anyhow::Result<CheckLine> {
     ];
     let expected = "reported: a call from the host into code near it (where hotlab puts JIT \
                     code) and into code far from it (where mmap puts it)";
-    let unmeasured = |why: String| CheckLine {
-        name: "code distance".into(),
-        expected: expected.into(),
-        got: format!("not measured: {why}"),
-        met: true,
-        verdict: None,
-        ci_half_width_pct: None,
-        diff_ns: None,
-        diff_cycles: None,
-        a_ns: None,
-        rounds: None,
-        dropped: None,
+    let unmeasured = |why: String| {
+        CheckLine::plain(
+            "code distance",
+            expected,
+            format!("not measured: {why}"),
+            true,
+        )
     };
     let near_leaf = match near::place(LEAF) {
         Ok(Some(leaf)) => leaf,

@@ -516,21 +516,8 @@ impl FunctionTranslator<'_, '_> {
                 .brif(trips, wide_block, &[], rest_block, &[]);
             self.builder.switch_to_block(wide_block);
             for _ in 0..UNROLL {
-                let step_block = self.builder.create_block();
-                self.loops.push(LoopTargets {
-                    continue_block: step_block,
-                    exit_block,
-                });
-                let result = body(self);
-                self.loops.pop();
-                result?;
-                self.builder.ins().jump(step_block, &[]);
-                self.builder.switch_to_block(step_block);
-                self.builder.seal_block(step_block);
                 // `i + k + 1 <= end`: no wrap.
-                let i = self.builder.use_var(counter);
-                let next = self.builder.ins().iadd_imm_s(i, 1);
-                self.def_var(counter, next);
+                self.body_and_step(counter, exit_block, body)?;
             }
             let i = self.builder.use_var(counter);
             let more = self.builder.ins().icmp(IntCC::SignedLessThan, i, limit);
@@ -545,7 +532,6 @@ impl FunctionTranslator<'_, '_> {
         // so an iteration takes one taken branch instead of two (Cranelift does not rotate
         // loops itself). `continue` goes to the step.
         let body_block = self.builder.create_block();
-        let step_block = self.builder.create_block();
         let i = self.builder.use_var(counter);
         let any = self.builder.ins().icmp(IntCC::SignedLessThan, i, end);
         self.builder
@@ -553,20 +539,7 @@ impl FunctionTranslator<'_, '_> {
             .brif(any, body_block, &[], exit_block, &[]);
 
         self.builder.switch_to_block(body_block);
-        self.loops.push(LoopTargets {
-            continue_block: step_block,
-            exit_block,
-        });
-        let result = body(self);
-        self.loops.pop();
-        result?;
-        self.builder.ins().jump(step_block, &[]);
-
-        self.builder.switch_to_block(step_block);
-        self.builder.seal_block(step_block);
-        let i = self.builder.use_var(counter);
-        let next = self.builder.ins().iadd_imm_s(i, 1);
-        self.def_var(counter, next);
+        let next = self.body_and_step(counter, exit_block, body)?;
         let more = self.builder.ins().icmp(IntCC::SignedLessThan, next, end);
         self.builder
             .ins()
@@ -576,5 +549,30 @@ impl FunctionTranslator<'_, '_> {
         self.builder.switch_to_block(exit_block);
         self.builder.seal_block(exit_block);
         Ok(())
+    }
+
+    /// The body, with `continue` going to a step block after it, where the counter takes its
+    /// next value (returned); `break` goes to `exit_block`. Ends in the step block.
+    fn body_and_step(
+        &mut self,
+        counter: Variable,
+        exit_block: Block,
+        body: &mut dyn FnMut(&mut Self) -> LResult<()>,
+    ) -> LResult<Value> {
+        let step_block = self.builder.create_block();
+        self.loops.push(LoopTargets {
+            continue_block: step_block,
+            exit_block,
+        });
+        let result = body(self);
+        self.loops.pop();
+        result?;
+        self.builder.ins().jump(step_block, &[]);
+        self.builder.switch_to_block(step_block);
+        self.builder.seal_block(step_block);
+        let i = self.builder.use_var(counter);
+        let next = self.builder.ins().iadd_imm_s(i, 1);
+        self.def_var(counter, next);
+        Ok(next)
     }
 }
