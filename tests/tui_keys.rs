@@ -532,3 +532,42 @@ fn a_bench_fills_the_table_with_its_own_cells() {
         "{asked:?}"
     );
 }
+
+#[test]
+fn a_message_about_the_snippet_clears_when_the_snippet_is_typed_into() {
+    let mut a = app("");
+    a.say("snippet.hot is empty: write a fn main or a fn call", true);
+    a.on_key(key(KeyCode::Char('e')));
+    assert!(
+        a.message.is_some(),
+        "focusing the editor changes nothing yet"
+    );
+    typed(&mut a, "fn");
+    assert_eq!(
+        a.message, None,
+        "the message described the text before the edit"
+    );
+}
+
+#[test]
+fn a_new_command_clears_the_last_commands_message() {
+    let mut a = app("");
+    a.say("snippet.hot is empty: write a fn main or a fn call", true);
+    typed(&mut a, ":show");
+    a.on_key(key(KeyCode::Enter));
+    assert_eq!(a.busy.as_deref(), Some(":show"));
+    assert_eq!(a.message, None, "the message was about the last command");
+}
+
+#[test]
+fn no_completion_lasts_one_key() {
+    for next in [KeyCode::Esc, KeyCode::Home, KeyCode::Char('w')] {
+        let mut a = app("");
+        typed(&mut a, ":zzz");
+        a.on_key(key(KeyCode::Tab));
+        assert_eq!(a.message.as_ref().unwrap().text, "no completion");
+        a.on_key(key(KeyCode::Esc));
+        a.on_key(key(next));
+        assert_eq!(a.message, None, "after {next:?}");
+    }
+}

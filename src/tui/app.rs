@@ -137,6 +137,8 @@ pub struct App {
     pub waterfall: bool,
     /// The message is a warning from the start, kept over later ones until a key is pressed.
     pub keep_warning: bool,
+    /// The message answers the last key only (`no completion`): the next key clears it.
+    pub fleeting_message: bool,
     /// Completion candidates of the command line, and which one Tab shows next.
     pub completion: (Vec<String>, usize),
     /// The help overlay is shown.
@@ -192,6 +194,7 @@ impl App {
             code_addresses: false,
             waterfall: false,
             keep_warning: false,
+            fleeting_message: false,
             completion: (Vec::new(), 0),
             help: false,
             popup: false,
@@ -279,6 +282,11 @@ impl App {
     fn line(&mut self, line: impl Into<String>) -> Vec<Effect> {
         let line = line.into();
         let text = self.text_if_changed();
+        // The last message described the last command; a warning from the start stays (see
+        // [`App::say`]).
+        if !self.keep_warning {
+            self.message = None;
+        }
         match &self.busy {
             Some(running) => {
                 self.say(
@@ -566,6 +574,9 @@ impl App {
     /// into the command line, or edits the editor's text.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         self.keep_warning = false;
+        if std::mem::take(&mut self.fleeting_message) {
+            self.message = None;
+        }
         if let Some(action) = keys::action(&key, &self.key_context()) {
             return self.act(action);
         }
@@ -580,6 +591,10 @@ impl App {
             self.type_command(key);
         } else if self.focus == Pane::Editor && self.editor.input(key) {
             self.edited();
+            // A message about the snippet (`snippet.hot is empty`, a check's answer) described
+            // the text before this edit.
+            self.message = None;
+            self.popup = false;
         }
         Vec::new()
     }
@@ -674,6 +689,7 @@ impl App {
                 return;
             } else {
                 self.say("no completion", false);
+                self.fleeting_message = true;
             }
             self.completion = (Vec::new(), 0);
         } else {
