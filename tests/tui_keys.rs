@@ -571,3 +571,56 @@ fn no_completion_lasts_one_key() {
         assert_eq!(a.message, None, "after {next:?}");
     }
 }
+
+#[test]
+fn leaving_a_layer_out_of_a_finished_ladder_keeps_its_numbers_until_the_next_run() {
+    let mut a = app(DEFAULT_SNIPPET);
+    let contestant = |name: &str, ns: f64| LiveContestant {
+        name: name.into(),
+        samples: 10,
+        dropped: 0,
+        median_ns: Some(ns),
+        histogram: vec![],
+        buckets: vec![HistogramBucket {
+            lo_ns: ns,
+            hi_ns: ns + 1.0,
+            count: 10,
+        }],
+        percentiles: vec![],
+    };
+    let p = LiveSnapshot {
+        phase: "collect".into(),
+        rounds: 10,
+        elapsed_ms: 1000.0,
+        budget_ms: Some(1000.0),
+        iters: 1000,
+        variants: vec![
+            contestant("native virtual call", 1.5),
+            contestant("jit slot read", 3.0),
+        ],
+    };
+    a.table.apply_live(&p, ":ladder host_call");
+    a.table.state = TableState::Done;
+    // Select `jit slot read` and leave its layer out.
+    a.selected = 1;
+    let e = a.on_key(key(KeyCode::Char(' ')));
+    assert!(lines(&e)[0].starts_with(":layers"), "{:?}", lines(&e));
+    assert_eq!(a.table.state, TableState::Done, "not back to the plan");
+    let row = a
+        .table
+        .rows
+        .iter()
+        .find(|r| r.label == "jit slot read")
+        .unwrap();
+    assert!(row.disabled, "the left-out row says so");
+    assert_eq!(row.total_ns, Some(3.0), "and keeps its number");
+    assert_eq!(a.table.rows[0].buckets.len(), 1, "the histogram stays");
+    // The next run's rows replace them.
+    a.table.apply_live(&p, ":ladder host_call");
+    assert_eq!(a.table.state, TableState::Live);
+    // A plan (nothing measured) stays a plan.
+    let mut b = app(DEFAULT_SNIPPET);
+    b.selected = 1;
+    b.on_key(key(KeyCode::Char(' ')));
+    assert_eq!(b.table.state, TableState::Plan);
+}

@@ -8,7 +8,7 @@ use tui_textarea::TextArea;
 use super::complete::{common_prefix, complete};
 use super::highlight::{self, DiagView, Mark};
 use super::keys::{self, Action, Context};
-use super::model::{CodeView, TableModel, TableState};
+use super::model::{CodeView, TableModel, TableRow, TableState};
 use super::theme::{BUILTIN, Theme};
 use crate::ladder::Ladder;
 use crate::session::Backend;
@@ -258,6 +258,42 @@ impl App {
         self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
     }
 
+    /// The plan for a new order or choice of layers, over a finished ladder's table: its rows
+    /// keep their numbers and histograms (a left-out row says so) until the next run brings
+    /// rows of its own. Any other table becomes the plain plan.
+    fn replan_keeping_results(&mut self) {
+        let old = self.table.clone();
+        self.replan();
+        let kept = old.state == TableState::Done
+            && old.rows.iter().any(|r| r.step.is_some())
+            && self
+                .table
+                .rows
+                .iter()
+                .any(|r| old.rows.iter().any(|o| o.label == r.label));
+        if !kept {
+            return;
+        }
+        let rows = self
+            .table
+            .rows
+            .iter()
+            .map(|r| match old.rows.iter().find(|o| o.label == r.label) {
+                Some(o) => TableRow {
+                    disabled: r.disabled,
+                    ..o.clone()
+                },
+                None => r.clone(),
+            })
+            .collect();
+        self.table = TableModel {
+            rows,
+            note: "layers changed: F5 measures the new choice (the numbers are the last run's)"
+                .into(),
+            ..old
+        };
+    }
+
     /// Switch to another ladder (all its steps, in its order).
     pub fn set_ladder(&mut self, ladder: Ladder) {
         let n = ladder.steps.len();
@@ -420,7 +456,7 @@ impl App {
             .rows
             .get(self.selected)
             .and_then(|r| r.build.clone());
-        self.replan();
+        self.replan_keeping_results();
         if let Some(i) = self
             .table
             .rows
