@@ -547,3 +547,51 @@ fn a_comparison_fills_the_table_even_with_a_ladder_row_selected() {
     );
     assert!(app.missing_functions().is_empty());
 }
+
+/// The text of row `y` of a drawn buffer.
+fn buffer_line(t: &Terminal<TestBackend>, y: u16) -> String {
+    let b = t.backend().buffer();
+    (0..b.area.width)
+        .map(|x| b[(x, y)].symbol().to_string())
+        .collect()
+}
+
+#[test]
+fn the_histogram_summary_never_cuts_the_sample_count() {
+    let mut app = compare_app();
+    app.table.rows[1].samples.0 = 2143;
+    for w in [24u16, 30, 38, 60] {
+        let t = pane(w, 14, |a, b| render_histogram(&app, a, b, false));
+        let line = buffer_line(&t, 1);
+        assert!(line.contains("n=2143"), "{w}: {line:?}");
+    }
+}
+
+#[test]
+fn table_labels_get_the_room_and_marks_keep_columns_aligned() {
+    let mut app = ladder_app(Theme::default_theme());
+    app.table.rows[1].label = "int_loop.hot (jit-opt)".into();
+    let adds = app.table.rows[2].adds.expect("a rung with adds");
+    app.table.rows[2].why = Some(hotlab::ladder::report::Saving::WithinNoise {
+        saved_ns: 0.1,
+        band_ns: 0.2,
+    });
+    app.table.rows[3].adds = Some(adds);
+    app.table.rows[3].why = None;
+    let t = pane(100, 16, |a, b| render_table(&app, a, b));
+    let text: Vec<String> = (0..16).map(|y| buffer_line(&t, y)).collect();
+    assert!(
+        text.iter().any(|l| l.contains("int_loop.hot (jit-opt)")),
+        "{text:#?}"
+    );
+    // The ratio column (`1.23x`, right-aligned) ends at the same cell on the marked row and
+    // the unmarked one.
+    let ratio_end = |l: &str| {
+        let cells: Vec<char> = l.chars().collect();
+        (1..cells.len()).find(|&i| cells[i] == 'x' && cells[i - 1].is_ascii_digit())
+    };
+    let (marked, plain) = (&text[4], &text[5]);
+    assert!(marked.contains('*') && !plain.contains('*'), "{text:#?}");
+    assert!(ratio_end(marked).is_some(), "{text:#?}");
+    assert_eq!(ratio_end(marked), ratio_end(plain), "{text:#?}");
+}

@@ -97,18 +97,20 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
         .iter()
         .filter_map(|(n, q)| pct(*q).map(|v| (*n, v)))
         .collect();
-    let summary: Vec<Span> = marks
+    // Numbers are never cut: the gaps narrow first, then the marks go from p90 on (the
+    // sample count stays).
+    let count = format!("n={}", row.samples.0);
+    let width = inner.width as usize;
+    let (shown, gap) = summary_fit(&marks, &count, width);
+    let summary: Vec<Span> = shown
         .iter()
         .flat_map(|(n, v)| {
             [
                 Span::styled(format!("{n} "), s.fg(app.theme.colors.histogram_marker)),
-                Span::styled(format!("{}  ", ns(*v)), s.text()),
+                Span::styled(format!("{}{gap}", ns(*v)), s.text()),
             ]
         })
-        .chain(std::iter::once(Span::styled(
-            format!("n={}", row.samples.0),
-            s.muted(),
-        )))
+        .chain(std::iter::once(Span::styled(count, s.muted())))
         .collect();
     lines.push(Line::from(summary));
     let bar_rows = (inner.height as usize).saturating_sub(1);
@@ -155,6 +157,29 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
         }
     }
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// The marks (`p50 3.24`) and the gap between them that fit `width` cells before `count`:
+/// all with two spaces, all with one, then fewer marks (p50 last); the count always.
+fn summary_fit<'a>(
+    marks: &'a [(&'a str, f64)],
+    count: &str,
+    width: usize,
+) -> (&'a [(&'a str, f64)], &'static str) {
+    let len = |m: &[(&str, f64)], gap: &str| -> usize {
+        m.iter()
+            .map(|(n, v)| n.len() + 1 + ns(*v).len() + gap.len())
+            .sum::<usize>()
+            + count.chars().count()
+    };
+    for keep in (0..=marks.len()).rev() {
+        for gap in ["  ", " "] {
+            if len(&marks[..keep], gap) <= width {
+                return (&marks[..keep], gap);
+            }
+        }
+    }
+    (&marks[..0], " ")
 }
 
 #[cfg(test)]
