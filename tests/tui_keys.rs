@@ -624,3 +624,26 @@ fn leaving_a_layer_out_of_a_finished_ladder_keeps_its_numbers_until_the_next_run
     b.on_key(key(KeyCode::Char(' ')));
     assert_eq!(b.table.state, TableState::Plan);
 }
+
+#[test]
+fn tab_completes_layer_toggles_and_stops_after_the_last_argument() {
+    use hotlab::tui::complete::complete;
+    assert_eq!(complete(":layers -ca", &[]), [":layers -catch"]);
+    let d = complete(":layers -catch +d", &[]);
+    assert!(d.contains(&":layers -catch +depth".to_string()), "{d:?}");
+    assert!(
+        d.iter().all(|c| c.starts_with(":layers -catch +d")),
+        "{d:?}"
+    );
+    assert_eq!(complete(":layers sl", &[]), [":layers slot"]);
+    assert!(complete(":load int_loop ", &[]).is_empty());
+    assert!(complete(":backend jit ", &[]).is_empty());
+    assert!(complete(":set checks on ", &[]).is_empty());
+    // Through the keys: the first Tab finishes the name, a second adds nothing.
+    let mut a = app("");
+    typed(&mut a, ":backend jit-o");
+    a.on_key(key(KeyCode::Tab));
+    assert_eq!(a.command.as_deref(), Some(":backend jit-opt "));
+    a.on_key(key(KeyCode::Tab));
+    assert_eq!(a.command.as_deref(), Some(":backend jit-opt "));
+}
