@@ -595,3 +595,19 @@ fn table_labels_get_the_room_and_marks_keep_columns_aligned() {
     assert!(ratio_end(marked).is_some(), "{text:#?}");
     assert_eq!(ratio_end(marked), ratio_end(plain), "{text:#?}");
 }
+
+#[test]
+fn histogram_marks_that_share_a_line_are_not_cut() {
+    let mut app = compare_app();
+    // All the samples in one bucket: p50, p90 and p99 share its line.
+    let r = &mut app.table.rows[1];
+    r.buckets = vec![HistogramBucket {
+        lo_ns: 1.0,
+        hi_ns: 2.0,
+        count: 100,
+    }];
+    r.percentiles = percentiles(1.5);
+    let t = pane(42, 8, |a, b| render_histogram(&app, a, b, false));
+    let text: Vec<String> = (0..8).map(|y| buffer_line(&t, y)).collect();
+    assert!(text.iter().any(|l| l.contains("p50 p90 p99")), "{text:#?}");
+}

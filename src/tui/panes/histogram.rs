@@ -127,19 +127,28 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
         let bars = rebin(&row.buckets, bar_rows);
         let total: u64 = bars.iter().map(|b| b.2).sum::<u64>().max(1);
         let max = bars.iter().map(|b| b.2).max().unwrap_or(1).max(1);
-        let label_w = 9;
-        let tail_w = 11;
-        let bar_w = (inner.width as usize)
-            .saturating_sub(label_w + tail_w + 2)
-            .max(1);
         let last = bars.len() - 1;
-        for (i, (lo, hi, count)) in bars.iter().enumerate() {
+        // The marks each line holds (`p50 p90 p99` when they share one): the tail (` 100.0%`
+        // and the marks) is as wide as the widest, so no mark is cut.
+        let heres: Vec<String> = bars
+            .iter()
+            .enumerate()
+            .map(|(i, (lo, hi, _))| {
+                marks
+                    .iter()
+                    .filter(|(_, v)| (*v >= *lo || i == 0) && (*v < *hi || i == last))
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let label_w = 9;
+        let tail_w = 7 + heres.iter().map(|h| h.len() + 1).max().unwrap_or(0);
+        let bar_w = (inner.width as usize)
+            .saturating_sub(label_w + tail_w + 1)
+            .max(1);
+        for (i, ((lo, _, count), here)) in bars.iter().zip(&heres).enumerate() {
             let bar = bar(*count as f64, max as f64, bar_w);
-            let here: Vec<&str> = marks
-                .iter()
-                .filter(|(_, v)| (*v >= *lo || i == 0) && (*v < *hi || i == last))
-                .map(|(n, _)| *n)
-                .collect();
             let edge = if i == last { "≥" } else { " " };
             lines.push(Line::from(vec![
                 Span::styled(format!("{edge}{:>8}", ns(*lo)), s.muted()),
@@ -149,10 +158,7 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
                     format!(" {:>4.1}%", *count as f64 * 100.0 / total as f64),
                     s.muted(),
                 ),
-                Span::styled(
-                    format!(" {}", here.join(" ")),
-                    s.fg(app.theme.colors.histogram_marker),
-                ),
+                Span::styled(format!(" {here}"), s.fg(app.theme.colors.histogram_marker)),
             ]));
         }
     }
