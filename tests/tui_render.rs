@@ -578,6 +578,13 @@ fn table_labels_get_the_room_and_marks_keep_columns_aligned() {
     });
     app.table.rows[3].adds = Some(adds);
     app.table.rows[3].why = None;
+    // The table pane of a 120-column screen (72 cells inside) and a wider one.
+    let t = pane(74, 16, |a, b| render_table(&app, a, b));
+    let narrow: Vec<String> = (0..16).map(|y| buffer_line(&t, y)).collect();
+    assert!(
+        narrow.iter().any(|l| l.contains("native virtual call ")),
+        "{narrow:#?}"
+    );
     let t = pane(100, 16, |a, b| render_table(&app, a, b));
     let text: Vec<String> = (0..16).map(|y| buffer_line(&t, y)).collect();
     assert!(

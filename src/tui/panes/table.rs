@@ -121,7 +121,7 @@ pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
     let w = inner.width as usize;
     // Columns: label, adds (and its mark), total, ratio, verdict, bar (the rest). The labels
     // get the room they need, as long as a bar of `MIN_BAR` cells stays.
-    const MIN_BAR: usize = 8;
+    const MIN_BAR: usize = 6;
     let (adds_w, total_w, ratio_w, verdict_w) = (14, 8, 7, 11);
     let fixed = adds_w + 1 + total_w + ratio_w + verdict_w + 5;
     let widest = t
