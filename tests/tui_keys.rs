@@ -532,3 +532,118 @@ fn a_bench_fills_the_table_with_its_own_cells() {
         "{asked:?}"
     );
 }
+
+#[test]
+fn a_message_about_the_snippet_clears_when_the_snippet_is_typed_into() {
+    let mut a = app("");
+    a.say("snippet.hot is empty: write a fn main or a fn call", true);
+    a.on_key(key(KeyCode::Char('e')));
+    assert!(
+        a.message.is_some(),
+        "focusing the editor changes nothing yet"
+    );
+    typed(&mut a, "fn");
+    assert_eq!(
+        a.message, None,
+        "the message described the text before the edit"
+    );
+}
+
+#[test]
+fn a_new_command_clears_the_last_commands_message() {
+    let mut a = app("");
+    a.say("snippet.hot is empty: write a fn main or a fn call", true);
+    typed(&mut a, ":show");
+    a.on_key(key(KeyCode::Enter));
+    assert_eq!(a.busy.as_deref(), Some(":show"));
+    assert_eq!(a.message, None, "the message was about the last command");
+}
+
+#[test]
+fn no_completion_lasts_one_key() {
+    for next in [KeyCode::Esc, KeyCode::Home, KeyCode::Char('w')] {
+        let mut a = app("");
+        typed(&mut a, ":zzz");
+        a.on_key(key(KeyCode::Tab));
+        assert_eq!(a.message.as_ref().unwrap().text, "no completion");
+        a.on_key(key(KeyCode::Esc));
+        a.on_key(key(next));
+        assert_eq!(a.message, None, "after {next:?}");
+    }
+}
+
+#[test]
+fn leaving_a_layer_out_of_a_finished_ladder_keeps_its_numbers_until_the_next_run() {
+    let mut a = app(DEFAULT_SNIPPET);
+    let contestant = |name: &str, ns: f64| LiveContestant {
+        name: name.into(),
+        samples: 10,
+        dropped: 0,
+        median_ns: Some(ns),
+        histogram: vec![],
+        buckets: vec![HistogramBucket {
+            lo_ns: ns,
+            hi_ns: ns + 1.0,
+            count: 10,
+        }],
+        percentiles: vec![],
+    };
+    let p = LiveSnapshot {
+        phase: "collect".into(),
+        rounds: 10,
+        elapsed_ms: 1000.0,
+        budget_ms: Some(1000.0),
+        iters: 1000,
+        variants: vec![
+            contestant("native virtual call", 1.5),
+            contestant("jit slot read", 3.0),
+        ],
+    };
+    a.table.apply_live(&p, ":ladder host_call");
+    a.table.state = TableState::Done;
+    // Select `jit slot read` and leave its layer out.
+    a.selected = 1;
+    let e = a.on_key(key(KeyCode::Char(' ')));
+    assert!(lines(&e)[0].starts_with(":layers"), "{:?}", lines(&e));
+    assert_eq!(a.table.state, TableState::Done, "not back to the plan");
+    let row = a
+        .table
+        .rows
+        .iter()
+        .find(|r| r.label == "jit slot read")
+        .unwrap();
+    assert!(row.disabled, "the left-out row says so");
+    assert_eq!(row.total_ns, Some(3.0), "and keeps its number");
+    assert_eq!(a.table.rows[0].buckets.len(), 1, "the histogram stays");
+    // The next run's rows replace them.
+    a.table.apply_live(&p, ":ladder host_call");
+    assert_eq!(a.table.state, TableState::Live);
+    // A plan (nothing measured) stays a plan.
+    let mut b = app(DEFAULT_SNIPPET);
+    b.selected = 1;
+    b.on_key(key(KeyCode::Char(' ')));
+    assert_eq!(b.table.state, TableState::Plan);
+}
+
+#[test]
+fn tab_completes_layer_toggles_and_stops_after_the_last_argument() {
+    use hotlab::tui::complete::complete;
+    assert_eq!(complete(":layers -ca", &[]), [":layers -catch"]);
+    let d = complete(":layers -catch +d", &[]);
+    assert!(d.contains(&":layers -catch +depth".to_string()), "{d:?}");
+    assert!(
+        d.iter().all(|c| c.starts_with(":layers -catch +d")),
+        "{d:?}"
+    );
+    assert_eq!(complete(":layers sl", &[]), [":layers slot"]);
+    assert!(complete(":load int_loop ", &[]).is_empty());
+    assert!(complete(":backend jit ", &[]).is_empty());
+    assert!(complete(":set checks on ", &[]).is_empty());
+    // Through the keys: the first Tab finishes the name, a second adds nothing.
+    let mut a = app("");
+    typed(&mut a, ":backend jit-o");
+    a.on_key(key(KeyCode::Tab));
+    assert_eq!(a.command.as_deref(), Some(":backend jit-opt "));
+    a.on_key(key(KeyCode::Tab));
+    assert_eq!(a.command.as_deref(), Some(":backend jit-opt "));
+}

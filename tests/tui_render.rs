@@ -547,3 +547,74 @@ fn a_comparison_fills_the_table_even_with_a_ladder_row_selected() {
     );
     assert!(app.missing_functions().is_empty());
 }
+
+/// The text of row `y` of a drawn buffer.
+fn buffer_line(t: &Terminal<TestBackend>, y: u16) -> String {
+    let b = t.backend().buffer();
+    (0..b.area.width)
+        .map(|x| b[(x, y)].symbol().to_string())
+        .collect()
+}
+
+#[test]
+fn the_histogram_summary_never_cuts_the_sample_count() {
+    let mut app = compare_app();
+    app.table.rows[1].samples.0 = 2143;
+    for w in [24u16, 30, 38, 60] {
+        let t = pane(w, 14, |a, b| render_histogram(&app, a, b, false));
+        let line = buffer_line(&t, 1);
+        assert!(line.contains("n=2143"), "{w}: {line:?}");
+    }
+}
+
+#[test]
+fn table_labels_get_the_room_and_marks_keep_columns_aligned() {
+    let mut app = ladder_app(Theme::default_theme());
+    app.table.rows[1].label = "int_loop.hot (jit-opt)".into();
+    let adds = app.table.rows[2].adds.expect("a rung with adds");
+    app.table.rows[2].why = Some(hotlab::ladder::report::Saving::WithinNoise {
+        saved_ns: 0.1,
+        band_ns: 0.2,
+    });
+    app.table.rows[3].adds = Some(adds);
+    app.table.rows[3].why = None;
+    // The table pane of a 120-column screen (72 cells inside) and a wider one.
+    let t = pane(74, 16, |a, b| render_table(&app, a, b));
+    let narrow: Vec<String> = (0..16).map(|y| buffer_line(&t, y)).collect();
+    assert!(
+        narrow.iter().any(|l| l.contains("native virtual call ")),
+        "{narrow:#?}"
+    );
+    let t = pane(100, 16, |a, b| render_table(&app, a, b));
+    let text: Vec<String> = (0..16).map(|y| buffer_line(&t, y)).collect();
+    assert!(
+        text.iter().any(|l| l.contains("int_loop.hot (jit-opt)")),
+        "{text:#?}"
+    );
+    // The ratio column (`1.23x`, right-aligned) ends at the same cell on the marked row and
+    // the unmarked one.
+    let ratio_end = |l: &str| {
+        let cells: Vec<char> = l.chars().collect();
+        (1..cells.len()).find(|&i| cells[i] == 'x' && cells[i - 1].is_ascii_digit())
+    };
+    let (marked, plain) = (&text[4], &text[5]);
+    assert!(marked.contains('*') && !plain.contains('*'), "{text:#?}");
+    assert!(ratio_end(marked).is_some(), "{text:#?}");
+    assert_eq!(ratio_end(marked), ratio_end(plain), "{text:#?}");
+}
+
+#[test]
+fn histogram_marks_that_share_a_line_are_not_cut() {
+    let mut app = compare_app();
+    // All the samples in one bucket: p50, p90 and p99 share its line.
+    let r = &mut app.table.rows[1];
+    r.buckets = vec![HistogramBucket {
+        lo_ns: 1.0,
+        hi_ns: 2.0,
+        count: 100,
+    }];
+    r.percentiles = percentiles(1.5);
+    let t = pane(42, 8, |a, b| render_histogram(&app, a, b, false));
+    let text: Vec<String> = (0..8).map(|y| buffer_line(&t, y)).collect();
+    assert!(text.iter().any(|l| l.contains("p50 p90 p99")), "{text:#?}");
+}

@@ -216,3 +216,42 @@ fn a_job_stopped_with_esc_says_stopped_in_the_title() {
     assert!(s.contains("partial answer"), "{s}");
     t.keys(&["C-q"]);
 }
+
+#[test]
+fn a_snippet_file_opens_in_the_tui_as_its_help_says() {
+    let help = Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["tui", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("[FILE|CASE]"), "{help}");
+    // A name that is neither a file nor a case is an error before the screen opens, not
+    // `unexpected argument`.
+    let state = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["tui", "no_such_snippet.hot"])
+        .env("XDG_STATE_HOME", state.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(!err.contains("unexpected argument"), "{err}");
+    assert!(err.contains("no_such_snippet.hot"), "{err}");
+    if !Tmux::required() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sum10.hot");
+    std::fs::write(&file, "fn main() -> i64 {\n    return 10\n}\n").unwrap();
+    let cmd = format!(
+        "env XDG_STATE_HOME={} {} tui {}",
+        state.path().display(),
+        env!("CARGO_BIN_EXE_hotlab"),
+        file.display()
+    );
+    let t = Tmux::start("file", &cmd, 100, 30);
+    t.wait("the file in the editor", |s| {
+        s.contains("sum10.hot") && s.contains("return 10")
+    });
+    t.keys(&["q"]);
+}

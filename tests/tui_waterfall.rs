@@ -112,3 +112,42 @@ fn hotlab_ladder_writes_an_svg() {
     assert!(doc.starts_with("<svg") && doc.trim_end().ends_with("</svg>"));
     assert!(doc.contains("slot read") && doc.contains("ladder host_call"));
 }
+
+#[test]
+fn a_rung_that_saves_goes_left_from_where_the_rungs_before_it_ended() {
+    let mut t = table();
+    t.rows = vec![
+        row("native virtual call", None, 1.0, None),
+        row("slot read", Some("jit"), 5.0, Some((4.0, 3.9, 4.1))),
+        row("entry check", Some("jit"), 3.64, Some((-1.36, -1.4, -1.3))),
+    ];
+    let w = Waterfall::from_table(&t).unwrap();
+    let lines = text_lines(&w, 60);
+    let (up, down) = (&lines[1].1, &lines[2].1);
+    assert!(down.contains("◀") && !down.contains('█'), "{lines:?}");
+    assert!(!up.contains("◀"), "{lines:?}");
+    // The saving ends where the rung before it ended, and starts further left.
+    let cells = |l: &str| l.chars().collect::<Vec<_>>();
+    let bar_end = |l: &str| cells(l).iter().rposition(|c| "█▏▎▍▌▋▊▉▒".contains(*c));
+    let bar_start = |l: &str| cells(l).iter().position(|c| "█◀".contains(*c));
+    assert_eq!(bar_end(down), bar_end(up), "{lines:?}");
+    assert!(bar_start(down) > bar_start(up), "{lines:?}");
+    assert!(down.contains("-1.36 ±0.05"), "{lines:?}");
+}
+
+#[test]
+fn the_ci_is_never_cut_the_rung_names_shorten_first() {
+    let mut t = table();
+    t.rows = vec![
+        row("native virtual call", None, 1.0, None),
+        row("slot read", Some("jit"), 1.27, Some((0.27, 0.265, 0.275))),
+    ];
+    let w = Waterfall::from_table(&t).unwrap();
+    for width in [30, 40, 60] {
+        for (_, l, _) in text_lines(&w, width) {
+            assert!(l.chars().count() <= width, "{width}: {l:?}");
+        }
+        let lines = text_lines(&w, width);
+        assert!(lines[1].1.ends_with("+0.27 ±0.005"), "{width}: {lines:?}");
+    }
+}

@@ -8,7 +8,7 @@ use tui_textarea::TextArea;
 use super::complete::{common_prefix, complete};
 use super::highlight::{self, DiagView, Mark};
 use super::keys::{self, Action, Context};
-use super::model::{CodeView, TableModel, TableState};
+use super::model::{CodeView, TableModel, TableRow, TableState};
 use super::theme::{BUILTIN, Theme};
 use crate::ladder::Ladder;
 use crate::session::Backend;
@@ -137,6 +137,8 @@ pub struct App {
     pub waterfall: bool,
     /// The message is a warning from the start, kept over later ones until a key is pressed.
     pub keep_warning: bool,
+    /// The message answers the last key only (`no completion`): the next key clears it.
+    pub fleeting_message: bool,
     /// Completion candidates of the command line, and which one Tab shows next.
     pub completion: (Vec<String>, usize),
     /// The help overlay is shown.
@@ -192,6 +194,7 @@ impl App {
             code_addresses: false,
             waterfall: false,
             keep_warning: false,
+            fleeting_message: false,
             completion: (Vec::new(), 0),
             help: false,
             popup: false,
@@ -255,6 +258,42 @@ impl App {
         self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
     }
 
+    /// The plan for a new order or choice of layers, over a finished ladder's table: its rows
+    /// keep their numbers and histograms (a left-out row says so) until the next run brings
+    /// rows of its own. Any other table becomes the plain plan.
+    fn replan_keeping_results(&mut self) {
+        let old = self.table.clone();
+        self.replan();
+        let kept = old.state == TableState::Done
+            && old.rows.iter().any(|r| r.step.is_some())
+            && self
+                .table
+                .rows
+                .iter()
+                .any(|r| old.rows.iter().any(|o| o.label == r.label));
+        if !kept {
+            return;
+        }
+        let rows = self
+            .table
+            .rows
+            .iter()
+            .map(|r| match old.rows.iter().find(|o| o.label == r.label) {
+                Some(o) => TableRow {
+                    disabled: r.disabled,
+                    ..o.clone()
+                },
+                None => r.clone(),
+            })
+            .collect();
+        self.table = TableModel {
+            rows,
+            note: "layers changed: F5 measures the new choice (the numbers are the last run's)"
+                .into(),
+            ..old
+        };
+    }
+
     /// Switch to another ladder (all its steps, in its order).
     pub fn set_ladder(&mut self, ladder: Ladder) {
         let n = ladder.steps.len();
@@ -279,6 +318,11 @@ impl App {
     fn line(&mut self, line: impl Into<String>) -> Vec<Effect> {
         let line = line.into();
         let text = self.text_if_changed();
+        // The last message described the last command; a warning from the start stays (see
+        // [`App::say`]).
+        if !self.keep_warning {
+            self.message = None;
+        }
         match &self.busy {
             Some(running) => {
                 self.say(
@@ -412,7 +456,7 @@ impl App {
             .rows
             .get(self.selected)
             .and_then(|r| r.build.clone());
-        self.replan();
+        self.replan_keeping_results();
         if let Some(i) = self
             .table
             .rows
@@ -566,6 +610,9 @@ impl App {
     /// into the command line, or edits the editor's text.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         self.keep_warning = false;
+        if std::mem::take(&mut self.fleeting_message) {
+            self.message = None;
+        }
         if let Some(action) = keys::action(&key, &self.key_context()) {
             return self.act(action);
         }
@@ -580,6 +627,10 @@ impl App {
             self.type_command(key);
         } else if self.focus == Pane::Editor && self.editor.input(key) {
             self.edited();
+            // A message about the snippet (`snippet.hot is empty`, a check's answer) described
+            // the text before this edit.
+            self.message = None;
+            self.popup = false;
         }
         Vec::new()
     }
@@ -674,6 +725,7 @@ impl App {
                 return;
             } else {
                 self.say("no completion", false);
+                self.fleeting_message = true;
             }
             self.completion = (Vec::new(), 0);
         } else {

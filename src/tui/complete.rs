@@ -30,6 +30,20 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
     };
     // An alias completes as its command does (the typed alias stays on the line).
     let name = crate::session::command::help_for(cmd).map_or(cmd, |c| c.name);
+    // A command whose arguments are all there takes no more (`:load int_loop` then Tab).
+    let takes = match name {
+        "layers" => usize::MAX,
+        "set" | "export" | "check" => 2,
+        _ => 1,
+    };
+    if done.split_whitespace().count() >= takes {
+        return Vec::new();
+    }
+    // `:layers -catch +depth` toggles a layer: the sign stays, the name completes.
+    let (sign, word) = match word.chars().next() {
+        Some(c @ ('+' | '-')) if name == "layers" => (c.to_string(), &word[1..]),
+        _ => (String::new(), word),
+    };
     let options: Vec<String> = match name {
         "help" => COMMANDS.iter().map(|c| c.name.to_string()).collect(),
         "backend" => backends(),
@@ -37,9 +51,12 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
             .iter()
             .map(|(n, _)| n.to_string())
             .collect(),
+        // The native floor is always measured: it is no layer to choose.
         "layers" => crate::ladder::Layer::ALL
             .iter()
+            .filter(|l| **l != crate::ladder::Layer::Native)
             .map(|l| l.name().to_string())
+            .chain((sign.is_empty() && done.is_empty()).then(|| "reset".to_string()))
             .collect(),
         "set" if done.is_empty() => ["time", "band", "cpu", "checks", "limit", "mem"]
             .map(String::from)
@@ -75,7 +92,7 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
     let mut out: Vec<String> = options
         .into_iter()
         .filter(|o| o.starts_with(word))
-        .map(|o| format!(":{cmd} {done}{o}"))
+        .map(|o| format!(":{cmd} {done}{sign}{o}"))
         .collect();
     out.sort();
     out.dedup();

@@ -39,6 +39,9 @@ use theme::Theme;
 /// Options of `hotlab tui` (and of `hotlab` with no command on a terminal).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct TuiArgs {
+    /// A snippet file (.hot or .clif) or a case name to load first (as `:load` does).
+    #[arg(value_name = "FILE|CASE")]
+    pub file: Option<String>,
     /// A shipped theme (dark, light, high-contrast) or a theme .toml file (see docs/tui.md).
     /// A bad file is reported and the default is used. NO_COLOR turns colours off.
     #[arg(long, value_name = "NAME|FILE")]
@@ -60,6 +63,13 @@ fn open(args: &TuiArgs) -> Result<(Session, App, Option<String>), Failure> {
     let mut session = SessionOptions::standard()
         .and_then(|o| args.front.open(o, true))
         .map_err(|e| Failure::input(format!("error: {e}")))?;
+    if let Some(file) = &args.file {
+        // Loaded before the screen opens, so a bad name is an error on the terminal.
+        let mut sink = crate::session::Collect::default();
+        session
+            .run_line(&format!(":load {file}"), &mut sink)
+            .map_err(|e| Failure::input(format!("error: hotlab tui {file}: {e}")))?;
+    }
     if session.state().snippet().text.trim().is_empty() {
         session.set_snippet_text(crate::ladder::bench::DEFAULT_SNIPPET);
     }

@@ -267,50 +267,70 @@ fn draw_svg(
 }
 
 /// The waterfall as terminal lines of `width` cells: per bar its rung, build, a run of blanks
-/// up to where it starts, the bar in eighths of a cell, and what it adds with its CI.
+/// up to where it starts, the bar, and what it adds with its CI. A rung that adds ns is a bar
+/// going right from where the rungs before it ended (in eighths of a cell); a rung that saves
+/// ns goes left from there, drawn shaded with its head `◀` (the SVG draws it going down).
+/// The CI is never cut: the rung names shorten first.
 pub fn text_lines(w: &Waterfall, width: usize) -> Vec<(Option<String>, String, bool)> {
+    const MIN_BAR: usize = 4;
+    let tails: Vec<String> = w
+        .bars
+        .iter()
+        .map(|b| match (b.build.is_none(), b.ci) {
+            (true, _) => format!("{:.2} floor", b.adds),
+            (false, Some((lo, hi))) => {
+                format!("{:+.2} ±{}", b.adds, super::panes::ci_half(hi - lo))
+            }
+            (false, None) => format!("{:+.2}", b.adds),
+        })
+        .collect();
+    let tail_w = tails.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    // A line: rung, build (3), bar, tail, with a space between each.
     let label_w = w
         .steps
         .iter()
         .map(|s| s.chars().count())
         .max()
         .unwrap_or(0)
-        .min(18);
-    let tail_w = 16;
-    let bar_w = width.saturating_sub(label_w + 5 + tail_w).max(4);
+        .min(24)
+        .min(width / 3)
+        .min(width.saturating_sub(tail_w + 6 + MIN_BAR))
+        .max(4);
+    let bar_w = width.saturating_sub(label_w + tail_w + 6).max(MIN_BAR);
     let top = w.top().max(1e-9);
-    let cells = |ns: f64| ns / top * bar_w as f64;
+    let cells = |ns: f64| (ns / top * bar_w as f64).max(0.0);
     let mut out = Vec::new();
-    for b in &w.bars {
-        let title: String = b.step.chars().take(label_w).collect();
-        let build = b.build.as_deref().unwrap_or("");
-        let start = cells(b.from.min(b.to())).max(0.0);
-        let len = cells(b.adds.abs());
-        let pad = start.floor() as usize;
-        let mut bar = String::new();
-        let eighths = (len * 8.0).round() as usize;
-        bar.push_str(&"█".repeat(eighths / 8));
-        if !eighths.is_multiple_of(8) {
-            bar.push(['▏', '▎', '▍', '▌', '▋', '▊', '▉'][eighths % 8 - 1]);
-        }
-        if bar.is_empty() {
-            bar.push('│');
-        }
-        let body = format!("{}{bar}", " ".repeat(pad));
-        let body: String = body.chars().take(bar_w).collect();
-        let tail = match (b.build.is_none(), b.ci) {
-            (true, _) => format!("{:.2} floor", b.adds),
-            (false, Some((lo, hi))) => {
-                format!("{:+.2} ±{}", b.adds, super::panes::ci_half(hi - lo))
-            }
-            (false, None) => format!("{:+.2}", b.adds),
+    for (b, tail) in w.bars.iter().zip(tails) {
+        let title: String = if b.step.chars().count() > label_w {
+            let cut: String = b.step.chars().take(label_w - 1).collect();
+            format!("{cut}…")
+        } else {
+            b.step.clone()
         };
+        let build = b.build.as_deref().unwrap_or("");
+        let body = if b.adds < 0.0 {
+            // From where it ends (left) to where the rungs before it ended (right).
+            let (left, right) = (cells(b.to()).round(), cells(b.from).round());
+            let n = ((right - left) as usize).max(1);
+            let pad = (right as usize).saturating_sub(n);
+            format!("{}◀{}", " ".repeat(pad), "▒".repeat(n - 1))
+        } else {
+            let pad = cells(b.from).floor() as usize;
+            let eighths = (cells(b.from + b.adds) - pad as f64) * 8.0;
+            let eighths = eighths.round().max(0.0) as usize;
+            let mut bar = "█".repeat(eighths / 8);
+            if !eighths.is_multiple_of(8) {
+                bar.push(['▏', '▎', '▍', '▌', '▋', '▊', '▉'][eighths % 8 - 1]);
+            }
+            if bar.is_empty() {
+                bar.push('│');
+            }
+            format!("{}{bar}", " ".repeat(pad))
+        };
+        let body: String = body.chars().take(bar_w).collect();
         out.push((
             b.build.clone(),
-            format!(
-                "{title:<label_w$} {build:<3} {body:<bar_w$} {tail}",
-                bar_w = bar_w
-            ),
+            format!("{title:<label_w$} {build:<3} {body:<bar_w$} {tail}"),
             b.build.is_none() || b.resolved(),
         ));
     }

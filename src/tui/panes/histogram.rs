@@ -97,18 +97,20 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
         .iter()
         .filter_map(|(n, q)| pct(*q).map(|v| (*n, v)))
         .collect();
-    let summary: Vec<Span> = marks
+    // Numbers are never cut: the gaps narrow first, then the marks go from p90 on (the
+    // sample count stays).
+    let count = format!("n={}", row.samples.0);
+    let width = inner.width as usize;
+    let (shown, gap) = summary_fit(&marks, &count, width);
+    let summary: Vec<Span> = shown
         .iter()
         .flat_map(|(n, v)| {
             [
                 Span::styled(format!("{n} "), s.fg(app.theme.colors.histogram_marker)),
-                Span::styled(format!("{}  ", ns(*v)), s.text()),
+                Span::styled(format!("{}{gap}", ns(*v)), s.text()),
             ]
         })
-        .chain(std::iter::once(Span::styled(
-            format!("n={}", row.samples.0),
-            s.muted(),
-        )))
+        .chain(std::iter::once(Span::styled(count, s.muted())))
         .collect();
     lines.push(Line::from(summary));
     let bar_rows = (inner.height as usize).saturating_sub(1);
@@ -125,19 +127,28 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
         let bars = rebin(&row.buckets, bar_rows);
         let total: u64 = bars.iter().map(|b| b.2).sum::<u64>().max(1);
         let max = bars.iter().map(|b| b.2).max().unwrap_or(1).max(1);
-        let label_w = 9;
-        let tail_w = 11;
-        let bar_w = (inner.width as usize)
-            .saturating_sub(label_w + tail_w + 2)
-            .max(1);
         let last = bars.len() - 1;
-        for (i, (lo, hi, count)) in bars.iter().enumerate() {
+        // The marks each line holds (`p50 p90 p99` when they share one): the tail (` 100.0%`
+        // and the marks) is as wide as the widest, so no mark is cut.
+        let heres: Vec<String> = bars
+            .iter()
+            .enumerate()
+            .map(|(i, (lo, hi, _))| {
+                marks
+                    .iter()
+                    .filter(|(_, v)| (*v >= *lo || i == 0) && (*v < *hi || i == last))
+                    .map(|(n, _)| *n)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect();
+        let label_w = 9;
+        let tail_w = 7 + heres.iter().map(|h| h.len() + 1).max().unwrap_or(0);
+        let bar_w = (inner.width as usize)
+            .saturating_sub(label_w + tail_w + 1)
+            .max(1);
+        for (i, ((lo, _, count), here)) in bars.iter().zip(&heres).enumerate() {
             let bar = bar(*count as f64, max as f64, bar_w);
-            let here: Vec<&str> = marks
-                .iter()
-                .filter(|(_, v)| (*v >= *lo || i == 0) && (*v < *hi || i == last))
-                .map(|(n, _)| *n)
-                .collect();
             let edge = if i == last { "≥" } else { " " };
             lines.push(Line::from(vec![
                 Span::styled(format!("{edge}{:>8}", ns(*lo)), s.muted()),
@@ -147,14 +158,34 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
                     format!(" {:>4.1}%", *count as f64 * 100.0 / total as f64),
                     s.muted(),
                 ),
-                Span::styled(
-                    format!(" {}", here.join(" ")),
-                    s.fg(app.theme.colors.histogram_marker),
-                ),
+                Span::styled(format!(" {here}"), s.fg(app.theme.colors.histogram_marker)),
             ]));
         }
     }
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// The marks (`p50 3.24`) and the gap between them that fit `width` cells before `count`:
+/// all with two spaces, all with one, then fewer marks (p50 last); the count always.
+fn summary_fit<'a>(
+    marks: &'a [(&'a str, f64)],
+    count: &str,
+    width: usize,
+) -> (&'a [(&'a str, f64)], &'static str) {
+    let len = |m: &[(&str, f64)], gap: &str| -> usize {
+        m.iter()
+            .map(|(n, v)| n.len() + 1 + ns(*v).len() + gap.len())
+            .sum::<usize>()
+            + count.chars().count()
+    };
+    for keep in (0..=marks.len()).rev() {
+        for gap in ["  ", " "] {
+            if len(&marks[..keep], gap) <= width {
+                return (&marks[..keep], gap);
+            }
+        }
+    }
+    (&marks[..0], " ")
 }
 
 #[cfg(test)]

@@ -62,19 +62,22 @@ fn fit(text: &str, width: usize) -> String {
     }
 }
 
-fn adds_text(r: &TableRow) -> (String, Meaning) {
+/// What the row adds with its CI, the mark of an explained saving (`*`, its own column so the
+/// columns stay aligned), and the meaning.
+fn adds_text(r: &TableRow) -> (String, &'static str, Meaning) {
     match (&r.adds, r.build.is_none() && r.step.is_some()) {
         (Some(a), _) => {
             // A saving that is explained (noise, layout, ...) is marked; the counters pane
             // says why.
-            let mark = if r.why.is_some() { "*" } else { "" };
+            let mark = if r.why.is_some() { "*" } else { " " };
             (
-                format!("{:+.2} ±{}{mark}", a.ns, ci_half(a.high - a.low)),
+                format!("{:+.2} ±{}", a.ns, ci_half(a.high - a.low)),
+                mark,
                 a.meaning(),
             )
         }
-        (None, true) => ("floor".into(), Meaning::Baseline),
-        (None, false) => ("".into(), Meaning::Baseline),
+        (None, true) => ("floor".into(), " ", Meaning::Baseline),
+        (None, false) => ("".into(), " ", Meaning::Baseline),
     }
 }
 
@@ -116,12 +119,23 @@ pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let w = inner.width as usize;
-    // Columns: label, adds, total, ratio, verdict, bar (the rest).
-    let (adds_w, total_w, ratio_w, verdict_w) = (13, 8, 7, 11);
-    let label_w = (w / 4).clamp(10, 24);
-    let bar_w = w.saturating_sub(label_w + adds_w + total_w + ratio_w + verdict_w + 5);
+    // Columns: label, adds (and its mark), total, ratio, verdict, bar (the rest). The labels
+    // get the room they need, as long as a bar of `MIN_BAR` cells stays.
+    const MIN_BAR: usize = 6;
+    let (adds_w, total_w, ratio_w, verdict_w) = (14, 8, 7, 11);
+    let fixed = adds_w + 1 + total_w + ratio_w + verdict_w + 5;
+    let widest = t
+        .rows
+        .iter()
+        .map(|r| r.label.chars().count() + if r.ok { 0 } else { 2 })
+        .max()
+        .unwrap_or(0);
+    let label_w = widest
+        .min(w.saturating_sub(fixed + MIN_BAR))
+        .max((w / 4).clamp(10, 24));
+    let bar_w = w.saturating_sub(label_w + fixed);
     let header = format!(
-        "{} {:>adds_w$} {:>total_w$} {:>ratio_w$} {:<verdict_w$} {}",
+        "{} {:>adds_w$}  {:>total_w$} {:>ratio_w$} {:<verdict_w$} {}",
         fit("row", label_w),
         "adds ns ±CI",
         "ns/op",
@@ -142,7 +156,7 @@ pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
         .fold(0.0f64, f64::max);
     for (i, r) in t.rows.iter().enumerate().skip(offset).take(visible) {
         let selected = i == app.selected;
-        let (adds, adds_m) = adds_text(r);
+        let (adds, mark, adds_m) = adds_text(r);
         let verdict = r.verdict.clone().unwrap_or_default();
         let vm = Meaning::of(&verdict);
         let mut label = r.label.clone();
@@ -164,6 +178,7 @@ pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
             ),
             Span::raw(" "),
             Span::styled(format!("{adds:>adds_w$}"), meaning_style(&s, adds_m)),
+            Span::styled(mark, s.muted()),
             Span::raw(" "),
             Span::styled(format!("{total:>total_w$}"), row_style),
             Span::raw(" "),
