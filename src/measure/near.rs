@@ -51,6 +51,8 @@ struct State {
     chunks: Vec<(usize, usize)>,
     /// The runs of pages in them that are free: start → length.
     free: BTreeMap<usize, usize>,
+    /// The system refused the last chunk asked for (`Reserved::Refused`).
+    refused: bool,
 }
 
 static ARENA: OnceLock<Option<Arena>> = OnceLock::new();
@@ -117,6 +119,7 @@ fn arena() -> Option<&'static Arena> {
                     floor: text.checked_sub(WINDOW)?,
                     chunks: Vec::new(),
                     free: BTreeMap::new(),
+                    refused: false,
                 }),
             })
         })
@@ -149,6 +152,7 @@ impl State {
         {
             match reserve_at(at, want) {
                 Reserved::Yes => {
+                    self.refused = false;
                     self.low = at;
                     self.chunks.push((at, want));
                     self.insert(at, want);
@@ -156,7 +160,10 @@ impl State {
                 }
                 // Something of the process's is there: the next chunk goes below it.
                 Reserved::Taken => self.low = at,
-                Reserved::Refused => return false,
+                Reserved::Refused => {
+                    self.refused = true;
+                    return false;
+                }
             }
         }
         false
@@ -252,6 +259,12 @@ impl Arena {
             .iter()
             .any(|&(start, len)| (start..start + len).contains(&at))
     }
+}
+
+/// Whether the system refused the last chunk the reservation asked for (then a near run may
+/// be missing for that reason, not for want of room in the window).
+pub(crate) fn refused() -> bool {
+    arena().is_some_and(|a| a.lock().refused)
 }
 
 /// A run of pages for code: from the reservation when it has room, else from `mmap` anywhere.
@@ -412,6 +425,7 @@ mod tests {
                 floor: start,
                 chunks: vec![(start, len)],
                 free: BTreeMap::from([(start, len)]),
+                refused: false,
             }),
         };
         let x = a.take(3 * PAGE).unwrap() as usize;

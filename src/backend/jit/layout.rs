@@ -49,13 +49,13 @@ pub(crate) struct CodeMemory {
 enum Place {
     /// In the reservation near the text (all of it within 2 GiB).
     Near,
-    /// Wherever `mmap` puts them, each within [`FAR_REACH`] of the first run's start.
-    Far { anchor: usize },
+    /// Wherever `mmap` puts them, all within one span of less than [`FAR_SPAN`] bytes: `lo` to
+    /// `hi`, from the lowest byte of a run so far to the end of the highest.
+    Far { lo: usize, hi: usize },
 }
 
-/// How far a run of far pages may be from the first run's start: every byte of two runs
-/// within 1 GiB of the same address is within 2 GiB of the other's.
-const FAR_REACH: usize = 1 << 30;
+/// The span far runs must stay within: any two bytes in it are within a `rel32`'s reach.
+const FAR_SPAN: usize = (2 << 30) - 1;
 
 impl Place {
     /// A run of at least `size` bytes where this memory's runs go (`place` still `None`: where
@@ -64,40 +64,54 @@ impl Place {
         match *place {
             None => {
                 let pages = Pages::new(size)?;
+                let (start, end) = (pages.ptr() as usize, pages.ptr() as usize + pages.len);
                 *place = Some(if pages.is_near() {
                     Place::Near
+                } else if end - start <= FAR_SPAN {
+                    Place::Far { lo: start, hi: end }
                 } else {
-                    Place::Far {
-                        anchor: pages.ptr() as usize,
-                    }
+                    // SAFETY: fresh pages nothing points into.
+                    unsafe { pages.free() };
+                    return Err(too_far());
                 });
                 Ok(pages)
             }
             Some(Place::Near) => Pages::near(size).ok_or_else(|| {
                 io::Error::new(
                     io::ErrorKind::OutOfMemory,
-                    "no room left near hotlab's code for more of this program's code and data \
-                     (its code reaches all of them with 32-bit offsets)",
+                    if near::refused() {
+                        "the system refused more address space near hotlab's code (`ulimit -v`, \
+                         `vm.max_map_count`) for more of this program's code and data (its code \
+                         reaches all of them with 32-bit offsets)"
+                    } else {
+                        "no room left near hotlab's code for more of this program's code and \
+                         data (its code reaches all of them with 32-bit offsets)"
+                    },
                 )
             }),
-            Some(Place::Far { anchor }) => {
+            Some(Place::Far { lo, hi }) => {
                 let pages = Pages::anywhere(size)?;
-                let start = pages.ptr() as usize;
-                if start.abs_diff(anchor) < FAR_REACH
-                    && (start + pages.len).abs_diff(anchor) <= FAR_REACH
-                {
+                let (start, end) = (pages.ptr() as usize, pages.ptr() as usize + pages.len);
+                let (lo, hi) = (lo.min(start), hi.max(end));
+                if hi - lo <= FAR_SPAN {
+                    *place = Some(Place::Far { lo, hi });
                     return Ok(pages);
                 }
                 // SAFETY: fresh pages nothing points into.
                 unsafe { pages.free() };
-                Err(io::Error::new(
-                    io::ErrorKind::OutOfMemory,
-                    "the system placed more of this program's code and data 1 GiB or more \
-                     from the rest (its code reaches all of them with 32-bit offsets)",
-                ))
+                Err(too_far())
             }
         }
     }
+}
+
+/// The error for far pages out of reach of the rest.
+fn too_far() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::OutOfMemory,
+        "the system placed more of this program's code and data 2 GiB or more from the rest \
+         (its code reaches all of them with 32-bit offsets)",
+    )
 }
 
 /// The runs of pages of one kind.
@@ -277,17 +291,21 @@ mod tests {
         assert_eq!(p.place, Some(Place::Near), "the first run decides");
         // As if the first run had gone far away from wherever `mmap` puts pages now.
         let mut far = CodeMemory::new(0);
-        far.place = Some(Place::Far { anchor: 1 << 40 });
+        far.place = Some(Place::Far {
+            lo: 1 << 40,
+            hi: (1 << 40) + 4096,
+        });
         let e = far
             .allocate(100, 16, JITMemoryKind::Writable)
-            .expect_err("a run 1 GiB or more away is refused");
+            .expect_err("a run 2 GiB or more away is refused");
         assert_eq!(e.kind(), io::ErrorKind::OutOfMemory);
         assert!(e.to_string().contains("32-bit offsets"), "{e}");
         // A far run within reach of the first is taken.
         let mut near_anchor = CodeMemory::new(0);
         let first = Pages::anywhere(4096).unwrap();
         near_anchor.place = Some(Place::Far {
-            anchor: first.ptr() as usize,
+            lo: first.ptr() as usize,
+            hi: first.ptr() as usize + first.len,
         });
         let second = near_anchor.allocate(100, 16, JITMemoryKind::Writable);
         // SAFETY: nothing points into these pages.
