@@ -142,21 +142,11 @@ fn a_resumed_check_row_shows_its_code() {
     }
     let state = tempfile::tempdir().unwrap();
     // A session whose last result is a check of a case (saved by a script with --save).
-    let mut repl = Command::new(env!("CARGO_BIN_EXE_hotlab"))
-        .args(["repl", "--save"])
-        .env("XDG_STATE_HOME", state.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write as _;
-        let mut stdin = repl.stdin.take().unwrap();
-        stdin
-            .write_all(b":load int_loop\n:set time 0.3\n:check\n")
-            .unwrap();
-    }
-    assert!(repl.wait().unwrap().success(), "the check script failed");
+    save_session(
+        state.path(),
+        b":load int_loop\n:set time 0.3\n:check\n",
+        "the check script failed",
+    );
     let cmd = format!(
         "env XDG_STATE_HOME={} {} tui --resume",
         state.path().display(),
@@ -179,19 +169,7 @@ fn a_job_stopped_with_esc_says_stopped_in_the_title() {
     }
     let state = tempfile::tempdir().unwrap();
     // A long budget, saved, so the jobs below are still measuring when Esc arrives.
-    let mut repl = Command::new(env!("CARGO_BIN_EXE_hotlab"))
-        .args(["repl", "--save"])
-        .env("XDG_STATE_HOME", state.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write as _;
-        let mut stdin = repl.stdin.take().unwrap();
-        stdin.write_all(b":set time 60\n").unwrap();
-    }
-    assert!(repl.wait().unwrap().success(), "the setting script failed");
+    save_session(state.path(), b":set time 60\n", "the setting script failed");
     let cmd = format!(
         "env XDG_STATE_HOME={} {} tui --resume",
         state.path().display(),
@@ -254,4 +232,19 @@ fn a_snippet_file_opens_in_the_tui_as_its_help_says() {
         s.contains("sum10.hot") && s.contains("return 10")
     });
     t.keys(&["q"]);
+}
+
+/// Runs `script` through `hotlab repl --save` with its state in `state`: a saved session for
+/// a TUI test to resume. `what` names the script in the failure.
+fn save_session(state: &std::path::Path, script: &[u8], what: &str) {
+    use std::io::Write as _;
+    let mut repl = Command::new(env!("CARGO_BIN_EXE_hotlab"))
+        .args(["repl", "--save"])
+        .env("XDG_STATE_HOME", state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    repl.stdin.take().unwrap().write_all(script).unwrap();
+    assert!(repl.wait().unwrap().success(), "{what}");
 }
