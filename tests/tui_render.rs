@@ -377,6 +377,46 @@ fn plain_theme_draws_no_colour() {
 }
 
 #[test]
+fn the_light_theme_paints_its_background_on_every_cell() {
+    // Issue #19: `--theme light` left the terminal's background (ESC[49m) under #202020 text:
+    // dark on dark on a dark terminal. Every cell, gaps, borders and overlays too, lies on the
+    // theme's background unless it has its own (the selection, the status line).
+    let theme = Theme::load("light").unwrap();
+    let bg = theme.colors.background;
+    assert_ne!(bg, ratatui::style::Color::Reset);
+    let own = [theme.colors.selection_bg, theme.colors.status_bg];
+    for help in [false, true] {
+        let mut app = ladder_app(theme.clone());
+        app.help = help;
+        for (w, h) in [(80, 24), (140, 40)] {
+            let t = screen(&app, w, h);
+            let buf = t.backend().buffer();
+            for cell in buf.content() {
+                assert!(
+                    cell.bg == bg || own.contains(&cell.bg),
+                    "help {help} {w}x{h}: {cell:?}"
+                );
+            }
+            let text = buf
+                .content()
+                .iter()
+                .filter(|c| c.fg == theme.colors.text)
+                .count();
+            assert!(text > 0, "some ordinary text is drawn");
+        }
+    }
+    // The dark theme keeps the terminal's own background.
+    let t = screen(&ladder_app(Theme::default_theme()), 80, 24);
+    assert!(
+        t.backend()
+            .buffer()
+            .content()
+            .iter()
+            .any(|c| c.bg == ratatui::style::Color::Reset)
+    );
+}
+
+#[test]
 fn tiny_terminals_do_not_panic() {
     for (w, h) in [(1, 1), (10, 5), (30, 8), (80, 10), (200, 60)] {
         screen(&ladder_app(Theme::default_theme()), w, h);

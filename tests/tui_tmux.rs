@@ -234,6 +234,44 @@ fn a_snippet_file_opens_in_the_tui_as_its_help_says() {
     t.keys(&["q"]);
 }
 
+#[test]
+fn a_fresh_tui_over_a_saved_session_says_where_it_goes() {
+    if !Tmux::required() {
+        return;
+    }
+    let state = tempfile::tempdir().unwrap();
+    // A saved session (a script with --save).
+    save_session(
+        state.path(),
+        b":set time 0.3\n",
+        "the setting script failed",
+    );
+    let saved = state.path().join("hotlab/session.json");
+    assert!(saved.exists());
+    // Issue #19: a fresh `hotlab tui` moved it to session.prev.json without a word; the REPL
+    // says so. The TUI says it too, in its message line, until the first key.
+    let cmd = format!(
+        "env XDG_STATE_HOME={} {} tui",
+        state.path().display(),
+        env!("CARGO_BIN_EXE_hotlab")
+    );
+    let t = Tmux::start("fresh-over-saved", &cmd, 240, 35);
+    t.wait("the notice", |s| {
+        s.contains("a saved session exists (hotlab tui --resume goes on with it)")
+            && s.contains("session.prev.json")
+    });
+    // The launch's run ends: the notice is still there.
+    let s = t.wait("the first job to end", |s| {
+        s.contains("ladder host_call (done)") && !s.contains("running :")
+    });
+    assert!(s.contains("a saved session exists"), "{s}");
+    assert!(
+        state.path().join("hotlab/session.prev.json").exists(),
+        "the saved session was moved, as the notice says"
+    );
+    t.keys(&["C-q"]);
+}
+
 /// Runs `script` through `hotlab repl --save` with its state in `state`: a saved session for
 /// a TUI test to resume. `what` names the script in the failure.
 fn save_session(state: &std::path::Path, script: &[u8], what: &str) {

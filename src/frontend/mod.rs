@@ -302,4 +302,20 @@ impl FrontArgs {
         }
         Ok(session)
     }
+
+    /// What a fresh session opened over a saved one tells the user, the REPL and the TUI alike:
+    /// the saved file is not lost but moved to `session.prev.json` (older ones down the
+    /// generations) `when` (at the session's first change). `None` with `--resume`, or when
+    /// there is no saved file or this session saves nothing.
+    pub fn fresh_over_saved(&self, session: &Session, command: &str, when: &str) -> Option<String> {
+        if self.resume.is_some() {
+            return None;
+        }
+        let path = session.store_path().filter(|p| p.exists())?;
+        Some(format!(
+            "a saved session exists (hotlab {command} --resume goes on with it); this fresh one \
+             moves it to {} {when}",
+            crate::session::store::previous_path(path).display()
+        ))
+    }
 }

@@ -261,12 +261,12 @@ pub fn run(args: &ReplArgs) -> ExitCode {
                 s.results.len(),
                 s.history.len()
             );
-        } else if let Some(path) = session.store_path().filter(|p| p.exists()) {
-            println!(
-                "a saved session exists (hotlab repl --resume goes on with it); this fresh one \
-                 moves it to {} at its first change (commands that only look change nothing)",
-                crate::session::store::previous_path(path).display()
-            );
+        } else if let Some(notice) = args.front.fresh_over_saved(
+            &session,
+            "repl",
+            "at its first change (commands that only look change nothing)",
+        ) {
+            println!("{notice}");
         }
         println!("hotlab repl: type hot code or :commands (:help lists them); Ctrl-D quits");
     }

@@ -84,12 +84,24 @@ fn open(args: &TuiArgs) -> Result<(Session, App, Option<String>), Failure> {
     if let Some(last) = state.results.last() {
         app.apply_record(last);
     }
-    let warning = theme_err.map(|e| format!("theme: {e} (using the default theme)"));
+    let theme_warning = theme_err.map(|e| format!("theme: {e} (using the default theme)"));
+    // A fresh session over a saved one moves that file aside with the launch's run (its first
+    // change): said as the REPL says it, and kept until the first key like the other warnings.
+    let fresh = args.front.fresh_over_saved(
+        &session,
+        "tui",
+        "with the run it starts with (hotlab tui --resume 1 reopens it)",
+    );
     // Another front end on the session file is said first.
-    let warning = match (session.store_note(), warning) {
-        (Some(note), Some(w)) => Some(format!("{note}; {w}")),
-        (note, w) => note.map(str::to_string).or(w),
-    };
+    let parts: Vec<String> = [
+        session.store_note().map(str::to_string),
+        fresh,
+        theme_warning,
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let warning = (!parts.is_empty()).then(|| parts.join("; "));
     Ok((session, app, warning))
 }
 

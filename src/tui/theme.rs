@@ -46,6 +46,10 @@ macro_rules! theme_colors {
 }
 
 theme_colors! {
+    /// The background of the whole screen; `"reset"` leaves the terminal's own (the dark
+    /// theme's), any other colour is painted under every cell, so dark text never lands on a
+    /// dark terminal's background.
+    background,
     /// Ordinary text.
     text,
     /// Secondary text: units, hints, CI bounds.
@@ -280,13 +284,24 @@ mod tests {
         for (name, src) in BUILTIN {
             let t = Theme::parse(name, src, Theme::base()).unwrap();
             assert_eq!(t.name, name);
-            let debug = format!("{:?}", t.colors);
+            // The background alone may be the terminal's own (`reset`), and only on purpose.
+            let debug = format!(
+                "{:?}",
+                Colors {
+                    background: Color::Black,
+                    ..t.colors.clone()
+                }
+            );
             assert!(
                 !debug.contains("Reset"),
                 "{name} leaves a colour unset: {debug}"
             );
+            assert!(
+                src.contains("\nbackground = "),
+                "{name} names its background"
+            );
         }
-        assert_eq!(COLOR_KEYS.len(), 24);
+        assert_eq!(COLOR_KEYS.len(), 25);
     }
 
     #[test]
@@ -299,6 +314,14 @@ mod tests {
         let t = t.unwrap();
         assert_eq!(t.colors.title, Color::Red);
         assert_eq!(t.colors.text, Theme::default_theme().colors.text);
+    }
+
+    #[test]
+    fn light_themes_paint_their_background_and_dark_keeps_the_terminals() {
+        assert_eq!(Theme::default_theme().colors.background, Color::Reset);
+        let light = Theme::load("light").unwrap();
+        assert_eq!(light.colors.background, Color::Rgb(0xfa, 0xfa, 0xf7));
+        assert_eq!(Theme::plain().colors.background, Color::Reset);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod status;
 mod table;
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Direction, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -35,6 +36,15 @@ impl Styles<'_> {
             Style::default().fg(c)
         } else {
             Style::default()
+        }
+    }
+    /// Paint the theme's background under every cell of `area` (nothing for a theme that keeps
+    /// the terminal's own, or without colour); what is drawn later keeps it unless it sets its
+    /// own background.
+    pub fn paint_background(&self, area: Rect, buf: &mut Buffer) {
+        let bg = self.0.colors.background;
+        if self.0.color && bg != Color::Reset {
+            buf.set_style(area, Style::default().bg(bg));
         }
     }
     /// Ordinary text.
@@ -180,6 +190,8 @@ pub fn render(frame: &mut Frame, app: &App) {
     let area = frame.area();
     let a = layout(area, app);
     let buf = frame.buffer_mut();
+    // First, so that every pane, border and gap lies on the theme's background.
+    Styles(&app.theme).paint_background(area, buf);
     let compact = a.counters.is_empty() || a.code.is_empty() || a.histogram.is_empty();
     render_table(app, a.table, buf);
     render_editor(app, a.editor, buf);

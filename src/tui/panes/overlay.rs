@@ -25,6 +25,7 @@ pub fn render_help(app: &App, area: Rect, buf: &mut Buffer) {
     let s = Styles(&app.theme);
     let r = centered(area, 78, HELP.len() as u16 + 4);
     Clear.render(r, buf);
+    s.paint_background(r, buf);
     let block = s.block(" keys (any key closes) ", true);
     let inner = block.inner(r);
     block.render(r, buf);
@@ -64,6 +65,7 @@ pub fn render_popup(app: &App, area: Rect, buf: &mut Buffer) {
     };
     let r = centered(area, w.saturating_add(4).max(least), n.saturating_add(2));
     Clear.render(r, buf);
+    s.paint_background(r, buf);
     // Taller than the screen: say which lines show and how to scroll.
     let visible = r.height.saturating_sub(2);
     let top = app.popup_scroll.min(n.saturating_sub(visible));
