@@ -592,7 +592,7 @@ struct BenchRowJson {
     case: String,
     twin: String,
     native_ns: Option<f64>,
-    /// By mode (`hot`, `clif`), in that order.
+    /// By mode (`hot`, `clif`), in the map's order (`clif` first).
     cells: std::collections::BTreeMap<String, BenchCellJson>,
 }
 
