@@ -85,7 +85,7 @@ impl Jit {
         let objects = Box::new(ProgramObjects::new(runtime, program));
         let virtuals = virtual_methods(program);
         let serial = self.next_serial();
-        let (global_cells, total_cells) = global_layout(program)?;
+        let (global_cells, total_cells) = global_layout(program).map_err(JitError::Init)?;
         // Zero cells are every type's zero value (0, 0.0, false), which `<init>` overwrites.
         let mut globals = Vec::new();
         if globals.try_reserve_exact(total_cells as usize).is_err() {
@@ -362,7 +362,7 @@ pub(crate) fn entry_args(f: &hir::Function) -> Vec<ArgSource> {
 /// has (at least one): checked against the job's memory limit before anything is allocated, so
 /// a `var G = [0; 4_000_000_000]` raises `OutOfMemory` at its initializer, as the interpreter
 /// does when it makes the value, not an abort.
-pub(crate) fn global_layout(program: &Program) -> Result<(Vec<u64>, u64), JitError> {
+pub(crate) fn global_layout(program: &Program) -> Result<(Vec<u64>, u64), ScriptError> {
     let mut global_cells = Vec::with_capacity(program.globals.len());
     let mut total_cells = 0u64;
     for g in &program.globals {
@@ -371,7 +371,7 @@ pub(crate) fn global_layout(program: &Program) -> Result<(Vec<u64>, u64), JitErr
     }
     let total_cells = total_cells.max(1);
     if let Err(why) = crate::runtime::memory::room(cells_bytes(total_cells)) {
-        return Err(JitError::Init(globals_refused(program, why)));
+        return Err(globals_refused(program, why));
     }
     Ok((global_cells, total_cells))
 }
@@ -383,14 +383,7 @@ pub(crate) fn global_layout(program: &Program) -> Result<(Vec<u64>, u64), JitErr
 /// run (the interpreter's values take 16 bytes an element, so it may still run out later,
 /// while `<init>` makes them).
 pub(crate) fn globals_fit(program: &Program) -> Result<(), ScriptError> {
-    match global_layout(program) {
-        Ok(_) => Ok(()),
-        Err(JitError::Init(e)) => Err(e),
-        Err(other) => Err(ScriptError::new(
-            ScriptErrorKind::BadCall(other.to_string()),
-            program.function(program.init).span,
-        )),
-    }
+    global_layout(program).map(drop)
 }
 
 /// Bytes of `cells` cells (saturating).

@@ -138,11 +138,9 @@ impl FunctionTranslator<'_, '_> {
         })
     }
 
-    /// Whether `e` reads a `var` local: a value that a loop may carry from one iteration to
-    /// the next (`acc = acc * 31 + ...`), where an operation's latency is what counts.
+    /// Whether `e` reads a `var` local ([`reads_var`]).
     pub(crate) fn mutable_local(&self, e: &Expr) -> bool {
-        matches!(e.kind, ExprKind::Local(id)
-            if self.func.locals.get(id.index()).is_some_and(|l| l.mutable))
+        reads_var(&self.func.locals, e)
     }
 
     /// `l * r` (wrapping). Compiled for speed (`jit-opt`), a multiply by a constant `2^k + 1` or `2^k - 1` is a
@@ -498,4 +496,11 @@ impl FunctionTranslator<'_, '_> {
         });
         Ok(self.unit())
     }
+}
+
+/// Whether `e` reads a `var` of `locals`: a value that a loop may carry from one iteration to
+/// the next (`acc = acc * 31 + ...`), where an operation's latency is what counts.
+pub(crate) fn reads_var(locals: &[crate::lang::hir::Local], e: &Expr) -> bool {
+    matches!(e.kind, ExprKind::Local(id)
+        if locals.get(id.index()).is_some_and(|l| l.mutable))
 }

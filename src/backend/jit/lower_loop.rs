@@ -20,6 +20,7 @@ use crate::lang::hir::{self, BinOp, Block as HirBlock, ExprKind, LocalId, LogicO
 use crate::runtime::values::VecBlock;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, LoopTargets, bad, mem};
+use super::lower_expr::reads_var;
 use super::opt_globals::runs_no_code;
 use super::opt_walk::{Visitor, Walk, walk_block, walk_expr};
 
@@ -28,11 +29,6 @@ const UNROLL: i64 = 4;
 
 /// Loop bodies of more HIR nodes than this are not unrolled (code size, compile time).
 const MAX_UNROLLED_NODES: usize = 40;
-
-/// Whether `ty` is a scalar (an `i64`, `f64` or `bool`: no reference, no cells of its own).
-fn scalar(ty: &Type) -> bool {
-    matches!(ty, Type::I64 | Type::F64 | Type::Bool)
-}
 
 /// Whether a loop body may be unrolled, and its size (see [`FunctionTranslator::unrolls`]).
 /// Every value it computes or stores is a scalar: no array copy (a temporary slot per copy), no
@@ -44,11 +40,6 @@ struct Unrollable<'l> {
 }
 
 impl Unrollable<'_> {
-    /// Whether local `id` is a `var` (a value a loop may carry).
-    fn var(&self, id: LocalId) -> bool {
-        self.locals.get(id.index()).is_some_and(|l| l.mutable)
-    }
-
     /// Whether `op` on `i64` operands is light: one-cycle integer operations, and a multiply
     /// off a chain (`chain`: an operand or the target is a `var`).
     fn light_op(op: BinOp, chain: bool) -> bool {
@@ -82,7 +73,7 @@ impl Visitor for Unrollable<'_> {
                 if !self
                     .locals
                     .get(local.index())
-                    .is_some_and(|l| scalar(&l.ty))
+                    .is_some_and(|l| l.ty.is_scalar())
                 {
                     self.ok = false;
                 }
@@ -90,7 +81,8 @@ impl Visitor for Unrollable<'_> {
             hir::StmtKind::Assign { place, op, .. } => {
                 // `x op= v` is `x = x op v`: the same rule as the binary expression.
                 if let Some(op) = op {
-                    let chain = matches!(place.kind, hir::PlaceKind::Local(id) if self.var(id));
+                    let chain = matches!(place.kind, hir::PlaceKind::Local(id)
+                        if self.locals.get(id.index()).is_some_and(|l| l.mutable));
                     if place.ty != Type::I64 || !Self::light_op(*op, chain) {
                         self.ok = false;
                     }
@@ -104,7 +96,7 @@ impl Visitor for Unrollable<'_> {
 
     fn place(&mut self, p: &hir::Place, _written: bool) -> Walk {
         self.nodes += 1;
-        if !scalar(&p.ty) {
+        if !p.ty.is_scalar() {
             self.ok = false;
             return Walk::Skip;
         }
@@ -135,7 +127,7 @@ impl Visitor for Unrollable<'_> {
 
     fn expr(&mut self, e: &hir::Expr) -> Walk {
         self.nodes += 1;
-        if !scalar(&e.ty) {
+        if !e.ty.is_scalar() {
             self.ok = false;
             return Walk::Skip;
         }
@@ -150,8 +142,8 @@ impl Visitor for Unrollable<'_> {
             // Integer adds, subtracts, bit operations, shifts and compares: one cycle each; a
             // multiply off a chain a loop carries (not of a `var`: `(i * 7) & 255`).
             ExprKind::Binary { op, lhs, rhs, .. } => {
-                let var = |e: &hir::Expr| matches!(e.kind, ExprKind::Local(id) if self.var(id));
-                if lhs.ty != Type::I64 || !Self::light_op(*op, var(lhs) || var(rhs)) {
+                let chain = reads_var(self.locals, lhs) || reads_var(self.locals, rhs);
+                if lhs.ty != Type::I64 || !Self::light_op(*op, chain) {
                     self.ok = false;
                 }
                 Walk::Children
@@ -373,7 +365,7 @@ impl FunctionTranslator<'_, '_> {
         self.def_var(counter, zero);
         let end = self.builder.ins().iconst(types::I64, i64::from(*len));
         let elem_bytes = elem.stride() as i64;
-        let unroll = scalar(elem) && self.unrolls(body);
+        let unroll = elem.is_scalar() && self.unrolls(body);
         self.counted_loop(counter, end, unroll, &mut |t| {
             let i = t.builder.use_var(counter);
             // A packed bool's offset is its index.
@@ -445,7 +437,7 @@ impl FunctionTranslator<'_, '_> {
         let zero = self.builder.ins().iconst(types::I64, 0);
         self.def_var(counter, zero);
         let elem = elem.clone();
-        let unroll = scalar(&elem) && self.unrolls(body);
+        let unroll = elem.is_scalar() && self.unrolls(body);
         self.counted_loop(counter, end, unroll, &mut |t| {
             let i = t.builder.use_var(counter);
             // In range by construction: the body runs only while `i` < the snapshot's length,

@@ -100,7 +100,8 @@ pub(super) fn build(
     let mut module = ObjectModule::new(builder);
     let (hosts, helpers) = declare_imports(&mut module, call_conv)?;
 
-    let (global_cells, total_cells) = crate::backend::jit::compile::global_layout(program)?;
+    let (global_cells, total_cells) = crate::backend::jit::compile::global_layout(program)
+        .map_err(crate::backend::jit::JitError::Init)?;
     // Zero cells are every type's zero value, which `<init>` overwrites, as in the JIT.
     let globals = zero_data(&mut module, GLOBALS_SYMBOL, total_cells as usize)?;
 
