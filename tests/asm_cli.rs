@@ -219,3 +219,21 @@ fn listings_mark_source_lines_and_name_register_calls() {
     assert!(twin.contains("call qword ptr [hot_sink@got]"), "{twin}");
     assert!(!twin.contains("call qword ptr [5"), "{twin}");
 }
+
+#[test]
+fn jit_opt_inlines_a_chain_of_small_calls_flat() {
+    // `total` (inlined into `run`) calls `Worker.mix` through a handle field: callees are
+    // inlined first, so `run` makes no call of `mix` on jit-opt, and jit keeps the call.
+    let opt = stdout(&[
+        "asm",
+        "cases/handle_method.hot",
+        "--backend",
+        "jit-opt",
+        "--fn",
+        "run",
+    ]);
+    assert!(!opt.contains("call Worker.mix"), "{opt}");
+    assert!(!opt.contains("call Boss.total"), "{opt}");
+    let jit = stdout(&["asm", "cases/handle_method.hot", "--fn", "Boss.total"]);
+    assert!(jit.contains("Worker.mix"), "{jit}");
+}

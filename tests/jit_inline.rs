@@ -103,7 +103,7 @@ fn runaway_recursion_is_still_a_stack_error_of_the_recursing_function() {
     // `step` runs only after the recursive call returns, so the recursion's frames are
     // `down`'s alone and its own prologue check runs out, with or without inlining. (Which
     // check runs out first when several functions recurse together depends on where their
-    // frames fall against the limit; see `recursive_functions` in `opt_inline.rs`.)
+    // frames fall against the limit; see `call_graph` in `opt_inline.rs`.)
     same_everywhere(
         "fn step(n: i64) -> i64 { return n + 1 }
          fn down(n: i64) -> i64 {
@@ -111,5 +111,68 @@ fn runaway_recursion_is_still_a_stack_error_of_the_recursing_function() {
          }
          fn main() -> i64 { return step(down(0)) }",
         "error: call stack exhausted in `down` (runaway recursion?) at 2:13",
+    );
+}
+
+#[test]
+fn a_chain_of_small_calls_inlines_flat_and_computes_the_same() {
+    // `total`'s loop calls `mix` through a handle field, and `mix` calls an accessor: inlined
+    // callees first, so `run` holds all three bodies (see the listing test in asm_cli.rs).
+    same_everywhere(
+        r#"class W {
+               var k: i64 = 3
+               fn key(self) -> i64 { return self.k }
+               fn mix(self, a: i64, b: i64) -> i64 { return (a * self.key() + b) & 0xffff }
+               fn tag(self) -> str { return "w${self.k}" }
+           }
+           class B {
+               var w: W? = null
+               fn total(self, n: i64) -> i64 {
+                   var acc = 0
+                   for i in 0..n { acc = self.w.mix(acc, i) }
+                   return acc + self.w.tag().len()
+               }
+           }
+           fn main() -> i64 {
+               let b = new B()
+               b.w = new W()
+               return b.total(1000)
+           }"#,
+        "5334",
+    );
+}
+
+#[test]
+fn an_error_two_inlined_calls_deep_is_located_at_its_own_line_and_releases_every_frame() {
+    // `at` raises inside `get`, itself inlined into `sum`'s loop, inlined into `main`: the
+    // error names `at`'s line, and the strings each of the three functions holds are released
+    // (the leak check of `same_everywhere`).
+    same_everywhere(
+        r#"class C {
+               var a: [i64; 3] = [1, 2, 3]
+               fn at(self, i: i64) -> i64 {
+                   return self.a[i]
+               }
+               fn get(self, i: i64, s: str) -> i64 {
+                   let t = s + "?"
+                   return self.at(i) + t.len()
+               }
+           }
+           fn sum(c: C, n: i64) -> i64 {
+               let keep = "k" + "eep"
+               var s = keep.len()
+               for i in 0..n { s += c.get(i, "x" + "y") }
+               return s
+           }
+           fn main() -> i64 { return sum(new C(), 5) }"#,
+        "error: index 3 out of range for length 3 at 4:27",
+    );
+    same_everywhere(
+        "class N { var v: i64 = 1; var next: N? = null
+             fn value(self) -> i64 { return self.v }
+             fn after(self) -> i64 { return self.next.value() }
+         }
+         fn main() -> i64 { let n = new N(); n.next = new N(); return n.after() + n.next.after() }",
+        "error: null handle at 3:45",
     );
 }

@@ -8,7 +8,9 @@
 //! A callee is inlined when it is *small*: at most [`MAX_CALLEE_INSTS`] CLIF instructions
 //! outside its cold blocks (the raise paths), and it does not call itself. A caller grows by at
 //! most [`MAX_GROWTH_INSTS`] inlined instructions, so compile time stays linear in the
-//! program. Inlining is one level deep: calls inside an inlined body stay calls.
+//! program. Functions are visited callees first, and a
+//! body is taken after its own small callees went into it, so a chain of small calls inlines
+//! flat (as long as the whole stays small); calls inside an inlined body are not visited again.
 //!
 //! # Why it stays correct
 //! - **Error locations** are data in the IR: every raise helper takes its span as two
@@ -64,50 +66,52 @@ pub(crate) fn inline_small_functions<'f>(
     stack: FuncId,
 ) -> Result<u64, (FuncId, String)> {
     let mut funcs: Vec<(FuncId, &mut ir::Function)> = funcs.into_iter().collect();
-    let bodies = InlineBodies::new(funcs.iter().map(|(id, f)| (*id, &**f)), stack);
-    let mut largest = 0;
-    for (id, func) in &mut funcs {
+    let (order, recursive) = {
+        let view: Vec<(FuncId, &ir::Function)> = funcs.iter().map(|(id, f)| (*id, &**f)).collect();
+        call_graph(&view)
+    };
+    let mut bodies = InlineBodies {
+        bodies: HashMap::new(),
+        recursive,
+    };
+    // Callees before their callers: a body is taken after its own small callees went into it,
+    // so a chain of small calls (a loop calling a method that reads a field through an
+    // accessor) is flat wherever its head is inlined.
+    for at in order {
+        let (id, func) = &mut funcs[at];
         if into(*id) {
             let lowered = std::mem::replace(&mut **func, ir::Function::new());
             **func = bodies.inline_into(*id, lowered).map_err(|e| (*id, e))?;
         }
-        largest = largest.max(slot_bytes(func));
+        bodies.offer(*id, func, stack);
     }
-    Ok(largest)
+    Ok(funcs.iter().map(|(_, f)| slot_bytes(f)).max().unwrap_or(0))
 }
 
 /// The bodies of the functions that may be inlined, by module function index, each with its
 /// stack check dropped (see the module docs).
 struct InlineBodies {
     bodies: HashMap<u32, (ir::Function, usize)>,
-    /// The functions on a cycle of direct calls (see [`recursive_functions`]).
+    /// The functions on a cycle of direct calls (see [`call_graph`]).
     recursive: HashSet<u32>,
 }
 
 impl InlineBodies {
-    /// The small functions among `funcs` (`(module id, lowered CLIF)`); `stack` is the
-    /// `hot_raise_stack` helper, whose call marks the prologue's check.
-    fn new<'f>(
-        funcs: impl IntoIterator<Item = (FuncId, &'f ir::Function)>,
-        stack: FuncId,
-    ) -> InlineBodies {
-        let funcs: Vec<(FuncId, &ir::Function)> = funcs.into_iter().collect();
-        let recursive = recursive_functions(&funcs);
-        let mut bodies = HashMap::new();
-        for (id, func) in funcs {
-            if calls(func, id) {
-                continue;
-            }
-            let mut body = func.clone();
-            if !drop_stack_check(&mut body, stack) {
-                continue;
-            }
-            let size = hot_size(&body);
-            if size <= MAX_CALLEE_INSTS {
-                bodies.insert(id.as_u32(), (body, size));
-            }
+    /// Take `func` (module function `id`, with its own small callees already inlined where it
+    /// gets them) as a body to inline when it is small and does not call itself; `stack` is
+    /// the `hot_raise_stack` helper, whose call marks the prologue's check.
+    fn offer(&mut self, id: FuncId, func: &ir::Function, stack: FuncId) {
+        if calls(func, id) {
+            return;
         }
-        InlineBodies { bodies, recursive }
+        let mut body = func.clone();
+        if !drop_stack_check(&mut body, stack) {
+            return;
+        }
+        let size = hot_size(&body);
+        if size <= MAX_CALLEE_INSTS {
+            self.bodies.insert(id.as_u32(), (body, size));
+        }
     }
 
     /// Inline the small callees of `func` (a script function; see the module docs). Returns
@@ -240,15 +244,17 @@ fn calls(func: &ir::Function, id: FuncId) -> bool {
     direct_callees(func).any(|c| c == id.as_u32())
 }
 
-/// The functions of `funcs` on a cycle of direct calls among them (Tarjan's strongly connected
-/// components, iterative: linear in the calls).
+/// The positions of `funcs` in an order where a function comes after every function it calls
+/// directly (outside a cycle), and the functions on a cycle of direct calls among them
+/// (Tarjan's strongly connected components, iterative: linear in the calls; a component is
+/// complete after every component it reaches, so they come out callees first).
 ///
-/// Nothing is inlined into them, so a recursion stacks the same frames, each with its own
+/// Nothing is inlined into the functions on a cycle, so a recursion stacks the same frames, each with its own
 /// prologue check, as without inlining: `down(step(n))` with `step` inlined would otherwise
 /// always run out in `down`'s check, never in `step`'s. (Which check of a recursion through
 /// several functions runs out first depends on where their frames fall against the limit, on
 /// every backend alike.) Outside a cycle no depth of calls builds up.
-fn recursive_functions(funcs: &[(FuncId, &ir::Function)]) -> HashSet<u32> {
+fn call_graph(funcs: &[(FuncId, &ir::Function)]) -> (Vec<usize>, HashSet<u32>) {
     let position: HashMap<u32, usize> = funcs
         .iter()
         .enumerate()
@@ -272,6 +278,7 @@ fn recursive_functions(funcs: &[(FuncId, &ir::Function)]) -> HashSet<u32> {
     let mut stack = Vec::new();
     let mut next = 0usize;
     let mut recursive = HashSet::new();
+    let mut order = Vec::with_capacity(n);
     for root in 0..n {
         if index[root] != usize::MAX {
             continue;
@@ -315,10 +322,11 @@ fn recursive_functions(funcs: &[(FuncId, &ir::Function)]) -> HashSet<u32> {
                 if cycle {
                     recursive.extend(component.iter().map(|&w| funcs[w].0.as_u32()));
                 }
+                order.extend(component);
             }
         }
     }
-    recursive
+    (order, recursive)
 }
 
 /// Replace the prologue's stack check of `func` (the entry block's `brif` to a block calling
