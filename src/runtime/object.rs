@@ -98,10 +98,13 @@ impl LiveList {
 
     /// Take `obj` off the list if it is on it (swap-remove: O(1)). Returns whether it was.
     pub(crate) fn remove(&mut self, obj: &Object) -> bool {
-        let i = obj.live_index.swap(NOT_LISTED, Ordering::Relaxed);
+        // The index is written under the class lock, which the caller holds: a plain load and
+        // store (a swap would be a locked instruction, the cost of a second lock on `free`).
+        let i = obj.live_index.load(Ordering::Relaxed);
         if i == NOT_LISTED {
             return false;
         }
+        obj.live_index.store(NOT_LISTED, Ordering::Relaxed);
         self.objects.swap_remove(i as usize);
         if let Some(&moved) = self.objects.get(i as usize) {
             // SAFETY: listed pointers are live shells (see the `Send` impl).
@@ -425,6 +428,18 @@ pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object,
     let shell = block as *mut Object;
     // SAFETY: the header word and cells follow the shell inside the block.
     let header = unsafe { block.add(Object::INLINE_CELLS - 8) } as *mut u64;
+    if let Some(bits) = &version.plain_init {
+        // The common class (every initializer fixed bits) without the call of `fill_state`,
+        // whose prologue and epilogue cost as much as its stores: the header word, the cells.
+        // SAFETY: the header and `fields` cells (`bits.len()`) follow the shell in the block;
+        // the version's words are not in it.
+        unsafe {
+            header.write(version as *const Version as u64 | EMBEDDED);
+            copy_cells(bits, header.add(1));
+            shell.write(fresh_shell(class, header.add(1)));
+        }
+        return Ok(shell);
+    }
     if let Err(e) = fill_state(version, class.vmctx(), &[], header, true) {
         // SAFETY: made above for `fields` fields; nothing else saw it (the cells made so far
         // were dropped by `fill_state`).
@@ -568,7 +583,7 @@ fn fill_state(
     {
         // SAFETY: `bits` has one word per field, `n`, and the block holds `n` cells after the
         // header; the two do not overlap (the version's words are not in any state block).
-        unsafe { ptr::copy_nonoverlapping(bits.as_ptr(), cells, bits.len()) };
+        unsafe { copy_cells(bits, cells) };
         return Ok(());
     }
     // The constant strings and arrays the initializers make must fit the job's memory limit
@@ -623,6 +638,38 @@ fn fill_state(
         }
     }
     Ok(())
+}
+
+/// Copy `src` to the cells at `dst`: a few words as plain stores (most classes have a few
+/// fields, and a `memcpy` call for one word costs more than `new`'s other stores together).
+///
+/// # Safety
+/// `dst` must hold `src.len()` cells that do not overlap `src`.
+#[inline(always)]
+unsafe fn copy_cells(src: &[u64], dst: *mut u64) {
+    // SAFETY: every index is below `src.len()`, which `dst` holds (the contract).
+    unsafe {
+        match *src {
+            [] => {}
+            [a] => dst.write(a),
+            [a, b] => {
+                dst.write(a);
+                dst.add(1).write(b);
+            }
+            [a, b, c] => {
+                dst.write(a);
+                dst.add(1).write(b);
+                dst.add(2).write(c);
+            }
+            [a, b, c, d] => {
+                dst.write(a);
+                dst.add(1).write(b);
+                dst.add(2).write(c);
+                dst.add(3).write(d);
+            }
+            _ => ptr::copy_nonoverlapping(src.as_ptr(), dst, src.len()),
+        }
+    }
 }
 
 /// Whether dropping the state block at `cells` does anything: a block of its own is freed, and
