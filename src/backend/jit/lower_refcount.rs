@@ -2,17 +2,19 @@
 //! call on the common path.
 //!
 //! A retain is a null test and an atomic add to the shell's count ([`Object::REFS`]). A release
-//! that is not the last is a compare-and-swap from `n` to `n - 1` for `n > 1`; when the count it
-//! reads is 1 (this reference may be the last) it calls `hot_object_release` from a cold block,
-//! which drops the reference there (and frees the object if it was the last, as before). The
-//! count never goes to zero inline, so freeing stays in one place, and a count that another
-//! thread changes in between only makes the swap retry.
+//! is one atomic decrement (`lock xadd`); when the count it took down was 1 (this reference was
+//! the last), a cold block puts the 1 back and calls `hot_object_release`, which drops the
+//! reference there and frees the object, as every other release does: freeing stays in one
+//! place (`release_by_decrement` says why putting the 1 back is safe). The earlier design, a
+//! load and a compare-and-swap from `n` to `n - 1` for `n > 1`, read the line before locking
+//! it: Richards ran 3.38x its twin with it, 2.91x with the decrement.
 //!
 //! Vec and closure blocks are counted the same way (a cell is 0 or the block's address, the
 //! count at [`VecBlock::REFS`] / [`ClosureBlock::REFS`]); their last release calls
 //! `hot_vec_release` / `hot_closure_release`, which free the block and what it holds.
 //!
-//! Strings are counted the same way, inline: a str cell is 0 or the address of its block, whose
+//! Strings are counted inline too, with the compare-and-swap (a static string's count must
+//! not change, so the count is read first): a str cell is 0 or the address of its block, whose
 //! count is its first word ([`StrBlock::REFS`]); the last release calls `hot_str_release`. A
 //! static string (the one-byte ones, `str_block.rs`) has a count at or above
 //! [`StrBlock::STATIC_FLOOR`]: its retains and releases read the count and change nothing, so
@@ -152,6 +154,9 @@ impl FunctionTranslator<'_, '_> {
         helper: FuncId,
         floor: Option<u64>,
     ) {
+        if floor.is_none() {
+            return self.release_by_decrement(cell, refs, helper);
+        }
         let load_block = self.builder.create_block();
         let try_block = self.builder.create_block();
         let swap_block = self.builder.create_block();
@@ -194,6 +199,49 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(last_block);
         self.builder.seal_block(last_block);
+        self.call_helper(helper, &[cell]);
+        self.builder.ins().jump(done_block, &[]);
+
+        self.builder.switch_to_block(done_block);
+        self.builder.seal_block(done_block);
+    }
+    /// A release of a count with no static floor (handles, vecs, closures): one atomic
+    /// decrement; when it took the count from 1 to 0 (this was the last reference), a cold
+    /// block puts the 1 back and calls `helper(cell)`, which takes it to zero again and frees,
+    /// as every release does. Putting it back is safe: nobody else holds a reference to see
+    /// the count (a retain needs one), and the runtime's walks of the live lists (reload,
+    /// unload, collect) wait until no thread is inside a call, as this code is.
+    fn release_by_decrement(
+        &mut self,
+        cell: Value,
+        refs: fn(&mut Self, Value) -> Value,
+        helper: FuncId,
+    ) {
+        let dec_block = self.builder.create_block();
+        let last_block = self.builder.create_block();
+        let done_block = self.builder.create_block();
+        self.builder.set_cold_block(last_block);
+        self.builder
+            .ins()
+            .brif(cell, dec_block, &[], done_block, &[]);
+
+        self.builder.switch_to_block(dec_block);
+        self.builder.seal_block(dec_block);
+        let addr = refs(self, cell);
+        let minus_one = self.builder.ins().iconst(types::I64, -1);
+        let old =
+            self.builder
+                .ins()
+                .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, minus_one);
+        let last = self.builder.ins().icmp_imm_s(IntCC::Equal, old, 1);
+        self.builder
+            .ins()
+            .brif(last, last_block, &[], done_block, &[]);
+
+        self.builder.switch_to_block(last_block);
+        self.builder.seal_block(last_block);
+        let one = self.builder.ins().iconst(types::I64, 1);
+        self.builder.ins().atomic_store(mem(), one, addr);
         self.call_helper(helper, &[cell]);
         self.builder.ins().jump(done_block, &[]);
 
