@@ -240,8 +240,10 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(last_block);
         self.builder.seal_block(last_block);
+        // A plain store: no other thread can read the count now (see above), and an atomic
+        // store would be a sequentially consistent one, with an `mfence` on every free.
         let one = self.builder.ins().iconst(types::I64, 1);
-        self.builder.ins().atomic_store(mem(), one, addr);
+        self.builder.ins().store(mem(), one, addr, 0);
         self.call_helper(helper, &[cell]);
         self.builder.ins().jump(done_block, &[]);
 
