@@ -108,7 +108,7 @@ fn interp_value() -> String {
     acc.to_string()
 }
 
-/// A multiply by a constant `2^k ± 1` is a shift and an add or subtract on `jit-opt` where
+/// A multiply by a constant `2^k ± 1` is a shift and an add or subtract on `jit` and `jit-opt` where
 /// that is faster (`mul_values`), with the same wrapping value everywhere, at the ends of the
 /// range too.
 #[test]
@@ -167,29 +167,32 @@ fn multiplies_by_two_to_the_k_plus_or_minus_one_are_shifts_with_the_same_value()
     .replace("id(-9223372036854775808)", "id(-9223372036854775807 - 1)");
     same_everywhere(&text, &want.to_string());
     let program = common::compile_text("m.hot", &text).unwrap();
-    let compiled = Jit::new(JitOptions {
-        opt: OptLevel::Speed,
-        verify: true,
-        ..JitOptions::default()
-    })
-    .unwrap()
-    .compile(&program)
-    .unwrap();
-    let id = compiled.function_named("m").unwrap();
-    let code = &compiled.functions()[id.index()];
-    let lines: Vec<String> = disassemble(&code.bytes, code.addr, Syntax::Intel)
-        .into_iter()
-        .map(|l| l.text)
-        .collect();
-    // On a `var` (a chain a loop may carry) `* 31` and `* 33` are shifts; `x * 5` a `lea`;
-    // `x * 7` of a parameter stays one `imul` (off a chain, fewer instructions win).
-    let imuls: Vec<&String> = lines.iter().filter(|l| l.starts_with("imul")).collect();
-    assert!(imuls.len() == 1 && imuls[0].ends_with(",7"), "{lines:#?}");
-    assert!(lines.iter().any(|l| l.starts_with("shl")), "{lines:#?}");
-    assert!(
-        lines
-            .iter()
-            .any(|l| l.starts_with("lea") && l.contains("*4]")),
-        "{lines:#?}"
-    );
+    // jit and jit-opt alike.
+    for opt in [OptLevel::None, OptLevel::Speed] {
+        let compiled = Jit::new(JitOptions {
+            opt,
+            verify: true,
+            ..JitOptions::default()
+        })
+        .unwrap()
+        .compile(&program)
+        .unwrap();
+        let id = compiled.function_named("m").unwrap();
+        let code = &compiled.functions()[id.index()];
+        let lines: Vec<String> = disassemble(&code.bytes, code.addr, Syntax::Intel)
+            .into_iter()
+            .map(|l| l.text)
+            .collect();
+        // On a `var` (a chain a loop may carry) `* 31` and `* 33` are shifts; `x * 5` a `lea`;
+        // `x * 7` of a parameter stays one `imul` (off a chain, fewer instructions win).
+        let imuls: Vec<&String> = lines.iter().filter(|l| l.starts_with("imul")).collect();
+        assert!(imuls.len() == 1 && imuls[0].ends_with(",7"), "{lines:#?}");
+        assert!(lines.iter().any(|l| l.starts_with("shl")), "{lines:#?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("lea") && l.contains("*4]")),
+            "{lines:#?}"
+        );
+    }
 }

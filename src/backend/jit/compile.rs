@@ -149,7 +149,6 @@ impl Jit {
             virtuals: &virtuals,
             objects_data: None,
             fixed: objects.runtime.is_fixed(),
-            speed: self.options.opt == super::OptLevel::Speed,
         };
         let mut lowered = Vec::with_capacity(program.functions.len() * 2);
         let mut largest_frame = 0u64;

@@ -118,10 +118,6 @@ pub(crate) struct LowerEnv<'a> {
     /// handle checks inline, slot tables constant: `opt_object.rs`), and call-free loops keep
     /// scalar module variables in registers (`opt_globals.rs`).
     pub fixed: bool,
-    /// Compiled for speed (`OptLevel::Speed`: `jit-opt`, and the `object` backend asked for
-    /// it): light loops unrolled (`lower_loop.rs`), multiplies by `2^k ± 1` as shifts
-    /// (`lower_expr.rs`), the same code whatever runtime the objects live in.
-    pub speed: bool,
 }
 
 /// Where position-independent code finds the program's objects: data objects of its shared

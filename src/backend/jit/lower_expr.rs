@@ -143,7 +143,7 @@ impl FunctionTranslator<'_, '_> {
         reads_var(&self.func.locals, e)
     }
 
-    /// `l * r` (wrapping). Compiled for speed (`jit-opt`), a multiply by a constant `2^k + 1` or `2^k - 1` is a
+    /// `l * r` (wrapping). A multiply by a constant `2^k + 1` or `2^k - 1` is a
     /// shift and an add or subtract where that is faster, as optimizing compilers emit it
     /// (the same value: both wrap modulo 2^64):
     /// - `x * 3`, `x * 5`, `x * 9` always: one `lea` (1 cycle) for `imul`'s 3;
@@ -153,26 +153,24 @@ impl FunctionTranslator<'_, '_> {
     ///   cheaper than three (measured: 0.62 against 0.94 ns an iteration of the vec index
     ///   loop, while `acc * 31` in the integer loop went from 1.09 to 0.91 ns).
     pub(crate) fn mul_values(&mut self, l: Value, r: Value, chain: bool) -> Value {
-        if self.env.speed {
-            let by = match (self.constant_of(l), self.constant_of(r)) {
-                (_, Some(c)) => Some((l, c)),
-                (Some(c), None) => Some((r, c)),
-                (None, None) => None,
-            };
-            let worth = |c: i64| chain || matches!(c, 3 | 5 | 9);
-            if let Some((x, c)) = by.filter(|&(_, c)| c > 2 && worth(c)) {
-                if (c - 1).count_ones() == 1 {
-                    let k = i64::from((c - 1).trailing_zeros());
-                    let shifted = self.builder.ins().ishl_imm_u(x, k);
-                    return self.builder.ins().iadd(shifted, x);
-                }
-                if let Some(above) = c.checked_add(1)
-                    && above.count_ones() == 1
-                {
-                    let k = i64::from(above.trailing_zeros());
-                    let shifted = self.builder.ins().ishl_imm_u(x, k);
-                    return self.builder.ins().isub(shifted, x);
-                }
+        let by = match (self.constant_of(l), self.constant_of(r)) {
+            (_, Some(c)) => Some((l, c)),
+            (Some(c), None) => Some((r, c)),
+            (None, None) => None,
+        };
+        let worth = |c: i64| chain || matches!(c, 3 | 5 | 9);
+        if let Some((x, c)) = by.filter(|&(_, c)| c > 2 && worth(c)) {
+            if (c - 1).count_ones() == 1 {
+                let k = i64::from((c - 1).trailing_zeros());
+                let shifted = self.builder.ins().ishl_imm_u(x, k);
+                return self.builder.ins().iadd(shifted, x);
+            }
+            if let Some(above) = c.checked_add(1)
+                && above.count_ones() == 1
+            {
+                let k = i64::from(above.trailing_zeros());
+                let shifted = self.builder.ins().ishl_imm_u(x, k);
+                return self.builder.ins().isub(shifted, x);
             }
         }
         self.builder.ins().imul(l, r)

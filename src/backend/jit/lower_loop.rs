@@ -301,8 +301,9 @@ impl FunctionTranslator<'_, '_> {
         })
     }
 
-    /// Whether a counted loop over `body` is unrolled ([`Self::counted_loop`]): compiled for speed (`jit-opt`),
-    /// outside the plain copy of a versioned loop, for a small body of assignments and scalar
+    /// Whether a counted loop over `body` is unrolled ([`Self::counted_loop`]), on every
+    /// Cranelift backend (the unrolled code is one version's, and a light loop calls nothing, so
+    /// no reload can come between its copies): outside the plain copy of a versioned loop, for a small body of assignments and scalar
     /// `let`s whose expressions are one-cycle integer operations, locals, module variables,
     /// fields and array elements: no call, no branch (`if`, `&&`, a vec's bounds check), no
     /// inner loop, no divide, float arithmetic or multiply of a `var`. That is where the loop's own
@@ -312,7 +313,7 @@ impl FunctionTranslator<'_, '_> {
     /// against 0.67) ran slower unrolled, and a module variable's `counter += i & 3` ran at
     /// 0.27 ns instead of 1.03.
     fn unrolls(&self, body: &HirBlock) -> bool {
-        if !self.env.speed || self.checked.in_plain_copy() {
+        if self.checked.in_plain_copy() {
             return false;
         }
         let mut w = Unrollable {

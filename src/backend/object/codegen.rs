@@ -148,7 +148,6 @@ pub(super) fn build(
         virtuals: &virtuals,
         objects_data: Some(objects_data),
         fixed: false,
-        speed: options.opt == crate::backend::jit::OptLevel::Speed,
     };
     let mut fctx = FunctionBuilderContext::new();
     let mut lowered = Vec::with_capacity(program.functions.len() * 2);
