@@ -1064,3 +1064,52 @@ fn main() -> i64 {
         "error: null handle at 8:16",
     );
 }
+
+/// A `C?` field passed where a `C` is wanted (`f(self.current)`) is borrowed like a plain field
+/// argument when the call cannot write the field: the same values, the null raised at the
+/// argument's own span and in argument order (an earlier argument's error first), and every
+/// block freed.
+#[test]
+fn a_non_null_field_argument_is_borrowed_and_checked_in_order() {
+    common::same_everywhere(
+        r#"class T {
+    var v: i64 = 0
+    var s: str = ""
+}
+class S {
+    var cur: T? = null
+    var other: T? = null
+    fn pair(self) -> i64 { return both(self.cur, self.other) + self.cur.v }
+}
+fn both(a: T, b: T) -> i64 { return a.v * 10 + b.v + a.s.len() }
+fn main() -> i64 {
+    let s = new S()
+    let t = new T()
+    t.v = 4
+    t.s = "four"
+    s.cur = t
+    s.other = new T()
+    s.other.v = 2
+    var acc = 0
+    for i in 0..3 { acc += s.pair() }
+    return acc
+}
+"#,
+        "150",
+    );
+    common::same_everywhere(
+        r#"class T { var v: i64 = 0 }
+class S {
+    var cur: T? = null
+    var other: T? = null
+}
+fn both(a: T, b: T) -> i64 { return a.v + b.v }
+fn main() -> i64 {
+    let s = new S()
+    s.other = new T()
+    return both(s.other, s.cur) + both(s.cur, s.other)
+}
+"#,
+        "error: null handle at 10:26",
+    );
+}

@@ -368,7 +368,7 @@ impl FunctionTranslator<'_, '_> {
                 continue;
             }
             if fields_borrowed.get(i).copied().unwrap_or(false) {
-                values.push(self.borrowed_cell(arg)?);
+                values.push(self.borrowed_arg_cell(arg)?);
                 continue;
             }
             let v = self.translate_expr(arg)?;

@@ -309,7 +309,7 @@ impl FunctionTranslator<'_, '_> {
         };
         let fields_borrowed: Vec<bool> = args
             .iter()
-            .map(|a| pure_cell(a) && self.path_unwritten(a, &effects))
+            .map(|a| self.borrowable_arg(a, &effects))
             .collect();
         // A local known valid (`lower_region.rs`) is borrowed and not checked again.
         let (shell, receiver) = match (self.checked_handle(object), borrowed) {
@@ -337,7 +337,7 @@ impl FunctionTranslator<'_, '_> {
             }
             if fields_borrowed[i] {
                 // `m(t.left)`: nothing the call runs stores into `left` (see `effects`).
-                values.push(self.borrowed_cell(arg)?);
+                values.push(self.borrowed_arg_cell(arg)?);
                 continue;
             }
             let v = self.translate_expr(arg)?;
@@ -527,8 +527,32 @@ impl FunctionTranslator<'_, '_> {
     ) -> Vec<bool> {
         let effects = self.call_effects(funcs, args);
         args.iter()
-            .map(|a| pure_cell(a) && self.path_unwritten(a, &effects))
+            .map(|a| self.borrowable_arg(a, &effects))
             .collect()
+    }
+
+    /// Whether argument `a` of a call with `effects` can be passed borrowed: a handle cell read
+    /// without running code ([`pure_cell`]: a local, a field of one, ...) whose fields the call
+    /// cannot write, as it is or made non-null (`C?` passed as a `C`: `f(self.current)`).
+    fn borrowable_arg(&self, a: &Expr, effects: &super::opt_effects::Effects) -> bool {
+        let read = match &a.kind {
+            ExprKind::NonNull(inner) => inner,
+            _ => a,
+        };
+        pure_cell(read) && self.path_unwritten(read, effects)
+    }
+
+    /// The cell of an argument [`Self::borrowable_arg`] allowed, not retained; a non-null one
+    /// raises `NullHandle` at its span when null, where evaluating it would have.
+    pub(crate) fn borrowed_arg_cell(&mut self, a: &Expr) -> LResult<Value> {
+        match &a.kind {
+            ExprKind::NonNull(inner) => {
+                let v = self.borrowed_cell(inner)?;
+                self.raise_if_null(v, a.span);
+                Ok(v)
+            }
+            _ => self.borrowed_cell(a),
+        }
     }
 
     /// Whether argument `i` of a call with `args` is passed borrowed: a managed local (not an

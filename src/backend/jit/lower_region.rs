@@ -58,7 +58,8 @@
 //! arguments nor any body the call may run (`m`'s, every override's on `jit-opt`, and those of
 //! the functions they call) can store into field `w` of any object, or into a module variable
 //! (`opt_effects.rs`: the fields some code may write, keyed by declaring class). The same rule
-//! lets a call take a field read argument `f(t.left)`, or a string method its receiver
+//! lets a call take a field read argument `f(t.left)` (also a `C?` field passed as a `C`,
+//! checked for null where the argument stands), or a string method its receiver
 //! `x.s.slice(a, b)`, borrowed.
 //! As everywhere in the runtime, this assumes no other thread writes the same object's handle
 //! fields while the call runs (two threads storing into one field would release its old value
