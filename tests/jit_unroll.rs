@@ -189,3 +189,38 @@ fn main() -> i64 {
         "error: index 6 out of range for length 6 at 6:11",
     );
 }
+
+/// A row of an array of arrays read in place (`GN[i & 3][j]`) unrolls like an element: the
+/// same sums for every trip count around four, and an index out of range in a row raised at
+/// the same place on every backend.
+#[test]
+fn rows_of_nested_arrays_unroll_with_the_same_values_and_errors() {
+    for n in 0..10 {
+        let text = format!(
+            "var GN = [[0; 4]; 4]
+             fn main() -> i64 {{
+                 for i in 0..4 {{ for j in 0..4 {{ GN[i][j] = i * 10 + j }} }}
+                 var acc = 0
+                 for i in 0..{n} {{
+                     acc += GN[i & 3][(i >> 1) & 3] * 3 + (i & 7)
+                 }}
+                 return acc
+             }}"
+        );
+        let want: i64 = (0..n)
+            .map(|i: i64| ((i & 3) * 10 + ((i >> 1) & 3)) * 3 + (i & 7))
+            .sum();
+        same_everywhere(&text, &want.to_string());
+    }
+    same_everywhere(
+        "var GN = [[1; 4]; 4]
+         fn main() -> i64 {
+             var acc = 0
+             for i in 0..9 {
+                 acc += GN[i & 3][i - 2]
+             }
+             return acc
+         }",
+        "error: index -2 out of range for length 4 at 5:25",
+    );
+}

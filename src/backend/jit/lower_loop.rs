@@ -51,7 +51,7 @@ impl Unrollable<'_> {
     }
 
     /// An array read or written in place by index, or a handle whose field is: a local, a
-    /// module variable, or a field read through a local handle.
+    /// module variable, a field read through a local handle, or a row of such an array.
     fn in_place(&mut self, e: &hir::Expr) -> bool {
         self.nodes += 1;
         match &e.kind {
@@ -59,6 +59,11 @@ impl Unrollable<'_> {
             ExprKind::Field(object, _) => {
                 self.nodes += 1;
                 matches!(object.kind, ExprKind::Local(_))
+            }
+            // A row of an array of arrays (`GN[i & 15][j]`), read in place as its elements.
+            ExprKind::Index(inner, index) if matches!(inner.ty, Type::Array(..)) => {
+                walk_expr(index, self);
+                self.in_place(inner)
             }
             _ => false,
         }
