@@ -265,24 +265,41 @@ impl JobResult {
         let mut diffs = Vec::new();
         let mut logs = Vec::new();
         let mut cycle_diffs = Vec::new();
+        // The larger of the two per-op times (and cycles) per round: the scale of the
+        // run-level term of a difference.
+        let mut larger = Vec::new();
+        let mut larger_cycles = Vec::new();
         for r in &self.round_records {
             if let (Some(x), Some(y)) = (r.per_op[a], r.per_op[b]) {
                 diffs.push(y.0 - x.0);
+                larger.push(x.0.abs().max(y.0.abs()));
                 if x.0 > 0.0 && y.0 > 0.0 {
                     logs.push((y.0 / x.0).ln());
                 }
                 if let Some(c) = r.per_cycle.filter(|c| c.0 > 0.0) {
                     cycle_diffs.push((y.0 - x.0) / c.0);
+                    larger_cycles.push(x.0.abs().max(y.0.abs()) / c.0);
                 }
             }
         }
-        // Each interval also covers the variation between blocks of rounds (`stats::blocks`),
-        // so that it describes the next run too, not only this one.
-        let ci = |v: &[f64]| sign_test_ci(v, DEFAULT_LEVEL).map(|c| blocks::widened(v, c));
-        let diff = ci(&diffs);
-        let diff_cycles_ci = ci(&cycle_diffs);
+        // Each interval also covers the variation between blocks of rounds and carries the
+        // run-level term (`stats::blocks`), so that it describes the next run too, not only
+        // this one. A log ratio's term is RUN_LEVEL itself; a difference's is RUN_LEVEL of the
+        // larger of the two times it is the difference of.
+        let ci = |v: &[f64], term: f64| {
+            sign_test_ci(v, DEFAULT_LEVEL).map(|c| blocks::across_runs(v, c, term))
+        };
+        let scale = |v: &[f64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                summary::median(v)
+            }
+        };
+        let diff = ci(&diffs, blocks::RUN_LEVEL * scale(&larger));
+        let diff_cycles_ci = ci(&cycle_diffs, blocks::RUN_LEVEL * scale(&larger_cycles));
         let secs = self.elapsed.secs();
-        let verdict = match ci(&logs) {
+        let verdict = match ci(&logs, blocks::RUN_LEVEL) {
             Some(ci) => ratio_verdict(&ci, self.band, secs),
             None => RatioVerdict {
                 verdict: Verdict::Unresolved,
@@ -452,8 +469,8 @@ pub(crate) fn assemble(p: Parts) -> JobResult {
             let s = summary::summarize(&p.samples[i]);
             let sorted = summary::sorted(&p.samples[i]);
             let per_round = ruler_cycles(&p.rounds, i);
-            let cycles =
-                sign_test_ci(&per_round, DEFAULT_LEVEL).map(|c| blocks::widened(&per_round, c));
+            let cycles = sign_test_ci(&per_round, DEFAULT_LEVEL)
+                .map(|c| blocks::across_runs(&per_round, c, blocks::RUN_LEVEL * c.estimate.abs()));
             VariantResult {
                 name,
                 samples: p.samples[i].len(),

@@ -79,7 +79,9 @@ pub fn layout_interval(rounds: &[Vec<Option<f64>>]) -> Option<LayoutInterval> {
         (0.0, 0.0)
     };
     let e = pooled.estimate;
-    let widen = |side: f64| (side.powi(2) + layout_term.powi(2)).sqrt();
+    // The run-level term (`blocks::RUN_LEVEL`) too: the placements vary within this run, the
+    // rest of what is constant for a run does not.
+    let widen = |side: f64| (side.powi(2) + layout_term.powi(2) + blocks::RUN_LEVEL.powi(2)).sqrt();
     let ci = MedianCi {
         low: e - widen(e - pooled.low),
         high: e + widen(pooled.high - e),
@@ -116,8 +118,13 @@ mod tests {
         let r = rounds(&[0.1], 200, 0.01, 1);
         let li = layout_interval(&r).unwrap();
         let plain: Vec<f64> = r.iter().map(|r| r[0].unwrap()).collect();
-        let ci = blocks::widened(&plain, sign_test_ci(&plain, DEFAULT_LEVEL).unwrap());
-        assert_eq!(li.ci, ci);
+        let ci = blocks::across_runs(
+            &plain,
+            sign_test_ci(&plain, DEFAULT_LEVEL).unwrap(),
+            blocks::RUN_LEVEL,
+        );
+        assert!((li.ci.low - ci.low).abs() < 1e-15 && (li.ci.high - ci.high).abs() < 1e-15);
+        assert_eq!((li.ci.estimate, li.ci.n), (ci.estimate, ci.n));
         assert_eq!(li.spread, 0.0);
         assert_eq!(li.layout_term, 0.0);
     }
