@@ -1113,3 +1113,111 @@ fn main() -> i64 {
         "error: null handle at 10:26",
     );
 }
+
+/// A `var` that walks a chain of objects (`var peek: P = queue`, then only `peek = peek.link`)
+/// owns no reference when nothing writes `link` while it walks (`lower_region.rs`,
+/// `chase_vars`), as in a queue append whose last step stores through it: the same values, an
+/// error in the middle of a walk at its own span, every block freed; a walk beside a store that
+/// cuts the chain keeps its references and computes the same.
+#[test]
+fn a_var_walking_a_chain_owns_nothing_and_computes_the_same() {
+    common::same_everywhere(
+        r#"class P {
+    var link: P? = null
+    var id: i64 = 0
+    var s: str = ""
+    fn add_to(self, queue: P?) -> P {
+        self.link = null
+        if queue == null {
+            return self
+        }
+        var peek: P = queue
+        while peek.link != null {
+            peek = peek.link
+        }
+        peek.link = self
+        return queue
+    }
+}
+fn count(q: P?) -> i64 {
+    if q == null { return 0 }
+    var n = 0
+    var at: P = q
+    n += at.id + at.s.len()
+    while at.link != null {
+        at = at.link
+        n += at.id + at.s.len()
+    }
+    return n
+}
+fn main() -> i64 {
+    var q: P? = null
+    for i in 0..6 {
+        let p = new P()
+        p.id = i * 10
+        p.s = "p${i}"
+        q = p.add_to(q)
+    }
+    var total = count(q)
+    for k in 0..3 {
+        let head: P = q
+        q = head.link
+        total = total * 3 + count(q) + head.add_to(q).id
+    }
+    return total
+}
+"#,
+        "6584",
+    );
+    common::same_everywhere(
+        r#"class P {
+    var link: P? = null
+    var id: i64 = 0
+}
+fn last_id(q: P) -> i64 {
+    var at: P = q
+    for i in 0..10 {
+        at = at.link
+    }
+    return at.id
+}
+fn main() -> i64 {
+    let a = new P()
+    a.link = new P()
+    a.link.id = 7
+    a.link.link = new P()
+    return last_id(a)
+}
+"#,
+        "error: null handle at 8:14",
+    );
+    common::same_everywhere(
+        r#"class P {
+    var link: P? = null
+    var id: i64 = 0
+}
+fn cut(q: P, other: P) -> i64 {
+    var at: P = q
+    var n = 0
+    while at.link != null {
+        other.link = null
+        at = at.link
+        n += at.id
+    }
+    return n
+}
+fn main() -> i64 {
+    let a = new P()
+    var t = a
+    for i in 1..5 {
+        let p = new P()
+        p.id = i
+        t.link = p
+        t = p
+    }
+    return cut(a, a.link) * 100 + cut(a, new P())
+}
+"#,
+        "101",
+    );
+}

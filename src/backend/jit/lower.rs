@@ -681,6 +681,17 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             return self
                 .translate_field_assign(object, *field, &place.ty, op, op_span, value, place.span);
         }
+        if let (PlaceKind::Local(id), None) = (&place.kind, op)
+            && self.borrowed_let(*id)
+            && let LocalSlot::Scalar(var) = self.local(*id)?
+        {
+            // `x = x.g` of a `var` that walks a chain owning nothing (`lower_region.rs`,
+            // `chase_vars`): the field's reference stays the field's, as the `var`'s first
+            // value stayed the parameter's.
+            let v = self.borrowed_arg_cell(value)?;
+            self.def_var(var, v);
+            return Ok(());
+        }
         if place_has_vec_index(place) {
             let path = self.translate_vec_path(place)?;
             let value_v = self.translate_expr(value)?;

@@ -65,7 +65,12 @@
 //! fields while the call runs (two threads storing into one field would release its old value
 //! twice).
 //!
-//! Four more reads borrow:
+//! Five more reads borrow:
+//! - **`var x = p` that walks a chain** (`chase_vars`): a handle `var` first set from a
+//!   parameter or capture and then only by `x = x.g` of handle fields, where nothing after its
+//!   declaration writes such a `g` except one last store through `x` (a queue append:
+//!   `while peek.link != null { peek = peek.link }; peek.link = self`): every object on the way
+//!   is held by the field before it, so `x` takes no reference and gives none up.
 //! - **`let x = o.f`** of a handle field, or `let x = o.a[i]` of an element of a field's array
 //!   (a pure index), `o` and `x` never assigned, when no code that may store into the field
 //!   runs while `x` can still be used, except one last store after which it is not
@@ -158,10 +163,13 @@ impl LocalFacts {
         held: impl Fn(LocalId) -> bool,
         cx: &mut EffectCx<'_>,
     ) -> LocalFacts {
-        let mut w = Assigned::default();
+        let mut w = Assigned {
+            program: Some(cx.program),
+            ..Assigned::default()
+        };
         walk_block(body, &mut w);
         let mut facts = LocalFacts {
-            assigned: w.assigned,
+            assigned: w.assigned.clone(),
             borrowed: HashSet::new(),
             moves: HashMap::new(),
         };
@@ -176,7 +184,7 @@ impl LocalFacts {
         }
         // `let x = p` (or `let x: C = p` of a `C?`) of a parameter or a capture: `p` holds its
         // reference for the whole call and nothing assigns it, so `x` is an alias.
-        for (x, y) in w.aliases {
+        for &(x, y) in &w.aliases {
             let aliasable = matches!(
                 locals.get(x.index()).map(|l| &l.ty),
                 Some(Type::Handle { .. } | Type::Str | Type::Fn { .. })
@@ -184,6 +192,12 @@ impl LocalFacts {
             if aliasable && held(y) && !w.unknown && !facts.assigned.contains(&x) {
                 facts.borrowed.insert(x);
             }
+        }
+        // `var x = p` of a parameter or capture whose every assignment is `x = x.g`: a walk
+        // along handle fields that nothing writes while `x` is used (`chase_vars`).
+        if !w.unknown {
+            let chases = chase_vars(body, locals, &w, &held, cx);
+            facts.borrowed.extend(chases);
         }
         for (x, v) in w.lets {
             let borrowable = match locals.get(v.index()).map(|l| &l.ty) {
@@ -211,14 +225,126 @@ impl LocalFacts {
 
 /// The locals a function writes, and its `let x = v[i]`s (`(x, v)`).
 #[derive(Default)]
-struct Assigned {
+struct Assigned<'p> {
+    /// The program, for the field keys of `x = x.g` (none: no chase is found).
+    program: Option<&'p Program>,
     assigned: HashSet<LocalId>,
     lets: Vec<(LocalId, LocalId)>,
     /// `for x in v` variables over a vec of managed elements.
     loop_vars: Vec<LocalId>,
     /// `let x = y` and `let x: C = y` (`(x, y)`).
     aliases: Vec<(LocalId, LocalId)>,
+    /// Writes of each local (assignments, pushes, pops), and of those the plain assignments
+    /// `x = x.g` (or `x = x.g` made non-null) with their fields `(x, g's key)`, for
+    /// [`chase_vars`].
+    writes: HashMap<LocalId, usize>,
+    chases: Vec<(LocalId, Option<FieldKey>)>,
     unknown: bool,
+}
+
+/// The `var`s that walk a chain of objects without owning them (module docs, "Borrowed
+/// reads"): `var x = p` (or `var x: C = p` of a `C?`) of a parameter or capture `p` that
+/// nothing assigns, a handle, whose every assignment is `x = x.g` of a handle field `g` (or that
+/// made non-null), where no statement after the `var` in its block may write any such `g` (of
+/// any object: its key; `opt_effects.rs`), except one store `x.f = v` through `x` after which
+/// `x` is not used, whose value writes no `g`.
+///
+/// Why `x` needs no reference: `p` is held for the whole call; every object `x` reaches is
+/// held by a field `g` of the one before it, and no `g` is written while `x` is used, so no
+/// reference along the way is given up (a cascade frees only an object whose count reached
+/// zero, and each of these keeps the one its predecessor's field holds). The last store
+/// `x.f = v` releases the old value of `x`'s own field, not a reference on the way to `x`.
+fn chase_vars(
+    body: &Block,
+    locals: &[crate::lang::hir::Local],
+    w: &Assigned<'_>,
+    held: &impl Fn(LocalId) -> bool,
+    cx: &mut EffectCx<'_>,
+) -> HashSet<LocalId> {
+    let mut candidates: HashMap<LocalId, HashSet<FieldKey>> = HashMap::new();
+    for &(x, y) in &w.aliases {
+        let handle = locals.get(x.index()).is_some_and(|l| l.ty.is_handle());
+        if !handle || !held(y) || w.assigned.contains(&y) || !w.assigned.contains(&x) {
+            continue;
+        }
+        let steps: Vec<Option<FieldKey>> = w
+            .chases
+            .iter()
+            .filter(|(t, _)| *t == x)
+            .map(|(_, k)| *k)
+            .collect();
+        // Every write of `x` is one of these assignments, and each is a step along a field.
+        if steps.len() != w.writes.get(&x).copied().unwrap_or(0) || steps.contains(&None) {
+            continue;
+        }
+        candidates.insert(x, steps.into_iter().flatten().collect());
+    }
+    // A local declared twice (a `let` in two places) is left alone.
+    for &(x, _) in &w.aliases {
+        if w.aliases.iter().filter(|(t, _)| *t == x).count() > 1 {
+            candidates.remove(&x);
+        }
+    }
+    let mut out = HashSet::new();
+    if !candidates.is_empty() {
+        chase_blocks(body, &candidates, cx, &mut out);
+    }
+    out
+}
+
+/// The candidates of [`chase_vars`] whose `var` statement, found in `block` or a block nested
+/// in it, is followed by statements that keep the chain (see there).
+fn chase_blocks(
+    block: &Block,
+    candidates: &HashMap<LocalId, HashSet<FieldKey>>,
+    cx: &mut EffectCx<'_>,
+    out: &mut HashSet<LocalId>,
+) {
+    for (i, s) in block.stmts.iter().enumerate() {
+        if let StmtKind::Let { local: x, .. } = &s.kind
+            && let Some(keys) = candidates.get(x)
+            && chain_kept(&block.stmts[i + 1..], *x, keys, cx)
+        {
+            out.insert(*x);
+        }
+        for b in nested_blocks(s) {
+            chase_blocks(b, candidates, cx, out);
+        }
+    }
+}
+
+/// Whether no statement of `stmts` (what follows `var x = p` in its block) may write a field
+/// of `keys`, except a store `x.f = v` after which `x` is not used (see [`chase_vars`]).
+fn chain_kept(stmts: &[Stmt], x: LocalId, keys: &HashSet<FieldKey>, cx: &mut EffectCx<'_>) -> bool {
+    for (j, s) in stmts.iter().enumerate() {
+        let effects = opt_effects::stmt_effects(cx.program, cx.fixed, s, cx.memo);
+        if !keys.iter().any(|k| effects.writes(*k)) {
+            continue;
+        }
+        if stmts[j + 1..].iter().any(|t| stmt_uses(t, x)) {
+            return false;
+        }
+        let StmtKind::Assign {
+            place,
+            op: None,
+            value,
+            ..
+        } = &s.kind
+        else {
+            return false;
+        };
+        let PlaceKind::Field { object, .. } = &place.kind else {
+            return false;
+        };
+        if !matches!(object.kind, ExprKind::Local(o) if o == x) {
+            return false;
+        }
+        let before = opt_effects::exprs_effects(cx.program, cx.fixed, [value], cx.memo);
+        if keys.iter().any(|k| before.writes(*k)) {
+            return false;
+        }
+    }
+    true
 }
 
 /// Whether a vec element of type `elem` can be borrowed: a handle, a string, a vec or a
@@ -485,7 +611,29 @@ pub(crate) fn alias_source(init: &Expr) -> Option<LocalId> {
     }
 }
 
-impl Visitor for Assigned {
+impl Assigned<'_> {
+    /// The field of `x = x.g` (or `x = x.g` made non-null) of a handle field `g`: `g`'s key
+    /// (`None` when `value` is anything else).
+    fn chase_step(&self, x: LocalId, value: &Expr) -> Option<FieldKey> {
+        let read = match &value.kind {
+            ExprKind::NonNull(inner) => inner,
+            _ => value,
+        };
+        let ExprKind::Field(object, g) = &read.kind else {
+            return None;
+        };
+        let ExprKind::Local(o) = object.kind else {
+            return None;
+        };
+        if o != x || !read.ty.is_handle() {
+            return None;
+        }
+        self.program
+            .and_then(|p| opt_effects::field_key(p, &object.ty, *g))
+    }
+}
+
+impl Visitor for Assigned<'_> {
     fn stmt(&mut self, s: &Stmt) -> Walk {
         if let StmtKind::Let { local, init } = &s.kind
             && let ExprKind::Index(v, _) = &init.kind
@@ -504,12 +652,23 @@ impl Visitor for Assigned {
         {
             self.loop_vars.push(*var);
         }
+        if let StmtKind::Assign {
+            place,
+            op: None,
+            value,
+            ..
+        } = &s.kind
+            && let PlaceKind::Local(x) = place.kind
+        {
+            self.chases.push((x, self.chase_step(x, value)));
+        }
         Walk::Children
     }
 
     fn place(&mut self, p: &Place, written: bool) -> Walk {
         if let (PlaceKind::Local(id), true) = (&p.kind, written) {
             self.assigned.insert(*id);
+            *self.writes.entry(*id).or_default() += 1;
         }
         Walk::Children
     }
