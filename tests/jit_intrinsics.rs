@@ -30,8 +30,7 @@ fn sqrt_gives_the_host_functions_bits() {
 /// the only call left in each function is the cold stack-limit raise.
 #[test]
 fn math_builtins_are_instructions_not_calls() {
-    use hotlab::backend::disasm::{Syntax, disassemble};
-    use hotlab::backend::jit::{Jit, JitOptions, OptLevel};
+    use hotlab::backend::jit::OptLevel;
     let text = "fn f(x: f64, y: f64) -> f64 {
                     return floor(x) + ceil(y) + trunc(x) + round(y) + sqrt(x) + abs(y) + min(x, y) + max(x, y)
                 }
@@ -39,22 +38,7 @@ fn math_builtins_are_instructions_not_calls() {
                 fn h(x: f64) -> f64 { return sin(x) }";
     let program = common::compile_text("m.hot", text).unwrap();
     for opt in [OptLevel::None, OptLevel::Speed] {
-        let compiled = Jit::new(JitOptions {
-            opt,
-            verify: true,
-            ..JitOptions::default()
-        })
-        .unwrap()
-        .compile(&program)
-        .unwrap();
-        let listing = |name: &str| -> Vec<String> {
-            let id = compiled.function_named(name).unwrap();
-            let code = &compiled.functions()[id.index()];
-            disassemble(&code.bytes, code.addr, Syntax::Intel)
-                .into_iter()
-                .map(|l| l.text)
-                .collect()
-        };
+        let listing = |name: &str| common::listing(&program, opt, name);
         let calls = |lines: &[String]| lines.iter().filter(|l| l.starts_with("call")).count();
         let f = listing("f");
         for op in ["roundsd", "sqrtsd", "minsd", "maxsd"] {
@@ -113,8 +97,7 @@ fn interp_value() -> String {
 /// range too.
 #[test]
 fn multiplies_by_two_to_the_k_plus_or_minus_one_are_shifts_with_the_same_value() {
-    use hotlab::backend::disasm::{Syntax, disassemble};
-    use hotlab::backend::jit::{Jit, JitOptions, OptLevel};
+    use hotlab::backend::jit::OptLevel;
     let constants = [
         3i64,
         5,
@@ -169,20 +152,7 @@ fn multiplies_by_two_to_the_k_plus_or_minus_one_are_shifts_with_the_same_value()
     let program = common::compile_text("m.hot", &text).unwrap();
     // jit and jit-opt alike.
     for opt in [OptLevel::None, OptLevel::Speed] {
-        let compiled = Jit::new(JitOptions {
-            opt,
-            verify: true,
-            ..JitOptions::default()
-        })
-        .unwrap()
-        .compile(&program)
-        .unwrap();
-        let id = compiled.function_named("m").unwrap();
-        let code = &compiled.functions()[id.index()];
-        let lines: Vec<String> = disassemble(&code.bytes, code.addr, Syntax::Intel)
-            .into_iter()
-            .map(|l| l.text)
-            .collect();
+        let lines = common::listing(&program, opt, "m");
         // On a `var` (a chain a loop may carry) `* 31` and `* 33` are shifts; `x * 5` a `lea`;
         // `x * 7` of a parameter stays one `imul` (off a chain, fewer instructions win).
         let imuls: Vec<&String> = lines.iter().filter(|l| l.starts_with("imul")).collect();

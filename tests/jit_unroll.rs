@@ -111,8 +111,7 @@ fn array_elements_and_lets_in_unrolled_bodies() {
 /// has it once.
 #[test]
 fn light_loops_are_unrolled_and_latency_bound_ones_are_not() {
-    use hotlab::backend::disasm::{Syntax, disassemble};
-    use hotlab::backend::jit::{Jit, JitOptions, OptLevel};
+    use hotlab::backend::jit::OptLevel;
     let text = "var G = 0
                 fn light(n: i64) -> i64 {
                     for i in 0..n {
@@ -145,19 +144,9 @@ fn light_loops_are_unrolled_and_latency_bound_ones_are_not() {
                 }";
     let program = common::compile_text("u.hot", text).unwrap();
     let count_ands = |opt: OptLevel, name: &str| {
-        let compiled = Jit::new(JitOptions {
-            opt,
-            verify: true,
-            ..JitOptions::default()
-        })
-        .unwrap()
-        .compile(&program)
-        .unwrap();
-        let id = compiled.function_named(name).unwrap();
-        let code = &compiled.functions()[id.index()];
-        disassemble(&code.bytes, code.addr, Syntax::Intel)
-            .into_iter()
-            .filter(|l| l.text.starts_with("and ") && l.text.ends_with(",3"))
+        common::listing(&program, opt, name)
+            .iter()
+            .filter(|l| l.starts_with("and ") && l.ends_with(",3"))
             .count()
     };
     assert_eq!(count_ands(OptLevel::Speed, "light"), 5);

@@ -175,3 +175,26 @@ pub fn diags(text: &str) -> Diagnostics {
         Err(d) => d,
     }
 }
+
+/// The instructions (Intel syntax, one string each) of function `name` of `program` compiled
+/// by the JIT at `opt` (jit: `OptLevel::None`, jit-opt: `OptLevel::Speed`), verified.
+pub fn listing(program: &Program, opt: hotlab::backend::jit::OptLevel, name: &str) -> Vec<String> {
+    use hotlab::backend::disasm::{Syntax, disassemble};
+    use hotlab::backend::jit::{Jit, JitOptions};
+    let compiled = Jit::new(JitOptions {
+        opt,
+        verify: true,
+        ..JitOptions::default()
+    })
+    .unwrap()
+    .compile(program)
+    .unwrap();
+    let id = compiled
+        .function_named(name)
+        .unwrap_or_else(|| panic!("no function {name}"));
+    let code = &compiled.functions()[id.index()];
+    disassemble(&code.bytes, code.addr, Syntax::Intel)
+        .into_iter()
+        .map(|l| l.text)
+        .collect()
+}
