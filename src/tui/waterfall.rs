@@ -74,6 +74,7 @@ impl Waterfall {
             ci: None,
         }];
         let mut builds: Vec<String> = Vec::new();
+        let body_title = crate::ladder::Step::body().title;
         for r in &t.rows {
             let (Some(step), Some(build)) = (&r.step, &r.build) else {
                 continue;
@@ -87,11 +88,22 @@ impl Waterfall {
             if !builds.contains(build) {
                 builds.push(build.clone());
             }
-            let from = bars
-                .iter()
-                .rev()
-                .find(|b| b.build.as_ref() == Some(build))
-                .map_or(floor, Bar::to);
+            // A build's first rung stands on the method body's bar when there is one (its
+            // build's, else the aot one: the report measures it from there), else the floor.
+            let body_of = |b: &str| {
+                bars.iter()
+                    .find(|x| x.step == body_title && x.build.as_deref() == Some(b))
+            };
+            let from = if *step == body_title {
+                floor
+            } else {
+                bars.iter()
+                    .rev()
+                    .find(|b| b.build.as_ref() == Some(build))
+                    .or_else(|| body_of("aot"))
+                    .or_else(|| body_of("jit"))
+                    .map_or(floor, Bar::to)
+            };
             let (adds, ci) = adds_of(r);
             bars.push(Bar {
                 step: step.clone(),
