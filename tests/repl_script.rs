@@ -29,7 +29,7 @@ const FILTERS: &[(&str, &str)] = &[
     (r" \((within noise|layout effect|fewer instructions)\)", ""),
     (r"(?m)^.* saves time: .*\n", ""),
     (r"no cost resolved: within ±\[n\] ns", "[step cost]"),
-    (r"no cost resolved: within < \[n\] ns", "[step cost]"),
+    (r"no cost resolved: within < ±\[n\] ns", "[step cost]"),
     (r"\[verdict\]: too few rounds", "[step cost]"),
     (r"-{2,}", "--"),
     (r" {2,}", " "),

@@ -291,7 +291,7 @@ pub fn text_lines(w: &Waterfall, width: usize) -> Vec<(Option<String>, String, b
         .map(|b| match (b.build.is_none(), b.ci) {
             (true, _) => format!("{:.2} floor", b.adds),
             (false, Some((lo, hi))) => {
-                format!("{:+.2} ±{}", b.adds, super::panes::ci_half(hi - lo))
+                format!("{:+.2} {}", b.adds, super::panes::ci_half(hi - lo))
             }
             (false, None) => format!("{:+.2}", b.adds),
         })
