@@ -15,7 +15,8 @@ pub fn ci_half(half_ns: f64) -> String {
     } else if half < SMALLEST {
         "< ±0.001".into()
     } else {
-        format!("±{half:.0$}", if half < 0.01 { 3 } else { 2 })
+        // Two decimals once they show it non-zero (0.0096 is `±0.01`, not `±0.010`).
+        format!("±{half:.0$}", if half < 0.0095 { 3 } else { 2 })
     }
 }
 
@@ -44,6 +45,7 @@ mod tests {
         assert_eq!(ci_half(-0.25), "±0.25");
         assert_eq!(ci_half(0.004), "±0.004");
         assert_eq!(ci_half(0.04), "±0.04");
+        assert_eq!(ci_half(0.0099), "±0.01");
         assert_eq!(ci_half(0.0), "< ±0.001");
         assert_eq!(ci_half(0.0004), "< ±0.001");
         assert_eq!(ci_half(f64::NAN), "±?");
