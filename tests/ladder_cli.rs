@@ -118,3 +118,118 @@ fn the_table_is_coloured_as_checks_line_is() {
     // `always` beats NO_COLOR, as for `check`.
     assert!(table(Some("always"), true).contains('\x1b'));
 }
+
+/// A method that sums 0..10 beside a twin that returns 45: the body is measured as its own
+/// row in each build, and each build's first rung is measured from it, not from the native row
+/// (so the body's cost lands on no layer).
+#[test]
+fn a_method_that_does_work_gets_a_body_row_the_rungs_stand_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sum.hot");
+    std::fs::write(
+        &path,
+        "fn call() -> i64 {\n    var s = 0\n    for i in 0..10 {\n        s += i\n    }\n    return s\n}\n",
+    )
+    .unwrap();
+    let out = hotlab()
+        .args([
+            "ladder", "--ladder", "fused", "--time", "0.3", "--format", "json",
+        ])
+        .arg("--snippet")
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["body_twin_returns"], 45, "the value the twin returns");
+    let rows = v["rows"].as_array().unwrap();
+    let steps: Vec<(&str, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["layer"].as_str().unwrap(),
+                r["build"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        steps,
+        [
+            ("native", "-"),
+            ("body", "jit"),
+            ("body", "aot"),
+            ("fused", "jit"),
+            ("fused", "aot")
+        ]
+    );
+    assert_eq!(rows[1]["step"], "method body");
+    assert_eq!(rows[1]["path"], "Bound");
+    // The body rows against the native row; each rung against its build's body row.
+    assert_eq!(
+        (rows[1]["previous"].as_u64(), rows[2]["previous"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert_eq!(
+        (rows[3]["previous"].as_u64(), rows[4]["previous"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert!(rows.iter().all(|r| r["checksum_ok"] == true));
+    // The table says why the row is there.
+    hotlab()
+        .args([
+            "ladder", "--ladder", "fused", "--time", "0.2", "--build", "jit",
+        ])
+        .arg("--snippet")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^method body +jit +Bound ").unwrap())
+        .stdout(predicate::str::contains(
+            "does work its native twin does not",
+        ));
+}
+
+#[test]
+fn the_empty_method_has_no_body_row_unless_the_ladder_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("body.toml");
+    let ladder = |second: &str, third: &str| {
+        format!(
+            "name = \"b\"\ndescription = \"d\"\n\n[[step]]\nlayer = \"native\"\ntitle = \"n\"\ntext = \"t\"\n\n\
+             [[step]]\nlayer = \"{second}\"\ntitle = \"{second}\"\ntext = \"t\"\n\n\
+             [[step]]\nlayer = \"{third}\"\ntitle = \"{third}\"\ntext = \"t\"\n"
+        )
+    };
+    std::fs::write(&path, ladder("body", "slot")).unwrap();
+    let out = hotlab()
+        .args([
+            "ladder", "--time", "0.2", "--build", "jit", "--format", "json", "--ladder",
+        ])
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let layers: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["layer"].as_str().unwrap())
+        .collect();
+    assert_eq!(layers, ["native", "body", "slot"]);
+    // `body` anywhere else is refused where it stands.
+    std::fs::write(&path, ladder("slot", "body")).unwrap();
+    hotlab()
+        .args(["ladder", "--ladder"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("step[3].layer"))
+        .stderr(predicate::str::contains(
+            "`body` may only be the second step",
+        ));
+}

@@ -123,7 +123,7 @@ fn absolute_verdicts_for_ladder_steps() {
     assert!(matches!(v, AbsVerdict::NoCostResolved { .. }), "{v:?}");
     // The differences are fractions of a picosecond: a bound that three decimals of a ns
     // would show as 0.000 is said as under 0.001.
-    assert_eq!(v.to_string(), "no cost resolved: within < 0.001 ns");
+    assert_eq!(v.to_string(), "no cost resolved: within < ±0.001 ns");
 }
 
 /// The interval's coverage over 2000 trials. The exact coverage of the n = 101 interval is

@@ -29,7 +29,7 @@ const FILTERS: &[(&str, &str)] = &[
     (r" \((within noise|layout effect|fewer instructions)\)", ""),
     (r"(?m)^.* saves time: .*\n", ""),
     (r"no cost resolved: within ±\[n\] ns", "[step cost]"),
-    (r"no cost resolved: within < \[n\] ns", "[step cost]"),
+    (r"no cost resolved: within < ±\[n\] ns", "[step cost]"),
     (r"\[verdict\]: too few rounds", "[step cost]"),
     (r"-{2,}", "--"),
     (r" {2,}", " "),
@@ -135,4 +135,20 @@ fn help_lists_the_repl() {
         .success()
         .stdout(predicate::str::contains("--resume"))
         .stdout(predicate::str::contains("docs/repl.md"));
+}
+
+#[test]
+fn a_ladder_around_a_method_that_does_work_measures_its_body_as_a_row() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    repl(dir.path())
+        .write_stdin(concat!(
+            ":set time 0.2\n",
+            "fn call() -> i64 {\n    var s = 0\n    for i in 0..10 {\n        s += i\n    }\n    return s\n}\n",
+            ":ladder fused\n",
+        ))
+        .assert()
+        .success()
+        .stdout(predicate::str::is_match(r"(?m)^method body +jit +Bound ").expect("regex"))
+        .stdout(predicate::str::is_match(r"(?m)^method body +aot +Bound ").expect("regex"))
+        .stdout(predicate::str::contains("the twin only returns 45"));
 }

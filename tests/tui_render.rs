@@ -156,6 +156,7 @@ fn ladder_report() -> Report {
         rows,
         band: 0.02,
         bench_agreement: None,
+        body: None,
     }
 }
 
@@ -657,4 +658,46 @@ fn histogram_marks_that_share_a_line_are_not_cut() {
     let t = pane(42, 8, |a, b| render_histogram(&app, a, b, false));
     let text: Vec<String> = (0..8).map(|y| buffer_line(&t, y)).collect();
     assert!(text.iter().any(|l| l.contains("p50 p90 p99")), "{text:#?}");
+}
+
+/// A method that does work gets a body row its plan did not have: while live, the row goes in
+/// after the native row, named as the ladder's step, and the planned rows keep theirs.
+#[test]
+fn a_live_body_row_takes_its_place_in_the_planned_table() {
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    let mut t = TableModel::plan(&ladder, &vec![true; ladder.steps.len()], &["jit", "aot"]);
+    let contestant = |name: &str| hotlab::session::LiveContestant {
+        name: name.into(),
+        samples: 10,
+        dropped: 0,
+        median_ns: Some(2.0),
+        histogram: Vec::new(),
+        buckets: Vec::new(),
+        percentiles: Vec::new(),
+    };
+    let names = [
+        "native virtual call",
+        "jit method body",
+        "aot method body",
+        "jit slot read",
+        "aot slot read",
+    ];
+    let live = hotlab::session::LiveSnapshot {
+        phase: "collect".into(),
+        rounds: 4,
+        elapsed_ms: 100.0,
+        budget_ms: Some(1000.0),
+        iters: 100,
+        variants: names.iter().map(|n| contestant(n)).collect(),
+    };
+    t.apply_live(&live, "ladder host_call");
+    let labels: Vec<&str> = t.rows.iter().map(|r| r.label.as_str()).collect();
+    assert_eq!(labels[..5], names);
+    let body = &t.rows[1];
+    assert_eq!(body.step.as_deref(), Some("method body"));
+    assert_eq!(body.layer.as_deref(), Some("body"));
+    assert_eq!(body.build.as_deref(), Some("jit"));
+    assert_eq!(t.rows[3].step.as_deref(), Some("slot read"));
+    // The plan's other rows stay, still waiting for numbers.
+    assert!(t.rows.iter().any(|r| r.label == "aot call depth"));
 }

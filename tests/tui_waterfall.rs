@@ -151,3 +151,49 @@ fn the_ci_is_never_cut_the_rung_names_shorten_first() {
         assert!(lines[1].1.ends_with("+0.27 ±0.005"), "{width}: {lines:?}");
     }
 }
+
+/// In a narrow pane a rung whose title does not fit is named by its layer (`detached`,
+/// `catch`), not by a cut title (`detached ch…`), and no line is wider than the pane.
+#[test]
+fn narrow_panes_name_rungs_by_their_layer() {
+    let ladder = hotlab::ladder::resolve("host_call").unwrap();
+    let mut t = table();
+    t.rows = ladder
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut r = if i == 0 {
+                row(&s.title, None, 1.6, None)
+            } else {
+                row(
+                    &s.title,
+                    Some("jit"),
+                    1.6 + 0.27 * i as f64,
+                    Some((0.27, 0.27, 0.27)),
+                )
+            };
+            r.layer = Some(s.layer.to_string());
+            r
+        })
+        .collect();
+    let w = Waterfall::from_table(&t).unwrap();
+    let wide = text_lines(&w, 100);
+    assert!(wide[3].1.starts_with("detached check "), "{wide:?}");
+    for width in [34, 40] {
+        let lines = text_lines(&w, width);
+        for (_, l, _) in &lines {
+            assert!(l.chars().count() <= width, "{width}: {l:?}");
+            assert!(!l.contains('…'), "{width}: a cut name: {l:?}");
+        }
+        let names: Vec<&str> = lines
+            .iter()
+            .map(|(_, l, _)| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(
+            names,
+            ["native", "slot", "entry", "detached", "catch", "depth"],
+            "{width}: {lines:?}"
+        );
+    }
+}

@@ -270,11 +270,13 @@ fn colored_line(a: &CheckAnswer, color: bool) -> String {
     }
 }
 
-/// The rounds' ratios as a small text histogram: one line per bin from the smallest to the
-/// largest ratio (the band's edges included), `|` marking the bins inside the band, `1.0`
-/// the bin holding 1.0. Empty when there are no rounds.
+/// The rounds' ratios as a small text histogram on a log axis that always holds the band:
+/// the band's own bins (`|`, their edges the band's edges), and bins either side out to the
+/// 2nd and 98th percentile of the rounds, so that a few wild rounds (a 0.003x or a 143x) do not
+/// stretch the axis; rounds beyond it are counted on a `below` and an `above` line with the
+/// extreme they reach. `1.0` marks the bin holding 1.0. Empty when there are no rounds.
 pub fn histogram(ratios: &[f64], band: f64, color: bool) -> String {
-    let finite: Vec<f64> = ratios
+    let mut finite: Vec<f64> = ratios
         .iter()
         .copied()
         .filter(|r| r.is_finite() && *r > 0.0)
@@ -282,40 +284,98 @@ pub fn histogram(ratios: &[f64], band: f64, color: bool) -> String {
     if finite.is_empty() {
         return String::new();
     }
+    finite.sort_by(f64::total_cmp);
+    let n = finite.len();
     let (lo_band, hi_band) = (1.0 / (1.0 + band), 1.0 + band);
-    // Bins in log space, so that 0.5x and 2x are as far from 1.0.
-    let min = finite.iter().copied().fold(lo_band, f64::min).ln();
-    let max = finite.iter().copied().fold(hi_band, f64::max).ln();
-    const BINS: usize = 12;
-    let width = (max - min) / BINS as f64;
-    let mut counts = [0usize; BINS];
-    for r in &finite {
-        let k = (((r.ln() - min) / width) as usize).min(BINS - 1);
-        counts[k] += 1;
+    // Nearest-rank percentiles: with few rounds they are the extremes themselves.
+    let rank = |q: f64| finite[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+    let (axis_lo, axis_hi) = (rank(0.02).min(lo_band), rank(0.98).max(hi_band));
+    // Edges in log space: the band in `IN` bins, each side in as many bins of the band's width
+    // as it takes, at most `SIDE` (then wider ones).
+    const IN: usize = 4;
+    const SIDE: usize = 5;
+    let (l_lo, l_in_lo, l_in_hi, l_hi) = (axis_lo.ln(), lo_band.ln(), hi_band.ln(), axis_hi.ln());
+    let step = (l_in_hi - l_in_lo) / IN as f64;
+    let side = |span: f64| {
+        if span <= step * 1e-6 {
+            0
+        } else {
+            ((span / step).ceil() as usize).clamp(1, SIDE)
+        }
+    };
+    let (below, above) = (side(l_in_lo - l_lo), side(l_hi - l_in_hi));
+    let mut edges: Vec<f64> = Vec::new();
+    for k in 0..below {
+        edges.push(l_lo + (l_in_lo - l_lo) * k as f64 / below as f64);
     }
-    let most = counts.iter().copied().max().unwrap_or(1).max(1);
-    let mut out = format!(
-        "rounds' ratios ({} rounds; `|` = inside the band ±{:.0}%):\n",
-        finite.len(),
-        band * 100.0
-    );
-    for (k, &count) in counts.iter().enumerate() {
-        let (a, b) = (
-            (min + width * k as f64).exp(),
-            (min + width * (k + 1) as f64).exp(),
-        );
-        let inside = a >= lo_band * 0.999_999 && b <= hi_band * 1.000_001;
-        let one = if a <= 1.0 && 1.0 < b { " 1.0" } else { "" };
-        let bar = "#".repeat((count * 40).div_ceil(most));
-        let bar = if color && !bar.is_empty() {
-            let paint = if inside { "32" } else { "33" };
-            format!("\x1b[{paint}m{bar}\x1b[0m")
+    for k in 0..IN {
+        edges.push(l_in_lo + step * k as f64);
+    }
+    for k in 0..=above {
+        edges.push(l_in_hi + (l_hi - l_in_hi) * k as f64 / above.max(1) as f64);
+    }
+    if above == 0 {
+        edges.truncate(below + IN + 1);
+    }
+    let edges: Vec<f64> = edges.into_iter().map(f64::exp).collect();
+    let bins = edges.len() - 1;
+    let mut counts = vec![0usize; bins];
+    let (mut under, mut over) = (0usize, 0usize);
+    for &r in &finite {
+        if r < edges[0] {
+            under += 1;
+        } else if r > edges[bins] {
+            over += 1;
+        } else {
+            // The last bin holds its upper edge too.
+            let k = edges[1..].partition_point(|e| *e <= r).min(bins - 1);
+            counts[k] += 1;
+        }
+    }
+    let most = counts
+        .iter()
+        .copied()
+        .chain([under, over])
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let paint = |bar: String, inside: bool| {
+        if color && !bar.is_empty() {
+            format!("\x1b[{}m{bar}\x1b[0m", if inside { "32" } else { "33" })
         } else {
             bar
-        };
+        }
+    };
+    let bar = |count: usize| "#".repeat((count * 40).div_ceil(most));
+    let mut out = format!(
+        "rounds' ratios ({n} rounds; `|` = inside the band ±{:.0}%, {lo_band:.4}x to \
+         {hi_band:.4}x):\n",
+        band * 100.0
+    );
+    if under > 0 {
         out.push_str(&format!(
-            "  {a:.4}x {} {bar} {count}{one}\n",
-            if inside { '|' } else { ' ' }
+            "  below   {:.4}x   {} {under} (down to {:.4}x)\n",
+            edges[0],
+            paint(bar(under), false),
+            finite[0]
+        ));
+    }
+    for (k, &count) in counts.iter().enumerate() {
+        let (a, b) = (edges[k], edges[k + 1]);
+        let inside = k >= below && k < below + IN;
+        let one = if a <= 1.0 && 1.0 < b { " 1.0" } else { "" };
+        out.push_str(&format!(
+            "  {a:.4}x-{b:.4}x {} {} {count}{one}\n",
+            if inside { '|' } else { ' ' },
+            paint(bar(count), inside)
+        ));
+    }
+    if over > 0 {
+        out.push_str(&format!(
+            "  above   {:.4}x   {} {over} (up to {:.4}x)\n",
+            edges[bins],
+            paint(bar(over), false),
+            finite[n - 1]
         ));
     }
     out
@@ -325,21 +385,28 @@ pub fn histogram(ratios: &[f64], band: f64, color: bool) -> String {
 mod tests {
     use super::*;
 
+    /// The count at the end of a histogram line (before a ` 1.0` mark or a `(...)` note).
+    fn count_of(line: &str) -> usize {
+        let line = line.split(" (").next().unwrap().trim_end_matches(" 1.0");
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    }
+
     #[test]
     fn the_histogram_marks_the_band_and_counts_every_round() {
         let ratios = [0.99, 1.0, 1.0, 1.01, 1.05, 1.3];
         let h = histogram(&ratios, 0.02, false);
         let lines: Vec<&str> = h.lines().collect();
         assert!(lines[0].starts_with("rounds' ratios (6 rounds;"), "{h}");
-        assert_eq!(lines.len(), 13, "{h}");
-        let counts: usize = lines[1..]
-            .iter()
-            .map(|l| {
-                let l = l.trim_end_matches(" 1.0");
-                l.rsplit(' ').next().unwrap().parse::<usize>().unwrap()
-            })
-            .sum();
-        assert_eq!(counts, 6, "{h}");
+        // The band's edges are said, and are bin edges.
+        assert!(lines[0].contains("0.9804x to 1.0200x"), "{h}");
+        assert!(lines.iter().any(|l| l.contains("0.9804x-")), "{h}");
+        assert!(lines.iter().any(|l| l.contains("-1.0200x |")), "{h}");
+        assert_eq!(lines.iter().filter(|l| l.contains(" | ")).count(), 4, "{h}");
+        assert_eq!(
+            lines[1..].iter().map(|l| count_of(l)).sum::<usize>(),
+            6,
+            "{h}"
+        );
         assert!(
             lines
                 .iter()
@@ -350,5 +417,39 @@ mod tests {
         let last = lines.last().unwrap();
         assert!(last.ends_with("# 1") && !last.contains('|'), "{h}");
         assert_eq!(histogram(&[], 0.02, false), "");
+    }
+
+    #[test]
+    fn wild_rounds_do_not_stretch_the_axis() {
+        // 200 rounds near 1.0, and two wild ones either side.
+        let mut ratios: Vec<f64> = (0..200).map(|i| 0.97 + 0.0003 * i as f64).collect();
+        ratios.extend([0.003, 0.004, 143.0, 150.0]);
+        let h = histogram(&ratios, 0.02, false);
+        let lines: Vec<&str> = h.lines().collect();
+        let below = lines.iter().find(|l| l.contains("below")).expect(&h);
+        let above = lines.iter().find(|l| l.contains("above")).expect(&h);
+        // The wild ones and at most the 2% of rounds past each percentile.
+        for l in [below, above] {
+            assert!((2..=5).contains(&count_of(l)), "{h}");
+        }
+        assert!(
+            below.contains("down to 0.0030x") && above.contains("up to 150.0000x"),
+            "{h}"
+        );
+        // No bin reaches past the bulk of the rounds.
+        for l in &lines[1..] {
+            if let Some((range, _)) = l.trim().split_once("x ")
+                && let Some((a, b)) = range.split_once("x-")
+            {
+                let (a, b): (f64, f64) = (a.parse().unwrap(), b.parse().unwrap());
+                assert!(a > 0.9 && b < 1.1, "{l}\n{h}");
+            }
+        }
+        assert_eq!(
+            lines[1..].iter().map(|l| count_of(l)).sum::<usize>(),
+            204,
+            "{h}"
+        );
+        assert_eq!(lines.iter().filter(|l| l.contains(" | ")).count(), 4, "{h}");
     }
 }

@@ -79,7 +79,9 @@ pub struct LadderArgs {
     /// A shipped ladder (host_call, fused, direct, runtime, new) or a ladder .toml file (see docs/ladder.md).
     #[arg(long, value_name = "NAME|FILE", default_value = "host_call")]
     pub ladder: String,
-    /// The method called: a .hot file with `fn call() -> i64` (default: `return 1`).
+    /// The method called: a .hot file with `fn call() -> i64` (default: `return 1`). A method
+    /// that does more than return a literal is measured as its own `method body` row, which
+    /// the rungs are measured from.
     #[arg(long, value_name = "FILE")]
     pub snippet: Option<PathBuf>,
     /// Which builds of the call path to measure.

@@ -132,6 +132,11 @@ pub fn ladder_records(report: &Value) -> Records {
             json!({"ratio": r, "ratio_low": lo, "ratio_high": hi}),
         );
     }
+    if let Some(value) = report.get("body").filter(|b| !b.is_null()) {
+        // The method's body is measured as its own rows (`layer` `body`): what the twin
+        // returns, the value the body computes.
+        meta.insert("body_twin_returns".into(), value.clone());
+    }
     meta.insert(
         "header".into(),
         report.get("header").cloned().unwrap_or(json!([])),

@@ -42,6 +42,23 @@ fn call() -> i64 {
 }
 ";
 
+/// True when the program's `call` does more than return a literal (`return 1`): work its
+/// native twin, which only returns the value, does not do.
+pub fn method_does_work(program: &Program) -> bool {
+    use crate::lang::hir::{ExprKind, StmtKind};
+    let Some(id) = program.function_named("call") else {
+        return false;
+    };
+    match program.function(id).body.stmts.as_slice() {
+        [only] => !matches!(
+            &only.kind,
+            StmtKind::Return(Some(e))
+                if matches!(e.kind, ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_))
+        ),
+        _ => true,
+    }
+}
+
 /// How a row's call path is compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -306,7 +323,7 @@ impl LadderBench {
     /// Build every row of `ladder` for `builds`, on the calling thread (which must be the one
     /// that measures: the rows hold its call record and stack limit).
     pub fn build(
-        ladder: Ladder,
+        mut ladder: Ladder,
         method: CalledMethod<'_>,
         builds: &[Build],
     ) -> Result<LadderBench, BuildError> {
@@ -316,6 +333,11 @@ impl LadderBench {
         })?;
         let (program, code, value, mut vmctx) = match method {
             CalledMethod::Snippet(p) => {
+                // The twin only returns the value: a method that does more gets its own row,
+                // so that its work lands on no layer.
+                if method_does_work(p) {
+                    ladder = ladder.with_body();
+                }
                 let program = jit.compile(p)?;
                 let id = program
                     .function_named("call")

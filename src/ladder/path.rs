@@ -53,6 +53,15 @@ impl Path {
             return Path::Runtime(last);
         }
         let layers: Vec<Layer> = layers.iter().copied().filter(|l| !l.is_runtime()).collect();
+        // The body alone is the bare method through the bound pointer; under other layers it
+        // is their terminal's code, so it adds nothing to their path.
+        if layers == [Layer::Body] {
+            return Path::Layered {
+                terminal: Terminal::Bound,
+                wrappers: Vec::new(),
+            };
+        }
+        let layers: Vec<Layer> = layers.into_iter().filter(|l| *l != Layer::Body).collect();
         let layers = layers.as_slice();
         if layers.contains(&Layer::Fused) {
             return Path::Fused;
@@ -154,5 +163,9 @@ mod tests {
         assert_eq!(Path::of(&[]), Path::Native);
         assert_eq!(Path::of(&[Fused, RtSlot]), Path::Runtime(RtSlot));
         assert_eq!(Path::of(&[RtSlot, Depth]).to_string(), "Depth<Bound>");
+        assert_eq!(Path::of(&[Body]).to_string(), "Bound");
+        assert_eq!(Path::of(&[Body, Slot]).to_string(), "Slot");
+        assert_eq!(Path::of(&[Body, Fused]), Path::Fused);
+        assert_eq!(Path::of(&[Body, RtSlot]), Path::Runtime(RtSlot));
     }
 }

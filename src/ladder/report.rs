@@ -168,6 +168,16 @@ pub fn saving_reason(
     }
 }
 
+/// The note under a ladder whose method's body is measured as its own row.
+pub fn body_note(value: i64) -> String {
+    format!(
+        "method body: the snippet's `call` does work its native twin does not (the twin only \
+         returns {value}); the body rows measure that work (the method through the pointer bound \
+         in the shell, no layer), and each build's first rung is measured from them, so the \
+         body's cost lands on no layer"
+    )
+}
+
 /// The whole report.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
@@ -182,6 +192,9 @@ pub struct Report {
     /// The runtime's call (`rt-handle`) against the bench's row (`bench`) measured in the same
     /// job: the ratio bench / rt-handle and its CI, when the ladder has both rungs.
     pub bench_agreement: Option<(f64, f64, f64)>,
+    /// The method's body is measured as its own row (a `body` step: the method does work its
+    /// native twin does not), with the value the twin returns.
+    pub body: Option<i64>,
 }
 
 impl Report {
@@ -199,16 +212,28 @@ impl Report {
             .enumerate()
             .map(|(i, row)| {
                 let v = &result.variants[i];
+                let layer = |j: usize| bench.ladder.steps[bench.rows[j].step].layer;
                 let previous = if row.build.is_none() {
                     None
+                } else if layer(i) == Layer::Body {
+                    // The body's work over the twin's.
+                    Some(0)
                 } else {
-                    // The row of the previous step in the same build, else the native row.
+                    // The row of the previous step in the same build, else the method's body
+                    // row (its build's, else the `aot` one: a runtime rung is Rust calling the
+                    // method, too), else the native row.
+                    let body = |b: Option<Build>| {
+                        (0..i).find(|&j| layer(j) == Layer::Body && bench.rows[j].build == b)
+                    };
                     Some(
                         (0..i)
                             .rev()
                             .find(|&j| {
                                 bench.rows[j].build == row.build && bench.rows[j].step < row.step
                             })
+                            .or_else(|| body(row.build))
+                            .or_else(|| body(Some(Build::Aot)))
+                            .or_else(|| body(Some(Build::Jit)))
                             .unwrap_or(0),
                     )
                 };
@@ -278,6 +303,7 @@ impl Report {
             rows,
             band: result.band,
             bench_agreement,
+            body: bench.ladder.has_body().then_some(bench.value),
         }
     }
 
@@ -332,12 +358,15 @@ impl Report {
         }
         t.notes.push(format!(
             "adds: median per-round difference from the row before in the same build (the native \
-             row for a build's first step); vs native: ratio verdict with a ±{:.0}% band; cycles: \
+             row for a build's first step, or its method body row when there is one); vs native: ratio verdict with a ±{:.0}% band; cycles: \
              per call, against a chain of register adds timed in the same rounds (no PMU \
              needed); instr: instructions one call executes, counted by single-stepping the row \
              (`~N`: counting was not possible, the static count of its call-path code)",
             self.band * 100.0
         ));
+        if let Some(value) = self.body {
+            t.notes.push(body_note(value));
+        }
         if self.rows.iter().any(|r| r.build == Some(Build::Runtime)) {
             t.notes.push(
                 "build `runtime`: the runtime's own code, not a model (jit: Cranelift IR written to \

@@ -155,6 +155,7 @@ pub fn with_layers(base: &Ladder, layers: &[super::Layer]) -> Result<Ladder, Lay
                 .filter_map(|(name, _)| super::resolve(name).ok())
                 .flat_map(|l| l.steps),
         )
+        .chain([Step::body()])
         .collect();
     let step = |l: Layer| {
         pool.iter()

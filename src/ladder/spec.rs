@@ -25,6 +25,10 @@ use serde::Deserialize;
 pub enum Layer {
     /// A plain virtual call to native code: the twin and the floor.
     Native,
+    /// The snippet's method itself, reached through the pointer bound in the shell with no
+    /// layer: the work its body does beyond the twin's (which only returns the value). Added
+    /// after `native` when the method does such work, so that it lands on no layer.
+    Body,
     /// Read the class's slot table and call the pointer found there.
     Slot,
     /// One load of the class's entry word, a branch to a slow path that waits for a reload.
@@ -69,8 +73,9 @@ pub enum Layer {
 
 impl Layer {
     /// Every layer, in the seed's order.
-    pub const ALL: [Layer; 18] = [
+    pub const ALL: [Layer; 19] = [
         Layer::Native,
+        Layer::Body,
         Layer::Slot,
         Layer::Entry,
         Layer::Detached,
@@ -94,6 +99,7 @@ impl Layer {
     pub fn name(self) -> &'static str {
         match self {
             Layer::Native => "native",
+            Layer::Body => "body",
             Layer::Slot => "slot",
             Layer::Entry => "entry",
             Layer::Detached => "detached",
@@ -160,6 +166,23 @@ pub struct Step {
     pub text: String,
 }
 
+impl Step {
+    /// The `body` step a ladder gets when the snippet's method does work its twin does not
+    /// (see [`Ladder::with_body`]).
+    pub fn body() -> Step {
+        Step {
+            layer: Layer::Body,
+            title: "method body".into(),
+            text: "The snippet's method itself, called through the pointer bound in the shell \
+                   with no layer around it. The native twin only returns the method's value, so \
+                   what this row adds is the work of the method's body (and the JIT's code \
+                   against rustc's); every rung after it is measured from this row, so that \
+                   work lands on no layer."
+                .into(),
+        }
+    }
+}
+
 /// A whole ladder.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields)]
@@ -222,6 +245,11 @@ pub enum LadderProblem {
     /// A layer twice.
     #[error("layer `{0}` appears twice")]
     Twice(Layer),
+    /// `body` anywhere but right after `native`.
+    #[error(
+        "`body` may only be the second step, right after `native` (the rows after it are measured from it)"
+    )]
+    BodyLater,
     /// `fused` or `direct` beside another layer.
     #[error("layer `{layer}` cannot follow `{prev}`: {}", conflict_reason(*.prev, *.layer))]
     Conflict {
@@ -290,6 +318,9 @@ impl Ladder {
             if seen.contains(&l) {
                 return Err(at_step(i, LadderProblem::Twice(l)));
             }
+            if l == Layer::Body && i != 1 {
+                return Err(at_step(i, LadderProblem::BodyLater));
+            }
             if let Some(prev) = seen.iter().find(|p| conflicts(**p, l)) {
                 return Err(at_step(
                     i,
@@ -302,6 +333,21 @@ impl Ladder {
             seen.push(l);
         }
         Ok(())
+    }
+
+    /// True when the ladder measures the method's body as its own row (a `body` step).
+    pub fn has_body(&self) -> bool {
+        self.steps.iter().any(|s| s.layer == Layer::Body)
+    }
+
+    /// The ladder with a `body` step right after `native` ([`Step::body`]), unless it has one
+    /// already or is a ladder of `new` (whose rungs never call the method).
+    pub fn with_body(mut self) -> Ladder {
+        let new = self.steps.iter().any(|s| s.layer.is_new());
+        if !self.has_body() && !new && !self.steps.is_empty() {
+            self.steps.insert(1, Step::body());
+        }
+        self
     }
 
     /// The set of layers active at each row (row 0 is native and has none).
@@ -323,6 +369,10 @@ fn conflicts(a: Layer, b: Layer) -> bool {
     if a.is_new() != b.is_new() {
         // The steps of `new` are measured against `Arc::new`, the call's against a virtual call.
         return true;
+    }
+    if a == Layer::Body || b == Layer::Body {
+        // The bare method: every path of the call stands on it.
+        return false;
     }
     if a.is_runtime() || b.is_runtime() {
         // A runtime rung is a whole call of its own; it composes with nothing.

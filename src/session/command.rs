@@ -167,14 +167,14 @@ pub const COMMANDS: &[CommandHelp] = &[
         aliases: &[],
         usage: ":ladder [NAME|FILE]",
         summary: "measure a ladder: what each layer of a host-to-script call adds",
-        details: "Shipped ladders: host_call (the default), fused, direct, runtime; or a ladder .toml file (docs/ladder.md). A name given is kept for the next :ladder. The method called is the snippet's `fn call() -> i64`, or the default empty method when the snippet has none. Both builds (jit and aot) are measured interleaved within :set time; progress is shown live, Ctrl-C cancels.",
+        details: "Shipped ladders: host_call (the default), fused, direct, runtime; or a ladder .toml file (docs/ladder.md). A name given is kept for the next :ladder. The method called is the snippet's `fn call() -> i64`, or the default empty method when the snippet has none; a `call` that does more than return a literal (work its native twin does not do) is measured as its own `method body` row, and each build's first rung is measured from it. Both builds (jit and aot) are measured interleaved within :set time; progress is shown live, Ctrl-C cancels.",
     },
     CommandHelp {
         name: "layers",
         aliases: &[],
         usage: ":layers [LAYER...|+LAYER|-LAYER|reset]",
         summary: "show, reorder or toggle the next ladder's layers",
-        details: "Without arguments: the layers the next :ladder measures, in order. `:layers entry slot depth` measures exactly these, in this order (native comes first by itself); `-catch` drops a layer, `+catch` adds one at the end; `reset` goes back to the ladder file's order. Layers: slot, entry, detached, catch, depth, fused, direct (fused and direct stand alone); the runtime's own rungs rt-slot, rt-fused, rt-object, rt-handle and bench (each a whole call).",
+        details: "Without arguments: the layers the next :ladder measures, in order. `:layers entry slot depth` measures exactly these, in this order (native comes first by itself); `-catch` drops a layer, `+catch` adds one at the end; `reset` goes back to the ladder file's order. Layers: body (the bare method, only right after native; added by itself when the method does work), slot, entry, detached, catch, depth, fused, direct (fused and direct stand alone); the runtime's own rungs rt-slot, rt-fused, rt-object, rt-handle and bench (each a whole call).",
     },
     CommandHelp {
         name: "bench",

@@ -187,7 +187,7 @@ mod tests {
         );
         for adds in [
             "saves 0.27 ns [0.27, 0.27] (layout effect)",
-            "no cost resolved: within < 0.001 ns",
+            "no cost resolved: within < ±0.001 ns",
             "(the floor)",
         ] {
             t.push(

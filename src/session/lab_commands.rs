@@ -306,8 +306,10 @@ impl Session {
         // the steps of `new` only beside the `new` ladder (they mix with no layer of the call).
         let runtime = ladder.steps.iter().any(|s| s.layer.is_runtime());
         let new = ladder.steps.iter().any(|s| s.layer.is_new());
+        // `body` is added by itself when the method does work its twin does not.
         let left: Vec<&str> = Layer::ALL
             .iter()
+            .filter(|l| **l != Layer::Body)
             .filter(|l| {
                 if new {
                     l.is_new()

@@ -503,7 +503,44 @@ impl TableModel {
                 && p.variants
                     .iter()
                     .all(|v| self.rows.iter().any(|r| r.label == v.name));
-            if !same {
+            let planned = p.variants.iter().any(|v| {
+                self.rows
+                    .iter()
+                    .any(|r| r.label == v.name && r.step.is_some())
+            });
+            if !same && planned {
+                // A ladder with rows its plan lacks (a method body row): each goes in after the
+                // row of the job's row before it; the planned ones keep their step and build.
+                let body = crate::ladder::Step::body();
+                for (k, v) in p.variants.iter().enumerate() {
+                    if self.rows.iter().any(|r| r.label == v.name) {
+                        continue;
+                    }
+                    let i = k
+                        .checked_sub(1)
+                        .and_then(|b| {
+                            let before = &p.variants[b].name;
+                            self.rows.iter().position(|r| &r.label == before)
+                        })
+                        .map_or(0, |j| j + 1);
+                    let build = v
+                        .name
+                        .split_once(' ')
+                        .filter(|(_, title)| *title == body.title)
+                        .map(|(b, _)| b.to_string());
+                    self.rows.insert(
+                        i,
+                        TableRow {
+                            label: v.name.clone(),
+                            step: build.as_ref().map(|_| body.title.clone()),
+                            layer: build.as_ref().map(|_| body.layer.to_string()),
+                            build,
+                            ok: true,
+                            ..TableRow::default()
+                        },
+                    );
+                }
+            } else if !same {
                 self.rows.clear();
             }
             for r in &mut self.rows {

@@ -217,7 +217,9 @@ impl App {
             if row.step.is_some() {
                 continue;
             }
-            if let Some(step) = self.ladder.steps.iter().find(|s| {
+            // A method that does work gets a body row (`crate::ladder::Ladder::with_body`).
+            let body = crate::ladder::Step::body();
+            if let Some(step) = self.ladder.steps.iter().chain([&body]).find(|s| {
                 row.label == s.title
                     || row
                         .label

@@ -14,6 +14,8 @@ use super::model::{TableModel, TableRow};
 pub struct Bar {
     /// The rung (a step title); the floor is the native row.
     pub step: String,
+    /// The step's layer (`slot`, `catch`): the short name shown where the title does not fit.
+    pub layer: Option<String>,
     /// `jit`, `aot`, or `None` for the native floor.
     pub build: Option<String>,
     /// Where the bar starts: the sum of what the rungs before it added (ns).
@@ -68,12 +70,14 @@ impl Waterfall {
         let mut steps = vec![native.step.clone()?];
         let mut bars = vec![Bar {
             step: steps[0].clone(),
+            layer: native.layer.clone(),
             build: None,
             from: 0.0,
             adds: floor,
             ci: None,
         }];
         let mut builds: Vec<String> = Vec::new();
+        let body_title = crate::ladder::Step::body().title;
         for r in &t.rows {
             let (Some(step), Some(build)) = (&r.step, &r.build) else {
                 continue;
@@ -87,14 +91,26 @@ impl Waterfall {
             if !builds.contains(build) {
                 builds.push(build.clone());
             }
-            let from = bars
-                .iter()
-                .rev()
-                .find(|b| b.build.as_ref() == Some(build))
-                .map_or(floor, Bar::to);
+            // A build's first rung stands on the method body's bar when there is one (its
+            // build's, else the aot one: the report measures it from there), else the floor.
+            let body_of = |b: &str| {
+                bars.iter()
+                    .find(|x| x.step == body_title && x.build.as_deref() == Some(b))
+            };
+            let from = if *step == body_title {
+                floor
+            } else {
+                bars.iter()
+                    .rev()
+                    .find(|b| b.build.as_ref() == Some(build))
+                    .or_else(|| body_of("aot"))
+                    .or_else(|| body_of("jit"))
+                    .map_or(floor, Bar::to)
+            };
             let (adds, ci) = adds_of(r);
             bars.push(Bar {
                 step: step.clone(),
+                layer: r.layer.clone(),
                 build: Some(build.clone()),
                 from,
                 adds,
@@ -279,14 +295,14 @@ pub fn text_lines(w: &Waterfall, width: usize) -> Vec<(Option<String>, String, b
         .map(|b| match (b.build.is_none(), b.ci) {
             (true, _) => format!("{:.2} floor", b.adds),
             (false, Some((lo, hi))) => {
-                format!("{:+.2} ±{}", b.adds, super::panes::ci_half(hi - lo))
+                format!("{:+.2} {}", b.adds, super::panes::ci_half(hi - lo))
             }
             (false, None) => format!("{:+.2}", b.adds),
         })
         .collect();
     let tail_w = tails.iter().map(|t| t.chars().count()).max().unwrap_or(0);
     // A line: rung, build (3), bar, tail, with a space between each.
-    let label_w = w
+    let room = w
         .steps
         .iter()
         .map(|s| s.chars().count())
@@ -296,17 +312,28 @@ pub fn text_lines(w: &Waterfall, width: usize) -> Vec<(Option<String>, String, b
         .min(width / 3)
         .min(width.saturating_sub(tail_w + 6 + MIN_BAR))
         .max(4);
+    // When a title does not fit, the rungs are named by their layers (`detached`, `catch`),
+    // all of them, so the column reads alike; only a name that does not fit either is cut. The
+    // names then take only the room they need.
+    let short = w.bars.iter().any(|b| b.step.chars().count() > room);
+    let titles: Vec<String> = w
+        .bars
+        .iter()
+        .map(|b| match &b.layer {
+            _ if !short => b.step.clone(),
+            Some(layer) if layer.chars().count() <= room => layer.clone(),
+            _ => {
+                let cut: String = b.step.chars().take(room - 1).collect();
+                format!("{cut}…")
+            }
+        })
+        .collect();
+    let label_w = titles.iter().map(|t| t.chars().count()).max().unwrap_or(0);
     let bar_w = width.saturating_sub(label_w + tail_w + 6).max(MIN_BAR);
     let top = w.top().max(1e-9);
     let cells = |ns: f64| (ns / top * bar_w as f64).max(0.0);
     let mut out = Vec::new();
-    for (b, tail) in w.bars.iter().zip(tails) {
-        let title: String = if b.step.chars().count() > label_w {
-            let cut: String = b.step.chars().take(label_w - 1).collect();
-            format!("{cut}…")
-        } else {
-            b.step.clone()
-        };
+    for ((b, tail), title) in w.bars.iter().zip(tails).zip(titles) {
         let build = b.build.as_deref().unwrap_or("");
         let body = if b.adds < 0.0 {
             // From where it ends (left) to where the rungs before it ended (right).

@@ -3,6 +3,7 @@
 //! data; the typed results are built in `measure::result`.
 
 pub mod blocks;
+pub mod digits;
 pub mod layouts;
 pub mod median_ci;
 pub mod summary;

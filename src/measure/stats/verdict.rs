@@ -179,13 +179,14 @@ pub fn abs_verdict(diff_ci: &MedianCi) -> AbsVerdict {
 }
 
 impl fmt::Display for AbsVerdict {
+    /// Digits from [`super::digits`]: the CI's bounds never print alike unless they are, and a
+    /// bound that rounds to zero is said as one (`±0.000` would promise more).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use super::digits::{ci_decimals, ci_half};
         let ns = |p: Picos| p.nanos();
-        // Two decimals down to 0.1 ns, three below: hundredths of a ns must stay visible.
-        let prec = |p: Picos| if p.nanos().abs() < 0.1 { 3 } else { 2 };
         match *self {
             AbsVerdict::Adds { diff, low, high } => {
-                let p = prec(low);
+                let p = ci_decimals(ns(low), ns(high));
                 write!(
                     f,
                     "adds {:.p$} ns [{:.p$}, {:.p$}]",
@@ -195,7 +196,7 @@ impl fmt::Display for AbsVerdict {
                 )
             }
             AbsVerdict::Saves { diff, low, high } => {
-                let p = prec(high);
+                let p = ci_decimals(ns(low), ns(high));
                 write!(
                     f,
                     "saves {:.p$} ns [{:.p$}, {:.p$}]",
@@ -204,13 +205,8 @@ impl fmt::Display for AbsVerdict {
                     -ns(low)
                 )
             }
-            // A bound that rounds to zero is said as one (`±0.000` would promise more).
-            AbsVerdict::NoCostResolved { within } if ns(within) < 0.0005 => {
-                write!(f, "no cost resolved: within < 0.001 ns")
-            }
             AbsVerdict::NoCostResolved { within } => {
-                let p = prec(within);
-                write!(f, "no cost resolved: within ±{:.p$} ns", ns(within))
+                write!(f, "no cost resolved: within {} ns", ci_half(ns(within)))
             }
         }
     }
@@ -247,9 +243,9 @@ mod tests {
         let a = abs_verdict(&ci(850.0, 900.0, 950.0));
         assert_eq!(a.to_string(), "adds 0.90 ns [0.85, 0.95]");
         let z = abs_verdict(&ci(-30.0, 1.0, 40.0));
-        assert_eq!(z.to_string(), "no cost resolved: within ±0.040 ns");
+        assert_eq!(z.to_string(), "no cost resolved: within ±0.04 ns");
         // Identical rounds: a bound under what three decimals show.
         let zero = abs_verdict(&ci(-0.2, 0.0, 0.3));
-        assert_eq!(zero.to_string(), "no cost resolved: within < 0.001 ns");
+        assert_eq!(zero.to_string(), "no cost resolved: within < ±0.001 ns");
     }
 }

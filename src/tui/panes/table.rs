@@ -71,7 +71,7 @@ fn adds_text(r: &TableRow) -> (String, &'static str, Meaning) {
             // says why.
             let mark = if r.why.is_some() { "*" } else { " " };
             (
-                format!("{:+.2} ±{}", a.ns, ci_half(a.high - a.low)),
+                format!("{:+.2} {}", a.ns, ci_half(a.high - a.low)),
                 mark,
                 a.meaning(),
             )
@@ -81,16 +81,10 @@ fn adds_text(r: &TableRow) -> (String, &'static str, Meaning) {
     }
 }
 
-/// Half a CI's width with the digits that keep it non-zero: `0.34`, `0.004`, `<0.001`.
+/// Half a CI's width with the digits that keep it non-zero (`±0.34`, `±0.004`, `< ±0.001`):
+/// [`crate::measure::stats::digits::ci_half`], as every front end shows it.
 pub fn ci_half(width: f64) -> String {
-    let half = (width / 2.0).abs();
-    if half >= 0.01 {
-        format!("{half:.2}")
-    } else if half >= 0.001 {
-        format!("{half:.3}")
-    } else {
-        "<0.001".into()
-    }
+    crate::measure::stats::digits::ci_half(width / 2.0)
 }
 
 /// The table pane.
@@ -122,7 +116,7 @@ pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
     // Columns: label, adds (and its mark), total, ratio, verdict, bar (the rest). The labels
     // get the room they need, as long as a bar of `MIN_BAR` cells stays.
     const MIN_BAR: usize = 6;
-    let (adds_w, total_w, ratio_w, verdict_w) = (14, 8, 7, 11);
+    let (adds_w, total_w, ratio_w, verdict_w) = (15, 8, 7, 11);
     let fixed = adds_w + 1 + total_w + ratio_w + verdict_w + 5;
     let widest = t
         .rows
@@ -235,8 +229,8 @@ mod tests {
         assert_eq!(table_offset(0, 5), 0);
         assert_eq!(table_offset(7, 5), 3);
         assert_eq!(fit("abcdef", 4), "abc…");
-        assert_eq!(ci_half(0.5), "0.25");
-        assert_eq!(ci_half(0.008), "0.004");
-        assert_eq!(ci_half(0.0), "<0.001");
+        assert_eq!(ci_half(0.5), "±0.25");
+        assert_eq!(ci_half(0.008), "±0.004");
+        assert_eq!(ci_half(0.0), "< ±0.001");
     }
 }
