@@ -80,9 +80,12 @@ fn sizing_reaches_target_and_per_op_is_exact() {
     let c = r.compare(0, 1).unwrap();
     assert_eq!(c.verdict.verdict, Verdict::Slower);
     assert!((c.verdict.ratio.0 - 1.1).abs() < 1e-9);
-    // Exact rounds: the interval is the run-level term alone (0.01% of 1.1 ns a side), so its
-    // low end falls just under 0.1 ns and the figures get a third decimal.
-    assert_eq!(c.abs.unwrap().to_string(), "adds 0.100 ns [0.100, 0.100]");
+    // Exact rounds: the interval is the run-level term alone (0.01% of 1.1 ns a side), and the
+    // bounds get digits until they differ (`stats::digits`): four decimals.
+    assert_eq!(
+        c.abs.unwrap().to_string(),
+        "adds 0.1000 ns [0.0999, 0.1001]"
+    );
     assert!(r.variants.iter().all(|v| v.checksum.is_some()));
 }
 
