@@ -152,3 +152,32 @@ fn a_ladder_around_a_method_that_does_work_measures_its_body_as_a_row() {
         .stdout(predicate::str::is_match(r"(?m)^method body +aot +Bound ").expect("regex"))
         .stdout(predicate::str::contains("the twin only returns 45"));
 }
+
+#[test]
+fn a_piped_session_fits_its_tables_to_columns() {
+    // Piped, there is no terminal to ask: `COLUMNS` gives the width, as for other tools.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = repl(dir.path())
+        .env("COLUMNS", "80")
+        .write_stdin(":set time 0.1\n:ladder fused\n")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).expect("utf-8");
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("step"))
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with("adds:"))
+        .collect();
+    // The header, its rule and the rows (the notes below are prose the terminal wraps).
+    assert!(table.len() >= 3, "{text}");
+    for line in table {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+}

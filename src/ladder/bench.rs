@@ -49,12 +49,16 @@ pub fn method_does_work(program: &Program) -> bool {
     let Some(id) = program.function_named("call") else {
         return false;
     };
+    // A literal, or an operator applied to one (`return -1`): a constant, no work.
+    fn constant(e: &crate::lang::hir::Expr) -> bool {
+        match &e.kind {
+            ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_) => true,
+            ExprKind::Unary(_, inner) => constant(inner),
+            _ => false,
+        }
+    }
     match program.function(id).body.stmts.as_slice() {
-        [only] => !matches!(
-            &only.kind,
-            StmtKind::Return(Some(e))
-                if matches!(e.kind, ExprKind::Int(_) | ExprKind::Float(_) | ExprKind::Bool(_))
-        ),
+        [only] => !matches!(&only.kind, StmtKind::Return(Some(e)) if constant(e)),
         _ => true,
     }
 }
@@ -662,4 +666,31 @@ unsafe fn raw_fn(f: &ClifFunction) -> Result<RawVariantFn, BuildError> {
     // SAFETY: checked above; the address is finalized code; fn pointers and addresses have one
     // representation.
     Ok(unsafe { std::mem::transmute::<usize, RawVariantFn>(f.code.addr as usize) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::method_does_work;
+
+    fn program(text: &str) -> crate::lang::Program {
+        let source = crate::lang::SourceFile::new("m.hot", text.to_string());
+        crate::lang::compile(std::sync::Arc::new(source)).unwrap_or_else(|d| panic!("{d}"))
+    }
+
+    #[test]
+    fn a_constant_is_no_work_and_anything_else_is() {
+        assert!(!method_does_work(&program("fn call() -> i64 { return 1 }")));
+        assert!(!method_does_work(&program(
+            "fn call() -> i64 { return -1 }"
+        )));
+        assert!(!method_does_work(&program(
+            "fn call() -> i64 { return (~7) }"
+        )));
+        assert!(method_does_work(&program(
+            "fn call() -> i64 { var s = 0\n for i in 0..10 { s += i }\n return s }"
+        )));
+        assert!(method_does_work(&program(
+            "fn k() -> i64 { return 2 }\nfn call() -> i64 { return k() }"
+        )));
+    }
 }

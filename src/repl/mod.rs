@@ -146,6 +146,15 @@ impl Sink for Printer {
     }
 }
 
+/// The width `COLUMNS` gives a piped session (`COLUMNS=80 hotlab repl < script`): a positive
+/// number, else none.
+fn columns_env() -> Option<usize> {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&w| w > 0)
+}
+
 /// What a script or a session loop counts.
 struct Run {
     failed: usize,
@@ -157,13 +166,16 @@ struct Run {
 impl Run {
     /// Hand one complete input to the session.
     fn input(&mut self, session: &mut Session, printer: &mut Printer, input: &str) {
-        // Tables fit the terminal as it is now (a compact layout under 120 columns).
+        // Tables fit the terminal as it is now (a compact layout under 120 columns); piped,
+        // the width `COLUMNS` names, if any (else the full layout).
         if printer.live {
             session.set_width(
                 crossterm::terminal::size()
                     .ok()
                     .map(|(w, _)| usize::from(w)),
             );
+        } else {
+            session.set_width(columns_env());
         }
         self.last_failed = false;
         match session.run_line(input, printer) {

@@ -208,9 +208,10 @@ impl FunctionTranslator<'_, '_> {
     /// A release of a count with no static floor (handles, vecs, closures): one atomic
     /// decrement; when it took the count from 1 to 0 (this was the last reference), a cold
     /// block puts the 1 back and calls `helper(cell)`, which takes it to zero again and frees,
-    /// as every release does. Putting it back is safe: nobody else holds a reference to see
-    /// the count (a retain needs one), and the runtime's walks of the live lists (reload,
-    /// unload, collect) wait until no thread is inside a call, as this code is.
+    /// as every release does. Putting it back is safe: no one can raise a count from 0 — a
+    /// retain needs a reference of its own, and the runtime's walks of the live lists take
+    /// theirs with `try_retain`, which refuses 0 (one that sees the 1 put back holds a real
+    /// reference, and the helper's decrement then leaves the object to it).
     fn release_by_decrement(
         &mut self,
         cell: Value,
