@@ -7,15 +7,20 @@ fn hotlab() -> Command {
     Command::cargo_bin("hotlab").unwrap()
 }
 
+/// A file `name` holding `text` in a fresh temporary directory (kept while the guard lives).
+fn temp_file(name: &str, text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
 #[test]
 fn a_bad_ladder_file_names_file_line_and_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("bad.toml");
-    std::fs::write(
-        &path,
+    let (_dir, path) = temp_file(
+        "bad.toml",
         "name = \"bad\"\ndescription = \"x\"\n\n[[step]]\nlayer = \"native\"\ntitle = \"n\"\ntext = \"t\"\n\n[[step]]\nlayer = \"slott\"\ntitle = \"s\"\ntext = \"t\"\n",
-    )
-    .unwrap();
+    );
     hotlab()
         .args(["ladder", "--ladder"])
         .arg(&path)
@@ -37,9 +42,7 @@ fn an_unknown_ladder_name_lists_the_shipped_ones() {
 
 #[test]
 fn a_snippet_without_call_is_refused_with_its_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.hot");
-    std::fs::write(&path, "fn main() -> i64 { return 1 }\n").unwrap();
+    let (_dir, path) = temp_file("s.hot", "fn main() -> i64 { return 1 }\n");
     hotlab()
         .args(["ladder", "--snippet"])
         .arg(&path)
@@ -124,13 +127,10 @@ fn the_table_is_coloured_as_checks_line_is() {
 /// (so the body's cost lands on no layer).
 #[test]
 fn a_method_that_does_work_gets_a_body_row_the_rungs_stand_on() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("sum.hot");
-    std::fs::write(
-        &path,
+    let (_dir, path) = temp_file(
+        "sum.hot",
         "fn call() -> i64 {\n    var s = 0\n    for i in 0..10 {\n        s += i\n    }\n    return s\n}\n",
-    )
-    .unwrap();
+    );
     let out = hotlab()
         .args([
             "ladder", "--ladder", "fused", "--time", "0.3", "--format", "json",
@@ -193,8 +193,6 @@ fn a_method_that_does_work_gets_a_body_row_the_rungs_stand_on() {
 
 #[test]
 fn the_empty_method_has_no_body_row_unless_the_ladder_asks() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("body.toml");
     let ladder = |second: &str, third: &str| {
         format!(
             "name = \"b\"\ndescription = \"d\"\n\n[[step]]\nlayer = \"native\"\ntitle = \"n\"\ntext = \"t\"\n\n\
@@ -202,7 +200,7 @@ fn the_empty_method_has_no_body_row_unless_the_ladder_asks() {
              [[step]]\nlayer = \"{third}\"\ntitle = \"{third}\"\ntext = \"t\"\n"
         )
     };
-    std::fs::write(&path, ladder("body", "slot")).unwrap();
+    let (_dir, path) = temp_file("body.toml", &ladder("body", "slot"));
     let out = hotlab()
         .args([
             "ladder", "--time", "0.2", "--build", "jit", "--format", "json", "--ladder",

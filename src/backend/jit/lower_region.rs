@@ -168,8 +168,15 @@ impl LocalFacts {
             ..Assigned::default()
         };
         walk_block(body, &mut w);
+        // `var x = p` of a parameter or capture whose every assignment is `x = x.g`: a walk
+        // along handle fields that nothing writes while `x` is used (`chase_vars`).
+        let chases = if w.unknown {
+            HashSet::new()
+        } else {
+            chase_vars(body, locals, &w, &held, cx)
+        };
         let mut facts = LocalFacts {
-            assigned: w.assigned.clone(),
+            assigned: std::mem::take(&mut w.assigned),
             borrowed: HashSet::new(),
             moves: HashMap::new(),
         };
@@ -193,12 +200,7 @@ impl LocalFacts {
                 facts.borrowed.insert(x);
             }
         }
-        // `var x = p` of a parameter or capture whose every assignment is `x = x.g`: a walk
-        // along handle fields that nothing writes while `x` is used (`chase_vars`).
-        if !w.unknown {
-            let chases = chase_vars(body, locals, &w, &held, cx);
-            facts.borrowed.extend(chases);
-        }
+        facts.borrowed.extend(chases);
         for (x, v) in w.lets {
             let borrowable = match locals.get(v.index()).map(|l| &l.ty) {
                 Some(Type::Vec(elem)) => borrowable_elem(elem),
@@ -280,11 +282,11 @@ fn chase_vars(
         candidates.insert(x, steps.into_iter().flatten().collect());
     }
     // A local declared twice (a `let` in two places) is left alone.
+    let mut declared: HashMap<LocalId, usize> = HashMap::new();
     for &(x, _) in &w.aliases {
-        if w.aliases.iter().filter(|(t, _)| *t == x).count() > 1 {
-            candidates.remove(&x);
-        }
+        *declared.entry(x).or_default() += 1;
     }
+    candidates.retain(|x, _| declared.get(x) == Some(&1));
     let mut out = HashSet::new();
     if !candidates.is_empty() {
         chase_blocks(body, &candidates, cx, &mut out);
