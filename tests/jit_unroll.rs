@@ -213,3 +213,103 @@ fn rows_of_nested_arrays_unroll_with_the_same_values_and_errors() {
         "error: index -2 out of range for length 4 at 5:25",
     );
 }
+
+/// An accumulation `p op= e` in an unrolled loop is computed from one base per trip of four
+/// (`lower_loop.rs`, `Reassoc`): for every operator it takes (`+ - ^ | &`, compound or
+/// `p = p op e`), every place (a local, a module variable, a field) and every trip count around
+/// four, the same values as a plain loop; and where the operand reads the place's cell (the
+/// same local, module variable or field, also through another handle to the same object),
+/// it is not reassociated and still gives the plain loop's values.
+#[test]
+fn reassociated_accumulations_give_the_plain_loops_values() {
+    for n in 0..10i64 {
+        let text = format!(
+            "var G = 7
+             var A = [3, 1, 4, 1, 5, 9, 2, 6]
+             class C {{
+                 var x: i64 = 5
+                 var y: i64 = 2
+             }}
+             fn main() -> i64 {{
+                 var add = 1
+                 for i in 0..{n} {{ add += i & 3 }}
+                 var sub = 100
+                 for i in 0..{n} {{ sub -= i * 3 }}
+                 var xor = 0
+                 for i in 0..{n} {{ xor ^= i * 37 }}
+                 var or = 0
+                 for i in 0..{n} {{ or = or | (1 << i) }}
+                 var and = -1
+                 for i in 0..{n} {{ and &= ~(1 << (i * 2)) }}
+                 G = 7
+                 for i in 0..{n} {{ G = G + A[i & 7] }}
+                 let c = new C()
+                 for i in 0..{n} {{ c.x += c.y + i }}
+                 for i in 0..{n} {{ c.y -= A[(i * 3) & 7] }}
+                 let d = c
+                 var self_read = 1
+                 for i in 0..{n} {{ self_read += self_read & i }}
+                 for i in 0..{n} {{ c.x += d.x & 5 }}
+                 for i in 0..{n} {{ G = G + (G >> 1) }}
+                 return add + sub * 3 + xor * 5 + or * 7 + and * 11 + G * 13 + c.x * 17 + c.y * 19 + self_read * 23
+             }}"
+        );
+        let a = [3i64, 1, 4, 1, 5, 9, 2, 6];
+        let (mut add, mut sub, mut xor, mut or, mut and) = (1i64, 100i64, 0i64, 0i64, -1i64);
+        let (mut g, mut cx, mut cy, mut self_read) = (7i64, 5i64, 2i64, 1i64);
+        for i in 0..n {
+            add += i & 3;
+            sub -= i * 3;
+            xor ^= i * 37;
+            or |= 1 << i;
+            and &= !(1 << (i * 2));
+            g += a[(i & 7) as usize];
+        }
+        for i in 0..n {
+            cx += cy + i;
+        }
+        for i in 0..n {
+            cy -= a[((i * 3) & 7) as usize];
+        }
+        for i in 0..n {
+            self_read += self_read & i;
+        }
+        for _ in 0..n {
+            cx += cx & 5;
+        }
+        for _ in 0..n {
+            g += g >> 1;
+        }
+        let want = add
+            + sub * 3
+            + xor * 5
+            + or * 7
+            + and * 11
+            + g * 13
+            + cx * 17
+            + cy * 19
+            + self_read * 23;
+        same_everywhere(&text, &want.to_string());
+    }
+}
+
+/// A raise in a reassociated copy (the index of the eleventh iteration, in the third trip of
+/// four) is the same error at the same place on every backend.
+#[test]
+fn a_raise_inside_a_reassociated_copy_is_located_as_everywhere() {
+    same_everywhere(
+        "class C {
+    var x: i64 = 0
+}
+fn main() -> i64 {
+    var a = [1; 10]
+    let c = new C()
+    for i in 0..12 {
+        c.x += a[i] * 2
+    }
+    return c.x
+}
+",
+        "error: index 10 out of range for length 10 at 8:16",
+    );
+}

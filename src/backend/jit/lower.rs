@@ -286,6 +286,8 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// The span of the expression or statement being lowered: what a helper call made now
     /// reports an error at when the helper has no span of its own (`call_helper`).
     pub(crate) span: Span,
+    /// The accumulation the unrolled loop being lowered reassociates (`lower_loop.rs`).
+    pub(crate) reassoc: Option<super::lower_loop::Reassoc>,
 }
 
 /// Lower HIR function `index` into `func` (whose name and signature are already set).
@@ -324,6 +326,7 @@ pub(crate) fn lower_function(
         ranges: Default::default(),
         field_owners: HashMap::new(),
         span: hir_fn.name_span,
+        reassoc: None,
     };
     t.enter_span(hir_fn.name_span);
     match t.translate_function() {
@@ -677,6 +680,33 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     ) -> LResult<()> {
         // Order (hir.rs): the place's indexes (checked, outermost first), then the value, then
         // the store; a compound operator reads the old value last, just before the store.
+        if let Some(r) = self.reassoc.as_mut()
+            && r.is(place)
+        {
+            // A copy of an unrolled accumulation (`lower_loop.rs`, `Reassoc`): `p = p op e`
+            // as `p op= e` (`e` does not read `p`), its store folded into the group's.
+            let value = match (op, &value.kind) {
+                (None, hir::ExprKind::Binary { rhs, .. }) => &**rhs,
+                _ => value,
+            };
+            let op = Some(r.op);
+            r.set_now(true);
+            let done = self.translate_assign_inner(place, op, op_span, value);
+            if let Some(r) = self.reassoc.as_mut() {
+                r.set_now(false);
+            }
+            return done;
+        }
+        self.translate_assign_inner(place, op, op_span, value)
+    }
+
+    fn translate_assign_inner(
+        &mut self,
+        place: &Place,
+        op: Option<hir::BinOp>,
+        op_span: Span,
+        value: &hir::Expr,
+    ) -> LResult<()> {
         if let PlaceKind::Field { object, field } = &place.kind {
             return self
                 .translate_field_assign(object, *field, &place.ty, op, op_span, value, place.span);
@@ -720,6 +750,11 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         op_span: Span,
         value: Value,
     ) -> LResult<()> {
+        if let Some(r) = self.reassoc.as_mut()
+            && r.take_now()
+        {
+            return self.reassoc_store(target, ty, op_span, value);
+        }
         if let (Type::Array(..), true, PlaceRef::Mem(addr)) = (ty, ty.owns_cells(), target) {
             self.replace_cells(addr, ty, value);
             return Ok(());

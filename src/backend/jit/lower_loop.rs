@@ -17,9 +17,10 @@ use cranelift_frontend::Variable;
 use cranelift_codegen::ir::Block;
 
 use crate::lang::hir::{self, BinOp, Block as HirBlock, ExprKind, LocalId, LogicOp, Type, UnOp};
+use crate::lang::span::Span;
 use crate::runtime::values::VecBlock;
 
-use super::lower::{FunctionTranslator, LResult, LocalSlot, LoopTargets, bad, mem};
+use super::lower::{FunctionTranslator, LResult, LocalSlot, LoopTargets, PlaceRef, bad, mem};
 use super::lower_expr::reads_var;
 use super::opt_globals::runs_no_code;
 use super::opt_walk::{Visitor, Walk, walk_block, walk_expr};
@@ -29,6 +30,130 @@ const UNROLL: i64 = 4;
 
 /// Loop bodies of more HIR nodes than this are not unrolled (code size, compile time).
 const MAX_UNROLLED_NODES: usize = 40;
+
+/// An accumulation `p op= e` that the unrolled copies of a loop compute from one base: copy
+/// `k` stores `base op (e0 ⊕ … ⊕ ek)` (⊕ is `+` for `+=` and `-=`, the operator itself for
+/// `^=`, `|=`, `&=`), where `base` is `p` as the group's first copy read it. The same values,
+/// stored in the same order (i64 arithmetic wraps, so the sums are exact in any grouping),
+/// but the loop carries one operation per group instead of one per copy: the operands' partial
+/// sums do not wait for the stores before them. See [`reassociable`] for when it is sound.
+#[derive(Debug)]
+pub(crate) struct Reassoc {
+    /// The one assignment's place (the body's only statement), by address.
+    place: *const hir::Place,
+    /// The compound operator the copies apply (`p = p op e` is taken as `p op= e`).
+    pub(crate) op: BinOp,
+    /// Lowering the copies of the unrolled loop (not the plain loop after it).
+    in_group: bool,
+    /// Lowering the assignment's store now (set by [`FunctionTranslator::reassoc_store`]).
+    now: bool,
+    /// The group's base and its operands folded so far (from its first copy's store).
+    folded: Option<(Value, Value)>,
+}
+
+impl Reassoc {
+    /// Whether `place` is the assignment's.
+    pub(crate) fn is(&self, place: &hir::Place) -> bool {
+        self.in_group && std::ptr::eq(self.place, place)
+    }
+
+    /// Mark the assignment's store as the next one lowered (or not).
+    pub(crate) fn set_now(&mut self, now: bool) {
+        self.now = now;
+    }
+
+    /// Whether the store being lowered is the assignment's (once).
+    pub(crate) fn take_now(&mut self) -> bool {
+        std::mem::take(&mut self.now)
+    }
+}
+
+/// The reassociated form of a loop body (see [`Reassoc`]): a body of exactly one assignment
+/// `p op= e` (or `p = p op e`) of an `i64` local, module variable or field of a local handle,
+/// with `op` one of `+ - ^ | &`, where `e` does not read `p`'s cell (no read of the local, of
+/// the module variable, of a field with `p`'s index on any object) — and, as every unrolled
+/// body, calls nothing ([`FunctionTranslator::unrolls`]): nothing but the copies' own stores
+/// writes `p` during the group, so its value at copy `k` is `base op (e0 ⊕ … ⊕ ek)`. A raise
+/// in `e` (an index out of range) stops the group where the plain copies stop: the stores
+/// before it made, the rest not.
+fn reassociable(body: &HirBlock) -> Option<Reassoc> {
+    let [stmt] = body.stmts.as_slice() else {
+        return None;
+    };
+    let hir::StmtKind::Assign {
+        place, op, value, ..
+    } = &stmt.kind
+    else {
+        return None;
+    };
+    if place.ty != Type::I64 {
+        return None;
+    }
+    let (op, operand) = match (op, &value.kind) {
+        (Some(op), _) => (*op, value),
+        (None, ExprKind::Binary { op, lhs, rhs, .. }) if reads_place(lhs, place) => (*op, &**rhs),
+        _ => return None,
+    };
+    if !matches!(
+        op,
+        BinOp::Add | BinOp::Sub | BinOp::BitXor | BinOp::BitOr | BinOp::BitAnd
+    ) {
+        return None;
+    }
+    let mut reads = ReadsCell {
+        place,
+        found: matches!(place.kind, hir::PlaceKind::Index { .. }),
+    };
+    if let hir::PlaceKind::Field { object, .. } = &place.kind
+        && !matches!(object.kind, ExprKind::Local(_))
+    {
+        reads.found = true;
+    }
+    walk_expr(operand, &mut reads);
+    (!reads.found).then_some(Reassoc {
+        place,
+        op,
+        in_group: false,
+        now: false,
+        folded: None,
+    })
+}
+
+/// Whether `e` is a plain read of `place` (a local, a module variable, or a field of the same
+/// local handle).
+fn reads_place(e: &hir::Expr, place: &hir::Place) -> bool {
+    match (&e.kind, &place.kind) {
+        (ExprKind::Local(a), hir::PlaceKind::Local(b)) => a == b,
+        (ExprKind::Global(a), hir::PlaceKind::Global(b)) => a == b,
+        (ExprKind::Field(o, f), hir::PlaceKind::Field { object, field }) => {
+            f == field
+                && matches!((&o.kind, &object.kind),
+                    (ExprKind::Local(a), ExprKind::Local(b)) if a == b)
+        }
+        _ => false,
+    }
+}
+
+/// Finds a read in an operand that may see the cell of the assignment's `place`.
+struct ReadsCell<'p> {
+    place: &'p hir::Place,
+    found: bool,
+}
+
+impl Visitor for ReadsCell<'_> {
+    fn expr(&mut self, e: &hir::Expr) -> Walk {
+        self.found |= match (&e.kind, &self.place.kind) {
+            (ExprKind::Local(a), hir::PlaceKind::Local(b)) => a == b,
+            (ExprKind::Global(a), hir::PlaceKind::Global(b)) => a == b,
+            (ExprKind::Field(_, f), hir::PlaceKind::Field { field, .. }) => f == field,
+            _ => false,
+        };
+        Walk::Children
+    }
+    fn unknown(&mut self) {
+        self.found = true;
+    }
+}
 
 /// Whether a loop body may be unrolled, and its size (see [`FunctionTranslator::unrolls`]).
 /// Every value it computes or stores is a scalar: no array copy (a temporary slot per copy), no
@@ -301,9 +426,53 @@ impl FunctionTranslator<'_, '_> {
         // overflow: it only runs after `i < end <= i64::MAX`.
         self.def_var(var, first);
         let unroll = self.unrolls(body);
-        self.with_known_range(id, first, end, |t| {
+        let outer = self.reassoc_for(unroll, body);
+        let done = self.with_known_range(id, first, end, |t| {
             t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
-        })
+        });
+        self.reassoc = outer;
+        done
+    }
+
+    /// Set up the reassociated copies of an unrolled loop over `body` ([`Reassoc`]); returns
+    /// the state to put back after the loop.
+    fn reassoc_for(&mut self, unroll: bool, body: &HirBlock) -> Option<Reassoc> {
+        let mine = if unroll { reassociable(body) } else { None };
+        std::mem::replace(&mut self.reassoc, mine)
+    }
+
+    /// The store of the reassociated assignment in an unrolled copy ([`Reassoc`]): the group's
+    /// first copy reads the place (after its operand, as a compound assignment does) and
+    /// keeps it as the base; every copy stores `base op (its operands folded)`.
+    pub(crate) fn reassoc_store(
+        &mut self,
+        target: PlaceRef,
+        ty: &Type,
+        op_span: Span,
+        value: Value,
+    ) -> LResult<()> {
+        let Some(r) = self.reassoc.as_ref() else {
+            return bad("a reassociated store outside its loop");
+        };
+        let (op, folded) = (r.op, r.folded);
+        let (base, sum) = match folded {
+            None => (self.read_place(target, ty)?, value),
+            Some((base, sum)) => {
+                let ins = self.builder.ins();
+                let sum = match op {
+                    BinOp::BitXor => ins.bxor(sum, value),
+                    BinOp::BitOr => ins.bor(sum, value),
+                    BinOp::BitAnd => ins.band(sum, value),
+                    _ => ins.iadd(sum, value),
+                };
+                (base, sum)
+            }
+        };
+        if let Some(r) = self.reassoc.as_mut() {
+            r.folded = Some((base, sum));
+        }
+        let v = self.binary_values(op, op_span, ty, base, sum)?;
+        self.write_place(target, ty, v)
     }
 
     /// Whether a counted loop over `body` is unrolled ([`Self::counted_loop`]), on every
@@ -372,7 +541,8 @@ impl FunctionTranslator<'_, '_> {
         let end = self.builder.ins().iconst(types::I64, i64::from(*len));
         let elem_bytes = elem.stride() as i64;
         let unroll = elem.is_scalar() && self.unrolls(body);
-        self.counted_loop(counter, end, unroll, &mut |t| {
+        let outer = self.reassoc_for(unroll, body);
+        let done = self.counted_loop(counter, end, unroll, &mut |t| {
             let i = t.builder.use_var(counter);
             // A packed bool's offset is its index.
             let offset = match elem_bytes {
@@ -382,7 +552,9 @@ impl FunctionTranslator<'_, '_> {
             let addr = t.builder.ins().iadd(copy, offset);
             t.assign_loop_var(slot, elem, addr)?;
             t.translate_block(body)
-        })?;
+        });
+        self.reassoc = outer;
+        done?;
         if owning {
             let copy = self.slot_addr(snapshot);
             self.release_cells(copy, &array.ty);
@@ -444,7 +616,8 @@ impl FunctionTranslator<'_, '_> {
         self.def_var(counter, zero);
         let elem = elem.clone();
         let unroll = elem.is_scalar() && self.unrolls(body);
-        self.counted_loop(counter, end, unroll, &mut |t| {
+        let outer = self.reassoc_for(unroll, body);
+        let done = self.counted_loop(counter, end, unroll, &mut |t| {
             let i = t.builder.use_var(counter);
             // In range by construction: the body runs only while `i` < the snapshot's length,
             // so the snapshot is a block, and the loop's own count keeps it from changing.
@@ -470,7 +643,9 @@ impl FunctionTranslator<'_, '_> {
                 _ => return bad("a vec loop variable of the wrong shape"),
             }
             t.translate_block(body)
-        })?;
+        });
+        self.reassoc = outer;
+        done?;
         self.release_value(&array.ty, snapshot);
         let zero = self.builder.ins().iconst(types::I64, 0);
         self.def_var(hidden, zero);
@@ -513,9 +688,16 @@ impl FunctionTranslator<'_, '_> {
                 .ins()
                 .brif(trips, wide_block, &[], rest_block, &[]);
             self.builder.switch_to_block(wide_block);
+            if let Some(r) = self.reassoc.as_mut() {
+                r.in_group = true;
+                r.folded = None;
+            }
             for _ in 0..UNROLL {
                 // `i + k + 1 <= end`: no wrap.
                 self.body_and_step(counter, exit_block, body)?;
+            }
+            if let Some(r) = self.reassoc.as_mut() {
+                r.in_group = false;
             }
             let i = self.builder.use_var(counter);
             let more = self.builder.ins().icmp(IntCC::SignedLessThan, i, limit);
