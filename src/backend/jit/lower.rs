@@ -680,33 +680,13 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     ) -> LResult<()> {
         // Order (hir.rs): the place's indexes (checked, outermost first), then the value, then
         // the store; a compound operator reads the old value last, just before the store.
-        if let Some(r) = self.reassoc.as_mut()
-            && r.is(place)
-        {
+        if let Some((op, operand)) = self.reassoc_begin(place, op, value) {
             // A copy of an unrolled accumulation (`lower_loop.rs`, `Reassoc`): `p = p op e`
-            // as `p op= e` (`e` does not read `p`), its store folded into the group's.
-            let value = match (op, &value.kind) {
-                (None, hir::ExprKind::Binary { rhs, .. }) => &**rhs,
-                _ => value,
-            };
-            let op = Some(r.op);
-            r.set_now(true);
-            let done = self.translate_assign_inner(place, op, op_span, value);
-            if let Some(r) = self.reassoc.as_mut() {
-                r.set_now(false);
-            }
+            // as `p op= e` (`e` does not read `p`), its store folded into the trip's.
+            let done = self.translate_assign(place, Some(op), op_span, operand);
+            self.reassoc_end();
             return done;
         }
-        self.translate_assign_inner(place, op, op_span, value)
-    }
-
-    fn translate_assign_inner(
-        &mut self,
-        place: &Place,
-        op: Option<hir::BinOp>,
-        op_span: Span,
-        value: &hir::Expr,
-    ) -> LResult<()> {
         if let PlaceKind::Field { object, field } = &place.kind {
             return self
                 .translate_field_assign(object, *field, &place.ty, op, op_span, value, place.span);

@@ -57,11 +57,6 @@ impl Reassoc {
         self.in_group && std::ptr::eq(self.place, place)
     }
 
-    /// Mark the assignment's store as the next one lowered (or not).
-    pub(crate) fn set_now(&mut self, now: bool) {
-        self.now = now;
-    }
-
     /// Whether the store being lowered is the assignment's (once).
     pub(crate) fn take_now(&mut self) -> bool {
         std::mem::take(&mut self.now)
@@ -439,6 +434,32 @@ impl FunctionTranslator<'_, '_> {
     fn reassoc_for(&mut self, unroll: bool, body: &HirBlock) -> Option<Reassoc> {
         let mine = if unroll { reassociable(body) } else { None };
         std::mem::replace(&mut self.reassoc, mine)
+    }
+
+    /// The assignment to `place` as a copy of the reassociated accumulation lowers it (the
+    /// operator, and the operand `e` of `p op= e` or `p = p op e`), when it is one and its
+    /// store is not being lowered yet; the store is then the next one lowered, until
+    /// [`Self::reassoc_end`].
+    pub(crate) fn reassoc_begin<'e>(
+        &mut self,
+        place: &hir::Place,
+        op: Option<BinOp>,
+        value: &'e hir::Expr,
+    ) -> Option<(BinOp, &'e hir::Expr)> {
+        let r = self.reassoc.as_mut().filter(|r| r.is(place) && !r.now)?;
+        r.now = true;
+        let operand = match (op, &value.kind) {
+            (None, ExprKind::Binary { rhs, .. }) => &**rhs,
+            _ => value,
+        };
+        Some((r.op, operand))
+    }
+
+    /// The reassociated assignment is lowered (see [`Self::reassoc_begin`]).
+    pub(crate) fn reassoc_end(&mut self) {
+        if let Some(r) = self.reassoc.as_mut() {
+            r.now = false;
+        }
     }
 
     /// The store of the reassociated assignment in an unrolled copy ([`Reassoc`]): the group's
