@@ -217,7 +217,8 @@ fn rows_of_nested_arrays_unroll_with_the_same_values_and_errors() {
 /// An accumulation `p op= e` in an unrolled loop is computed from one base per trip of four
 /// (`lower_loop.rs`, `Reassoc`): for every operator it takes (`+ - ^ | &`, compound or
 /// `p = p op e`), every place (a local, a module variable, a field) and every trip count around
-/// four, the same values as a plain loop; and where the operand reads the place's cell (the
+/// four, in range and for-each loops over arrays and vecs, the same values as a plain loop;
+/// forms that are not an accumulation (`s = i - s`, `t = u + e`) are left alone; and where the operand reads the place's cell (the
 /// same local, module variable or field, also through another handle to the same object),
 /// it is not reassociated and still gives the plain loop's values.
 #[test]
@@ -251,7 +252,16 @@ fn reassociated_accumulations_give_the_plain_loops_values() {
                  for i in 0..{n} {{ self_read += self_read & i }}
                  for i in 0..{n} {{ c.x += d.x & 5 }}
                  for i in 0..{n} {{ G = G + (G >> 1) }}
-                 return add + sub * 3 + xor * 5 + or * 7 + and * 11 + G * 13 + c.x * 17 + c.y * 19 + self_read * 23
+                 var swapped = 3
+                 for i in 0..{n} {{ swapped = i - swapped }}
+                 var other = 4
+                 for i in 0..{n} {{ other = add + (i & 1) }}
+                 var each = 0
+                 for x in A {{ each -= x * {n} }}
+                 var v = vec<i64>()
+                 for i in 0..{n} {{ v.push(i * 5) }}
+                 for x in v {{ each ^= x + 1 }}
+                 return add + sub * 3 + xor * 5 + or * 7 + and * 11 + G * 13 + c.x * 17 + c.y * 19 + self_read * 23 + swapped * 29 + other * 31 + each * 37
              }}"
         );
         let a = [3i64, 1, 4, 1, 5, 9, 2, 6];
@@ -280,6 +290,21 @@ fn reassociated_accumulations_give_the_plain_loops_values() {
         for _ in 0..n {
             g += g >> 1;
         }
+        let mut swapped = 3i64;
+        for i in 0..n {
+            swapped = i - swapped;
+        }
+        let mut other = 4i64;
+        for i in 0..n {
+            other = add + (i & 1);
+        }
+        let mut each = 0i64;
+        for x in a {
+            each -= x * n;
+        }
+        for i in 0..n {
+            each ^= i * 5 + 1;
+        }
         let want = add
             + sub * 3
             + xor * 5
@@ -288,7 +313,10 @@ fn reassociated_accumulations_give_the_plain_loops_values() {
             + g * 13
             + cx * 17
             + cy * 19
-            + self_read * 23;
+            + self_read * 23
+            + swapped * 29
+            + other * 31
+            + each * 37;
         same_everywhere(&text, &want.to_string());
     }
 }

@@ -731,7 +731,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         value: Value,
     ) -> LResult<()> {
         if let Some(r) = self.reassoc.as_mut()
-            && r.take_now()
+            && r.take_store()
         {
             return self.reassoc_store(target, ty, op_span, value);
         }

@@ -42,24 +42,27 @@ pub(crate) struct Reassoc {
     /// The one assignment's place (the body's only statement), by address.
     place: *const hir::Place,
     /// The compound operator the copies apply (`p = p op e` is taken as `p op= e`).
-    pub(crate) op: BinOp,
+    op: BinOp,
     /// Lowering the copies of the unrolled loop (not the plain loop after it).
     in_group: bool,
-    /// Lowering the assignment's store now (set by [`FunctionTranslator::reassoc_store`]).
-    now: bool,
+    /// The assignment is being lowered and its store not made yet: the next store lowered is
+    /// its own (set by [`FunctionTranslator::reassoc_begin`], taken by `store_to`). Nothing
+    /// else is stored in between: the place is a local, a module variable or a field of a
+    /// local handle, and the operand a scalar expression that calls nothing.
+    store_pending: bool,
     /// The group's base and its operands folded so far (from its first copy's store).
     folded: Option<(Value, Value)>,
 }
 
 impl Reassoc {
-    /// Whether `place` is the assignment's.
-    pub(crate) fn is(&self, place: &hir::Place) -> bool {
+    /// Whether `place` is the assignment's, in a copy of the unrolled trip.
+    fn is(&self, place: &hir::Place) -> bool {
         self.in_group && std::ptr::eq(self.place, place)
     }
 
     /// Whether the store being lowered is the assignment's (once).
-    pub(crate) fn take_now(&mut self) -> bool {
-        std::mem::take(&mut self.now)
+    pub(crate) fn take_store(&mut self) -> bool {
+        std::mem::take(&mut self.store_pending)
     }
 }
 
@@ -95,21 +98,21 @@ fn reassociable(body: &HirBlock) -> Option<Reassoc> {
     ) {
         return None;
     }
+    match &place.kind {
+        hir::PlaceKind::Local(_) | hir::PlaceKind::Global(_) => {}
+        hir::PlaceKind::Field { object, .. } if matches!(object.kind, ExprKind::Local(_)) => {}
+        _ => return None,
+    }
     let mut reads = ReadsCell {
         place,
-        found: matches!(place.kind, hir::PlaceKind::Index { .. }),
+        found: false,
     };
-    if let hir::PlaceKind::Field { object, .. } = &place.kind
-        && !matches!(object.kind, ExprKind::Local(_))
-    {
-        reads.found = true;
-    }
     walk_expr(operand, &mut reads);
     (!reads.found).then_some(Reassoc {
         place,
         op,
         in_group: false,
-        now: false,
+        store_pending: false,
         folded: None,
     })
 }
@@ -129,7 +132,9 @@ fn reads_place(e: &hir::Expr, place: &hir::Place) -> bool {
     }
 }
 
-/// Finds a read in an operand that may see the cell of the assignment's `place`.
+/// Finds a read in an operand that may see the cell of the assignment's `place`, or anything
+/// that might write it: a call of any kind (the unrolled body has none, `Unrollable`; this
+/// does not lean on that).
 struct ReadsCell<'p> {
     place: &'p hir::Place,
     found: bool,
@@ -141,6 +146,19 @@ impl Visitor for ReadsCell<'_> {
             (ExprKind::Local(a), hir::PlaceKind::Local(b)) => a == b,
             (ExprKind::Global(a), hir::PlaceKind::Global(b)) => a == b,
             (ExprKind::Field(_, f), hir::PlaceKind::Field { field, .. }) => f == field,
+            (
+                ExprKind::Call(..)
+                | ExprKind::CallNative(..)
+                | ExprKind::MethodCall { .. }
+                | ExprKind::VirtualCall { .. }
+                | ExprKind::CallClosure(..)
+                | ExprKind::VecPush(..)
+                | ExprKind::VecPop(..)
+                | ExprKind::New(_)
+                | ExprKind::Print(_)
+                | ExprKind::Closure { .. },
+                _,
+            ) => true,
             _ => false,
         };
         Walk::Children
@@ -421,19 +439,26 @@ impl FunctionTranslator<'_, '_> {
         // overflow: it only runs after `i < end <= i64::MAX`.
         self.def_var(var, first);
         let unroll = self.unrolls(body);
-        let outer = self.reassoc_for(unroll, body);
-        let done = self.with_known_range(id, first, end, |t| {
-            t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
-        });
-        self.reassoc = outer;
-        done
+        self.with_reassoc(unroll, body, |t| {
+            t.with_known_range(id, first, end, |t| {
+                t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
+            })
+        })
     }
 
-    /// Set up the reassociated copies of an unrolled loop over `body` ([`Reassoc`]); returns
-    /// the state to put back after the loop.
-    fn reassoc_for(&mut self, unroll: bool, body: &HirBlock) -> Option<Reassoc> {
+    /// Lower a loop over `body` with `f`, its unrolled copies reassociated when `unroll` and
+    /// the body is an accumulation ([`Reassoc`]); the state of an outer loop is put back after.
+    fn with_reassoc<T>(
+        &mut self,
+        unroll: bool,
+        body: &HirBlock,
+        f: impl FnOnce(&mut Self) -> T,
+    ) -> T {
         let mine = if unroll { reassociable(body) } else { None };
-        std::mem::replace(&mut self.reassoc, mine)
+        let outer = std::mem::replace(&mut self.reassoc, mine);
+        let done = f(self);
+        self.reassoc = outer;
+        done
     }
 
     /// The assignment to `place` as a copy of the reassociated accumulation lowers it (the
@@ -446,8 +471,11 @@ impl FunctionTranslator<'_, '_> {
         op: Option<BinOp>,
         value: &'e hir::Expr,
     ) -> Option<(BinOp, &'e hir::Expr)> {
-        let r = self.reassoc.as_mut().filter(|r| r.is(place) && !r.now)?;
-        r.now = true;
+        let r = self
+            .reassoc
+            .as_mut()
+            .filter(|r| r.is(place) && !r.store_pending)?;
+        r.store_pending = true;
         let operand = match (op, &value.kind) {
             (None, ExprKind::Binary { rhs, .. }) => &**rhs,
             _ => value,
@@ -458,7 +486,7 @@ impl FunctionTranslator<'_, '_> {
     /// The reassociated assignment is lowered (see [`Self::reassoc_begin`]).
     pub(crate) fn reassoc_end(&mut self) {
         if let Some(r) = self.reassoc.as_mut() {
-            r.now = false;
+            r.store_pending = false;
         }
     }
 
@@ -472,8 +500,8 @@ impl FunctionTranslator<'_, '_> {
         op_span: Span,
         value: Value,
     ) -> LResult<()> {
-        let Some(r) = self.reassoc.as_ref() else {
-            return bad("a reassociated store outside its loop");
+        let (Some(r), Type::I64) = (self.reassoc.as_ref(), ty) else {
+            return bad("a reassociated store outside its loop, or not of an i64");
         };
         let (op, folded) = (r.op, r.folded);
         let (base, sum) = match folded {
@@ -562,20 +590,19 @@ impl FunctionTranslator<'_, '_> {
         let end = self.builder.ins().iconst(types::I64, i64::from(*len));
         let elem_bytes = elem.stride() as i64;
         let unroll = elem.is_scalar() && self.unrolls(body);
-        let outer = self.reassoc_for(unroll, body);
-        let done = self.counted_loop(counter, end, unroll, &mut |t| {
-            let i = t.builder.use_var(counter);
-            // A packed bool's offset is its index.
-            let offset = match elem_bytes {
-                1 => i,
-                _ => t.builder.ins().imul_imm_s(i, elem_bytes),
-            };
-            let addr = t.builder.ins().iadd(copy, offset);
-            t.assign_loop_var(slot, elem, addr)?;
-            t.translate_block(body)
-        });
-        self.reassoc = outer;
-        done?;
+        self.with_reassoc(unroll, body, |t| {
+            t.counted_loop(counter, end, unroll, &mut |t| {
+                let i = t.builder.use_var(counter);
+                // A packed bool's offset is its index.
+                let offset = match elem_bytes {
+                    1 => i,
+                    _ => t.builder.ins().imul_imm_s(i, elem_bytes),
+                };
+                let addr = t.builder.ins().iadd(copy, offset);
+                t.assign_loop_var(slot, elem, addr)?;
+                t.translate_block(body)
+            })
+        })?;
         if owning {
             let copy = self.slot_addr(snapshot);
             self.release_cells(copy, &array.ty);
@@ -637,36 +664,35 @@ impl FunctionTranslator<'_, '_> {
         self.def_var(counter, zero);
         let elem = elem.clone();
         let unroll = elem.is_scalar() && self.unrolls(body);
-        let outer = self.reassoc_for(unroll, body);
-        let done = self.counted_loop(counter, end, unroll, &mut |t| {
-            let i = t.builder.use_var(counter);
-            // In range by construction: the body runs only while `i` < the snapshot's length,
-            // so the snapshot is a block, and the loop's own count keeps it from changing.
-            let data = t
-                .builder
-                .ins()
-                .load(types::I64, mem(), snapshot, VecBlock::DATA as i32);
-            let offset = t.builder.ins().ishl_imm_u(i, 3);
-            let addr = t.builder.ins().iadd(data, offset);
-            match (x, &elem) {
-                (LocalSlot::Array(s), Type::Array(..)) => {
-                    // A boxed array: unboxed (retaining) into the variable's owned cells.
-                    let dst = t.slot_addr(s);
-                    let v = t.unbox_array_at(addr, &elem)?;
-                    t.replace_cells(dst, &elem, v);
+        self.with_reassoc(unroll, body, |t| {
+            t.counted_loop(counter, end, unroll, &mut |t| {
+                let i = t.builder.use_var(counter);
+                // In range by construction: the body runs only while `i` < the snapshot's length,
+                // so the snapshot is a block, and the loop's own count keeps it from changing.
+                let data = t
+                    .builder
+                    .ins()
+                    .load(types::I64, mem(), snapshot, VecBlock::DATA as i32);
+                let offset = t.builder.ins().ishl_imm_u(i, 3);
+                let addr = t.builder.ins().iadd(data, offset);
+                match (x, &elem) {
+                    (LocalSlot::Array(s), Type::Array(..)) => {
+                        // A boxed array: unboxed (retaining) into the variable's owned cells.
+                        let dst = t.slot_addr(s);
+                        let v = t.unbox_array_at(addr, &elem)?;
+                        t.replace_cells(dst, &elem, v);
+                    }
+                    (LocalSlot::Scalar(x), _) if borrowed => {
+                        // Borrowed from the snapshot (`lower_region.rs`, "Borrowed reads").
+                        let v = t.load_value(addr, &elem)?;
+                        t.def_var(x, v);
+                    }
+                    (LocalSlot::Scalar(_), _) => t.assign_loop_var(x, &elem, addr)?,
+                    _ => return bad("a vec loop variable of the wrong shape"),
                 }
-                (LocalSlot::Scalar(x), _) if borrowed => {
-                    // Borrowed from the snapshot (`lower_region.rs`, "Borrowed reads").
-                    let v = t.load_value(addr, &elem)?;
-                    t.def_var(x, v);
-                }
-                (LocalSlot::Scalar(_), _) => t.assign_loop_var(x, &elem, addr)?,
-                _ => return bad("a vec loop variable of the wrong shape"),
-            }
-            t.translate_block(body)
-        });
-        self.reassoc = outer;
-        done?;
+                t.translate_block(body)
+            })
+        })?;
         self.release_value(&array.ty, snapshot);
         let zero = self.builder.ins().iconst(types::I64, 0);
         self.def_var(hidden, zero);
