@@ -608,6 +608,30 @@ fn the_histogram_summary_never_cuts_the_sample_count() {
     }
 }
 
+/// The note counts every round; the histogram (and the median) only the samples the OS did not
+/// disturb: a row with dropped samples says of how many rounds its histogram is, so `562 rounds`
+/// in the table and the histogram's count describe the same rounds (#19).
+#[test]
+fn the_histogram_count_says_of_how_many_rounds_it_is() {
+    let mut m = compared();
+    m.rounds = 562;
+    m.rows[0].samples = 562;
+    m.rows[0].dropped = 0;
+    m.rows[1].samples = 440;
+    m.rows[1].dropped = 122;
+    let mut app = compare_app();
+    app.table = TableModel::from_measured(&m, ":compare interp");
+    let table = pane(80, 8, |a, b| render_table(&app, a, b));
+    let note: Vec<String> = (0..8).map(|y| buffer_line(&table, y)).collect();
+    assert!(note.iter().any(|l| l.contains("562 rounds")), "{note:#?}");
+    for (selected, count) in [(1, "n=440 of 562 "), (0, "n=562 ")] {
+        app.selected = selected;
+        let t = pane(46, 14, |a, b| render_histogram(&app, a, b, false));
+        let line = buffer_line(&t, 1);
+        assert!(line.contains(count), "{selected}: {line:?}");
+    }
+}
+
 #[test]
 fn table_labels_get_the_room_and_marks_keep_columns_aligned() {
     let mut app = ladder_app(Theme::default_theme());
