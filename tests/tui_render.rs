@@ -632,6 +632,44 @@ fn the_histogram_count_says_of_how_many_rounds_it_is() {
     }
 }
 
+/// A check's or a bench's twin row shows the twin's machine code (rustc's, from this binary)
+/// under a title that names it with its size, as a script row's does (#19).
+#[test]
+fn a_twin_row_shows_the_twins_code_under_its_name() {
+    let mut app = compare_app();
+    let twin = |label: &str| hotlab::tui::model::TableRow {
+        label: label.into(),
+        ok: true,
+        ..Default::default()
+    };
+    app.table.rows = vec![
+        twin("twin int_loop"),
+        twin("twin field_loop (jit)"),
+        twin("twin no_such_twin"),
+    ];
+    app.request_missing_code();
+    for (selected, name) in [(0, "int_loop"), (1, "field_loop")] {
+        app.selected = selected;
+        let code = app.selected_code().expect("the twin's code");
+        assert!(code.instructions > 0, "{name}");
+        let t = pane(90, 12, |a, b| render_code(&app, a, b, false));
+        let title = buffer_line(&t, 0);
+        assert!(
+            title.contains(&format!("code: native {name} — "))
+                && title.contains(&format!("{} instructions", code.instructions)),
+            "{title:?}"
+        );
+        let body: Vec<String> = (1..12).map(|y| buffer_line(&t, y)).collect();
+        let first = code.listing.iter().find(|l| !l.trim().is_empty()).unwrap();
+        assert!(body.iter().any(|l| l.contains(first.trim())), "{body:#?}");
+    }
+    app.selected = 2;
+    let t = pane(90, 6, |a, b| render_code(&app, a, b, false));
+    let text: Vec<String> = (0..6).map(|y| buffer_line(&t, y)).collect();
+    assert!(text[0].contains("twin no_such_twin"), "{text:#?}");
+    assert!(text[1].contains("no twin named no_such_twin"), "{text:#?}");
+}
+
 #[test]
 fn table_labels_get_the_room_and_marks_keep_columns_aligned() {
     let mut app = ladder_app(Theme::default_theme());
