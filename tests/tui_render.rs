@@ -706,6 +706,51 @@ fn table_labels_get_the_room_and_marks_keep_columns_aligned() {
     assert_eq!(ratio_end(marked), ratio_end(plain), "{text:#?}");
 }
 
+/// Every row's cells stay in their columns, whatever their numbers: a CI that rounds to zero
+/// (`< ±0.001`) beside a four-digit difference, a ratio over 1000x (#19: such an adds cell
+/// was two cells wider than its column and pushed the row's ratio and verdict out of line).
+#[test]
+fn every_table_row_keeps_its_cells_in_their_columns() {
+    let mut app = compare_app();
+    let mut m = compared();
+    m.rows.push(row("sum.hot (object)", 1234.5));
+    m.comparisons.push(MeasuredComparison {
+        a: "sum.hot (interp)".into(),
+        b: "sum.hot (object)".into(),
+        verdict: "slower".into(),
+        ratio: Some(1668.2),
+        low: Some(1668.1),
+        high: Some(1668.3),
+        band: 0.02,
+        explanation: "slower".into(),
+        diff_ns: Some((1166.0, 1165.9996, 1166.0004)),
+    });
+    m.comparisons.push(MeasuredComparison {
+        a: "sum.hot (jit)".into(),
+        ..m.comparisons[1].clone()
+    });
+    app.table = TableModel::from_measured(&m, ":compare object");
+    for w in [74u16, 80, 120] {
+        let t = pane(w, 8, |a, b| render_table(&app, a, b));
+        let lines: Vec<String> = (0..8).map(|y| buffer_line(&t, y)).collect();
+        assert!(lines[4].contains("< ±0.001"), "{w}: {lines:#?}");
+        assert!(lines[4].contains("1668.20x"), "{w}: {lines:#?}");
+        // Cells, not bytes: `±` is one cell.
+        let ratio_end = lines[1].chars().collect::<String>().find("ratio").unwrap();
+        let header_end = lines[1][..ratio_end].chars().count() + "ratio".len();
+        for row in &lines[2..5] {
+            let cells: Vec<char> = row.chars().collect();
+            let end = (1..cells.len())
+                .find(|&i| cells[i] == 'x' && cells[i - 1].is_ascii_digit())
+                .map(|i| i + 1);
+            assert_eq!(end, Some(header_end), "{w}: {lines:#?}");
+            // The verdict starts one cell after it.
+            assert_eq!(cells[header_end], ' ', "{w}: {row:?}");
+            assert!(cells[header_end + 1].is_alphabetic(), "{w}: {row:?}");
+        }
+    }
+}
+
 #[test]
 fn histogram_marks_that_share_a_line_are_not_cut() {
     let mut app = compare_app();
