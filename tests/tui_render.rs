@@ -608,6 +608,68 @@ fn the_histogram_summary_never_cuts_the_sample_count() {
     }
 }
 
+/// The note counts every round; the histogram (and the median) only the samples the OS did not
+/// disturb: a row with dropped samples says of how many rounds its histogram is, so `562 rounds`
+/// in the table and the histogram's count describe the same rounds (#19).
+#[test]
+fn the_histogram_count_says_of_how_many_rounds_it_is() {
+    let mut m = compared();
+    m.rounds = 562;
+    m.rows[0].samples = 562;
+    m.rows[0].dropped = 0;
+    m.rows[1].samples = 440;
+    m.rows[1].dropped = 122;
+    let mut app = compare_app();
+    app.table = TableModel::from_measured(&m, ":compare interp");
+    let table = pane(80, 8, |a, b| render_table(&app, a, b));
+    let note: Vec<String> = (0..8).map(|y| buffer_line(&table, y)).collect();
+    assert!(note.iter().any(|l| l.contains("562 rounds")), "{note:#?}");
+    for (selected, count) in [(1, "n=440 of 562 "), (0, "n=562 ")] {
+        app.selected = selected;
+        let t = pane(46, 14, |a, b| render_histogram(&app, a, b, false));
+        let line = buffer_line(&t, 1);
+        assert!(line.contains(count), "{selected}: {line:?}");
+    }
+}
+
+/// A check's or a bench's twin row shows the twin's machine code (rustc's, from this binary)
+/// under a title that names it with its size, as a script row's does (#19).
+#[test]
+fn a_twin_row_shows_the_twins_code_under_its_name() {
+    let mut app = compare_app();
+    let twin = |label: &str| hotlab::tui::model::TableRow {
+        label: label.into(),
+        ok: true,
+        ..Default::default()
+    };
+    app.table.rows = vec![
+        twin("twin int_loop"),
+        twin("twin field_loop (jit)"),
+        twin("twin no_such_twin"),
+    ];
+    app.request_missing_code();
+    for (selected, name) in [(0, "int_loop"), (1, "field_loop")] {
+        app.selected = selected;
+        let code = app.selected_code().expect("the twin's code");
+        assert!(code.instructions > 0, "{name}");
+        let t = pane(90, 12, |a, b| render_code(&app, a, b, false));
+        let title = buffer_line(&t, 0);
+        assert!(
+            title.contains(&format!("code: native {name} — "))
+                && title.contains(&format!("{} instructions", code.instructions)),
+            "{title:?}"
+        );
+        let body: Vec<String> = (1..12).map(|y| buffer_line(&t, y)).collect();
+        let first = code.listing.iter().find(|l| !l.trim().is_empty()).unwrap();
+        assert!(body.iter().any(|l| l.contains(first.trim())), "{body:#?}");
+    }
+    app.selected = 2;
+    let t = pane(90, 6, |a, b| render_code(&app, a, b, false));
+    let text: Vec<String> = (0..6).map(|y| buffer_line(&t, y)).collect();
+    assert!(text[0].contains("twin no_such_twin"), "{text:#?}");
+    assert!(text[1].contains("no twin named no_such_twin"), "{text:#?}");
+}
+
 #[test]
 fn table_labels_get_the_room_and_marks_keep_columns_aligned() {
     let mut app = ladder_app(Theme::default_theme());
@@ -642,6 +704,51 @@ fn table_labels_get_the_room_and_marks_keep_columns_aligned() {
     assert!(marked.contains('*') && !plain.contains('*'), "{text:#?}");
     assert!(ratio_end(marked).is_some(), "{text:#?}");
     assert_eq!(ratio_end(marked), ratio_end(plain), "{text:#?}");
+}
+
+/// Every row's cells stay in their columns, whatever their numbers: a CI that rounds to zero
+/// (`< ±0.001`) beside a four-digit difference, a ratio over 1000x (#19: such an adds cell
+/// was two cells wider than its column and pushed the row's ratio and verdict out of line).
+#[test]
+fn every_table_row_keeps_its_cells_in_their_columns() {
+    let mut app = compare_app();
+    let mut m = compared();
+    m.rows.push(row("sum.hot (object)", 1234.5));
+    m.comparisons.push(MeasuredComparison {
+        a: "sum.hot (interp)".into(),
+        b: "sum.hot (object)".into(),
+        verdict: "slower".into(),
+        ratio: Some(1668.2),
+        low: Some(1668.1),
+        high: Some(1668.3),
+        band: 0.02,
+        explanation: "slower".into(),
+        diff_ns: Some((1166.0, 1165.9996, 1166.0004)),
+    });
+    m.comparisons.push(MeasuredComparison {
+        a: "sum.hot (jit)".into(),
+        ..m.comparisons[1].clone()
+    });
+    app.table = TableModel::from_measured(&m, ":compare object");
+    for w in [74u16, 80, 120] {
+        let t = pane(w, 8, |a, b| render_table(&app, a, b));
+        let lines: Vec<String> = (0..8).map(|y| buffer_line(&t, y)).collect();
+        assert!(lines[4].contains("< ±0.001"), "{w}: {lines:#?}");
+        assert!(lines[4].contains("1668.20x"), "{w}: {lines:#?}");
+        // Cells, not bytes: `±` is one cell.
+        let ratio_end = lines[1].chars().collect::<String>().find("ratio").unwrap();
+        let header_end = lines[1][..ratio_end].chars().count() + "ratio".len();
+        for row in &lines[2..5] {
+            let cells: Vec<char> = row.chars().collect();
+            let end = (1..cells.len())
+                .find(|&i| cells[i] == 'x' && cells[i - 1].is_ascii_digit())
+                .map(|i| i + 1);
+            assert_eq!(end, Some(header_end), "{w}: {lines:#?}");
+            // The verdict starts one cell after it.
+            assert_eq!(cells[header_end], ' ', "{w}: {row:?}");
+            assert!(cells[header_end + 1].is_alphabetic(), "{w}: {row:?}");
+        }
+    }
 }
 
 #[test]

@@ -158,14 +158,11 @@ fn twin_asm(name: &str, syntax: Syntax) -> Result<ExitCode, Failure> {
             names.join(", ")
         )));
     };
-    let addr = twin.f as usize;
-    // SAFETY: `addr` is the entry of a Rust function compiled into this binary.
-    let bytes = unsafe { crate::ladder::code::rust_function_bytes(addr) };
-    let lines = disasm::disassemble_in_process(&bytes, addr as u64, syntax);
+    let (bytes, lines) = twin.machine_code(syntax);
     print!(
         "; twin {} — {} bytes, {} instructions ({})\n{}\n",
         twin.name,
-        bytes.len(),
+        bytes,
         lines.len(),
         twin.doc,
         disasm::render(&lines)

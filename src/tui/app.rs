@@ -553,13 +553,18 @@ impl App {
                 }
             }));
         }
+        if let Some(twin) = super::model::twin_of(row) {
+            let key = twin_key(twin);
+            return Some(match self.functions.iter().find(|(k, _)| *k == key) {
+                Some((_, Ok(views))) => views
+                    .first()
+                    .ok_or_else(|| format!("no machine code for the twin {twin}")),
+                Some((_, Err(e))) => Err(e.clone()),
+                None => Err(format!("disassembling the twin {twin}…")),
+            });
+        }
         let Some(backend) = &row.backend else {
-            return Some(Err(match row.label.strip_prefix("twin ") {
-                Some(t) => format!(
-                    "the twin {t} is Rust code built into hotlab: its machine code is not listed"
-                ),
-                None => format!("no machine code for {}", row.label),
-            }));
+            return Some(Err(format!("no machine code for {}", row.label)));
         };
         if backend == "interp" {
             return Some(Err(
@@ -576,6 +581,25 @@ impl App {
             Some((_, Err(e))) => Err(e.clone()),
             None => Err(format!("building the machine code of {key}…")),
         })
+    }
+
+    /// Disassemble the twins of the table's twin rows whose code is not known yet: they are
+    /// built into this binary, so no worker job is needed.
+    pub fn disassemble_twins(&mut self) {
+        let twins: Vec<String> = self
+            .table
+            .rows
+            .iter()
+            .filter_map(super::model::twin_of)
+            .map(str::to_string)
+            .collect();
+        for twin in twins {
+            let key = twin_key(&twin);
+            if !self.functions.iter().any(|(k, _)| *k == key) {
+                let code = CodeView::of_twin(&twin).map(|v| vec![v]);
+                self.functions.push((key, code));
+            }
+        }
     }
 
     /// The `snippet@backend` pairs of the table's rows whose machine code is not known yet.
@@ -863,4 +887,9 @@ impl App {
     pub fn measured(&self) -> bool {
         self.table.state != TableState::Plan
     }
+}
+
+/// Where a twin's code is kept among [`App::functions`].
+fn twin_key(twin: &str) -> String {
+    format!("twin {twin}")
 }

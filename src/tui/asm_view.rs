@@ -42,9 +42,12 @@ fn decode(line: &str) -> Option<Decoded> {
     })
 }
 
-/// An absolute target written by the disassembler (`00007F51077FC03Ah`).
+/// An absolute target written by the disassembler (`00007F51077FC03Ah`, `short 00007F5…h`: a
+/// rel8 jump, as rustc's code has many).
 fn target(operand: &str) -> Option<u64> {
-    let h = operand.trim().strip_suffix('h')?;
+    let operand = operand.trim();
+    let operand = operand.strip_prefix("short ").unwrap_or(operand);
+    let h = operand.strip_suffix('h')?;
     if h.len() < 8 {
         return None;
     }
@@ -96,7 +99,7 @@ pub fn views(listing: &str, functions: &[(String, u64)]) -> (Vec<String>, Vec<St
     let mut targets: Vec<u64> = lines
         .iter()
         .filter(|l| l.text.starts_with('j'))
-        .filter_map(|l| l.text.split_whitespace().nth(1).and_then(target))
+        .filter_map(|l| l.text.split_once(' ').and_then(|(_, op)| target(op)))
         .filter(|&a| inside(a))
         .collect();
     targets.sort_unstable();
@@ -177,6 +180,7 @@ mod tests {
 ; 3: return f(n) + 1
 00007f51077fc001  48 89 e5                        mov rbp,rsp
 00007f51077fc00d  0f 82 27 00 00 00               jb 00007F51077FC015h
+00007f51077fc011  74 02                           je short 00007F51077FC015h
 00007f51077fc013  0f 0b                           ud2
 00007f51077fc015  e8 63 ff ff ff                  call 00007F51077FC100h
 00007f51077fc01a  c3                              ret
@@ -193,6 +197,7 @@ mod tests {
                 "; 3: return f(n) + 1",
                 "        mov rbp,rsp",
                 "        jb .L1",
+                "        je .L1",
                 "        ud2",
                 ".L1:",
                 "        call helper",

@@ -106,6 +106,18 @@ pub struct TableRow {
     pub backend: Option<String>,
 }
 
+/// The native twin a row measures (`twin int_loop`, a bench's `twin int_loop (jit)`).
+pub fn twin_of(row: &TableRow) -> Option<&str> {
+    if row.snippet.is_some() {
+        return None;
+    }
+    let name = row.label.strip_prefix("twin ")?;
+    Some(match name.rsplit_once(" (") {
+        Some((n, backend)) if backend.ends_with(')') => n,
+        _ => name,
+    })
+}
+
 /// A comparison row's label `sum.hot (jit)` (or `sum.hot (jit) [B]`): the snippet and the
 /// backend.
 pub fn snippet_backend(label: &str) -> Option<(String, String)> {
@@ -710,6 +722,29 @@ impl CodeView {
                 addressed: None,
             })
             .collect()
+    }
+
+    /// The machine code rustc made of the native twin `name` (a check's or a bench's twin
+    /// row): built into this binary, so disassembled here, as `hotlab asm --twin` does.
+    pub fn of_twin(name: &str) -> Result<CodeView, String> {
+        let twin = crate::cases::twins::twin_named(name)
+            .ok_or_else(|| format!("no twin named {name} in this build of hotlab"))?;
+        let (bytes, lines) = twin.machine_code(crate::backend::disasm::Syntax::Intel);
+        let listing = FunctionListing {
+            name: name.to_string(),
+            clif: String::new(),
+            asm: crate::backend::disasm::render(&lines),
+            bytes,
+            instructions: lines.len(),
+        };
+        let mut view = CodeView::from_listings(&[listing])
+            .pop()
+            .ok_or_else(|| format!("no machine code for the twin {name}"))?;
+        view.title = format!(
+            "native {name} — {bytes} bytes, {} instructions",
+            view.instructions
+        );
+        Ok(view)
     }
 
     /// From the worker's `:asm` listings of the snippet's functions.

@@ -187,6 +187,7 @@ impl App {
     /// built until the answer comes). Also at start: a resumed session's last result has rows
     /// whose code was never asked for.
     pub fn request_missing_code(&mut self) -> Vec<Effect> {
+        self.disassemble_twins();
         let missing = self.missing_functions();
         if missing.is_empty() {
             return Vec::new();

@@ -13,7 +13,14 @@ use crate::tui::app::{App, Pane};
 pub fn render_code(app: &App, area: Rect, buf: &mut Buffer, compact: bool) {
     let s = Styles(&app.theme);
     let code = app.selected_code();
-    let name = code.map(|c| c.title.clone()).unwrap_or_default();
+    // A row without code (a ladder's native row, an interp row) is still named.
+    let name = code.map(|c| c.title.clone()).unwrap_or_else(|| {
+        app.table
+            .rows
+            .get(app.selected)
+            .map(|r| r.label.clone())
+            .unwrap_or_default()
+    });
     let title = if compact {
         super::detail_title(&s, Pane::Code, name)
     } else {

@@ -99,7 +99,7 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
         .collect();
     // Numbers are never cut: the gaps narrow first, then the marks go from p90 on (the
     // sample count stays).
-    let count = format!("n={}", row.samples.0);
+    let count = sample_count(row.samples);
     let width = inner.width as usize;
     let (shown, gap) = summary_fit(&marks, &count, width);
     let summary: Vec<Span> = shown
@@ -163,6 +163,18 @@ pub fn render_histogram(app: &App, area: Rect, buf: &mut Buffer, compact: bool) 
         }
     }
     Paragraph::new(lines).render(inner, buf);
+}
+
+/// The histogram's sample count: `n=440`, or `n=440 of 562` when the OS disturbed some of the
+/// row's rounds. The histogram, the median and the CI are made of the kept samples only, while
+/// the table's note counts every round: without the `of`, `562 rounds` above and `n=440` here
+/// read as two different sets of samples.
+pub fn sample_count((kept, dropped): (usize, usize)) -> String {
+    if dropped == 0 {
+        format!("n={kept}")
+    } else {
+        format!("n={kept} of {}", kept + dropped)
+    }
 }
 
 /// The marks (`p50 3.24`) and the gap between them that fit `width` cells before `count`:

@@ -52,14 +52,35 @@ pub fn bar(value: f64, max: f64, width: usize) -> String {
     s + &" ".repeat(width.saturating_sub(len))
 }
 
+/// The cells `text` takes on the screen (`±` and `…` one each, a wide character two): what
+/// ratatui draws, where `{:<w$}` would count chars and `len()` bytes.
+fn cells(text: &str) -> usize {
+    Span::raw(text).width()
+}
+
+/// `text` left-aligned in `width` cells, cut with `…` when longer.
 fn fit(text: &str, width: usize) -> String {
-    let n = text.chars().count();
+    let n = cells(text);
     if n <= width {
-        format!("{text:<width$}")
+        format!("{text}{}", " ".repeat(width - n))
     } else {
-        let cut: String = text.chars().take(width.saturating_sub(1)).collect();
-        format!("{cut}…")
+        let mut cut = String::new();
+        for c in text.chars() {
+            if cells(&cut) + cells(c.encode_utf8(&mut [0; 4])) > width.saturating_sub(1) {
+                break;
+            }
+            cut.push(c);
+        }
+        format!(
+            "{cut}…{}",
+            " ".repeat(width.saturating_sub(cells(&cut) + 1))
+        )
     }
+}
+
+/// `text` right-aligned in `width` cells (never cut: the column is as wide as its widest cell).
+fn right(text: &str, width: usize) -> String {
+    format!("{}{text}", " ".repeat(width.saturating_sub(cells(text))))
 }
 
 /// What the row adds with its CI, the mark of an explained saving (`*`, its own column so the
@@ -85,6 +106,33 @@ fn adds_text(r: &TableRow) -> (String, &'static str, Meaning) {
 /// [`crate::measure::stats::digits::ci_half`], as every front end shows it.
 pub fn ci_half(width: f64) -> String {
     crate::measure::stats::digits::ci_half(width / 2.0)
+}
+
+/// A row's cells as text.
+struct RowText {
+    label: String,
+    adds: String,
+    total: String,
+    ratio: String,
+    verdict: String,
+}
+
+fn row_text(r: &TableRow) -> RowText {
+    RowText {
+        label: if r.ok {
+            r.label.clone()
+        } else {
+            format!("! {}", r.label)
+        },
+        adds: adds_text(r).0,
+        total: r.total_ns.map(ns).unwrap_or_else(|| "-".into()),
+        ratio: r.ratio.map(|(x, _)| format!("{x:.2}x")).unwrap_or_default(),
+        verdict: if r.disabled {
+            "(left out)".into()
+        } else {
+            r.verdict.clone().unwrap_or_default()
+        },
+    }
 }
 
 /// The table pane.
@@ -113,28 +161,33 @@ pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
         return;
     }
     let w = inner.width as usize;
-    // Columns: label, adds (and its mark), total, ratio, verdict, bar (the rest). The labels
-    // get the room they need, as long as a bar of `MIN_BAR` cells stays.
+    // Each row's cells, measured before the columns are laid out.
+    let texts: Vec<RowText> = t.rows.iter().map(row_text).collect();
+    // Columns: label, adds (and its mark), total, ratio, verdict, bar (the rest). The number
+    // columns are as wide as their widest cell (`+1234.56 < ±0.001`, `1234.56x`), so no row
+    // pushes the columns after it out of line; the labels get the room they need, as long as
+    // a bar of `MIN_BAR` cells stays.
     const MIN_BAR: usize = 6;
-    let (adds_w, total_w, ratio_w, verdict_w) = (15, 8, 7, 11);
+    let widest_of = |min: usize, cell: fn(&RowText) -> &str| {
+        texts.iter().map(|r| cells(cell(r))).fold(min, usize::max)
+    };
+    let adds_w = widest_of(15, |r| &r.adds);
+    let total_w = widest_of(8, |r| &r.total);
+    let ratio_w = widest_of(7, |r| &r.ratio);
+    let verdict_w = 11;
     let fixed = adds_w + 1 + total_w + ratio_w + verdict_w + 5;
-    let widest = t
-        .rows
-        .iter()
-        .map(|r| r.label.chars().count() + if r.ok { 0 } else { 2 })
-        .max()
-        .unwrap_or(0);
+    let widest = texts.iter().map(|r| cells(&r.label)).max().unwrap_or(0);
     let label_w = widest
         .min(w.saturating_sub(fixed + MIN_BAR))
         .max((w / 4).clamp(10, 24));
     let bar_w = w.saturating_sub(label_w + fixed);
     let header = format!(
-        "{} {:>adds_w$}  {:>total_w$} {:>ratio_w$} {:<verdict_w$} {}",
+        "{} {}  {} {} {} {}",
         fit("row", label_w),
-        "adds ns ±CI",
-        "ns/op",
-        "ratio",
-        "verdict",
+        right("adds ns ±CI", adds_w),
+        right("ns/op", total_w),
+        right("ratio", ratio_w),
+        fit("verdict", verdict_w),
         fit("", bar_w)
     );
     let mut lines = vec![Line::styled(
@@ -148,37 +201,32 @@ pub fn render_table(app: &App, area: Rect, buf: &mut Buffer) {
         .iter()
         .filter_map(|r| r.total_ns)
         .fold(0.0f64, f64::max);
-    for (i, r) in t.rows.iter().enumerate().skip(offset).take(visible) {
+    for ((i, r), text) in t
+        .rows
+        .iter()
+        .enumerate()
+        .zip(&texts)
+        .skip(offset)
+        .take(visible)
+    {
         let selected = i == app.selected;
-        let (adds, mark, adds_m) = adds_text(r);
-        let verdict = r.verdict.clone().unwrap_or_default();
-        let vm = Meaning::of(&verdict);
-        let mut label = r.label.clone();
-        if !r.ok {
-            label.insert_str(0, "! ");
-        }
-        let total = r.total_ns.map(ns).unwrap_or_else(|| "-".into());
-        let ratio = r.ratio.map(|(x, _)| format!("{x:.2}x")).unwrap_or_default();
-        let verdict_shown = if r.disabled {
-            "(left out)".into()
-        } else {
-            verdict
-        };
+        let (_, mark, adds_m) = adds_text(r);
+        let vm = Meaning::of(r.verdict.as_deref().unwrap_or_default());
         let row_style = if r.disabled { s.muted() } else { s.text() };
         let mut spans = vec![
             Span::styled(
-                fit(&label, label_w),
+                fit(&text.label, label_w),
                 if r.ok { row_style } else { s.error() },
             ),
             Span::raw(" "),
-            Span::styled(format!("{adds:>adds_w$}"), meaning_style(&s, adds_m)),
+            Span::styled(right(&text.adds, adds_w), meaning_style(&s, adds_m)),
             Span::styled(mark, s.muted()),
             Span::raw(" "),
-            Span::styled(format!("{total:>total_w$}"), row_style),
+            Span::styled(right(&text.total, total_w), row_style),
             Span::raw(" "),
-            Span::styled(format!("{ratio:>ratio_w$}"), row_style),
+            Span::styled(right(&text.ratio, ratio_w), row_style),
             Span::raw(" "),
-            Span::styled(fit(&verdict_shown, verdict_w), meaning_style(&s, vm)),
+            Span::styled(fit(&text.verdict, verdict_w), meaning_style(&s, vm)),
             Span::raw(" "),
             Span::styled(
                 bar(r.total_ns.unwrap_or(0.0), max, bar_w),
@@ -229,6 +277,11 @@ mod tests {
         assert_eq!(table_offset(0, 5), 0);
         assert_eq!(table_offset(7, 5), 3);
         assert_eq!(fit("abcdef", 4), "abc…");
+        // Cells, not chars or bytes: `±` takes one, a wide character two.
+        assert_eq!(fit("< ±0.001", 9), "< ±0.001 ");
+        assert_eq!(right("< ±0.001", 9), " < ±0.001");
+        assert_eq!(fit("日本語", 4), "日… ");
+        assert_eq!(cells(&fit("日本語", 4)), 4);
         assert_eq!(ci_half(0.5), "±0.25");
         assert_eq!(ci_half(0.008), "±0.004");
         assert_eq!(ci_half(0.0), "< ±0.001");
