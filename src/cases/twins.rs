@@ -20,7 +20,6 @@ use std::sync::{Mutex, OnceLock, mpsc};
 
 use super::class_twins as c;
 use super::program_twins as p;
-use crate::backend::disasm::{self, Line, Syntax};
 use crate::runtime::host::hot_sink;
 
 /// A twin's function: the engine's raw ABI. `ctx` is unused (null); `n` is the loop count.
@@ -43,16 +42,6 @@ impl Twin {
     /// Run `n` iterations and return the checksum as the script's `i64`.
     pub fn run(&self, n: i64) -> i64 {
         (self.f)(std::ptr::null_mut(), n as u64) as i64
-    }
-
-    /// The machine code rustc made of it, recovered from its address in this binary: its
-    /// length in bytes and its instructions (`hotlab asm --twin`, the TUI's code pane).
-    pub fn machine_code(&self, syntax: Syntax) -> (usize, Vec<Line>) {
-        let addr = self.f as usize;
-        // SAFETY: `addr` is the entry of a Rust function compiled into this binary.
-        let bytes = unsafe { crate::ladder::code::rust_function_bytes(addr) };
-        let lines = disasm::disassemble_in_process(&bytes, addr as u64, syntax);
-        (bytes.len(), lines)
     }
 }
 

@@ -158,7 +158,8 @@ fn twin_asm(name: &str, syntax: Syntax) -> Result<ExitCode, Failure> {
             names.join(", ")
         )));
     };
-    let (bytes, lines) = twin.machine_code(syntax);
+    // SAFETY: a twin's `f` is the entry of a Rust function compiled into this binary.
+    let (bytes, lines) = unsafe { crate::ladder::code::twin_machine_code(twin.f as usize, syntax) };
     print!(
         "; twin {} — {} bytes, {} instructions ({})\n{}\n",
         twin.name,

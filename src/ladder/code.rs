@@ -53,6 +53,18 @@ impl CodeBlock {
     }
 }
 
+/// The machine code rustc made of a native twin, recovered from its address in this binary:
+/// its length in bytes and its instructions (`hotlab asm --twin`, the TUI's code pane).
+///
+/// # Safety
+/// As [`rust_function_bytes`]: `addr` is a twin's `f`, a function compiled into this binary.
+pub unsafe fn twin_machine_code(addr: usize, syntax: Syntax) -> (usize, Vec<disasm::Line>) {
+    // SAFETY: the caller's guarantee is the one `rust_function_bytes` needs.
+    let bytes = unsafe { rust_function_bytes(addr) };
+    let lines = disasm::disassemble_in_process(&bytes, addr as u64, syntax);
+    (bytes.len(), lines)
+}
+
 /// The extent of a compiled Rust function that starts at `addr`: decode forward, following the
 /// furthest forward branch target seen, and stop at the first `ret`, `jmp` or `ud2` past it.
 /// Rust functions are contiguous and this recovers their length without a symbol table; capped

@@ -729,7 +729,10 @@ impl CodeView {
     pub fn of_twin(name: &str) -> Result<CodeView, String> {
         let twin = crate::cases::twins::twin_named(name)
             .ok_or_else(|| format!("no twin named {name} in this build of hotlab"))?;
-        let (bytes, lines) = twin.machine_code(crate::backend::disasm::Syntax::Intel);
+        let syntax = crate::backend::disasm::Syntax::Intel;
+        // SAFETY: a twin's `f` is the entry of a Rust function compiled into this binary.
+        let (bytes, lines) =
+            unsafe { crate::ladder::code::twin_machine_code(twin.f as usize, syntax) };
         let listing = FunctionListing {
             name: name.to_string(),
             clif: String::new(),
