@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::runtime::border;
+use crate::runtime::counts::CountOwner;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::iface::{AbiSig, BenchRun, HookCall, Signature};
 use crate::runtime::object::LiveList;
@@ -332,6 +333,12 @@ pub struct Class {
     /// An inline class's shells detached or destroyed and not freed yet (`live_count` is the
     /// shells minus these).
     pub(crate) detached: AtomicUsize,
+    /// Who may change its objects' counts with plain instructions: one per runtime, shared by
+    /// its classes (`runtime::counts`).
+    pub(crate) counts: Arc<CountOwner>,
+    /// `counts`' address, for generated code (`[class + COUNTS]`; an `Arc`'s layout is not
+    /// fixed). Set with `counts`, never changed after the class is shared.
+    counts_at: AtomicPtr<CountOwner>,
 }
 
 impl std::fmt::Debug for Class {
@@ -353,6 +360,8 @@ impl Class {
     pub const HOST_ENTRY: usize = std::mem::offset_of!(Class, host_entry);
     /// Offset of the methods' `vmctx`.
     pub const VMCTX: usize = std::mem::offset_of!(Class, vmctx);
+    /// Offset of the pointer to the runtime's [`CountOwner`].
+    pub const COUNTS: usize = std::mem::offset_of!(Class, counts_at);
 
     /// Build a class from its first definition (the runtime calls this; see `Runtime::define`).
     pub(crate) fn from_def(def: &ClassDef) -> Result<Class, DefineError> {
@@ -367,7 +376,7 @@ impl Class {
         fill_slots(&slots, def, &version);
         let mut boxed = Box::new(version);
         let current = &mut *boxed as *mut Version;
-        let class = Class {
+        let mut class = Class {
             entry: AtomicU64::new(2),
             slots,
             vmctx: AtomicPtr::new(def.vmctx),
@@ -387,12 +396,22 @@ impl Class {
             inline: false,
             shells: super::shells::Counter::new(),
             detached: AtomicUsize::new(0),
+            counts: Arc::new(CountOwner::new()),
+            counts_at: AtomicPtr::new(ptr::null_mut()),
         };
+        class.set_counts(class.counts.clone());
         class.find_iface_slots();
         // Before any shell of any class exists: where the shells' vtable functions find the
         // thread's record (`runtime::depth::RECORD_TP_OFFSET`).
         super::depth::record_offset();
         Ok(class)
+    }
+
+    /// Count its objects' references under `counts` (its runtime's, shared by the runtime's
+    /// classes).
+    pub(crate) fn set_counts(&mut self, counts: Arc<CountOwner>) {
+        self.counts_at = AtomicPtr::new(Arc::as_ptr(&counts).cast_mut());
+        self.counts = counts;
     }
 
     /// Note which slots implement the host interfaces (by name and signature), and their code.

@@ -4,6 +4,7 @@ pub mod arrays;
 pub mod border;
 pub mod class;
 pub mod closure;
+pub mod counts;
 pub mod depth;
 pub mod error;
 pub mod handle;

@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use crate::lang::span::Span;
 use crate::runtime::border::{Fault, catch_cold};
 use crate::runtime::class::{CellKind, Class, DETACHED_KEY, Init, Version};
+#[cfg(feature = "thread-safe")]
+use crate::runtime::counts::CountOwner;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
 use crate::runtime::spin::ClassGuard;
@@ -128,8 +130,10 @@ impl Object {
     pub const BOUND: usize = std::mem::offset_of!(Object, bound);
     /// Offset of the generation.
     pub const GEN: usize = std::mem::offset_of!(Object, generation);
-    /// Offset of the reference count (a `usize`; generated code changes it with atomic
-    /// instructions, which are also right for the `Cell` of a build without `thread-safe`).
+    /// Offset of the reference count (a `usize`; generated code changes it with plain
+    /// instructions on the thread that owns the runtime and atomic ones elsewhere, as
+    /// `runtime::counts` says; atomic ones are also right for the `Cell` of a build without
+    /// `thread-safe`).
     pub const REFS: usize = std::mem::offset_of!(Object, refs);
     /// Offset of the first field cell of an object of an inline class (a fixed runtime's): the
     /// shell, then the state block's header word, then the cells, in one allocation. Field `i`
@@ -175,10 +179,24 @@ impl Object {
         self.generation.load(Ordering::Acquire)
     }
 
+    /// Take a reference: a plain add on the thread that owns the class's runtime, an atomic
+    /// one elsewhere (`runtime::counts`).
     #[cfg(feature = "thread-safe")]
     #[inline(always)]
     pub(crate) fn retain(&self) {
-        self.refs.fetch_add(1, Ordering::Relaxed);
+        let refs = &self.refs;
+        CountOwner::change(
+            &self.class().counts,
+            || {
+                refs.store(
+                    refs.load(Ordering::Relaxed).wrapping_add(1),
+                    Ordering::Relaxed,
+                )
+            },
+            || {
+                refs.fetch_add(1, Ordering::Relaxed);
+            },
+        )
     }
     #[cfg(not(feature = "thread-safe"))]
     #[inline(always)]
@@ -189,17 +207,25 @@ impl Object {
     /// Take a reference unless the count already reached zero (the object is being freed).
     #[cfg(feature = "thread-safe")]
     pub(crate) fn try_retain(&self) -> bool {
-        let mut n = self.refs.load(Ordering::Relaxed);
-        while n != 0 {
-            match self
-                .refs
-                .compare_exchange_weak(n, n + 1, Ordering::Acquire, Ordering::Relaxed)
-            {
-                Ok(_) => return true,
-                Err(m) => n = m,
+        let refs = &self.refs;
+        let plain = || {
+            let n = refs.load(Ordering::Relaxed);
+            if n != 0 {
+                refs.store(n + 1, Ordering::Relaxed);
             }
-        }
-        false
+            n != 0
+        };
+        let atomic = || {
+            let mut n = refs.load(Ordering::Relaxed);
+            while n != 0 {
+                match refs.compare_exchange_weak(n, n + 1, Ordering::Acquire, Ordering::Relaxed) {
+                    Ok(_) => return true,
+                    Err(m) => n = m,
+                }
+            }
+            false
+        };
+        CountOwner::change(&self.class().counts, plain, atomic)
     }
     #[cfg(not(feature = "thread-safe"))]
     pub(crate) fn try_retain(&self) -> bool {
@@ -214,11 +240,20 @@ impl Object {
     #[cfg(feature = "thread-safe")]
     #[inline(always)]
     fn unref(&self) -> bool {
-        if self.refs.fetch_sub(1, Ordering::Release) == 1 {
-            std::sync::atomic::fence(Ordering::Acquire);
-            return true;
-        }
-        false
+        let refs = &self.refs;
+        let plain = || {
+            let n = refs.load(Ordering::Relaxed);
+            refs.store(n.wrapping_sub(1), Ordering::Relaxed);
+            n == 1
+        };
+        let atomic = || {
+            if refs.fetch_sub(1, Ordering::Release) == 1 {
+                std::sync::atomic::fence(Ordering::Acquire);
+                return true;
+            }
+            false
+        };
+        CountOwner::change(&self.class().counts, plain, atomic)
     }
     #[cfg(not(feature = "thread-safe"))]
     #[inline(always)]

@@ -9,6 +9,7 @@ use crate::runtime::border::{class_enter, fused_enter};
 use crate::runtime::class::{
     CellKind, Class, ClassDef, ClassRef, DETACHED_KEY, DefineError, FieldType,
 };
+use crate::runtime::counts::CountOwner;
 use crate::runtime::depth::current_thread_in_call;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
@@ -32,6 +33,8 @@ pub struct Runtime {
     pub(crate) retired: Mutex<Vec<Handle>>,
     /// Fixed: classes keep their fields inline in the shell and cannot be reloaded.
     fixed: bool,
+    /// Who may change its objects' counts with plain instructions (`runtime::counts`).
+    counts: std::sync::Arc<CountOwner>,
 }
 
 impl Default for Runtime {
@@ -66,7 +69,20 @@ impl Runtime {
             held: std::sync::Arc::default(),
             retired: Mutex::new(Vec::new()),
             fixed: true,
+            counts: std::sync::Arc::new(CountOwner::new()),
         }
+    }
+
+    /// Who may change this runtime's object counts with plain instructions now: `unclaimed`,
+    /// `owned by this thread`, `owned by another thread` or `shared` (`runtime::counts`).
+    pub fn counts(&self) -> &'static str {
+        self.counts.describe()
+    }
+
+    /// Make every count change of this runtime's objects atomic from now on (for code that
+    /// changes counts without asking who owns them).
+    pub fn share_counts(&self) {
+        crate::runtime::counts::share(&self.counts);
     }
 
     /// Whether this runtime is [`Runtime::fixed`].
@@ -80,6 +96,7 @@ impl Runtime {
         if self.fixed {
             class.set_inline();
         }
+        class.set_counts(self.counts.clone());
         let class = ClassRef::new(class);
         lock(&self.classes).push(class.clone());
         Ok(class)

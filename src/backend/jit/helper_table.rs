@@ -239,6 +239,22 @@ pub extern "C-unwind" fn hot_object_release(cell: u64) {
     crate::runtime::handle::hot_handle_release(cell)
 }
 
+/// A count change on a thread that does not own the object's runtime, which is not shared
+/// yet: claim or share it (`runtime::counts`), so the change that follows can be atomic.
+#[unsafe(no_mangle)]
+#[cold]
+pub extern "C-unwind" fn hot_counts_contend(owner: u64) {
+    let owner = owner as *const crate::runtime::counts::CountOwner;
+    // SAFETY: generated code passes the `CountOwner` a live object's class points at (`[class
+    // + Class::COUNTS]`), which the class keeps alive in an `Arc` made by `Arc::new`: taking
+    // one more strong count and wrapping it gives an `Arc` that is dropped here.
+    let owner = unsafe {
+        std::sync::Arc::increment_strong_count(owner);
+        std::sync::Arc::from_raw(owner)
+    };
+    crate::runtime::counts::contend(&owner);
+}
+
 /// A virtual call found an empty slot (a reload removed the method).
 #[unsafe(no_mangle)]
 #[cold]
@@ -262,7 +278,7 @@ pub extern "C-unwind" fn hot_raise_null_closure(start: u32, end: u32) -> ! {
 }
 
 /// The helpers generated code imports for raising and for objects: `(symbol, address)`.
-pub fn helper_symbols() -> [(&'static str, *const u8); 11] {
+pub fn helper_symbols() -> [(&'static str, *const u8); 12] {
     [
         (
             "hot_raise_null_closure",
@@ -272,6 +288,7 @@ pub fn helper_symbols() -> [(&'static str, *const u8); 11] {
         ("hot_object_check", hot_object_check as *const u8),
         ("hot_object_retain", hot_object_retain as *const u8),
         ("hot_object_release", hot_object_release as *const u8),
+        ("hot_counts_contend", hot_counts_contend as *const u8),
         ("hot_raise_empty_slot", hot_raise_empty_slot as *const u8),
         ("hot_raise_div_zero", hot_raise_div_zero as *const u8),
         ("hot_raise_index", hot_raise_index as *const u8),

@@ -56,6 +56,7 @@ pub(crate) struct Helpers {
     pub object_check: FuncId,
     pub retain: FuncId,
     pub release: FuncId,
+    pub counts_contend: FuncId,
     pub empty_slot: FuncId,
     pub vec_retain: FuncId,
     pub vec_release: FuncId,

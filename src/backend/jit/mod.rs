@@ -516,6 +516,7 @@ pub(crate) fn declare_imports(
         object_check: declare("hot_object_check", &[i64t, i32t, i32t], Some(i64t))?,
         retain: declare("hot_object_retain", &[i64t], Some(i64t))?,
         release: declare("hot_object_release", &[i64t], None)?,
+        counts_contend: declare("hot_counts_contend", &[i64t], None)?,
         empty_slot: declare("hot_raise_empty_slot", &[i64t, i32t, i32t], None)?,
         vec_retain: declare("hot_vec_retain", &[i64t], Some(i64t))?,
         vec_release: declare("hot_vec_release", &[i64t], None)?,

@@ -1,0 +1,96 @@
+//! Object counts biased to one thread (`runtime::counts`): generated code changes a count with
+//! plain instructions on the thread that owns the runtime, and a second thread that copies
+//! and drops handles of the same objects shares the runtime first, so no change is lost. No
+//! timing here.
+#![cfg(feature = "thread-safe")]
+
+mod common;
+
+use hotlab::backend::jit::{Jit, JitOptions, OptLevel};
+use hotlab::runtime::iface::Bench;
+
+/// `run(n)` stores the shared item into a local array of handles `n` times: a retain of the
+/// item and a release of what the cell held, each iteration, in generated code.
+const COPIER: &str = "class Item {
+    var k: i64 = 0
+}
+class Copier : Bench {
+    var item: Item? = null
+    fn run(self, n: i64) -> i64 {
+        var keep: [Item?; 4] = [null, null, null, null]
+        var s = 0
+        for i in 0..n {
+            keep[i & 3] = self.item
+            s += 1
+        }
+        return s
+    }
+}
+let shared_item = new Item()
+let a = new Copier()
+let b = new Copier()
+fn main() -> i64 {
+    a.item = shared_item
+    b.item = shared_item
+    return 0
+}
+";
+
+fn options(opt: OptLevel) -> JitOptions {
+    JitOptions {
+        verify: true,
+        opt,
+        ..JitOptions::default()
+    }
+}
+
+fn run(h: &hotlab::runtime::handle::Handle, n: i64) -> i64 {
+    let bench: &dyn Bench = std::hint::black_box(h.get().unwrap());
+    bench.run(n).into_result().unwrap()
+}
+
+#[test]
+fn one_thread_owns_the_counts_and_a_second_shares_them_without_losing_a_change() {
+    for opt in [OptLevel::None, OptLevel::Speed] {
+        let program = common::compile_text("copier.hot", COPIER).unwrap();
+        let compiled = Jit::new(options(opt)).unwrap().compile(&program).unwrap();
+        compiled.run_main().unwrap();
+        let runtime = &compiled.objects().unwrap().runtime;
+        let (a, b) = (
+            compiled.global_handle("a").unwrap(),
+            compiled.global_handle("b").unwrap(),
+        );
+        let item = compiled.global_handle("shared_item").unwrap();
+        // The module variable, the two fields and `item` here.
+        let refs = || item.get().unwrap().ref_count();
+        assert_eq!(refs(), 4, "{opt:?}");
+
+        // One thread: the runtime is this thread's, and the plain changes balance.
+        assert_eq!(run(&a, 1000), 1000, "{opt:?}");
+        assert_eq!(runtime.counts(), "owned by this thread", "{opt:?}");
+        assert_eq!(refs(), 4, "{opt:?}");
+
+        // Two threads on the same item at once: the second shares the runtime, under calls of
+        // the first (each thread's first change may find the other mid-loop). That an owner
+        // thread which ends leaves its runtime shared is tested in `runtime::counts`.
+        let go = std::sync::Barrier::new(2);
+        std::thread::scope(|s| {
+            let one = s.spawn(|| {
+                go.wait();
+                (0..20).map(|_| run(&a, 50_000)).sum::<i64>()
+            });
+            let two = s.spawn(|| {
+                go.wait();
+                (0..20).map(|_| run(&b, 50_000)).sum::<i64>()
+            });
+            assert_eq!(one.join().unwrap(), 1_000_000, "{opt:?}");
+            assert_eq!(two.join().unwrap(), 1_000_000, "{opt:?}");
+        });
+        assert_eq!(runtime.counts(), "shared", "{opt:?}");
+        assert_eq!(refs(), 4, "{opt:?}: a count change was lost");
+        // Shared for good: this thread's calls are atomic now and still balance.
+        assert_eq!(run(&a, 1000), 1000, "{opt:?}");
+        assert_eq!(runtime.counts(), "shared", "{opt:?}");
+        assert_eq!(refs(), 4, "{opt:?}");
+    }
+}
