@@ -24,7 +24,8 @@
 //! the reloader do (`runtime::depth`): the owner stores `busy = 1`, then loads `len` again (only
 //! a compiler fence between), changes the count if `len` is still not 0 and stores `busy = 0`;
 //! the sharer stores `len = 0`, runs [`heavy_fence`] (a full fence on every CPU running the
-//! process), then waits until `busy` is 0. Either the owner's load sees `len == 0` (it uses the
+//! process), waits until `busy` is 0, and only then stores `lo = 0` (until then every thread
+//! that finds a zero `len` and a non-zero `lo` waits on the sharer's lock). Either the owner's load sees `len == 0` (it uses the
 //! atomic instruction), or the sharer sees `busy == 1` and waits for the plain change to land.
 //! No call, lock or allocation happens inside the owner's window, so the wait is short. Only
 //! the owner writes `busy`: a thread first checks that it is the owner, then marks itself busy.
@@ -82,12 +83,13 @@ thread_local! {
     static STACK: std::cell::Cell<Option<(usize, usize)>> = const { std::cell::Cell::new(None) };
 }
 
-struct Owned(Vec<Arc<CountOwner>>);
+/// Weak: a runtime that goes before its owner thread is not kept for it.
+struct Owned(Vec<std::sync::Weak<CountOwner>>);
 
 impl Drop for Owned {
     fn drop(&mut self) {
         let _gate = super::rt::lock(&GATE);
-        for owner in self.0.drain(..) {
+        for owner in self.0.drain(..).filter_map(|w| w.upgrade()) {
             // This thread is the owner and changes no count any more: no handshake needed.
             owner.len.store(0, Ordering::SeqCst);
             owner.lo.store(SHARED, Ordering::SeqCst);
@@ -191,7 +193,11 @@ pub(crate) fn contend(owner: &Arc<CountOwner>) {
     if lo == UNCLAIMED {
         match this_stack() {
             Some((lo, len)) if owner.claimable && len < MAX_STACK && lo > MAX_STACK => {
-                let claimed = OWNED.try_with(|o| o.borrow_mut().0.push(owner.clone()));
+                let claimed = OWNED.try_with(|o| {
+                    let owned = &mut o.borrow_mut().0;
+                    owned.retain(|w| w.strong_count() > 0);
+                    owned.push(Arc::downgrade(owner));
+                });
                 if claimed.is_ok() {
                     owner.lo.store(lo, Ordering::SeqCst);
                     owner.len.store(len, Ordering::SeqCst);
@@ -207,8 +213,11 @@ pub(crate) fn contend(owner: &Arc<CountOwner>) {
     if owner.is_mine(stack_pointer()) {
         return;
     }
+    // `lo` stays the owner's until its change in flight has landed: meanwhile (old `lo`, zero
+    // `len`) sends every thread, the owner too, here, to wait on the gate. Were `lo` cleared
+    // first, a third thread would take it as shared and change a count atomically under the
+    // owner's plain change.
     owner.len.store(0, Ordering::SeqCst);
-    owner.lo.store(SHARED, Ordering::SeqCst);
     heavy_fence();
     let mut spins = 0u32;
     while owner.busy.load(Ordering::Acquire) != 0 {
@@ -219,6 +228,7 @@ pub(crate) fn contend(owner: &Arc<CountOwner>) {
             std::thread::yield_now();
         }
     }
+    owner.lo.store(SHARED, Ordering::SeqCst);
 }
 
 /// Make `owner`'s runtime shared now (a runtime whose code does not follow the protocol, or a
@@ -337,7 +347,7 @@ mod tests {
         assert!(owner.is_shared());
     }
 
-    /// Two threads change one count as fast as they can while the runtime goes from owned to
+    /// Three threads change one count as fast as they can while the runtime goes from owned to
     /// shared under them: no change is lost.
     #[test]
     fn no_change_is_lost_while_the_runtime_is_shared_under_its_owner() {
@@ -345,20 +355,27 @@ mod tests {
             let owner = Arc::new(CountOwner::new());
             let n = Arc::new(AtomicU64::new(0));
             bump(&owner, &n);
-            let go = Arc::new(std::sync::Barrier::new(2));
-            let (o2, n2, g2) = (owner.clone(), n.clone(), go.clone());
-            let other = std::thread::spawn(move || {
-                g2.wait();
-                for _ in 0..10_000 {
-                    bump(&o2, &n2);
-                }
-            });
+            // Two others: the second may arrive while the first is sharing the runtime.
+            let go = Arc::new(std::sync::Barrier::new(3));
+            let others: Vec<_> = (0..2)
+                .map(|_| {
+                    let (o2, n2, g2) = (owner.clone(), n.clone(), go.clone());
+                    std::thread::spawn(move || {
+                        g2.wait();
+                        for _ in 0..10_000 {
+                            bump(&o2, &n2);
+                        }
+                    })
+                })
+                .collect();
             go.wait();
             for _ in 0..100_000 {
                 bump(&owner, &n);
             }
-            other.join().unwrap();
-            assert_eq!(n.load(Ordering::Relaxed), 110_001);
+            for other in others {
+                other.join().unwrap();
+            }
+            assert_eq!(n.load(Ordering::Relaxed), 120_001);
             assert!(owner.is_shared());
         }
     }

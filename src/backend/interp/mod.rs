@@ -901,43 +901,12 @@ fn stack_limit(nesting: u32) -> usize {
     }
 }
 
-/// The low end of the current thread's stack, if the platform tells; asked once per thread.
-/// (On the main thread glibc reads `/proc/self/maps` to answer: about 74 µs, which every
-/// outermost host call into an interpreted object paid before this cache.)
+/// The low end of the current thread's stack, if the platform tells; asked once per thread
+/// (`runtime::counts::this_stack`). (On the main thread glibc reads `/proc/self/maps` to answer:
+/// about 74 µs, which every outermost host call into an interpreted object paid before the
+/// cache.)
 fn thread_stack_low() -> Option<usize> {
-    thread_local! {
-        static LOW: std::cell::Cell<Option<Option<usize>>> = const { std::cell::Cell::new(None) };
-    }
-    LOW.with(|low| {
-        if let Some(known) = low.get() {
-            return known;
-        }
-        let found = query_stack_low();
-        low.set(Some(found));
-        found
-    })
-}
-
-#[cfg(target_os = "linux")]
-fn query_stack_low() -> Option<usize> {
-    // SAFETY: `attr` is initialized by `pthread_getattr_np` before use and destroyed after;
-    // the out-pointers point at live locals.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return None;
-        }
-        let mut addr: *mut libc::c_void = std::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let rc = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
-        libc::pthread_attr_destroy(&mut attr);
-        (rc == 0 && !addr.is_null()).then_some(addr as usize)
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn query_stack_low() -> Option<usize> {
-    None
+    crate::runtime::counts::this_stack().map(|(lo, _)| lo)
 }
 
 /// Run a program's `main` (after `<init>`) with the interpreter.

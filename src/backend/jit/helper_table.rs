@@ -7,8 +7,6 @@
 //! does. They receive spans as two `u32` constants baked into the code, so no per-program
 //! table is needed to report a location.
 
-use std::cell::Cell;
-
 use crate::backend::objects::{ProgramObjects, check_cell};
 use crate::lang::span::Span;
 use crate::runtime::object::Object;
@@ -74,48 +72,11 @@ impl VmCtx {
     }
 }
 
-thread_local! {
-    /// This thread's lowest usable stack address, once read (0 = unknown).
-    static STACK_LOW: Cell<Option<usize>> = const { Cell::new(None) };
-}
-
-/// The lowest usable address of the current thread's stack (above its guard page).
+/// The lowest usable address of the current thread's stack (one page above its start: glibc
+/// reports the main thread's stack from the rlimit, its guard page just below). Read once per
+/// thread (`runtime::counts::this_stack`).
 fn stack_low() -> Option<usize> {
-    STACK_LOW.with(|cell| {
-        if let Some(low) = cell.get() {
-            return (low != 0).then_some(low);
-        }
-        let low = read_stack_low().unwrap_or(0);
-        cell.set(Some(low));
-        (low != 0).then_some(low)
-    })
-}
-
-#[cfg(target_os = "linux")]
-fn read_stack_low() -> Option<usize> {
-    let mut attr = std::mem::MaybeUninit::<libc::pthread_attr_t>::uninit();
-    // SAFETY: `attr` is initialized by `pthread_getattr_np` before it is read, and destroyed
-    // exactly once after a successful init; the out pointers are valid locals.
-    unsafe {
-        if libc::pthread_getattr_np(libc::pthread_self(), attr.as_mut_ptr()) != 0 {
-            return None;
-        }
-        let mut addr: *mut libc::c_void = std::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let rc = libc::pthread_attr_getstack(attr.as_ptr(), &mut addr, &mut size);
-        libc::pthread_attr_destroy(attr.as_mut_ptr());
-        if rc != 0 || addr.is_null() || size == 0 {
-            return None;
-        }
-        // glibc reports the main thread's stack from the rlimit; its guard page lies just
-        // below `addr`. Skip one page more for safety.
-        Some(addr as usize + 4096)
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn read_stack_low() -> Option<usize> {
-    None
+    crate::runtime::counts::this_stack().map(|(lo, _)| lo + 4096)
 }
 
 /// An address close to the current stack pointer (a local's address).
