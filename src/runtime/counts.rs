@@ -62,10 +62,12 @@ pub struct CountOwner {
     lo: AtomicUsize,
     len: AtomicUsize,
     busy: AtomicUsize,
-    /// False for a runtime that stays shared (a build without `thread-safe`, where counts are
-    /// plain `Cell`s anyway and generated code keeps its atomic instructions).
-    claimable: bool,
 }
+
+/// Whether a runtime can be claimed: not in a build without `thread-safe`, whose counts are
+/// plain `Cell`s anyway (its runtimes start shared, and generated code keeps its atomic
+/// instructions, which are right for a `Cell` too).
+const CLAIMABLE: bool = cfg!(feature = "thread-safe");
 
 impl Default for CountOwner {
     fn default() -> Self {
@@ -107,21 +109,10 @@ impl CountOwner {
 
     /// Unclaimed: the first thread that changes a count owns the runtime.
     pub fn new() -> CountOwner {
-        let claimable = cfg!(feature = "thread-safe");
         CountOwner {
-            lo: AtomicUsize::new(if claimable { UNCLAIMED } else { SHARED }),
+            lo: AtomicUsize::new(if CLAIMABLE { UNCLAIMED } else { SHARED }),
             len: AtomicUsize::new(0),
             busy: AtomicUsize::new(0),
-            claimable,
-        }
-    }
-
-    /// Shared from the start: every change is atomic.
-    pub fn shared() -> CountOwner {
-        CountOwner {
-            lo: AtomicUsize::new(SHARED),
-            claimable: false,
-            ..CountOwner::new()
         }
     }
 
@@ -138,11 +129,6 @@ impl CountOwner {
             _ if self.is_mine(stack_pointer()) => "owned by this thread",
             _ => "owned by another thread",
         }
-    }
-
-    /// True once the runtime is shared (every count change atomic).
-    pub fn is_shared(&self) -> bool {
-        self.lo.load(Ordering::Acquire) == SHARED && self.len.load(Ordering::Acquire) == 0
     }
 
     #[inline(always)]
@@ -192,7 +178,7 @@ pub(crate) fn contend(owner: &Arc<CountOwner>) {
     }
     if lo == UNCLAIMED {
         match this_stack() {
-            Some((lo, len)) if owner.claimable && len < MAX_STACK && lo > MAX_STACK => {
+            Some((lo, len)) if CLAIMABLE && len < MAX_STACK && lo > MAX_STACK => {
                 let claimed = OWNED.try_with(|o| {
                     let owned = &mut o.borrow_mut().0;
                     owned.retain(|w| w.strong_count() > 0);
@@ -229,27 +215,6 @@ pub(crate) fn contend(owner: &Arc<CountOwner>) {
         }
     }
     owner.lo.store(SHARED, Ordering::SeqCst);
-}
-
-/// Make `owner`'s runtime shared now (a runtime whose code does not follow the protocol, or a
-/// test). Waits for the owner's change in flight, as [`contend`] does.
-pub fn share(owner: &Arc<CountOwner>) {
-    if owner.lo.load(Ordering::Acquire) == UNCLAIMED {
-        let _gate = super::rt::lock(&GATE);
-        if owner.lo.load(Ordering::Acquire) == UNCLAIMED {
-            owner.lo.store(SHARED, Ordering::SeqCst);
-            return;
-        }
-    }
-    if !owner.is_shared() {
-        if owner.is_mine(stack_pointer()) {
-            let _gate = super::rt::lock(&GATE);
-            owner.len.store(0, Ordering::SeqCst);
-            owner.lo.store(SHARED, Ordering::SeqCst);
-        } else {
-            contend(owner);
-        }
-    }
 }
 
 /// An address in the current thread's stack (a local's).
@@ -330,7 +295,7 @@ mod tests {
         .join()
         .unwrap();
         bump(&owner, &n);
-        assert!(owner.is_shared());
+        assert_eq!(owner.describe(), "shared");
         assert_eq!(n.load(Ordering::Relaxed), 3);
     }
 
@@ -344,7 +309,7 @@ mod tests {
         })
         .join()
         .unwrap();
-        assert!(owner.is_shared());
+        assert_eq!(owner.describe(), "shared");
     }
 
     /// Three threads change one count as fast as they can while the runtime goes from owned to
@@ -376,18 +341,7 @@ mod tests {
                 other.join().unwrap();
             }
             assert_eq!(n.load(Ordering::Relaxed), 120_001);
-            assert!(owner.is_shared());
+            assert_eq!(owner.describe(), "shared");
         }
-    }
-
-    #[test]
-    fn a_shared_start_never_claims() {
-        let owner = Arc::new(CountOwner::shared());
-        bump(&owner, &AtomicU64::new(0));
-        assert_eq!(owner.describe(), "shared");
-        let owner = Arc::new(CountOwner::new());
-        share(&owner);
-        bump(&owner, &AtomicU64::new(0));
-        assert!(owner.is_shared());
     }
 }

@@ -79,12 +79,6 @@ impl Runtime {
         self.counts.describe()
     }
 
-    /// Make every count change of this runtime's objects atomic from now on (for code that
-    /// changes counts without asking who owns them).
-    pub fn share_counts(&self) {
-        crate::runtime::counts::share(&self.counts);
-    }
-
     /// Whether this runtime is [`Runtime::fixed`].
     pub fn is_fixed(&self) -> bool {
         self.fixed

@@ -68,7 +68,7 @@ impl FunctionTranslator<'_, '_> {
 
     /// Take another count of a vec cell (0, the empty vec, is fine); returns the cell.
     pub(crate) fn retain_vec(&mut self, cell: Value) -> Value {
-        self.retain_counted(cell, Self::vec_refs_addr, None)
+        self.retain_counted(cell, Some(Self::vec_refs_addr), None)
     }
 
     /// Give up the count a vec cell owns (0 is fine).
@@ -79,7 +79,7 @@ impl FunctionTranslator<'_, '_> {
 
     /// Take another count of a closure cell (0 is fine); returns the cell.
     pub(crate) fn retain_closure(&mut self, cell: Value) -> Value {
-        self.retain_counted(cell, Self::closure_refs_addr, None)
+        self.retain_counted(cell, Some(Self::closure_refs_addr), None)
     }
 
     /// Give up the count a closure cell owns (0 is fine).
@@ -90,25 +90,15 @@ impl FunctionTranslator<'_, '_> {
 
     /// Take another reference through a handle cell (null is fine); returns the cell.
     pub(crate) fn retain_handle(&mut self, cell: Value) -> Value {
-        let add_block = self.builder.create_block();
-        let done_block = self.builder.create_block();
-        self.builder
-            .ins()
-            .brif(cell, add_block, &[], done_block, &[]);
-        self.builder.switch_to_block(add_block);
-        self.builder.seal_block(add_block);
-        self.change_object_count(cell, 1);
-        self.builder.ins().jump(done_block, &[]);
-        self.builder.switch_to_block(done_block);
-        self.builder.seal_block(done_block);
-        cell
+        self.retain_counted(cell, None, None)
     }
 
-    /// Add `delta` to the count of a non-null handle cell's shell; returns the count before.
-    /// Plain on the thread that owns the runtime's counts, atomic elsewhere (module docs).
-    fn change_object_count(&mut self, cell: Value, delta: i64) -> Value {
+    /// Add `delta` to the count of a non-null handle cell's shell; returns the count before
+    /// and the count's address. Plain on the thread that owns the runtime's counts, atomic
+    /// elsewhere (module docs).
+    fn change_object_count(&mut self, cell: Value, delta: i64) -> (Value, Value) {
+        let addr = self.refs_addr(cell);
         let (shell, _) = self.cell_parts(cell);
-        let addr = self.builder.ins().iadd_imm_s(shell, Object::REFS as i64);
         let class = self
             .builder
             .ins()
@@ -149,10 +139,7 @@ impl FunctionTranslator<'_, '_> {
         // The owner: busy, then `len` again (the handshake), then the plain change.
         self.builder.switch_to_block(own_block);
         self.builder.seal_block(own_block);
-        let one = self.builder.ins().iconst(types::I64, 1);
-        self.builder
-            .ins()
-            .store(mem(), one, owner, CountOwner::BUSY as i32);
+        self.set_busy(owner, 1);
         let still = self.builder.ins().atomic_load(types::I64, mem(), len_at);
         self.builder
             .ins()
@@ -163,19 +150,13 @@ impl FunctionTranslator<'_, '_> {
         let n = self.builder.ins().load(types::I64, mem(), addr, 0);
         let changed = self.builder.ins().iadd_imm_s(n, delta);
         self.builder.ins().store(mem(), changed, addr, 0);
-        let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder
-            .ins()
-            .store(mem(), zero, owner, CountOwner::BUSY as i32);
+        self.set_busy(owner, 0);
         self.builder.ins().jump(done_block, &[n.into()]);
 
         // Shared under the owner since the first read: not busy, and atomic.
         self.builder.switch_to_block(unbusy_block);
         self.builder.seal_block(unbusy_block);
-        let zero = self.builder.ins().iconst(types::I64, 0);
-        self.builder
-            .ins()
-            .store(mem(), zero, owner, CountOwner::BUSY as i32);
+        self.set_busy(owner, 0);
         self.builder.ins().jump(atomic_block, &[]);
 
         // Not the owner: atomic, after claiming or sharing a runtime not shared yet (`lo` 0).
@@ -202,12 +183,24 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(done_block);
         self.builder.seal_block(done_block);
-        old
+        (old, addr)
+    }
+
+    /// The owner's busy word: a plain store (only the owner writes it).
+    fn set_busy(&mut self, owner: Value, busy: i64) {
+        let v = self.builder.ins().iconst(types::I64, busy);
+        self.builder
+            .ins()
+            .store(mem(), v, owner, CountOwner::BUSY as i32);
     }
 
     /// Take another count of a str cell (0, the empty string, is fine); returns the cell.
     pub(crate) fn retain_str(&mut self, cell: Value) -> Value {
-        self.retain_counted(cell, Self::str_refs_addr, Some(StrBlock::STATIC_FLOOR))
+        self.retain_counted(
+            cell,
+            Some(Self::str_refs_addr),
+            Some(StrBlock::STATIC_FLOOR),
+        )
     }
 
     /// Give up a reference through a handle cell (null is fine; see the module docs).
@@ -237,11 +230,12 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// A retain: an atomic add to the count at `refs(cell)` when `cell` is not 0 (and the
-    /// count is below `floor`, when given: a static block's).
+    /// count is below `floor`, when given: a static block's); `None` is a handle's count,
+    /// changed as [`Self::change_object_count`] says.
     fn retain_counted(
         &mut self,
         cell: Value,
-        refs: fn(&mut Self, Value) -> Value,
+        refs: Option<fn(&mut Self, Value) -> Value>,
         floor: Option<u64>,
     ) -> Value {
         let add_block = self.builder.create_block();
@@ -251,15 +245,22 @@ impl FunctionTranslator<'_, '_> {
             .brif(cell, add_block, &[], done_block, &[]);
         self.builder.switch_to_block(add_block);
         self.builder.seal_block(add_block);
-        let addr = refs(self, cell);
-        if let Some(floor) = floor {
-            let n = self.builder.ins().atomic_load(types::I64, mem(), addr);
-            self.skip_static(n, floor, done_block);
+        match refs {
+            Some(refs) => {
+                let addr = refs(self, cell);
+                if let Some(floor) = floor {
+                    let n = self.builder.ins().atomic_load(types::I64, mem(), addr);
+                    self.skip_static(n, floor, done_block);
+                }
+                let one = self.builder.ins().iconst(types::I64, 1);
+                self.builder
+                    .ins()
+                    .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, one);
+            }
+            None => {
+                self.change_object_count(cell, 1);
+            }
         }
-        let one = self.builder.ins().iconst(types::I64, 1);
-        self.builder
-            .ins()
-            .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, one);
         self.builder.ins().jump(done_block, &[]);
         self.builder.switch_to_block(done_block);
         self.builder.seal_block(done_block);
@@ -366,10 +367,7 @@ impl FunctionTranslator<'_, '_> {
                 );
                 (old, addr)
             }
-            None => {
-                let old = self.change_object_count(cell, -1);
-                (old, self.refs_addr(cell))
-            }
+            None => self.change_object_count(cell, -1),
         };
         let last = self.builder.ins().icmp_imm_s(IntCC::Equal, old, 1);
         self.builder
