@@ -79,6 +79,12 @@ impl Runtime {
         self.counts.describe()
     }
 
+    /// The owner of its objects' counts, which its classes share (generated code bakes its
+    /// address in: it lives as long as the runtime).
+    pub(crate) fn counts_owner(&self) -> *const CountOwner {
+        std::sync::Arc::as_ptr(&self.counts)
+    }
+
     /// Whether this runtime is [`Runtime::fixed`].
     pub fn is_fixed(&self) -> bool {
         self.fixed

@@ -149,6 +149,9 @@ impl Jit {
             virtuals: &virtuals,
             objects_data: None,
             fixed: objects.runtime.is_fixed(),
+            // Every class of the program is defined by its runtime (`Runtime::define`), which
+            // gives it the runtime's count owner.
+            counts_owner: Some(objects.runtime.counts_owner() as i64),
         };
         let mut lowered = Vec::with_capacity(program.functions.len() * 2);
         let mut largest_frame = 0u64;

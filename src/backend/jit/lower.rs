@@ -119,6 +119,10 @@ pub(crate) struct LowerEnv<'a> {
     /// handle checks inline, slot tables constant: `opt_object.rs`), and call-free loops keep
     /// scalar module variables in registers (`opt_globals.rs`).
     pub fixed: bool,
+    /// The address of the `CountOwner` every class of the program counts its objects under
+    /// (its runtime's), for JIT code, which bakes addresses in; `None`: each change reads it
+    /// through the object's class (`lower_refcount.rs`).
+    pub counts_owner: Option<i64>,
 }
 
 /// Where position-independent code finds the program's objects: data objects of its shared

@@ -11,7 +11,8 @@
 //!
 //! An object's add or decrement is a plain load and store on the thread that owns its runtime's
 //! counts and a locked instruction elsewhere ([`runtime::counts`](crate::runtime::counts)): the
-//! code reads the owner's stack range through the shell's class (`[class + Class::COUNTS]`) and
+//! code reads the owner's stack range (at an address baked into JIT code, whose program has one
+//! runtime; through the shell's class, `[class + Class::COUNTS]`, in the object backend) and
 //! compares it with its stack pointer; the owner marks itself busy and reads the range again
 //! before its plain change, the other side of the handshake that shares a runtime. A thread that
 //! is not the owner of a runtime not yet shared calls `hot_counts_contend` first, once. Richards
@@ -98,15 +99,20 @@ impl FunctionTranslator<'_, '_> {
     /// elsewhere (module docs).
     fn change_object_count(&mut self, cell: Value, delta: i64) -> (Value, Value) {
         let addr = self.refs_addr(cell);
-        let (shell, _) = self.cell_parts(cell);
-        let class = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), shell, Object::CLASS as i32);
-        let owner = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), class, Class::COUNTS as i32);
+        let owner = match self.env.counts_owner {
+            // The program's, known when the code is made: no loads through the object.
+            Some(at) => self.builder.ins().iconst(types::I64, at),
+            None => {
+                let (shell, _) = self.cell_parts(cell);
+                let class = self
+                    .builder
+                    .ins()
+                    .load(types::I64, mem(), shell, Object::CLASS as i32);
+                self.builder
+                    .ins()
+                    .load(types::I64, mem(), class, Class::COUNTS as i32)
+            }
+        };
         // Atomic loads: plain `mov`s on x86_64 that Cranelift neither merges with an earlier
         // load nor moves.
         let lo_at = self.builder.ins().iadd_imm_s(owner, CountOwner::LO as i64);

@@ -147,6 +147,7 @@ pub(super) fn build(
         slot_table_addr: 0,
         virtuals: &virtuals,
         objects_data: Some(objects_data),
+        counts_owner: None,
         fixed: false,
     };
     let mut fctx = FunctionBuilderContext::new();
