@@ -344,7 +344,7 @@ impl Session {
         let out = self.job(job, limit, sink)?;
         if let JobReport::Measured(m) = &out {
             let table = super::fit::fit_table(&measured_table(m, line), self.width);
-            sink.text(&measured_text(m, &table));
+            sink.text(&measured_text(m, &table, self.width));
         }
         self.record(line, names, out);
         Ok(LineFlow::Continue)

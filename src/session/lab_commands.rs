@@ -167,7 +167,10 @@ impl Session {
         };
         let out = self.job(job, limit, sink)?;
         if let JobReport::Checked(a) = &out {
-            sink.text(&crate::cases::check::line(a));
+            sink.text(&super::fit::wrap_prose(
+                &crate::cases::check::line(a),
+                self.width,
+            ));
         }
         self.record(line, names, out);
         Ok(LineFlow::Continue)
@@ -227,6 +230,7 @@ impl Session {
                 text.push_str(h);
                 text.push('\n');
             }
+            let mut text = super::fit::wrap_prose(&text, self.width);
             text.push('\n');
             text.push_str(&render_text(&super::fit::fit_table(&l.table, self.width)));
             sink.text(text.trim_end());
@@ -465,10 +469,11 @@ impl Session {
             text: script.source.text.clone(),
         };
         self.state.twin = Some(case.header.twin.name.to_string());
-        sink.text(&format!(
+        let about = format!(
             "case {}: {} (twin {}; one op: {})",
             case.name, case.header.title, case.header.twin.name, case.header.unit
-        ));
+        );
+        sink.text(&super::fit::wrap_prose(&about, self.width));
         self.load_text(snippet, sink)
     }
 }
