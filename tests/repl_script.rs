@@ -223,3 +223,38 @@ fn a_piped_session_fits_its_tables_and_their_notes_to_columns() {
         "{full}"
     );
 }
+
+#[test]
+fn cases_come_from_the_directory_cases_names() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        cases.path().join("mine.hot"),
+        "//# twin = \"int_loop\"\nfn only_in_mine(n: i64) -> i64 {\n    return n\n}\n\
+         fn run(n: i64) -> i64 {\n    return only_in_mine(n)\n}\n",
+    )
+    .expect("write");
+    repl(dir.path())
+        .arg("--cases")
+        .arg(cases.path())
+        .write_stdin(":cases\n:load mine\n:show\n:load int_loop\n")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "cases in {}",
+            cases.path().display()
+        )))
+        .stdout(predicate::str::contains("fn only_in_mine"))
+        // The default directory's cases are not this session's.
+        .stderr(predicate::str::contains(
+            "`int_loop` is neither a file nor a case",
+        ));
+    repl(dir.path())
+        .args(["--cases", "no/such/dir"])
+        .write_stdin(":cases\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--cases no/such/dir: not a directory",
+        ));
+}

@@ -627,7 +627,9 @@ fn leaving_a_layer_out_of_a_finished_ladder_keeps_its_numbers_until_the_next_run
 
 #[test]
 fn tab_completes_layer_toggles_and_stops_after_the_last_argument() {
-    use hotlab::tui::complete::complete;
+    let cases = hotlab::cases::spec::default_dir(None);
+    let complete =
+        |line: &str, snippets: &[String]| hotlab::tui::complete::complete(line, snippets, &cases);
     assert_eq!(complete(":layers -ca", &[]), [":layers -catch"]);
     let d = complete(":layers -catch +d", &[]);
     assert!(d.contains(&":layers -catch +depth".to_string()), "{d:?}");

@@ -81,7 +81,7 @@ impl Session {
             Command::Layers(args) => self.layers(&args, sink),
             Command::Bench(filter) => self.bench(line, filter, sink),
             Command::Reload => self.reload(line, sink),
-            Command::Cases => self.cases(sink),
+            Command::Cases => self.list_cases(sink),
             Command::Asm(function) => self.asm(line, function, false, sink),
             Command::Ir(function) => self.asm(line, function, true, sink),
             Command::Load(what) => self.load(&what, sink),

@@ -92,6 +92,8 @@ pub struct App {
     pub snippet_name: String,
     /// The session's snippet names.
     pub snippets: Vec<String>,
+    /// The session's cases directory (`--cases`), whose cases `:load` completes.
+    pub cases_dir: std::path::PathBuf,
     /// Colour marks of the editor's text.
     pub marks: Vec<Mark>,
     /// The front end's diagnostics of the editor's text.
@@ -176,6 +178,7 @@ impl App {
             editor: textarea(text),
             snippet_name: snippet_name.to_string(),
             snippets: vec![snippet_name.to_string()],
+            cases_dir: crate::cases::spec::default_dir(None),
             marks: Vec::new(),
             diagnostics: Vec::new(),
             program: None,
@@ -770,7 +773,7 @@ impl App {
             return;
         };
         if self.completion.0.is_empty() {
-            let c = complete(cmd, &self.snippets);
+            let c = complete(cmd, &self.snippets, &self.cases_dir);
             let prefix = common_prefix(&c);
             if c.len() == 1 {
                 *cmd = format!("{} ", c[0]);
