@@ -153,31 +153,108 @@ fn a_ladder_around_a_method_that_does_work_measures_its_body_as_a_row() {
         .stdout(predicate::str::contains("the twin only returns 45"));
 }
 
-#[test]
-fn a_piped_session_fits_its_tables_to_columns() {
-    // Piped, there is no terminal to ask: `COLUMNS` gives the width, as for other tools.
-    let dir = tempfile::tempdir().expect("temp dir");
-    let out = repl(dir.path())
-        .env("COLUMNS", "80")
-        .write_stdin(":set time 0.1\n:ladder fused\n")
+/// A script whose answers have notes under their tables: a ladder around a method that does
+/// work (its body note), a comparison (its verdict's sentence) and a check (its one line).
+const NOTED: &str = concat!(
+    ":set time 0.1\n",
+    "fn call() -> i64 {\n    var s = 0\n    for i in 0..10 {\n        s += i\n    }\n    return s\n}\n",
+    "fn run(n: i64) -> i64 {\n    var s = 0\n    for i in 0..n {\n        s += i\n    }\n    return s\n}\n",
+    ":ladder fused\n",
+    ":compare interp\n",
+    ":load int_loop\n",
+    ":check\n",
+);
+
+fn piped(state: &std::path::Path, columns: Option<&str>) -> String {
+    let mut c = repl(state);
+    match columns {
+        Some(w) => c.env("COLUMNS", w),
+        None => c.env_remove("COLUMNS"),
+    };
+    let out = c
+        .write_stdin(NOTED)
         .assert()
         .success()
         .get_output()
         .stdout
         .clone();
-    let text = String::from_utf8(out).expect("utf-8");
-    let table: Vec<&str> = text
-        .lines()
-        .skip_while(|l| !l.starts_with("step"))
-        .take_while(|l| !l.trim().is_empty() && !l.starts_with("adds:"))
-        .collect();
-    // The header, its rule and the rows (the notes below are prose the terminal wraps).
-    assert!(table.len() >= 3, "{text}");
-    for line in table {
+    String::from_utf8(out).expect("utf-8")
+}
+
+#[test]
+fn a_piped_session_fits_its_tables_and_their_notes_to_columns() {
+    // Piped, there is no terminal to ask: `COLUMNS` gives the width, as for other tools. The
+    // tables drop columns to fit it and the prose under them (notes, verdicts' sentences, the
+    // check's line) wraps to it.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let text = piped(dir.path(), Some("80"));
+    for answer in [
+        "method body: ",
+        "snippet.hot (interp): ",
+        "int_loop.hot on jit vs twin",
+    ] {
+        assert!(text.contains(answer), "{answer}: {text}");
+    }
+    for line in text.lines() {
         assert!(
             line.chars().count() <= 80,
-            "{} columns: {line}",
+            "{} columns: {line}\n{text}",
             line.chars().count()
         );
     }
+    // A wrapped note goes on under its label: the body note's lines after its first.
+    let body: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("method body: "))
+        .skip(1)
+        .take_while(|l| l.starts_with(' '))
+        .collect();
+    assert!(!body.is_empty(), "{text}");
+    assert!(
+        body.iter()
+            .all(|l| l.starts_with(&" ".repeat("method body: ".len()))),
+        "{body:?}"
+    );
+    // Without a width (no terminal, no COLUMNS) each note stays one line, as exports read it.
+    let full = piped(dir.path(), None);
+    assert!(
+        full.lines()
+            .any(|l| l.starts_with("method body: ") && l.chars().count() > 80),
+        "{full}"
+    );
+}
+
+#[test]
+fn cases_come_from_the_directory_cases_names() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = tempfile::tempdir().expect("temp dir");
+    std::fs::write(
+        cases.path().join("mine.hot"),
+        "//# twin = \"int_loop\"\nfn only_in_mine(n: i64) -> i64 {\n    return n\n}\n\
+         fn run(n: i64) -> i64 {\n    return only_in_mine(n)\n}\n",
+    )
+    .expect("write");
+    repl(dir.path())
+        .arg("--cases")
+        .arg(cases.path())
+        .write_stdin(":cases\n:load mine\n:show\n:load int_loop\n")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "cases in {}",
+            cases.path().display()
+        )))
+        .stdout(predicate::str::contains("fn only_in_mine"))
+        // The default directory's cases are not this session's.
+        .stderr(predicate::str::contains(
+            "`int_loop` is neither a file nor a case",
+        ));
+    repl(dir.path())
+        .args(["--cases", "no/such/dir"])
+        .write_stdin(":cases\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--cases no/such/dir: not a directory",
+        ));
 }

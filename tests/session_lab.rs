@@ -290,7 +290,7 @@ fn resume_is_a_flag_of_the_front_ends() {
     drop(s);
     let resumed = FrontArgs {
         resume: Some("0".into()),
-        save: false,
+        ..FrontArgs::default()
     }
     .open(options(dir.path()), true)
     .expect("resumed");
@@ -325,6 +325,72 @@ fn the_ladders_code_is_built_in_the_worker_and_recorded_nowhere() {
     assert_eq!(
         err.to_string(),
         "the snippet does not compile (see the editor)"
+    );
+}
+
+/// A cases directory of its own (`--cases DIR`): two cases the default directory lacks.
+fn own_cases() -> tempfile::TempDir {
+    let cases = tempfile::tempdir().expect("temp dir");
+    let script = |helper: &str| {
+        format!(
+            "//# twin = \"int_loop\"\nfn {helper}(x: i64) -> i64 {{\n    return x + 1\n}}\n\
+             fn run(n: i64) -> i64 {{\n    return {helper}(n)\n}}\n"
+        )
+    };
+    std::fs::write(cases.path().join("mine.hot"), script("only_in_mine")).expect("write");
+    std::fs::write(cases.path().join("kept.hot"), script("only_in_kept")).expect("write");
+    cases
+}
+
+#[test]
+fn a_case_from_the_cases_directory_shows_its_script_and_is_read_once() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let cases = own_cases();
+    let mut s = FrontArgs {
+        cases: Some(cases.path().to_path_buf()),
+        ..FrontArgs::default()
+    }
+    .open(options(dir.path()), true)
+    .expect("opens");
+    assert_eq!(s.cases_dir(), cases.path());
+    // A `:bench` row of that directory's case names its script: its code is listed.
+    let jit = hotlab::session::Backend::Jit;
+    let listings = s.function_code("mine.hot", jit, "").expect("the script");
+    let names: Vec<&str> = listings.iter().map(|l| l.name.as_str()).collect();
+    assert!(
+        names.contains(&"only_in_mine") && names.contains(&"run"),
+        "{names:?}"
+    );
+    // The default directory's cases are not this session's.
+    let e = s.function_code("int_loop.hot", jit, "").unwrap_err();
+    assert!(e.to_string().contains("int_loop.hot"), "{e}");
+    // Read once: a script that is gone from the directory is still the one read…
+    std::fs::remove_file(cases.path().join("mine.hot")).expect("remove");
+    assert!(s.function_code("mine.hot", jit, "").is_ok());
+    // …until a command that looks at the directory reads it again.
+    let listed = line(&mut s, ":cases");
+    assert!(
+        listed.contains("kept") && !listed.contains("mine"),
+        "{listed}"
+    );
+    assert!(s.function_code("mine.hot", jit, "").is_err());
+    let loaded = line(&mut s, ":load kept");
+    assert!(loaded.contains("loaded kept.hot: "), "{loaded}");
+    assert!(s.state().snippet().text.contains("only_in_kept"));
+}
+
+#[test]
+fn cases_that_are_not_a_directory_are_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let e = FrontArgs {
+        cases: Some(dir.path().join("nowhere")),
+        ..FrontArgs::default()
+    }
+    .open(options(dir.path()), true)
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("--cases") && e.to_string().contains("nowhere"),
+        "{e}"
     );
 }
 

@@ -627,7 +627,9 @@ fn leaving_a_layer_out_of_a_finished_ladder_keeps_its_numbers_until_the_next_run
 
 #[test]
 fn tab_completes_layer_toggles_and_stops_after_the_last_argument() {
-    use hotlab::tui::complete::complete;
+    let cases = hotlab::cases::spec::default_dir(None);
+    let complete =
+        |line: &str, snippets: &[String]| hotlab::tui::complete::complete(line, snippets, &cases);
     assert_eq!(complete(":layers -ca", &[]), [":layers -catch"]);
     let d = complete(":layers -catch +d", &[]);
     assert!(d.contains(&":layers -catch +depth".to_string()), "{d:?}");
@@ -646,4 +648,78 @@ fn tab_completes_layer_toggles_and_stops_after_the_last_argument() {
     assert_eq!(a.command.as_deref(), Some(":backend jit-opt "));
     a.on_key(key(KeyCode::Tab));
     assert_eq!(a.command.as_deref(), Some(":backend jit-opt "));
+}
+
+/// A `call` that does work its native twin does not: the ladder measures its body as a row.
+const WORK: &str = "fn call() -> i64 {\n    var s = 0\n    for i in 0..10 {\n        s += i\n    }\n    return s\n}\n";
+
+fn labels(a: &App) -> Vec<String> {
+    a.table.rows.iter().map(|r| r.label.clone()).collect()
+}
+
+#[test]
+fn the_plan_has_the_body_row_from_the_start_and_keeps_its_shape_while_measured() {
+    let mut a = app(WORK);
+    assert_eq!(a.table.state, TableState::Plan);
+    let planned = labels(&a);
+    assert_eq!(
+        planned[..3],
+        ["native virtual call", "jit method body", "aot method body"]
+    );
+    let body = &a.table.rows[1];
+    assert_eq!(body.step.as_deref(), Some("method body"));
+    assert_eq!(body.build.as_deref(), Some("jit"));
+    // Measured through the session as the TUI measures it: every live snapshot and the result
+    // have the plan's rows, in its order.
+    struct Live(Vec<LiveSnapshot>);
+    impl hotlab::session::Sink for Live {
+        fn text(&mut self, _: &str) {}
+        fn progress(&mut self, p: &LiveSnapshot) {
+            self.0.push(p.clone());
+        }
+    }
+    let mut session = hotlab::session::Session::new(hotlab::session::SessionOptions {
+        exe: env!("CARGO_BIN_EXE_hotlab").into(),
+        store: None,
+    });
+    session
+        .run_line(":set time 0.2", &mut Live(Vec::new()))
+        .unwrap();
+    let run = a.on_key(key(KeyCode::F(5)));
+    assert_eq!(lines(&run), [":ladder host_call"]);
+    session.set_snippet_text(WORK);
+    let mut live = Live(Vec::new());
+    session.run_line(":ladder host_call", &mut live).unwrap();
+    assert!(!live.0.is_empty(), "the ladder streams snapshots");
+    for p in live.0 {
+        a.on_session(hotlab::tui::threads::FromSession::Progress(p));
+        assert_eq!(labels(&a), planned);
+    }
+    a.apply_record(session.state().results.last().expect("recorded"));
+    assert_eq!(a.table.state, TableState::Done);
+    assert_eq!(labels(&a), planned);
+}
+
+#[test]
+fn the_plan_follows_the_method_as_it_is_edited() {
+    let has_body = |a: &App| labels(a).iter().any(|l| l.ends_with("method body"));
+    let mut a = app(DEFAULT_SNIPPET);
+    assert!(!has_body(&a), "{:?}", labels(&a));
+    a.set_text("snippet.hot", WORK);
+    assert!(has_body(&a), "{:?}", labels(&a));
+    // A layer left out stays marked beside the body row.
+    a.selected = labels(&a)
+        .iter()
+        .position(|l| l == "jit slot read")
+        .unwrap();
+    a.on_key(key(KeyCode::Char(' ')));
+    assert!(has_body(&a));
+    let slot = a.table.rows.iter().find(|r| r.label == "jit slot read");
+    assert!(slot.unwrap().disabled);
+    // Back to a method that only returns a constant: no body row (nor for one that does not
+    // compile, which the ladder cannot measure).
+    a.set_text("snippet.hot", DEFAULT_SNIPPET);
+    assert!(!has_body(&a), "{:?}", labels(&a));
+    a.set_text("snippet.hot", "fn call() -> i64 {\n    return x\n}\n");
+    assert!(!has_body(&a));
 }

@@ -99,6 +99,7 @@ fn jobs() -> Vec<WorkerJob> {
             filter: Some("int".into()),
             time_s: 0.1,
             reps: 1,
+            cases: Some("my-cases".into()),
         },
         WorkerJob::Reload {
             snippet: snippet(),

@@ -259,18 +259,31 @@ pub struct FrontArgs {
     /// nothing by default, so it never replaces an interactive session.
     #[arg(long)]
     pub save: bool,
+    /// The cases directory that :cases, :load CASE and :bench read (default: ./cases, else the
+    /// one hotlab was built with), as `hotlab bench --cases` does.
+    #[arg(long, value_name = "DIR")]
+    pub cases: Option<std::path::PathBuf>,
 }
 
 impl FrontArgs {
     /// The saved session with `--resume`, else a fresh one (which, at its first change, moves
     /// the saved session file to `session.prev.json` rather than overwrite it). A piped run
     /// (`interactive` false) without `--save` reads a resumed session but writes nothing.
-    /// Without a state directory the session is not saved, and says so.
+    /// Without a state directory the session is not saved, and says so. Its cases come from
+    /// `--cases DIR` when given (not a directory: an error).
     pub fn open(
         &self,
         options: SessionOptions,
         interactive: bool,
     ) -> Result<Session, SessionError> {
+        if let Some(dir) = &self.cases
+            && !dir.is_dir()
+        {
+            return Err(SessionError::Input(format!(
+                "--cases {}: not a directory (give the directory that holds the case files)",
+                dir.display()
+            )));
+        }
         let mut options = options;
         let saved = options.store.clone();
         if !interactive && !self.save {
@@ -300,6 +313,7 @@ impl FrontArgs {
         {
             session.add_notes([format!("{why}; this session is not saved")]);
         }
+        session.set_cases_dir(self.cases.clone());
         Ok(session)
     }
 

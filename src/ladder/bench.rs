@@ -63,6 +63,18 @@ pub fn method_does_work(program: &Program) -> bool {
     }
 }
 
+/// The ladder as it is measured around `program`'s `call`: with a `method body` row
+/// ([`Ladder::with_body`]) when the method does work its native twin does not
+/// ([`method_does_work`]), so that work lands on no layer. [`LadderBench::build`] measures this
+/// ladder; a front end draws its plan from it, so the table keeps its shape when the rows come.
+pub fn around_method(ladder: Ladder, program: &Program) -> Ladder {
+    if method_does_work(program) {
+        ladder.with_body()
+    } else {
+        ladder
+    }
+}
+
 /// How a row's call path is compiled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -337,11 +349,7 @@ impl LadderBench {
         })?;
         let (program, code, value, mut vmctx) = match method {
             CalledMethod::Snippet(p) => {
-                // The twin only returns the value: a method that does more gets its own row,
-                // so that its work lands on no layer.
-                if method_does_work(p) {
-                    ladder = ladder.with_body();
-                }
+                ladder = around_method(ladder, p);
                 let program = jit.compile(p)?;
                 let id = program
                     .function_named("call")

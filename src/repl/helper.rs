@@ -25,10 +25,9 @@ pub struct Names {
 }
 
 impl Names {
-    /// The names of this build and the cases directory.
-    pub fn load() -> Names {
-        let dir = crate::cases::spec::default_dir(None);
-        let cases = crate::cases::load_dir(&dir)
+    /// The names of this build and of the cases in `dir` (the session's cases directory).
+    pub fn load(dir: &std::path::Path) -> Names {
+        let cases = crate::cases::load_dir(dir)
             .map(|cs| cs.into_iter().map(|c| c.name).collect())
             .unwrap_or_default();
         Names {

@@ -367,7 +367,10 @@ fn interactive(session: &mut Session, printer: &mut Printer, run: &mut Run, colo
             return;
         }
     };
-    rl.set_helper(Some(helper::ReplHelper::new(helper::Names::load(), color)));
+    rl.set_helper(Some(helper::ReplHelper::new(
+        helper::Names::load(&session.cases_dir()),
+        color,
+    )));
     let history = history_path();
     if let Some(p) = &history {
         // No history yet is fine.

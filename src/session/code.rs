@@ -38,26 +38,22 @@ impl Session {
     /// The machine code of a snippet's functions on `backend` (the TUI's code pane for the
     /// rows of a comparison or a check), built in the worker and recorded nowhere. The
     /// snippet is one of the session's, by name, with `text` for the current one, or else a
-    /// case's script by its file name (a `:bench` row's, `int_loop.hot`).
+    /// case's script by its file name (a `:bench` row's, `int_loop.hot`) in the session's
+    /// cases directory.
     pub fn function_code(
         &mut self,
         snippet: &str,
         backend: crate::backend::Backend,
         text: &str,
     ) -> Result<Vec<crate::session::FunctionListing>, SessionError> {
-        let current = self.state.snippet();
-        let text = if current.name == snippet {
+        let text = if self.state.snippet().name == snippet {
             text.to_string()
+        } else if let Some(s) = self.state.snippets.iter().find(|s| s.name == snippet) {
+            s.text.clone()
         } else {
-            self.state
-                .snippets
-                .iter()
-                .find(|s| s.name == snippet)
-                .map(|s| s.text.clone())
-                .or_else(|| case_script(snippet))
-                .ok_or_else(|| {
-                    SessionError::Input(format!("no snippet or case script named {snippet}"))
-                })?
+            self.case_script(snippet).ok_or_else(|| {
+                SessionError::Input(format!("no snippet or case script named {snippet}"))
+            })?
         };
         let job = WorkerJob::Asm {
             snippet: SnippetSource {
@@ -75,15 +71,4 @@ impl Session {
             ))),
         }
     }
-}
-
-/// The text of the case script whose file is named `name` (`int_loop.hot`), if there is one.
-fn case_script(name: &str) -> Option<String> {
-    let dir = crate::cases::spec::default_dir(None);
-    let cases = crate::cases::spec::load_dir(&dir).ok()?;
-    cases
-        .iter()
-        .flat_map(|c| &c.scripts)
-        .find(|s| super::exec::file_name(&s.path) == name)
-        .map(|s| s.source.text.clone())
 }

@@ -81,7 +81,7 @@ impl Session {
             Command::Layers(args) => self.layers(&args, sink),
             Command::Bench(filter) => self.bench(line, filter, sink),
             Command::Reload => self.reload(line, sink),
-            Command::Cases => self.cases(sink),
+            Command::Cases => self.list_cases(sink),
             Command::Asm(function) => self.asm(line, function, false, sink),
             Command::Ir(function) => self.asm(line, function, true, sink),
             Command::Load(what) => self.load(&what, sink),
@@ -344,7 +344,7 @@ impl Session {
         let out = self.job(job, limit, sink)?;
         if let JobReport::Measured(m) = &out {
             let table = super::fit::fit_table(&measured_table(m, line), self.width);
-            sink.text(&measured_text(m, &table));
+            sink.text(&measured_text(m, &table, self.width));
         }
         self.record(line, names, out);
         Ok(LineFlow::Continue)

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::exec::{file_name, source};
 use super::render::class_lines;
 use super::{JobReport, LineFlow, ReloadResult, Session, SessionError, Sink, Snippet};
-use crate::cases::spec::{default_dir, load_dir, parse_header};
+use crate::cases::spec::parse_header;
 use crate::cases::{Mode, twin_named, twins};
 use crate::export::{Table, render_text};
 use crate::ladder::{Ladder, Layer};
@@ -167,7 +167,10 @@ impl Session {
         };
         let out = self.job(job, limit, sink)?;
         if let JobReport::Checked(a) = &out {
-            sink.text(&crate::cases::check::line(a));
+            sink.text(&super::fit::wrap_prose(
+                &crate::cases::check::line(a),
+                self.width,
+            ));
         }
         self.record(line, names, out);
         Ok(LineFlow::Continue)
@@ -227,6 +230,7 @@ impl Session {
                 text.push_str(h);
                 text.push('\n');
             }
+            let mut text = super::fit::wrap_prose(&text, self.width);
             text.push('\n');
             text.push_str(&render_text(&super::fit::fit_table(&l.table, self.width)));
             sink.text(text.trim_end());
@@ -344,7 +348,10 @@ impl Session {
             filter,
             time_s,
             reps: 1,
+            cases: Some(self.cases_dir()),
         };
+        // The worker reads the directory itself: the rows' scripts are looked up afresh.
+        self.cases.forget();
         // Every cell loads its scripts and runs a calibrated job: allow minutes.
         let limit = Duration::from_secs(300) + self.limit();
         let out = self.job(job, limit, sink)?;
@@ -405,14 +412,14 @@ impl Session {
         Ok(LineFlow::Continue)
     }
 
-    pub(super) fn cases(&mut self, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
-        let dir = default_dir(None);
-        let cases = load_dir(&dir).map_err(|e| input(format!("error: {e}")))?;
+    pub(super) fn list_cases(&mut self, sink: &mut dyn Sink) -> Result<LineFlow, SessionError> {
+        let dir = self.cases_dir();
+        let cases = self.cases(true)?;
         let mut t = Table::new(
             format!("cases in {}", dir.display()),
             &["case", "title", "twin", "scripts"],
         );
-        for c in &cases {
+        for c in cases.iter() {
             let scripts: Vec<&str> = c.scripts.iter().map(|s| s.mode.label()).collect();
             t.push(vec![
                 c.name.clone(),
@@ -441,8 +448,8 @@ impl Session {
             Some((stem, "hot")) => (stem, Some(Mode::Hot)),
             _ => (what, None),
         };
-        let dir = default_dir(None);
-        let cases = load_dir(&dir).map_err(|e| input(format!("error: {e}")))?;
+        let dir = self.cases_dir();
+        let cases = self.cases(true)?;
         let Some(case) = cases.iter().find(|c| c.name == stem) else {
             return Err(input(format!(
                 "`{what}` is neither a file nor a case (:cases lists the cases in {})",
@@ -465,10 +472,11 @@ impl Session {
             text: script.source.text.clone(),
         };
         self.state.twin = Some(case.header.twin.name.to_string());
-        sink.text(&format!(
+        let about = format!(
             "case {}: {} (twin {}; one op: {})",
             case.name, case.header.title, case.header.twin.name, case.header.unit
-        ));
+        );
+        sink.text(&super::fit::wrap_prose(&about, self.width));
         self.load_text(snippet, sink)
     }
 }

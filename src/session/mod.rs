@@ -8,6 +8,7 @@
 //! state is saved after every change to the session file ([`store::default_path`]) and comes
 //! back with [`Session::resume`]. See `docs/session.md`.
 
+mod cases;
 mod code;
 pub mod command;
 mod distribution;
@@ -313,6 +314,8 @@ pub struct Session {
     /// The front end's width in columns, when it has one (a REPL on a terminal): tables are
     /// made to fit it.
     width: Option<usize>,
+    /// The cases directory and the cases read there.
+    cases: cases::CaseDir,
 }
 
 /// Whether two states differ in more than the history.
@@ -387,6 +390,7 @@ impl Session {
             note,
             last_live: None,
             width: None,
+            cases: cases::CaseDir::default(),
         }
     }
 

@@ -86,11 +86,13 @@ pub fn measured_table(m: &Measurement, title: &str) -> Table {
     t
 }
 
-/// The table as text, then each verdict's sentence, then each row's histogram.
-pub fn measured_text(m: &Measurement, table: &Table) -> String {
+/// The table as text, then each verdict's sentence (wrapped to `width` columns, when the front
+/// end has a width), then each row's histogram.
+pub fn measured_text(m: &Measurement, table: &Table, width: Option<usize>) -> String {
     let mut out = render_text(table);
     for c in &m.comparisons {
-        out.push_str(&format!("\n{}: {}\n", c.b, c.explanation));
+        let sentence = format!("{}: {}", c.b, c.explanation);
+        out.push_str(&format!("\n{}\n", super::fit::wrap_prose(&sentence, width)));
     }
     for row in &m.rows {
         if !row.histogram.is_empty() {

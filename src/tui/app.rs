@@ -11,6 +11,7 @@ use super::keys::{self, Action, Context};
 use super::model::{CodeView, TableModel, TableRow, TableState};
 use super::theme::{BUILTIN, Theme};
 use crate::ladder::Ladder;
+use crate::lang::Program;
 use crate::session::Backend;
 
 /// The panes, in Tab order.
@@ -91,10 +92,15 @@ pub struct App {
     pub snippet_name: String,
     /// The session's snippet names.
     pub snippets: Vec<String>,
+    /// The session's cases directory (`--cases`), whose cases `:load` completes.
+    pub cases_dir: std::path::PathBuf,
     /// Colour marks of the editor's text.
     pub marks: Vec<Mark>,
     /// The front end's diagnostics of the editor's text.
     pub diagnostics: Vec<DiagView>,
+    /// The editor's text as the front end checked it, when it compiles: the plan is drawn
+    /// around its method (a method that does work gets a body row).
+    pub program: Option<Program>,
     /// The table.
     pub table: TableModel,
     /// The selected row.
@@ -172,8 +178,10 @@ impl App {
             editor: textarea(text),
             snippet_name: snippet_name.to_string(),
             snippets: vec![snippet_name.to_string()],
+            cases_dir: crate::cases::spec::default_dir(None),
             marks: Vec::new(),
             diagnostics: Vec::new(),
+            program: None,
             table: TableModel::plan(&ladder, &vec![true; n], &["jit", "aot"]),
             selected: 0,
             focus: Pane::Table,
@@ -226,11 +234,15 @@ impl App {
         self.edited();
     }
 
-    /// Recompute highlighting and diagnostics after an edit.
+    /// Recompute highlighting, diagnostics and the program after an edit; a plan follows the
+    /// method (a body row comes or goes).
     fn edited(&mut self) {
         let text = self.text();
         self.marks = highlight::marks(&text);
-        self.diagnostics = highlight::diagnostics(&self.snippet_name, &text);
+        (self.program, self.diagnostics) = highlight::check(&self.snippet_name, &text);
+        if self.table.state == TableState::Plan {
+            self.replan();
+        }
     }
 
     /// The ladder with its steps in the chosen order and choice.
@@ -245,7 +257,18 @@ impl App {
         l
     }
 
-    /// The table's plan for the current ladder, order and choice.
+    /// The ladder the worker will measure: the chosen steps around the editor's method, with
+    /// the rows the method adds (a body row, decided as the ladder decides it).
+    pub fn measured_ladder(&self) -> Ladder {
+        let chosen = self.chosen_ladder();
+        match &self.program {
+            Some(p) => crate::ladder::bench::around_method(chosen, p),
+            None => chosen,
+        }
+    }
+
+    /// The table's plan for the current ladder, order and choice, with every row the
+    /// measurement will have (a method body row), so the table keeps its shape when it runs.
     pub fn replan(&mut self) {
         let mut l = self.ladder.clone();
         l.steps = self
@@ -253,7 +276,20 @@ impl App {
             .iter()
             .map(|&i| self.ladder.steps[i].clone())
             .collect();
-        let enabled: Vec<bool> = self.order.iter().map(|&i| self.enabled[i]).collect();
+        let mut enabled: Vec<bool> = self.order.iter().map(|&i| self.enabled[i]).collect();
+        // A step the measured ladder has and the plan lacks goes in after its step before.
+        let measured = self.measured_ladder();
+        for (k, step) in measured.steps.iter().enumerate() {
+            if l.steps.contains(step) {
+                continue;
+            }
+            let at = k
+                .checked_sub(1)
+                .and_then(|b| l.steps.iter().position(|s| *s == measured.steps[b]))
+                .map_or(0, |j| j + 1);
+            l.steps.insert(at, step.clone());
+            enabled.insert(at, true);
+        }
         self.table = TableModel::plan(&l, &enabled, &["jit", "aot"]);
         self.selected = self.selected.min(self.table.rows.len().saturating_sub(1));
     }
@@ -737,7 +773,7 @@ impl App {
             return;
         };
         if self.completion.0.is_empty() {
-            let c = complete(cmd, &self.snippets);
+            let c = complete(cmd, &self.snippets, &self.cases_dir);
             let prefix = common_prefix(&c);
             if c.len() == 1 {
                 *cmd = format!("{} ", c[0]);

@@ -1,11 +1,13 @@
 //! Completion for the `:` command line: command names, then each command's arguments
 //! (backends, ladders, settings, export formats, snippet names, files).
 
+use std::path::Path;
+
 use crate::session::command::COMMANDS;
 
 /// Completions of `line` (the whole command line, starting with `:`), as whole lines, sorted.
-/// `snippets` are the session's snippet names.
-pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
+/// `snippets` are the session's snippet names, `cases` its cases directory.
+pub fn complete(line: &str, snippets: &[String], cases: &Path) -> Vec<String> {
     let Some(rest) = line.strip_prefix(':') else {
         return Vec::new();
     };
@@ -76,7 +78,7 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
             v
         }
         "load" => {
-            let mut v = case_names();
+            let mut v = case_names(cases);
             v.extend(files(word));
             v
         }
@@ -99,10 +101,9 @@ pub fn complete(line: &str, snippets: &[String]) -> Vec<String> {
     out
 }
 
-/// The cases `:load` takes by name (those of `./cases`, else the ones built in).
-fn case_names() -> Vec<String> {
-    let dir = crate::cases::spec::default_dir(None);
-    match crate::cases::spec::load_dir(&dir) {
+/// The cases `:load` takes by name (those of `dir`, else the ones built in).
+fn case_names(dir: &Path) -> Vec<String> {
+    match crate::cases::spec::load_dir(dir) {
         Ok(cases) => cases.into_iter().map(|c| c.name).collect(),
         Err(_) => crate::cases::twins()
             .iter()
@@ -158,27 +159,37 @@ mod tests {
 
     #[test]
     fn names_then_arguments() {
-        assert_eq!(complete(":lad", &[]), [":ladder"]);
+        assert_eq!(complete(":lad", &[], Path::new("cases")), [":ladder"]);
         assert_eq!(
-            complete(":backend j", &[]),
+            complete(":backend j", &[], Path::new("cases")),
             [":backend jit", ":backend jit-opt"]
         );
-        assert_eq!(complete(":ladder f", &[]), [":ladder fused"]);
-        assert_eq!(complete(":set ch", &[]), [":set checks"]);
         assert_eq!(
-            complete(":set checks o", &[]),
+            complete(":ladder f", &[], Path::new("cases")),
+            [":ladder fused"]
+        );
+        assert_eq!(
+            complete(":set ch", &[], Path::new("cases")),
+            [":set checks"]
+        );
+        assert_eq!(
+            complete(":set checks o", &[], Path::new("cases")),
             [":set checks off", ":set checks on"]
         );
         assert_eq!(
-            complete(":snippet b", &["a.hot".into(), "b.hot".into()]),
+            complete(
+                ":snippet b",
+                &["a.hot".into(), "b.hot".into()],
+                Path::new("cases")
+            ),
             [":snippet b.hot"]
         );
-        assert!(complete("code", &[]).is_empty());
+        assert!(complete("code", &[], Path::new("cases")).is_empty());
     }
 
     #[test]
     fn common_prefix_of_candidates() {
-        let c = complete(":backend j", &[]);
+        let c = complete(":backend j", &[], Path::new("cases"));
         assert_eq!(common_prefix(&c), ":backend jit");
         assert_eq!(common_prefix(&[]), "");
     }

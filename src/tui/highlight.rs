@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::lang::token::TokenKind;
-use crate::lang::{self, DiagKind, SourceFile};
+use crate::lang::{self, DiagKind, Program, SourceFile};
 
 /// What a stretch of source is, for colouring.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,27 +120,35 @@ fn floor_char(text: &str, mut i: usize) -> usize {
 /// The front end's diagnostics for `text` (empty when it compiles). `.clif` text is not checked
 /// here: the worker reports its errors.
 pub fn diagnostics(name: &str, text: &str) -> Vec<DiagView> {
+    check(name, text).1
+}
+
+/// `text` through the front end, as the worker compiles a snippet: the checked program when it
+/// compiles (none for `.clif` or empty text), else its diagnostics.
+pub fn check(name: &str, text: &str) -> (Option<Program>, Vec<DiagView>) {
     if name.ends_with(".clif") || text.trim().is_empty() {
-        return Vec::new();
+        return (None, Vec::new());
     }
     let src = Arc::new(SourceFile::new(name, text));
     match lang::compile(Arc::clone(&src)) {
-        Ok(_) => Vec::new(),
+        Ok(program) => (Some(program), Vec::new()),
         Err(d) => {
-            d.0.iter()
-                .map(|d| {
-                    let start = floor_char(text, d.span.start as usize);
-                    let lc = src.line_col(start as u32);
-                    DiagView {
-                        start,
-                        end: floor_char(text, (d.span.end as usize).max(start)),
-                        line: lc.line as usize,
-                        col: lc.col as usize,
-                        message: format!("error[{}]: {}", d.kind.code(), d.message),
-                        incomplete: d.kind == DiagKind::Incomplete,
-                    }
-                })
-                .collect()
+            let views =
+                d.0.iter()
+                    .map(|d| {
+                        let start = floor_char(text, d.span.start as usize);
+                        let lc = src.line_col(start as u32);
+                        DiagView {
+                            start,
+                            end: floor_char(text, (d.span.end as usize).max(start)),
+                            line: lc.line as usize,
+                            col: lc.col as usize,
+                            message: format!("error[{}]: {}", d.kind.code(), d.message),
+                            incomplete: d.kind == DiagKind::Incomplete,
+                        }
+                    })
+                    .collect();
+            (None, views)
         }
     }
 }

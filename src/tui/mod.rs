@@ -80,6 +80,7 @@ fn open(args: &TuiArgs) -> Result<(Session, App, Option<String>), Failure> {
         .map_err(|e| Failure::input(format!("error: {e}")))?;
     let snippet = state.snippet();
     let mut app = App::new(theme, ladder, &snippet.name, &snippet.text);
+    app.cases_dir = session.cases_dir();
     app.apply_state(&state);
     if let Some(last) = state.results.last() {
         app.apply_record(last);

@@ -208,15 +208,17 @@ pub fn check(
         })
 }
 
-/// `bench`: the case matrix (every backend), progress as one snapshot per cell.
+/// `bench`: the case matrix (every backend) of the cases in `cases` (default: ./cases, else
+/// the one hotlab was built with), progress as one snapshot per cell.
 pub fn bench(
     filter: Option<&str>,
     time_s: f64,
     reps: usize,
+    cases: Option<&std::path::Path>,
     progress: &mut dyn FnMut(LiveSnapshot),
 ) -> Result<JobReport, JobFailed> {
     use crate::cases::{matrix, render, spec};
-    let dir = spec::default_dir(None);
+    let dir = spec::default_dir(cases);
     let cases = spec::load_dir(&dir).map_err(|e| input(format!("error: {e}")))?;
     let opts = matrix::MatrixOptions {
         filter: filter.map(str::to_string),

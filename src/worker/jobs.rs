@@ -225,7 +225,14 @@ pub fn run_job(
             filter,
             time_s,
             reps,
-        } => super::command_jobs::bench(filter.as_deref(), *time_s, *reps, progress),
+            cases,
+        } => super::command_jobs::bench(
+            filter.as_deref(),
+            *time_s,
+            *reps,
+            cases.as_deref(),
+            progress,
+        ),
         WorkerJob::Reload { snippet, checks } => {
             super::command_jobs::reload(state, snippet, *checks)
         }

@@ -133,6 +133,9 @@ pub enum WorkerJob {
         time_s: f64,
         /// Timed runs per cell.
         reps: usize,
+        /// The cases directory (default: ./cases, else the one hotlab was built with).
+        #[serde(default)]
+        cases: Option<std::path::PathBuf>,
     },
     /// Reload the worker's live module from the snippet (the first reload starts the module
     /// and runs its `main`, if it has one). The module lives in the worker between jobs.
