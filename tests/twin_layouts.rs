@@ -15,6 +15,8 @@ use hotlab::cases::{Twin, TwinLayouts, twins};
 //   that returns its return address: the address of the code that called it.
 // - `hotlab_test_jump_table` dispatches through a PIC jump table (offsets from the table to its
 //   blocks, as LLVM writes them): a copy would jump back into the original.
+// - `hotlab_test_table_loop` adds `(i & 3) + 1` for `i` from `n` down to 1, each through a
+//   jump table: a twin that cannot be copied, whose work grows with `n`.
 // - `hotlab_test_tail_call` tail-calls `hotlab_test_jump_table` through a register.
 // - `hotlab_test_no_frame` has no unwind entry.
 std::arch::global_asm!(
@@ -75,6 +77,39 @@ std::arch::global_asm!(
     ".cfi_endproc",
     ".size hotlab_test_tail_call, . - hotlab_test_tail_call",
     ".p2align 4",
+    ".globl hotlab_test_table_loop",
+    ".type hotlab_test_table_loop, @function",
+    "hotlab_test_table_loop:",
+    ".cfi_startproc",
+    "xor eax, eax",
+    "test rsi, rsi",
+    "je .Lhotlab_loop_done",
+    "lea rdx, [rip + .Lhotlab_loop_table]",
+    ".Lhotlab_loop_head:",
+    "mov ecx, esi",
+    "and ecx, 3",
+    "movsxd rcx, dword ptr [rdx + rcx*4]",
+    "add rcx, rdx",
+    "jmp rcx",
+    ".Lhotlab_loop_case0:",
+    "add rax, 1",
+    "jmp .Lhotlab_loop_next",
+    ".Lhotlab_loop_case1:",
+    "add rax, 2",
+    "jmp .Lhotlab_loop_next",
+    ".Lhotlab_loop_case2:",
+    "add rax, 3",
+    "jmp .Lhotlab_loop_next",
+    ".Lhotlab_loop_case3:",
+    "add rax, 4",
+    ".Lhotlab_loop_next:",
+    "dec rsi",
+    "jne .Lhotlab_loop_head",
+    ".Lhotlab_loop_done:",
+    "ret",
+    ".cfi_endproc",
+    ".size hotlab_test_table_loop, . - hotlab_test_table_loop",
+    ".p2align 4",
     ".globl hotlab_test_no_frame",
     ".type hotlab_test_no_frame, @function",
     "hotlab_test_no_frame:",
@@ -89,12 +124,18 @@ std::arch::global_asm!(
     ".long .Lhotlab_test_case1 - .Lhotlab_test_table",
     ".long .Lhotlab_test_case2 - .Lhotlab_test_table",
     ".long .Lhotlab_test_case3 - .Lhotlab_test_table",
+    ".Lhotlab_loop_table:",
+    ".long .Lhotlab_loop_case0 - .Lhotlab_loop_table",
+    ".long .Lhotlab_loop_case1 - .Lhotlab_loop_table",
+    ".long .Lhotlab_loop_case2 - .Lhotlab_loop_table",
+    ".long .Lhotlab_loop_case3 - .Lhotlab_loop_table",
     ".popsection",
 );
 
 unsafe extern "C-unwind" {
     safe fn hotlab_test_where(ctx: *mut c_void, n: u64) -> u64;
     safe fn hotlab_test_jump_table(ctx: *mut c_void, n: u64) -> u64;
+    safe fn hotlab_test_table_loop(ctx: *mut c_void, n: u64) -> u64;
     safe fn hotlab_test_tail_call(ctx: *mut c_void, n: u64) -> u64;
     safe fn hotlab_test_no_frame(ctx: *mut c_void, n: u64) -> u64;
 }
@@ -249,6 +290,58 @@ fn a_jump_table_is_refused_and_its_twin_runs_at_one_placement() {
     assert_eq!(placed.run(0, 3), 13);
     // Asked for one placement, nothing is copied and nothing is refused.
     assert_eq!(TwinLayouts::new(&twin, 1).unplaced(), None);
+}
+
+/// A check under `--layouts 2` whose twin cannot be copied: the script has two placements, the
+/// twin one, and the answer says why.
+#[test]
+fn a_check_whose_twin_cannot_be_copied_says_so() {
+    use hotlab::cases::Mode;
+    use hotlab::cases::check::{Against, CheckOptions, Script, check};
+    use hotlab::lang::SourceFile;
+
+    assert_eq!(
+        hotlab_test_table_loop(std::ptr::null_mut(), 5),
+        2 + 1 + 4 + 3 + 2
+    );
+    let twin: &'static Twin = Box::leak(Box::new(Twin {
+        name: "table_loop",
+        f: hotlab_test_table_loop,
+        doc: "a loop through a jump table",
+        threads: 1,
+    }));
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/cases/int_loop.clif");
+    let script = Script {
+        mode: Mode::Clif,
+        source: std::sync::Arc::new(SourceFile::new(
+            "int_loop.clif",
+            std::fs::read_to_string(path).unwrap(),
+        )),
+    };
+    let options = CheckOptions {
+        backend: hotlab::cases::Backend::Jit,
+        band: 0.02,
+        time: 0.3,
+        iters: 1000,
+        layouts: 2,
+    };
+    let a = check(&script, &Against::Twin(twin), &options).expect("an answer");
+    assert_eq!((a.layouts, a.other_layouts), (2, 1), "{a:?}");
+    let why = a.other_unplaced.as_deref().expect("a reason");
+    assert!(why.contains("twin table_loop cannot be copied") && why.contains("jump table"));
+    assert!(
+        a.explanation.contains(why) && a.explanation.contains("so it ran at its one placement"),
+        "{}",
+        a.explanation
+    );
+    assert_eq!(a.layout_ratios.len(), 2, "{a:?}");
+    assert_eq!(
+        (a.layout_ns.len(), a.other_layout_ns.len()),
+        (2, 1),
+        "{a:?}"
+    );
+    // The sums differ from int_loop's: the answer says so (the check still measured).
+    assert!(!a.results_equal);
 }
 
 /// An indirect jump that is not a jump table's (here a tail call through a register, which
