@@ -1,5 +1,5 @@
-//! `hotlab check --layouts K` through the binary: the script's code measured at K placements,
-//! the answer's layout fields, and the backends that place code only once.
+//! `hotlab check --layouts K` through the binary: the script's code (and its twin's) measured at
+//! K placements, the answer's layout fields, and the backends that place code only once.
 
 use assert_cmd::Command;
 
@@ -60,7 +60,41 @@ fn the_interpreter_is_measured_at_its_one_placement() {
     ]);
     assert!([0, 3, 4, 8].contains(&code), "{code}: {v}");
     assert_eq!(v["layouts"], 1, "{v}");
+    assert_eq!(v["other_layouts"], 1, "{v}");
     assert!(v["layout_spread"].is_null(), "{v}");
+}
+
+/// The twin is placed as often as the script: its copies pair with the script's placements,
+/// and each side's time at each placement is reported.
+#[test]
+fn four_layouts_place_the_twin_as_often_as_the_script() {
+    let (code, v) = json_of(&[
+        "check",
+        "cases/int_loop.hot",
+        "--layouts",
+        "4",
+        "--time",
+        "0.5",
+        "--json",
+    ]);
+    assert!([0, 3, 4, 8].contains(&code), "{code}: {v}");
+    assert_eq!(v["against"], "twin int_loop", "{v}");
+    assert_eq!(v["layouts"], 4, "{v}");
+    assert_eq!(v["other_layouts"], 4, "{v}");
+    assert!(v["other_unplaced"].is_null(), "{v}");
+    for key in ["layout_ratios", "layout_ns", "other_layout_ns"] {
+        let values = v[key].as_array().expect("an array");
+        assert_eq!(values.len(), 4, "{key}: {v}");
+        assert!(
+            values.iter().all(|x| x.as_f64().is_some_and(|x| x > 0.0)),
+            "{key}: {v}"
+        );
+    }
+    assert!(v["layout_spread"].as_f64().is_some_and(|s| s >= 0.0), "{v}");
+    let explanation = v["explanation"].as_str().expect("a sentence");
+    assert!(explanation.contains("over 4 layouts of the code"), "{v}");
+    assert!(!explanation.contains("one placement"), "{v}");
+    assert_eq!(v["results_equal"], true, "{v}");
 }
 
 #[test]

@@ -71,8 +71,13 @@ fn a_job_stopped_with_ctrl_c_says_so() {
         s.contains("collect") && s.contains("(Ctrl-C cancels)")
     });
     t.keys(&["C-c"]);
+    // The note heads the report, which can be taller than the screen (rows that ran long
+    // enough for a result get notes under the table, a layout effect's two lines each): it is
+    // looked for in the scrollback.
     let s = t.wait("the stopped ladder", |s| {
-        s.contains("stopped (Ctrl-C): the rows so far") && s.trim_end().ends_with("hot>")
+        s.trim_end().ends_with("hot>")
+            && t.scrollback(300)
+                .contains("stopped (Ctrl-C): the rows so far")
     });
     // The progress line is gone, with the `^C` the terminal echoed after it.
     assert!(!s.contains("cancels)"), "{s}");

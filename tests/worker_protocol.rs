@@ -236,8 +236,12 @@ fn every_response_round_trips() {
             exit_code: 4,
             round_ratios: vec![1.0, 1.02],
             layouts: 2,
+            other_layouts: 2,
+            other_unplaced: None,
             layout_spread: Some(0.01),
             layout_ratios: vec![1.0, 1.01],
+            layout_ns: vec![1.3, 1.31],
+            other_layout_ns: vec![1.29, 1.3],
             stopped: Some(hotlab::cases::check::Stopped {
                 rounds: 2,
                 elapsed_s: 0.4,
@@ -390,4 +394,20 @@ fn a_check_answer_with_no_ratio_crosses_the_pipe() {
     );
     assert!(a.layout_ratios.len() == 2 && a.layout_ratios.iter().all(|r| r.is_nan()));
     assert_eq!(a.stopped.map(|s| s.rounds), Some(0));
+    // Written before twins were placed: the twin ran at its one placement.
+    assert_eq!(a.other_layouts, 1);
+    assert!(a.other_unplaced.is_none() && a.layout_ns.is_empty() && a.other_layout_ns.is_empty());
+
+    // A layout with no rounds has no time either: `null`, read back as NaN.
+    let line = line.replace(
+        r#""layout_ratios":[null,null],"#,
+        r#""layout_ratios":[null,null],"other_layouts":2,"layout_ns":[null,1.5],"other_layout_ns":[null,null],"#,
+    );
+    let r: Response = serde_json::from_str(&line).expect("a response");
+    let Event::Done(JobReport::Checked(a)) = r.event else {
+        panic!("{:?}", r.event)
+    };
+    assert_eq!(a.other_layouts, 2);
+    assert!(a.layout_ns[0].is_nan() && a.layout_ns[1] == 1.5, "{a:?}");
+    assert!(a.other_layout_ns.len() == 2 && a.other_layout_ns.iter().all(|x| x.is_nan()));
 }

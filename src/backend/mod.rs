@@ -16,6 +16,7 @@ pub mod load;
 mod load_times;
 pub mod object;
 pub mod objects;
+pub mod relocate;
 pub mod sample;
 
 pub use hook::HookVia;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::backend::{Backend, CellError, Loaded, Loader, Sampler, layout_loader};
 use super::matrix;
 use super::spec::{CaseEntry, Mode};
+use super::twin_layouts::TwinLayouts;
 use super::twins::Twin;
 use crate::backend::MAX_LAYOUTS;
 use crate::lang::SourceFile;
@@ -83,13 +84,28 @@ pub struct CheckAnswer {
     /// Placements of the script's code that were measured.
     #[serde(default = "one")]
     pub layouts: usize,
+    /// Placements of the other side's code: the second script's (as many as the script's), or
+    /// the twin's (the original and its copies, `twin_layouts`; 1 when it cannot be copied).
+    #[serde(default = "one")]
+    pub other_layouts: usize,
+    /// Why the twin ran at its one placement though the script had more.
+    #[serde(default)]
+    pub other_unplaced: Option<String>,
     /// With more than one layout: the largest layout's ratio over the smallest, minus one.
     #[serde(default)]
     pub layout_spread: Option<f64>,
     /// With more than one layout: each layout's median ratio, in layout order (NaN for a layout
-    /// with no usable round).
+    /// with no usable round). Layout `k`'s ratio is the script at its placement `k` over the
+    /// other side at its placement `k` (or at its one placement).
     #[serde(default, deserialize_with = "numbers_or_nan")]
     pub layout_ratios: Vec<f64>,
+    /// With more than one layout: the script's median ns per op at each placement.
+    #[serde(default, deserialize_with = "numbers_or_nan")]
+    pub layout_ns: Vec<f64>,
+    /// With more than one layout: the other side's median ns per op at each of its placements
+    /// (one value for a twin left at its one placement).
+    #[serde(default, deserialize_with = "numbers_or_nan")]
+    pub other_layout_ns: Vec<f64>,
     /// Set when the measurement was stopped (Ctrl-C) before its time was up: the answer is
     /// the verdict on the rounds so far, a partial one.
     #[serde(default)]
@@ -179,7 +195,8 @@ pub struct CheckOptions {
     /// Loop count of the result check.
     pub iters: i64,
     /// Placements of the script's code measured interleaved (1: the usual one; see
-    /// `backend::jit::layout`; `jit` and `jit-opt` only, other backends place code once).
+    /// `backend::jit::layout`; `jit` and `jit-opt` only, other backends place code once). A
+    /// twin is placed as many times (`twin_layouts`).
     pub layouts: usize,
 }
 
@@ -335,8 +352,14 @@ pub fn check_observed(
             other_runners.push(l.sampler(&p.1.workload()).map_err(|e| script_error(&e))?);
         }
     }
-    let other_result = match against {
-        Against::Script(_) => {
+    // The twin at as many placements as the script; its copies are freed when this returns,
+    // after the job that runs them.
+    let twin = match against {
+        Against::Twin(t) => Some(TwinLayouts::new(t, layouts)),
+        Against::Script(_) => None,
+    };
+    let other_result = match (against, &twin) {
+        (Against::Script(_), _) => {
             let mut first = None;
             for r in &mut other_runners {
                 let v = r.checked(options.iters).map_err(|e| script_error(&e))?;
@@ -344,7 +367,23 @@ pub fn check_observed(
             }
             first.expect("one layout at least")
         }
-        Against::Twin(t) => t.run(options.iters),
+        (Against::Twin(_), Some(t)) => {
+            let original = t.run(0, options.iters);
+            // A copy computes what the original does, or the copy is wrong: say so, never
+            // average it in.
+            for k in 1..t.layouts() {
+                let v = t.run(k, options.iters);
+                if v != original {
+                    return Err(CheckError::Run(format!(
+                        "error: twin {}: its copy at layout {k} computed {v} where the original \
+                         computed {original}",
+                        t.twin().name
+                    )));
+                }
+            }
+            original
+        }
+        (Against::Twin(_), None) => unreachable!("a twin's placements were made above"),
     };
     // The same code at another place computes the same thing; a layout that does not is a
     // backend bug worth saying, not averaging.
@@ -389,7 +428,13 @@ pub fn check_observed(
                 settings = matrix::settings(options.time, true, t);
                 settings.band = options.band;
             }
-            let pairs: Vec<(usize, usize)> = (0..layouts).map(|k| (0, k + 1)).collect();
+            let twin = twin.as_ref().expect("a twin's placements were made above");
+            // The twin's placements come first in the job; layout `k` pairs the script's
+            // placement `k` with the twin's (or with its one placement).
+            let placed = twin.layouts();
+            let pairs: Vec<(usize, usize)> = (0..layouts)
+                .map(|k| (k.min(placed - 1), placed + k))
+                .collect();
             let mut all: Vec<(String, Sampler<'_>)> = runners
                 .into_iter()
                 .enumerate()
@@ -397,7 +442,7 @@ pub fn check_observed(
                 .collect();
             (
                 format!("twin {}", t.name),
-                measure(Some(t), &mut all, &settings, &pairs, cancel, observer)?,
+                measure(Some(twin), &mut all, &settings, &pairs, cancel, observer)?,
             )
         }
         (None, Against::Script(_)) => unreachable!("the other script was prepared above"),
@@ -410,8 +455,26 @@ pub fn check_observed(
         round_ratios,
         layout_spread,
         layout_ratios,
+        layout_ns: [other_layout_ns, layout_ns],
         stopped,
     } = m;
+    let other_layouts = match &twin {
+        Some(t) => t.layouts(),
+        None => layouts,
+    };
+    let other_unplaced = twin
+        .as_ref()
+        .filter(|_| layouts > 1)
+        .and_then(|t| t.unplaced())
+        .map(str::to_string);
+    // A twin left at its one placement is said in the sentence every front end shows.
+    let explanation = match &other_unplaced {
+        Some(why) => format!(
+            "{}; {why}, so it ran at its one placement",
+            verdict.explanation
+        ),
+        None => verdict.explanation.clone(),
+    };
     let stopped = stopped.map(|elapsed_s| Stopped {
         rounds: round_ratios.len(),
         elapsed_s,
@@ -450,14 +513,18 @@ pub fn check_observed(
         results_equal,
         // Every front end shows the explanation: a partial answer says so in it.
         explanation: match &stopped {
-            Some(st) => format!("{}; {}", verdict.explanation, st.note()),
-            None => verdict.explanation.clone(),
+            Some(st) => format!("{explanation}; {}", st.note()),
+            None => explanation,
         },
         exit_code,
         round_ratios,
         layouts,
+        other_layouts,
+        other_unplaced,
         layout_spread,
         layout_ratios,
+        layout_ns,
+        other_layout_ns,
         stopped,
     })
 }
@@ -486,7 +553,7 @@ pub fn line(a: &CheckAnswer) -> String {
 
 /// What one timed job gives a check: the verdict, then ns, cycles and instructions per op of
 /// the first pair's two sides (the other first), the rounds' ratios of that pair, and the
-/// layouts' spread and ratios when there is more than one.
+/// layouts' spread, ratios and each side's ns per layout when there is more than one.
 struct Measured {
     verdict: crate::measure::stats::verdict::RatioVerdict,
     ns: [Option<f64>; 2],
@@ -495,13 +562,17 @@ struct Measured {
     round_ratios: Vec<f64>,
     layout_spread: Option<f64>,
     layout_ratios: Vec<f64>,
+    /// Each side's median ns per op at each of its placements (the other first; NaN where a
+    /// variant has none; empty with one layout).
+    layout_ns: [Vec<f64>; 2],
     /// When the cancel flag stopped the job: the seconds it had run.
     stopped: Option<f64>,
 }
 
-/// One timed job, the twin (if any) first; `pairs[k]` = (other, script) at layout `k`.
+/// One timed job, the twin's placements (if any) first; `pairs[k]` = (other, script) at layout
+/// `k`.
 fn measure(
-    twin: Option<&Twin>,
+    twin: Option<&TwinLayouts<'_>>,
     runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
     pairs: &[(usize, usize)],
@@ -524,6 +595,19 @@ fn measure(
             .as_ref()
             .map(|s| s.median.nanos())
     };
+    // Each side's variants in layout order, once each (a twin left at its one placement is
+    // the other side of every pair).
+    let layout_ns = |side: fn(&(usize, usize)) -> usize| -> Vec<f64> {
+        if pairs.len() < 2 {
+            return Vec::new();
+        }
+        let mut variants: Vec<usize> = pairs.iter().map(side).collect();
+        variants.dedup();
+        variants
+            .into_iter()
+            .map(|i| ns(i).unwrap_or(f64::NAN))
+            .collect()
+    };
     let cycles = |i: usize| CyclesCi::of(&result.variants[i]);
     let instr = |i: usize| result.variants[i].instructions;
     let round_ratios = result
@@ -544,6 +628,7 @@ fn measure(
         layout_ratios: layouts
             .map(|l| l.per_layout.iter().map(|r| r.0).collect())
             .unwrap_or_default(),
+        layout_ns: [layout_ns(|p| p.0), layout_ns(|p| p.1)],
         stopped: (result.stopped == StopReason::Cancelled).then(|| result.elapsed.secs()),
     })
 }

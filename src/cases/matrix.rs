@@ -16,11 +16,11 @@ use serde::Serialize;
 use super::backend::{Backend, CellError, LoadTimes, Loader, Sampler, case_loader};
 use super::reload::{ReloadRow, reload_rows};
 use super::spec::{Case, Mode};
+use super::twin_layouts::TwinLayouts;
 use super::twins::Twin;
 use crate::lang::Span;
 use crate::measure::{
-    Job, JobResult, MeasureError, NoObserver, Observer, Picos, Settings, Sources, Stop, Variant,
-    best_timer,
+    Job, JobResult, MeasureError, NoObserver, Observer, Picos, Settings, Sources, Stop, best_timer,
 };
 use crate::runtime::{ScriptError, catch_script};
 
@@ -237,7 +237,7 @@ pub enum TimedRunError {
 
 /// One timed run: the twin (if any) first, then the runners, interleaved by the engine.
 pub fn run_job(
-    twin: Option<&Twin>,
+    twin: Option<&TwinLayouts<'_>>,
     runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
 ) -> Result<JobResult, TimedRunError> {
@@ -252,9 +252,10 @@ pub fn run_job(
 
 /// [`run_job`] that `cancel` stops between samples (the result then holds the rounds so far,
 /// `stopped` [`crate::measure::result::StopReason::Cancelled`]) and whose progress goes to
-/// `observer` (`hotlab check`'s bar and its answer to Ctrl-C).
+/// `observer` (`hotlab check`'s bar and its answer to Ctrl-C). The twin comes first, at each of
+/// its placements in layout order.
 pub fn run_job_observed(
-    twin: Option<&Twin>,
+    twin: Option<&TwinLayouts<'_>>,
     runners: &mut [(String, Sampler<'_>)],
     settings: &Settings,
     cancel: &AtomicBool,
@@ -262,18 +263,20 @@ pub fn run_job_observed(
 ) -> Result<JobResult, TimedRunError> {
     let mut job = Job::new(settings.clone());
     if let Some(t) = twin {
-        // SAFETY: twins ignore their context and are plain Rust code.
-        job = job.with(unsafe { Variant::raw(t.name, t.f, std::ptr::null_mut()) });
+        for k in 0..t.layouts() {
+            // SAFETY: the job is dropped below, before the caller's `TwinLayouts`.
+            job = job.with(unsafe { t.variant(k) });
+        }
     }
     for (name, r) in runners.iter_mut() {
         // SAFETY: the job (and with it the variant) is dropped below, before the runners;
         // it runs on this thread, inside `catch_script`.
         job = job.with(unsafe { r.variant(name) });
     }
-    let threads = twin.is_some_and(|t| t.threads > 1);
+    let threads = twin.is_some_and(|t| t.twin().threads > 1);
     if let Some(t) = twin.filter(|_| threads) {
         // Start the helper thread and get it spinning before sizing probes see its start-up.
-        t.run(100_000);
+        t.twin().run(100_000);
     }
     // Disturbed samples are kept, not dropped: on a busy machine every long probe is
     // disturbed, and the engine's sizing then grows the shared loop count without bound
@@ -318,8 +321,9 @@ pub fn measure(
     let k = runners.len() + 1;
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); k];
     let mut ratios: Vec<Vec<f64>> = vec![Vec::new(); k];
+    let twin = TwinLayouts::one(twin);
     for _ in 0..reps.max(1) {
-        let result = run_job(Some(twin), runners, settings)?;
+        let result = run_job(Some(&twin), runners, settings)?;
         for (i, v) in result.variants.iter().enumerate() {
             if let Some(s) = &v.summary {
                 ns[i].push(s.median.nanos());

@@ -12,10 +12,12 @@ pub mod reload;
 pub mod render;
 pub mod shape;
 pub mod spec;
+pub mod twin_layouts;
 pub mod twins;
 
 pub use backend::{Backend, CellError, LoadTimes, Loaded, Loader, Sampler, case_loader};
 pub use spec::{
     Case, CaseEntry, CaseError, CaseProblem, ChecksumRule, Header, Mode, ScriptFile, load_dir,
 };
+pub use twin_layouts::TwinLayouts;
 pub use twins::{Twin, twin_named, twins};

@@ -32,7 +32,8 @@ Ctrl-C while it measures stops it and prints the verdict on the rounds so far, m
 Shapes: `fn run(n: i64) -> i64`; a `class C : Bench` (hotlab makes `let target = new C()` when
 the file has none); a `class C : Hook` (the host loops `call`); a .clif `function %run`.
 A FILE names its twin in its case header (`//# twin = \"int_loop\"`: the only key needed), or
-use --twin. --layouts K measures the code at K placements and widens the CI by their spread.
+use --twin. --layouts K measures the code at K placements (the script's, and the twin's or
+FILE2's) and widens the CI by their spread.
 See docs/cli.md, docs/cases.md and docs/measurement.md.";
 
 /// Options of `hotlab check`.
@@ -62,8 +63,9 @@ pub struct CheckArgs {
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(i64).range(0..=1_000_000_000))]
     pub iters: i64,
     /// Measure the script's code at K placements (offsets within a cache line and a page),
-    /// interleaved; the CI then also covers the spread between placements (`jit` and
-    /// `jit-opt`; other backends place code once). See docs/measurement.md.
+    /// interleaved, and the twin's too (copies of its machine code); the CI then also covers
+    /// the spread between placements (`jit` and `jit-opt`; other backends place code once).
+    /// See docs/measurement.md.
     #[arg(long, default_value_t = 1, value_name = "K", value_parser = clap::value_parser!(u16).range(1..=16))]
     pub layouts: u16,
     /// Print the answer as one JSON document on stdout, for every outcome (an error is
@@ -160,8 +162,12 @@ pub fn answer_json(a: &CheckAnswer) -> serde_json::Value {
         "results_equal": a.results_equal,
         "rounds": a.round_ratios.len(),
         "layouts": a.layouts,
+        "other_layouts": a.other_layouts,
+        "other_unplaced": a.other_unplaced,
         "layout_spread": a.layout_spread,
         "layout_ratios": a.layout_ratios,
+        "layout_ns": a.layout_ns,
+        "other_layout_ns": a.other_layout_ns,
         "explanation": a.explanation,
         "partial": a.stopped.is_some(),
         "stopped": a.stopped.map(|st| serde_json::json!({

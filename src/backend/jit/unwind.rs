@@ -259,12 +259,7 @@ impl RegisteredFrames {
             let mut table = FrameTable::default();
             let cie_id = table.add_cie(cie);
             table.add_fde(cie_id, fde);
-            let mut eh_frame = EhFrame(EndianVec::new(endian));
-            table.write_eh_frame(&mut eh_frame).map_err(EhFrameError)?;
-            let mut bytes = eh_frame.0.into_vec();
-            // libgcc stops walking the section at a zero length word.
-            bytes.extend_from_slice(&[0, 0, 0, 0]);
-            sections.push(bytes.into_boxed_slice());
+            sections.push(section(&table, endian)?);
         }
         if sections.is_empty() {
             return Ok(None);
@@ -279,6 +274,43 @@ impl RegisteredFrames {
             sections,
             _lsdas: lsdas,
         }))
+    }
+}
+
+/// `table` as an `.eh_frame` section libgcc can walk: the table, then a zero length word (where
+/// libgcc stops).
+fn section(table: &FrameTable, endian: RunTimeEndian) -> Result<Box<[u8]>, EhFrameError> {
+    let mut eh_frame = EhFrame(EndianVec::new(endian));
+    table.write_eh_frame(&mut eh_frame).map_err(EhFrameError)?;
+    let mut bytes = eh_frame.0.into_vec();
+    bytes.extend_from_slice(&[0, 0, 0, 0]);
+    Ok(bytes.into_boxed_slice())
+}
+
+impl RegisteredFrames {
+    /// Write and register the frame table of one function that is not Cranelift's (a copy of
+    /// a function of this binary, `backend::relocate`): one CIE and the function's FDE, whose
+    /// personality and LSDA, if any, are addresses that outlive the registration.
+    ///
+    /// # Safety
+    /// The FDE must describe finalized code at its address, and the returned value must be
+    /// dropped before that code is freed.
+    pub(crate) unsafe fn register_table(
+        table: &FrameTable,
+    ) -> Result<RegisteredFrames, EhFrameError> {
+        let endian = if cfg!(target_endian = "little") {
+            RunTimeEndian::Little
+        } else {
+            RunTimeEndian::Big
+        };
+        let section = section(table, endian)?;
+        // SAFETY: a complete `.eh_frame` with a terminator, kept alive in the returned value
+        // until `Drop` deregisters it; the caller guarantees the code outlives it.
+        unsafe { __register_frame(section.as_ptr()) };
+        Ok(RegisteredFrames {
+            sections: vec![section],
+            _lsdas: Vec::new(),
+        })
     }
 }
 
