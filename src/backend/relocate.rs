@@ -121,10 +121,11 @@ pub enum Refusal {
 }
 
 /// One 32-bit pc-relative field of the copy to rewrite: at `at` bytes into the function, in an
-/// instruction that ends at `end`, reaching the absolute `target`.
+/// instruction that starts at `instr` and ends at `end`, reaching the absolute `target`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Fixup {
     at: usize,
+    instr: usize,
     end: usize,
     target: u64,
 }
@@ -173,6 +174,7 @@ fn fixups(
             }
             Ok(Fixup {
                 at: offset + at,
+                instr: offset,
                 end: offset + len,
                 target,
             })
@@ -283,7 +285,7 @@ fn relocated(code: &[u8], fixups: &[Fixup], at: u64) -> Result<Vec<u8>, Refusal>
     for f in fixups {
         let next = at.wrapping_add(f.end as u64);
         let delta = f.target.wrapping_sub(next) as i64;
-        let rel = i32::try_from(delta).map_err(|_| Refusal::TooFar(f.at))?;
+        let rel = i32::try_from(delta).map_err(|_| Refusal::TooFar(f.instr))?;
         out[f.at..f.at + 4].copy_from_slice(&rel.to_le_bytes());
     }
     Ok(out)
@@ -751,6 +753,7 @@ mod tests {
             f,
             [Fixup {
                 at: 2,
+                instr: 0,
                 end: 6,
                 target: 0x10_0000 + 6 + 0x2000
             }]
@@ -801,7 +804,7 @@ mod tests {
         let f = plan(&code).unwrap();
         assert_eq!(
             relocated(&code, &f, 0x10_0000 + (3 << 30)),
-            Err(Refusal::TooFar(1))
+            Err(Refusal::TooFar(0))
         );
     }
 }

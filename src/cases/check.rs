@@ -430,10 +430,13 @@ pub fn check_observed(
             }
             let twin = twin.as_ref().expect("a twin's placements were made above");
             // The twin's placements come first in the job; layout `k` pairs the script's
-            // placement `k` with the twin's (or with its one placement).
+            // placement `k` with the twin's placement `k + 1` (mod K; or with its one
+            // placement). Rotated, not `k` with `k`: both sides' placement `k` starts at the same
+            // offset in its line, and code that is slow at an offset on both sides would cancel
+            // in each pair's ratio, understating the spread between placements (review).
             let placed = twin.layouts();
             let pairs: Vec<(usize, usize)> = (0..layouts)
-                .map(|k| (k.min(placed - 1), placed + k))
+                .map(|k| ((k + 1) % placed, placed + k))
                 .collect();
             let mut all: Vec<(String, Sampler<'_>)> = runners
                 .into_iter()

@@ -207,10 +207,10 @@ pub extern "C-unwind" fn hot_object_release(cell: u64) {
 pub extern "C-unwind" fn hot_counts_contend(owner: u64) {
     let owner = owner as *const crate::runtime::counts::CountOwner;
     // SAFETY: generated code passes the `CountOwner` a live object's class points at (`[class
-    // + Class::COUNTS]`), or its program's runtime's (baked into JIT code, which runs only while
-    // its `ProgramObjects` holds the runtime); the class or the runtime keeps it alive in an
-    // `Arc` made by `Arc::new`: taking one more strong count and wrapping it gives an `Arc` that
-    // is dropped here.
+    // + Class::COUNTS]`), or its program's runtime's (baked into JIT code), which is the same
+    // one: every class of a runtime holds the runtime's owner, and the live objects the code
+    // changes counts of keep their classes. The owner is an `Arc` made by `Arc::new`: taking one
+    // more strong count and wrapping it gives an `Arc` that is dropped here.
     let owner = unsafe {
         std::sync::Arc::increment_strong_count(owner);
         std::sync::Arc::from_raw(owner)
