@@ -10,6 +10,8 @@ fn repl(state: &std::path::Path) -> Command {
     c.arg("repl")
         .env("XDG_STATE_HOME", state)
         .env_remove("NO_COLOR")
+        // A width from the environment (a CI runner's `COLUMNS`) would change the layout.
+        .env_remove("COLUMNS")
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     c
 }
@@ -257,4 +259,92 @@ fn cases_come_from_the_directory_cases_names() {
         .stderr(predicate::str::contains(
             "--cases no/such/dir: not a directory",
         ));
+}
+
+/// One of each command a user types, with some bad input: every answer, error and listing.
+const EVERY_COMMAND: &str = concat!(
+    ":help\n",
+    ":help ladder\n",
+    ":cases\n",
+    ":twin\n",
+    ":twin nope\n",
+    ":set time 0.1\n",
+    ":set nope 3\n",
+    ":backend nope\n",
+    ":layers -catch\n",
+    ":layers reset\n",
+    ":load int_loop\n",
+    ":twin int_loop\n",
+    ":asm run\n",
+    ":ir run\n",
+    ":check\n",
+    ":compare interp\n",
+    ":ladder\n",
+    ":bench int_loop\n",
+    ":snippet\n",
+    ":history\n",
+    ":lod x\n",
+    ":doctor\n",
+);
+
+#[test]
+fn every_command_fits_80_columns() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = repl(dir.path())
+        .env("COLUMNS", "80")
+        .write_stdin(EVERY_COMMAND)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let stdout = String::from_utf8(out.stdout).expect("utf-8");
+    let stderr = String::from_utf8(out.stderr).expect("utf-8");
+    // Each command answered: the help, the cases, the twin, a listing, a check, a comparison
+    // with its histograms, a ladder, the bench matrix and the doctor; the errors on stderr.
+    for answer in [
+        ":ladder [NAME|FILE]",
+        "Shipped ladders: host_call",
+        "cases in cases",
+        "twin: int_loop — ",
+        "; run — ",
+        "function u0:",
+        "int_loop.hot on jit vs twin",
+        "int_loop.hot (interp) (ns/op)",
+        "ladder host_call",
+        "backend jit",
+        "timer ",
+    ] {
+        assert!(stdout.contains(answer), "{answer}: {stdout}");
+    }
+    for error in [
+        "no twin named `nope`",
+        "no setting named",
+        "did you mean :load?",
+    ] {
+        assert!(stderr.contains(error), "{error}: {stderr}");
+    }
+    for line in stdout.lines().chain(stderr.lines()) {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}\n{stdout}\n{stderr}",
+            line.chars().count()
+        );
+    }
+    // The cases' names stay whole, and a title too long for its column goes on below it.
+    let fasta: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("fasta "))
+        .take(2)
+        .collect();
+    assert!(
+        fasta[0]
+            .split_whitespace()
+            .filter(|w| *w == "fasta")
+            .count()
+            == 3
+            && fasta[1]
+                .trim_start()
+                .starts_with(|c: char| c.is_alphanumeric()),
+        "{fasta:?}"
+    );
 }

@@ -100,9 +100,90 @@ impl OpHistogram {
     }
 }
 
+/// The eighths of a bar character (`█` is 8, `▏` 1), or `None` for any other character.
+fn eighths_of(c: char) -> Option<usize> {
+    ['▏', '▎', '▍', '▌', '▋', '▊', '▉', '█']
+        .iter()
+        .position(|b| *b == c)
+        .map(|i| i + 1)
+}
+
+/// Lines of [`OpHistogram::render`] narrowed to `width` columns: the bars scaled down
+/// together (each keeps its share of the longest), the edge, share and marks as they were.
+/// Lines that fit, and lines of another form (`(no samples)`), are returned as they are.
+pub fn fit_lines(lines: &[String], width: usize) -> Vec<String> {
+    // Each line as (edge and `│`, its bar in eighths, bar field width, share and marks).
+    let parsed: Option<Vec<(String, usize, usize, String)>> = lines
+        .iter()
+        .map(|l| {
+            let chars: Vec<char> = l.chars().collect();
+            let bar_at = chars.iter().position(|c| *c == '│')? + 1;
+            // The share is ` {:>5.1}%`: the bar field ends six characters before its `%`.
+            let pct = chars.iter().rposition(|c| *c == '%')?;
+            let tail_at = pct.checked_sub(6).filter(|&t| t >= bar_at)?;
+            let field = &chars[bar_at..tail_at];
+            let eighths = field.iter().map(|c| eighths_of(*c).unwrap_or(0)).sum();
+            Some((
+                chars[..bar_at].iter().collect(),
+                eighths,
+                field.len(),
+                chars[tail_at..].iter().collect(),
+            ))
+        })
+        .collect();
+    let Some(parsed) = parsed.filter(|p| !p.is_empty()) else {
+        return lines.to_vec();
+    };
+    let longest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    if longest <= width {
+        return lines.to_vec();
+    }
+    let field = parsed.iter().map(|p| p.2).max().unwrap_or(0);
+    let fixed = longest - field;
+    let narrow = width.saturating_sub(fixed).max(3);
+    parsed
+        .into_iter()
+        .map(|(head, eighths, _, tail)| {
+            let scaled = (eighths * narrow + field / 2) / field.max(1);
+            let mut bar = "█".repeat(scaled / 8);
+            if !scaled.is_multiple_of(8) {
+                bar.push(['▏', '▎', '▍', '▌', '▋', '▊', '▉'][scaled % 8 - 1]);
+            }
+            format!("{head}{bar:<narrow$}{tail}").trim_end().to_string()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fitted_lines_scale_their_bars_to_the_width() {
+        let mut h = OpHistogram::new();
+        for i in 0..1000 {
+            h.record(Picos(1000.0 + (i % 100) as f64 * (i % 7) as f64));
+        }
+        let rows = h.render(6, 48);
+        let wide = rows.iter().map(|l| l.chars().count()).max().unwrap();
+        // Wide enough: unchanged.
+        assert_eq!(fit_lines(&rows, wide), rows);
+        let narrow = fit_lines(&rows, 40);
+        assert_eq!(narrow.len(), rows.len());
+        for (n, r) in narrow.iter().zip(&rows) {
+            assert!(n.chars().count() <= 40, "{n}");
+            // The edge and the share with its marks are kept.
+            assert_eq!(n.split('│').next(), r.split('│').next());
+            assert!(n.ends_with(r.rsplit_once('%').unwrap().1), "{n} / {r}");
+        }
+        // The longest bar is still the longest, now 8 columns shorter.
+        let bar = |l: &str| l.chars().filter(|c| eighths_of(*c).is_some()).count();
+        let before = rows.iter().map(|l| bar(l)).max().unwrap();
+        let after = narrow.iter().map(|l| bar(l)).max().unwrap();
+        assert_eq!(after + (wide - 40), before, "{rows:#?}\n{narrow:#?}");
+        let none = vec!["(no samples)".to_string()];
+        assert_eq!(fit_lines(&none, 5), none);
+    }
 
     #[test]
     fn renders_marks() {

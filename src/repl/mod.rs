@@ -59,6 +59,9 @@ struct Printer {
     live: bool,
     progress_shown: bool,
     last_progress: Option<Instant>,
+    /// The width the session's output fits (none: a pipe without `COLUMNS`); errors wrap to
+    /// it too.
+    width: Option<usize>,
 }
 
 impl Printer {
@@ -78,6 +81,7 @@ impl Printer {
         } else {
             format!("error: {message}")
         };
+        let text = crate::session::fit::wrap_prose(&text, self.width);
         // Errors go after everything printed before them.
         let _ = std::io::stdout().flush();
         if self.color {
@@ -155,6 +159,17 @@ fn columns_env() -> Option<usize> {
         .filter(|&w| w > 0)
 }
 
+/// The width output fits: the terminal's as it is now (`live`), else the one `COLUMNS` names.
+fn front_width(live: bool) -> Option<usize> {
+    if live {
+        crossterm::terminal::size()
+            .ok()
+            .map(|(w, _)| usize::from(w))
+    } else {
+        columns_env()
+    }
+}
+
 /// What a script or a session loop counts.
 struct Run {
     failed: usize,
@@ -168,15 +183,8 @@ impl Run {
     fn input(&mut self, session: &mut Session, printer: &mut Printer, input: &str) {
         // Tables fit the terminal as it is now (a compact layout under 120 columns); piped,
         // the width `COLUMNS` names, if any (else the full layout).
-        if printer.live {
-            session.set_width(
-                crossterm::terminal::size()
-                    .ok()
-                    .map(|(w, _)| usize::from(w)),
-            );
-        } else {
-            session.set_width(columns_env());
-        }
+        printer.width = front_width(printer.live);
+        session.set_width(printer.width);
         self.last_failed = false;
         match session.run_line(input, printer) {
             Ok(LineFlow::Quit) => self.quit = true,
@@ -240,6 +248,7 @@ pub fn run(args: &ReplArgs) -> ExitCode {
         live: stdin_tty && std::io::stderr().is_terminal(),
         progress_shown: false,
         last_progress: None,
+        width: front_width(stdin_tty && std::io::stderr().is_terminal()),
     };
     let session = SessionOptions::standard().and_then(|o| args.front.open(o, stdin_tty));
     let mut session = match session {
@@ -252,7 +261,8 @@ pub fn run(args: &ReplArgs) -> ExitCode {
     if let Some(note) = session.store_note() {
         // Piped or not: two front ends on one file must never pass unnoticed.
         for line in note.lines() {
-            eprintln!("note: {line}");
+            let line = crate::session::fit::wrap_prose(&format!("note: {line}"), printer.width);
+            eprintln!("{line}");
         }
     }
     if let Err(e) = interrupt::install(session.cancel_flag()) {

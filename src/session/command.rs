@@ -291,22 +291,58 @@ pub fn help_for(name: &str) -> Option<&'static CommandHelp> {
         .find(|c| c.name == name || c.aliases.contains(&name))
 }
 
-/// `:help` without an argument.
-pub fn help_text() -> String {
-    let width = COMMANDS.iter().map(|c| c.usage.len()).max().unwrap_or(0);
-    let mut out = String::from("Lines not starting with `:` are snippet code. Commands:\n");
+/// The narrowest summary column `:help` wraps its summaries into beside the usages; a
+/// narrower terminal gets each summary under its usage.
+const SUMMARY_MIN: usize = 30;
+
+/// `:help` without an argument, fitted to `width` columns when the front end has a width:
+/// summaries wrap within their column, or under 80-odd columns go under their usage.
+pub fn help_text(width: Option<usize>) -> String {
+    use crate::session::fit::wrap_indented;
+    let usage_w = COMMANDS.iter().map(|c| c.usage.len()).max().unwrap_or(0);
+    let beside = width.is_none_or(|w| w >= usage_w + 4 + SUMMARY_MIN);
+    let mut out = wrap_indented(
+        "Lines not starting with `:` are snippet code. Commands:",
+        width,
+        2,
+    );
+    out.push('\n');
     for c in COMMANDS {
-        out.push_str(&format!("  {:width$}  {}\n", c.usage, c.summary));
+        let text = if beside {
+            wrap_indented(
+                &format!("  {:usage_w$}  {}", c.usage, c.summary),
+                width,
+                usage_w + 4,
+            )
+        } else {
+            format!(
+                "  {}\n{}",
+                c.usage,
+                wrap_indented(&format!("      {}", c.summary), width, 6)
+            )
+        };
+        out.push_str(&text);
+        out.push('\n');
     }
     out
 }
 
-/// `:help CMD`.
-pub fn help_detail(c: &CommandHelp) -> String {
-    let mut out = format!("{}\n  {}\n  {}\n", c.usage, c.summary, c.details);
+/// `:help CMD`, its paragraphs wrapped to `width` columns when the front end has a width.
+pub fn help_detail(c: &CommandHelp, width: Option<usize>) -> String {
+    use crate::session::fit::wrap_indented;
+    let mut out = format!("{}\n", c.usage);
+    for paragraph in [c.summary, c.details] {
+        out.push_str(&wrap_indented(&format!("  {paragraph}"), width, 2));
+        out.push('\n');
+    }
     if !c.aliases.is_empty() {
         let names: Vec<String> = c.aliases.iter().map(|a| format!(":{a}")).collect();
-        out.push_str(&format!("  also: {}\n", names.join(", ")));
+        out.push_str(&wrap_indented(
+            &format!("  also: {}", names.join(", ")),
+            width,
+            8,
+        ));
+        out.push('\n');
     }
     out
 }

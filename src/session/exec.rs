@@ -44,12 +44,12 @@ impl Session {
         match cmd {
             Command::Code(text) => self.add_code(&text, sink),
             Command::Help(None) => {
-                sink.text(&command::help_text());
+                sink.text(&command::help_text(self.width));
                 Ok(LineFlow::Continue)
             }
             Command::Help(Some(name)) => match command::help_for(&name) {
                 Some(c) => {
-                    sink.text(&command::help_detail(c));
+                    sink.text(&command::help_detail(c, self.width));
                     Ok(LineFlow::Continue)
                 }
                 None => Err(SessionError::Input(format!("no command named `{name}`"))),
@@ -95,12 +95,12 @@ impl Session {
             }
             Command::Export(format, path) => self.export(format, &path, sink),
             Command::Set(None) => {
-                sink.text(&self.settings_text());
+                sink.text(&super::fit::wrap_prose(&self.settings_text(), self.width));
                 Ok(LineFlow::Continue)
             }
             Command::Set(Some(setting)) => {
                 self.set(setting);
-                sink.text(&self.settings_text());
+                sink.text(&super::fit::wrap_prose(&self.settings_text(), self.width));
                 Ok(LineFlow::Continue)
             }
             Command::Snippet(name) => self.snippet(name, sink),
@@ -383,7 +383,7 @@ impl Session {
                     ));
                 }
             }
-            sink.text(text.trim_end());
+            sink.text(&super::fit::fit_listing(text.trim_end(), self.width));
         }
         self.record(line, vec![s.name], out);
         Ok(LineFlow::Continue)
@@ -552,7 +552,8 @@ impl Session {
         let limit = Duration::from_secs_f64(time_s * 20.0) + self.limit();
         let out = self.job(job, limit, sink)?;
         if let JobReport::Doctor { text, .. } = &out {
-            sink.text(text.trim_end());
+            // Its two-column lines go on under their second column.
+            sink.text(&super::fit::wrap_prose(text.trim_end(), self.width));
         }
         self.record(line, Vec::new(), out);
         Ok(LineFlow::Continue)

@@ -23,7 +23,15 @@ const DROP_ORDER: &[&str] = &[
 
 /// Dropped only when shortening cells (below) was not enough: a checksum mark is worth more
 /// than a cell's tag.
-const DROP_LAST: &[&str] = &["ok"];
+/// Then the `total ns` column (each rung's `adds` says what it costs; the total is the sum).
+const DROP_LAST: &[&str] = &["ok", "total ns"];
+
+/// A cell of a ladder's `adds` column that resolved no cost starts with this; still too wide,
+/// a table keeps what follows (`within ±0.27 ns`).
+const NO_COST: &str = "no cost resolved: ";
+
+/// A cell shortened, or `None` when the cut does not apply to it.
+type CellCut = fn(&str) -> Option<String>;
 
 /// The widest line of the table's header and rows (its notes wrap on their own).
 fn width_of(t: &Table) -> usize {
@@ -69,11 +77,25 @@ pub fn fit_table(t: &Table, width: Option<usize>) -> Table {
     let mut t = t.clone();
     let mut dropped = Vec::new();
     drop_until_fits(&mut t, DROP_ORDER, width, &mut dropped);
-    let mut shortened = false;
-    if width_of(&t) > width {
-        // Still too wide: a cell's trailing ` (…)` tag in a ladder's `adds` column goes
-        // (`saves 0.27 ns [..] (layout effect)`); the notes under the table say the same at
-        // length. Only there: elsewhere a tag tells rows apart (`main (jit)`, `main (jit-opt)`).
+    // Still too wide: a cell's trailing ` (…)` tag in a ladder's `adds` column goes
+    // (`saves 0.27 ns [..] (layout effect)`); the notes under the table say the same at
+    // length. Only there: elsewhere a tag tells rows apart (`main (jit)`, `main (jit-opt)`).
+    // Then, if need be, the `no cost resolved: ` before a cell's `within ±0.27 ns`.
+    let mut shortened = Vec::new();
+    let cuts: [(&str, CellCut); 2] = [
+        ("the (…) tags", |cell| {
+            cell.rfind(" (")
+                .filter(|&i| i > 0 && cell.ends_with(')'))
+                .map(|i| cell[..i].to_string())
+        }),
+        ("`no cost resolved:`", |cell| {
+            cell.strip_prefix(NO_COST).map(str::to_string)
+        }),
+    ];
+    for (what, cut) in cuts {
+        if width_of(&t) <= width {
+            break;
+        }
         let adds: Vec<usize> = t
             .columns
             .iter()
@@ -83,24 +105,26 @@ pub fn fit_table(t: &Table, width: Option<usize>) -> Table {
             .collect();
         for r in &mut t.rows {
             for (i, cell) in r.iter_mut().enumerate() {
-                if !adds.contains(&i) {
-                    continue;
-                }
-                if let Some(cut) = cell.rfind(" (").filter(|&i| i > 0 && cell.ends_with(')')) {
-                    cell.truncate(cut);
-                    shortened = true;
+                if let Some(short) = cut(cell).filter(|_| adds.contains(&i)) {
+                    *cell = short;
+                    if !shortened.contains(&what) {
+                        shortened.push(what);
+                    }
                 }
             }
         }
     }
     drop_until_fits(&mut t, DROP_LAST, width, &mut dropped);
-    if !dropped.is_empty() || shortened {
+    if !dropped.is_empty() || !shortened.is_empty() {
         let mut left = dropped.join(", ");
-        if shortened {
+        if !shortened.is_empty() {
             if !left.is_empty() {
                 left.push_str(", ");
             }
-            left.push_str("the (…) tags of cells (the notes explain them)");
+            left.push_str(&format!(
+                "{} of cells (the notes explain them)",
+                shortened.join(" and ")
+            ));
         }
         t.notes.push(format!(
             "(compact for a {width}-column terminal: {left} left out; :export or a wider \
@@ -111,6 +135,115 @@ pub fn fit_table(t: &Table, width: Option<usize>) -> Table {
         *note = wrap_prose(note, Some(width));
     }
     t
+}
+
+/// `t` fitted to `width` by word-wrapping the cells of its column `name` (a title, a
+/// description) onto rows of their own below, no narrower than `min` characters: the other
+/// columns (names a reader types) stay whole, and no text is lost. Its title and notes wrap
+/// to the width. Unchanged without a width.
+pub fn wrap_column(t: &Table, name: &str, width: Option<usize>, min: usize) -> Table {
+    let Some(width) = width else {
+        return t.clone();
+    };
+    let mut t = t.clone();
+    if let Some(i) = t.columns.iter().position(|c| c.name == name) {
+        let over = width_of(&t).saturating_sub(width);
+        let longest = t
+            .rows
+            .iter()
+            .map(|r| r[i].chars().count())
+            .chain([t.columns[i].name.chars().count()])
+            .max()
+            .unwrap_or(0);
+        let room = longest.saturating_sub(over).max(min);
+        let mut rows = Vec::new();
+        for r in std::mem::take(&mut t.rows) {
+            let wrapped = wrap_indented(&r[i], Some(room), 0);
+            let mut lines = wrapped.lines();
+            let mut first = r.clone();
+            first[i] = lines.next().unwrap_or("").to_string();
+            rows.push(first);
+            for more in lines {
+                let mut row = vec![String::new(); r.len()];
+                row[i] = more.to_string();
+                rows.push(row);
+            }
+        }
+        t.rows = rows;
+    }
+    t.title = wrap_prose(&t.title, Some(width));
+    for note in &mut t.notes {
+        *note = wrap_prose(note, Some(width));
+    }
+    t
+}
+
+/// A line of an `:asm` listing split into its address, bytes and instruction
+/// (`0000556a96000001  48 89 e5      mov rbp,rsp`).
+fn asm_line(line: &str) -> Option<(&str, &str)> {
+    let (address, rest) = line.split_once("  ")?;
+    if address.len() != 16 || !address.chars().all(|c| c.is_ascii_hexdigit()) {
+        return None;
+    }
+    let (bytes, instruction) = rest.split_once("  ")?;
+    let is_bytes = !bytes.is_empty()
+        && bytes
+            .split(' ')
+            .all(|b| b.len() == 2 && b.chars().all(|c| c.is_ascii_hexdigit()));
+    is_bytes.then_some((address, instruction.trim_start()))
+}
+
+/// A code listing (`:asm`, `:ir`) fitted to `width` columns: when a machine-code line is too
+/// wide, every line drops its instruction bytes (a line at the end says so); a line still too
+/// wide puts its trailing `; comment` on a line of its own under the instruction, and what is
+/// still too wide wraps under its second column. Unchanged without a width, or when it fits.
+pub fn fit_listing(text: &str, width: Option<usize>) -> String {
+    let Some(width) = width else {
+        return text.to_string();
+    };
+    let too_wide = |l: &str| l.chars().count() > width;
+    if !text.lines().any(too_wide) {
+        return text.to_string();
+    }
+    let drop_bytes = text.lines().any(|l| too_wide(l) && asm_line(l).is_some());
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let line = match asm_line(line).filter(|_| drop_bytes) {
+            Some((address, instruction)) => format!("{address}  {instruction}"),
+            None => line.to_string(),
+        };
+        let chars: Vec<char> = line.chars().collect();
+        let split = line.rfind(" ; ").filter(|_| too_wide(&line)).map(|at| {
+            (
+                line[..at].trim_end().to_string(),
+                line[at + 1..].to_string(),
+            )
+        });
+        match split {
+            Some((code, comment)) => {
+                let under = second_column(&chars, width)
+                    .or_else(|| chars.iter().position(|c| *c != ' '))
+                    .unwrap_or(0);
+                out.push(wrap_prose(&code, Some(width)));
+                out.push(wrap_indented(
+                    &format!("{}{comment}", " ".repeat(under)),
+                    Some(width),
+                    under + 2,
+                ));
+            }
+            None => out.push(wrap_prose(&line, Some(width))),
+        }
+    }
+    if drop_bytes {
+        out.push(wrap_prose(
+            &format!(
+                "; (compact for a {width}-column terminal: instruction bytes left out; a wider \
+                 terminal has them)"
+            ),
+            Some(width),
+        ));
+    }
+    out.join("\n")
 }
 
 /// The longest label (`health: `, `adds: `) a wrapped line's continuation lines are indented
@@ -125,7 +258,20 @@ const HANG: usize = 2;
 /// under `load`), else by two columns more than the line's own indent, so they read as the
 /// same note. A word longer than a whole line is cut where the line ends: no line is ever
 /// wider than `width` (unless `width` leaves no room for text after the indent).
+///
+/// A line laid out in two columns (`  timer       TSC at 2.3 GHz`: a gap of two spaces or more
+/// in the line's first half) goes on under its second column.
 pub fn wrap_prose(text: &str, width: Option<usize>) -> String {
+    wrap_lines(text, width, None)
+}
+
+/// `text` word-wrapped to `width` as [`wrap_prose`] does, but every continuation line is
+/// indented by `indent` columns (a paragraph under a heading, not a labelled note).
+pub fn wrap_indented(text: &str, width: Option<usize>, indent: usize) -> String {
+    wrap_lines(text, width, Some(indent))
+}
+
+fn wrap_lines(text: &str, width: Option<usize>, indent: Option<usize>) -> String {
     let Some(width) = width else {
         return text.to_string();
     };
@@ -134,12 +280,32 @@ pub fn wrap_prose(text: &str, width: Option<usize>) -> String {
         if i > 0 {
             out.push('\n');
         }
-        wrap_line(line, width, &mut out);
+        wrap_line(line, width, indent, &mut out);
     }
     out
 }
 
-fn wrap_line(line: &str, width: usize, out: &mut String) {
+/// Where the second column of a two-column line starts: after the line's last gap of two
+/// spaces or more that ends in its first half.
+fn second_column(line: &[char], width: usize) -> Option<usize> {
+    let start = line.iter().position(|c| *c != ' ')?;
+    let mut found = None;
+    let mut i = start;
+    while i < line.len() && i <= width / 2 {
+        if line[i] == ' ' {
+            let gap = line[i..].iter().take_while(|c| **c == ' ').count();
+            if gap >= 2 && i + gap <= width / 2 && i + gap < line.len() {
+                found = Some(i + gap);
+            }
+            i += gap;
+        } else {
+            i += 1;
+        }
+    }
+    found
+}
+
+fn wrap_line(line: &str, width: usize, forced: Option<usize>, out: &mut String) {
     let line = line.trim_end();
     if line.chars().count() <= width {
         out.push_str(line);
@@ -148,15 +314,32 @@ fn wrap_line(line: &str, width: usize, out: &mut String) {
     let text = line.trim_start();
     let own = &line[..line.len() - text.len()];
     let lead = own.chars().count();
-    let indent = match text.split_once(": ") {
-        Some((label, _)) if label.chars().count() + 2 <= LABEL_MAX.min(width / 3) => {
+    let chars: Vec<char> = line.chars().collect();
+    let indent = match (forced, second_column(&chars, width), text.split_once(": ")) {
+        (Some(indent), _, _) => indent,
+        (None, Some(column), _) => column,
+        (None, None, Some((label, _))) if label.chars().count() + 2 <= LABEL_MAX.min(width / 3) => {
             lead + label.chars().count() + 2
         }
         _ => lead + HANG,
     };
-    // The first row keeps the line's own indent, the rest the hanging one.
-    let mut row = String::from(own);
-    let mut row_len = lead;
+    // The first row keeps the line's own indent (and a two-column line its first column as
+    // it is), the rest the hanging one.
+    // With a forced indent, a line already laid out up to it (`  :run [fn]    call …`)
+    // keeps that layout too.
+    let column = match forced {
+        Some(k) => Some(k).filter(|&k| k > lead && k < chars.len() && chars[k - 1] == ' '),
+        None => second_column(&chars, width),
+    };
+    let (head, text): (String, String) = match column {
+        Some(column) => (
+            chars[..column].iter().collect(),
+            chars[column..].iter().collect(),
+        ),
+        None => (own.to_string(), text.to_string()),
+    };
+    let mut row = head.clone();
+    let mut row_len = head.chars().count();
     let mut fresh = true;
     let break_row = |row: &mut String, row_len: &mut usize, out: &mut String| {
         out.push_str(row.trim_end());
@@ -301,6 +484,87 @@ mod tests {
         );
         // At 120 columns nothing is shortened.
         assert!(render_text(&fit_table(&t, Some(120))).contains("(layout effect)"));
+    }
+
+    #[test]
+    fn a_wrapped_column_keeps_the_names_whole_and_every_word() {
+        let mut t = Table::new("cases", &["case", "title", "twin"]);
+        t.push(vec![
+            "fasta".into(),
+            "fasta (ALU repeat, IUB and Homo sapiens random, 60-column lines)".into(),
+            "fasta".into(),
+        ]);
+        t.push(vec!["nbody".into(), "n-body".into(), "nbody".into()]);
+        assert_eq!(wrap_column(&t, "title", None, 10), t);
+        let fit = wrap_column(&t, "title", Some(40), 10);
+        let text = render_text(&fit);
+        assert!(text.lines().all(|l| l.chars().count() <= 40), "{text}");
+        // The first row's title goes on in rows with nothing else in them; words are whole.
+        assert_eq!(fit.rows[0][0], "fasta");
+        assert!(fit.rows.len() > 2, "{text}");
+        let title: Vec<&str> = fit
+            .rows
+            .iter()
+            .take_while(|r| r[0] == "fasta" || r[0].is_empty())
+            .map(|r| r[1].as_str())
+            .collect();
+        assert_eq!(title.join(" "), t.rows[0][1]);
+        assert_eq!(fit.rows.last().unwrap(), &t.rows[1]);
+    }
+
+    #[test]
+    fn two_column_lines_go_on_under_their_second_column() {
+        let line = "  timer                 TSC (lfence;rdtsc / rdtscp;lfence) at 2.300 GHz, \
+                    precision 22.6 ns";
+        let wrapped = wrap_prose(line, Some(60));
+        let lines: Vec<&str> = wrapped.lines().collect();
+        assert_eq!(
+            lines[0],
+            "  timer                 TSC (lfence;rdtsc / rdtscp;lfence)"
+        );
+        assert!(
+            lines[1..]
+                .iter()
+                .all(|l| l.starts_with(&" ".repeat(24)) && !l.starts_with(&" ".repeat(25))),
+            "{wrapped}"
+        );
+        // A forced indent instead: a paragraph under a heading.
+        assert_eq!(
+            wrap_indented("  one two three four", Some(10), 2),
+            "  one two\n  three\n  four"
+        );
+    }
+
+    #[test]
+    fn a_listing_drops_its_bytes_then_moves_its_comments() {
+        let asm = "; run — 14 bytes, 3 instructions\n\
+                   0000556a96000004  48 b8 a0 82 44 9d 6a 55 00 00   mov rax,hot_sink\n\
+                   0000556a96000011  ff d0                           call rax ; hot_sink";
+        assert_eq!(fit_listing(asm, None), asm);
+        assert_eq!(fit_listing(asm, Some(100)), asm);
+        let fit = fit_listing(asm, Some(60));
+        assert!(fit.lines().all(|l| l.chars().count() <= 60), "{fit}");
+        assert!(fit.contains("0000556a96000004  mov rax,hot_sink"), "{fit}");
+        assert!(
+            fit.contains("0000556a96000011  call rax ; hot_sink"),
+            "{fit}"
+        );
+        assert!(
+            fit.replace("\n  ", " ")
+                .ends_with("instruction bytes left out; a wider terminal has them)"),
+            "{fit}"
+        );
+        let ir = "@016b                               brif v12, block6(v10, v11), \
+                  block5(v10)  ; v10 = 1, v11 = 0";
+        let fit = fit_listing(ir, Some(80));
+        let lines: Vec<&str> = fit.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "@016b                               brif v12, block6(v10, v11), block5(v10)",
+                "                                    ; v10 = 1, v11 = 0",
+            ]
+        );
     }
 
     #[test]

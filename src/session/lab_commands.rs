@@ -90,7 +90,10 @@ impl Session {
                 known.join(", ")
             )));
         };
-        sink.text(&format!("twin: {} — {}", t.name, t.doc));
+        sink.text(&super::fit::wrap_prose(
+            &format!("twin: {} — {}", t.name, t.doc),
+            self.width,
+        ));
         self.state.twin = Some(name);
         Ok(LineFlow::Continue)
     }
@@ -333,7 +336,7 @@ impl Session {
         if !left.is_empty() {
             text.push_str(&format!("\nnot measured: {}", left.join(", ")));
         }
-        sink.text(&text);
+        sink.text(&super::fit::wrap_prose(&text, self.width));
         Ok(LineFlow::Continue)
     }
 
@@ -356,7 +359,9 @@ impl Session {
         let limit = Duration::from_secs(300) + self.limit();
         let out = self.job(job, limit, sink)?;
         if let JobReport::Bench(b) = &out {
-            sink.text(b.text.trim_end());
+            // The worker renders the matrix without a width: its notes (and, on a narrow
+            // terminal, a table's rows) wrap here.
+            sink.text(&super::fit::wrap_prose(b.text.trim_end(), self.width));
         }
         self.record(line, Vec::new(), out);
         Ok(LineFlow::Continue)
@@ -434,6 +439,8 @@ impl Session {
         }
         t.notes
             .push(":load CASE loads its .hot script and twin (CASE.clif: the .clif one)".into());
+        // Under the terminal's width the titles wrap onto rows of their own; names stay whole.
+        let t = super::fit::wrap_column(&t, "title", self.width, 12);
         sink.text(render_text(&t).trim_end());
         Ok(LineFlow::Continue)
     }

@@ -13,7 +13,7 @@ mod code;
 pub mod command;
 mod distribution;
 mod exec;
-mod fit;
+pub mod fit;
 pub mod generations;
 pub mod interrupt;
 mod lab_commands;

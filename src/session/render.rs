@@ -87,7 +87,7 @@ pub fn measured_table(m: &Measurement, title: &str) -> Table {
 }
 
 /// The table as text, then each verdict's sentence (wrapped to `width` columns, when the front
-/// end has a width), then each row's histogram.
+/// end has a width), then each row's histogram (its bars narrowed to the width).
 pub fn measured_text(m: &Measurement, table: &Table, width: Option<usize>) -> String {
     let mut out = render_text(table);
     for c in &m.comparisons {
@@ -97,7 +97,12 @@ pub fn measured_text(m: &Measurement, table: &Table, width: Option<usize>) -> St
     for row in &m.rows {
         if !row.histogram.is_empty() {
             out.push_str(&format!("\n{} (ns/op)\n", row.name));
-            for l in &row.histogram {
+            // Its bars narrowed to the front end's width, when it has one.
+            let lines = match width {
+                Some(w) => crate::measure::histogram::fit_lines(&row.histogram, w),
+                None => row.histogram.clone(),
+            };
+            for l in &lines {
                 out.push_str(l);
                 out.push('\n');
             }
