@@ -328,6 +328,24 @@ impl ProgramObjects {
         }
         self.classes = classes;
     }
+
+    /// A method of an installed class whose slot holds no code (`Class.method`), if any. Never,
+    /// for a program just installed: every method has a body (the language has no abstract
+    /// methods) and a class's slots point at its own code or its parent's. `jit-opt` code calls
+    /// a fixed runtime's slots without testing them for empty, so its install checks this.
+    pub fn empty_slot(&self) -> Option<String> {
+        self.classes.iter().find_map(|class| {
+            let v = class.version();
+            v.methods.iter().enumerate().find_map(|(i, m)| {
+                let (name, _) = m.as_ref()?;
+                let slot = crate::runtime::class::SlotIndex::new(i)?;
+                class
+                    .slot(slot)
+                    .is_null()
+                    .then(|| format!("{}.{}", class.name(), name))
+            })
+        })
+    }
 }
 
 /// The cells of a shared library (the `object` backend) through which its position-independent
@@ -383,6 +401,9 @@ pub enum ObjectsError {
         /// The program's slots.
         program: usize,
     },
+    /// A method's slot holds no code where generated code calls slots untested.
+    #[error("method `{0}` has no code in its class's slot")]
+    EmptySlot(String),
     /// A reload gives a class another base class.
     #[error("class `{0}` cannot change its base class in a reload")]
     ParentChanged(String),
@@ -562,4 +583,52 @@ pub struct Installed {
     /// For a reload: calls from other threads held out until the caller has switched to the
     /// new program (its tables, `<init>`, module variables) and drops this.
     pub held: Option<Held>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::c_void;
+    use std::sync::Arc;
+
+    use super::ProgramObjects;
+    use crate::runtime::class::{ClassDef, MethodDef};
+    use crate::runtime::iface::{HookCall, Signature};
+    use crate::runtime::rt::Runtime;
+
+    extern "C-unwind" fn nine(_: *mut c_void, _: *const c_void) -> i64 {
+        9
+    }
+
+    fn def(code: *const c_void) -> ClassDef {
+        ClassDef {
+            name: "C".into(),
+            parent: None,
+            fields: vec![],
+            methods: vec![MethodDef {
+                name: "call".into(),
+                sig: HookCall::sig(),
+                code,
+                host_entry: std::ptr::null(),
+            }],
+            vmctx: std::ptr::null_mut(),
+        }
+    }
+
+    /// `empty_slot` names a method whose slot holds no code (what jit-opt's install refuses,
+    /// since its virtual calls do not test the slot), and nothing when every slot has code.
+    #[test]
+    fn empty_slot_names_the_method_without_code() {
+        let rt = Arc::new(Runtime::fixed());
+        let source = crate::lang::span::SourceFile::new("t.hot", "fn main() -> i64 { return 0 }");
+        let program = crate::lang::compile(Arc::new(source)).expect("a program");
+        for (code, expected) in [
+            (nine as *const c_void, None),
+            (std::ptr::null(), Some("C.call".to_string())),
+        ] {
+            let class = rt.define(def(code)).unwrap();
+            let mut objects = ProgramObjects::new(Arc::clone(&rt), &program);
+            objects.install(&program, vec![class]);
+            assert_eq!(objects.empty_slot(), expected);
+        }
+    }
 }

@@ -211,6 +211,12 @@ impl JitProgram {
             }
         })?;
         objects.install(program, installed.classes);
+        // jit-opt's virtual calls do not test the slot for empty (`lower_object.rs`).
+        if objects.runtime.is_fixed()
+            && let Some(method) = objects.empty_slot()
+        {
+            return Err(objects::ObjectsError::EmptySlot(method));
+        }
         self.objects = Some(objects);
         Ok((installed.reports, installed.held))
     }

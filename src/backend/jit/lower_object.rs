@@ -378,8 +378,9 @@ impl FunctionTranslator<'_, '_> {
         })
     }
 
-    /// The code in the slot of `method` of the object's class, raising `EmptySlot` when empty.
-    /// Neither the class's slot nor the offset table is a `readonly` load: a reload changes them.
+    /// The code in the slot of `method` of the object's class, raising `EmptySlot` when empty
+    /// (never, in a fixed runtime: no test there). Neither the class's slot nor the offset
+    /// table is a `readonly` load outside a fixed runtime: a reload changes them.
     fn slot_code(
         &mut self,
         object: &Expr,
@@ -413,6 +414,12 @@ impl FunctionTranslator<'_, '_> {
             .load(types::I64, flags, shell, Object::CLASS as i32);
         let slot_addr = self.builder.ins().iadd(class_ptr, offset);
         let code = self.builder.ins().load(types::I64, flags, slot_addr, 0);
+        // A fixed runtime's slots all hold code from before any code runs (its install checks:
+        // `ProgramObjects::empty_slot`) and are never reloaded: no test. (The object backend's
+        // library is installed another way and keeps it.)
+        if self.env.fixed && self.env.objects_data.is_none() {
+            return Ok(code);
+        }
         let empty = self.builder.ins().icmp_imm_s(IntCC::Equal, code, 0);
         let helper = self.env.helpers.empty_slot;
         self.cold_raise(empty, |t| {
