@@ -591,27 +591,11 @@ mod tests {
     use std::sync::Arc;
 
     use super::ProgramObjects;
-    use crate::runtime::class::{ClassDef, MethodDef};
-    use crate::runtime::iface::{HookCall, Signature};
+    use crate::runtime::class::hook_class_def;
     use crate::runtime::rt::Runtime;
 
     extern "C-unwind" fn nine(_: *mut c_void, _: *const c_void) -> i64 {
         9
-    }
-
-    fn def(code: *const c_void) -> ClassDef {
-        ClassDef {
-            name: "C".into(),
-            parent: None,
-            fields: vec![],
-            methods: vec![MethodDef {
-                name: "call".into(),
-                sig: HookCall::sig(),
-                code,
-                host_entry: std::ptr::null(),
-            }],
-            vmctx: std::ptr::null_mut(),
-        }
     }
 
     /// `empty_slot` names a method whose slot holds no code (what jit-opt's install refuses,
@@ -625,7 +609,7 @@ mod tests {
             (nine as *const c_void, None),
             (std::ptr::null(), Some("C.call".to_string())),
         ] {
-            let class = rt.define(def(code)).unwrap();
+            let class = rt.define(hook_class_def(code)).unwrap();
             let mut objects = ProgramObjects::new(Arc::clone(&rt), &program);
             objects.install(&program, vec![class]);
             assert_eq!(objects.empty_slot(), expected);

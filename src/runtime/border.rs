@@ -673,7 +673,6 @@ fn fused_slow(rec: &ThreadRecord, obj: &Object, room: u32) -> Result<Next, Fault
 #[cfg(all(test, feature = "thread-safe"))]
 mod tests {
     use super::*;
-    use crate::runtime::class::{ClassDef, MethodDef};
     use crate::runtime::iface::HookCall;
     use crate::runtime::rt::Runtime;
     use std::ffi::c_void;
@@ -690,18 +689,7 @@ mod tests {
     #[test]
     fn the_entry_check_waits_while_the_entry_word_is_raised() {
         let rt = Runtime::new();
-        let def = ClassDef {
-            name: "C".into(),
-            parent: None,
-            fields: vec![],
-            methods: vec![MethodDef {
-                name: "call".into(),
-                sig: HookCall::sig(),
-                code: mark as *const c_void,
-                host_entry: std::ptr::null(),
-            }],
-            vmctx: std::ptr::null_mut(),
-        };
+        let def = crate::runtime::class::hook_class_def(mark as *const c_void);
         let class = rt.define(def).unwrap();
         let h = rt.new_object(&class).unwrap();
         class.entry.fetch_or(ENTRY_PENDING, Ordering::SeqCst);

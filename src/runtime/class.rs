@@ -663,6 +663,24 @@ impl Class {
     }
 }
 
+/// A class `C` with no fields and one method, `call`, implementing the host's `Hook::call` with
+/// `code` (for tests).
+#[cfg(test)]
+pub(crate) fn hook_class_def(code: *const c_void) -> ClassDef {
+    ClassDef {
+        name: "C".into(),
+        parent: None,
+        fields: vec![],
+        methods: vec![MethodDef {
+            name: "call".into(),
+            sig: HookCall::sig(),
+            code,
+            host_entry: std::ptr::null(),
+        }],
+        vmctx: std::ptr::null_mut(),
+    }
+}
+
 /// Lay out a version: the parent's current fields, then the class's own; methods keep the slot
 /// index of the same name in `prev` (or the parent's), new names take the next free slot.
 pub(crate) fn build_version(

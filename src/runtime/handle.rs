@@ -298,8 +298,7 @@ pub extern "C-unwind" fn hot_handle_check(cell: u64) -> *const c_void {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::runtime::class::{ClassDef, MethodDef};
-    use crate::runtime::iface::Signature;
+    use crate::runtime::class::ClassDef;
     use crate::runtime::rt::Runtime;
 
     extern "C-unwind" fn nine(_: *mut c_void, _: *const Object) -> i64 {
@@ -307,18 +306,7 @@ mod tests {
     }
 
     fn class_def() -> ClassDef {
-        ClassDef {
-            name: "C".into(),
-            parent: None,
-            fields: vec![],
-            methods: vec![MethodDef {
-                name: "call".into(),
-                sig: HookCall::sig(),
-                code: nine as *const c_void,
-                host_entry: std::ptr::null(),
-            }],
-            vmctx: std::ptr::null_mut(),
-        }
+        crate::runtime::class::hook_class_def(nine as *const c_void)
     }
 
     /// Call the object from the host with its class's slot table emptied under it, then with
