@@ -95,9 +95,15 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Add `delta` to the count of a non-null handle cell's shell; returns the count before
-    /// and the count's address. Plain on the thread that owns the runtime's counts, atomic
-    /// elsewhere (module docs).
-    fn change_object_count(&mut self, cell: Value, delta: i64) -> (Value, Value) {
+    /// (when `want_old`) and the count's address. Plain on the thread that owns the runtime's
+    /// counts, atomic elsewhere (module docs). Without `want_old` (a retain) the owner's load,
+    /// add and store have no other use and become one `add [count], 1`.
+    fn change_object_count(
+        &mut self,
+        cell: Value,
+        delta: i64,
+        want_old: bool,
+    ) -> (Option<Value>, Value) {
         let addr = self.refs_addr(cell);
         let owner = match self.env.counts_owner {
             // The program's, known when the code is made: no loads through the object.
@@ -137,7 +143,10 @@ impl FunctionTranslator<'_, '_> {
         for block in [unbusy_block, other_block, contend_block, atomic_block] {
             self.builder.set_cold_block(block);
         }
-        let old = self.builder.append_block_param(done_block, types::I64);
+        let old = want_old.then(|| self.builder.append_block_param(done_block, types::I64));
+        let passed = |n: Value| -> Vec<cranelift_codegen::ir::BlockArg> {
+            if want_old { vec![n.into()] } else { Vec::new() }
+        };
         self.builder
             .ins()
             .brif(mine, own_block, &[], other_block, &[]);
@@ -157,7 +166,7 @@ impl FunctionTranslator<'_, '_> {
         let changed = self.builder.ins().iadd_imm_s(n, delta);
         self.builder.ins().store(mem(), changed, addr, 0);
         self.set_busy(owner, 0);
-        self.builder.ins().jump(done_block, &[n.into()]);
+        self.builder.ins().jump(done_block, &passed(n));
 
         // Shared under the owner since the first read: not busy, and atomic.
         self.builder.switch_to_block(unbusy_block);
@@ -185,7 +194,7 @@ impl FunctionTranslator<'_, '_> {
             .builder
             .ins()
             .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, delta);
-        self.builder.ins().jump(done_block, &[n.into()]);
+        self.builder.ins().jump(done_block, &passed(n));
 
         self.builder.switch_to_block(done_block);
         self.builder.seal_block(done_block);
@@ -264,7 +273,7 @@ impl FunctionTranslator<'_, '_> {
                     .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, one);
             }
             None => {
-                self.change_object_count(cell, 1);
+                self.change_object_count(cell, 1, false);
             }
         }
         self.builder.ins().jump(done_block, &[]);
@@ -373,7 +382,10 @@ impl FunctionTranslator<'_, '_> {
                 );
                 (old, addr)
             }
-            None => self.change_object_count(cell, -1),
+            None => {
+                let (old, addr) = self.change_object_count(cell, -1, true);
+                (old.expect("the count before, asked for"), addr)
+            }
         };
         let last = self.builder.ins().icmp_imm_s(IntCC::Equal, old, 1);
         self.builder
