@@ -209,7 +209,10 @@ fn every_twin_copied_to_four_placements_computes_what_the_original_does() {
         let placed = TwinLayouts::new(t, 4);
         if let Some(why) = placed.unplaced() {
             if why.contains("functions it calls") || why.contains("where its instructions run") {
-                let own = placed.own_share().map(|s| format!("{s:.2}"));
+                let own = match placed.own_share() {
+                    Some(s) => format!("{s:.2}"),
+                    None => why.to_string(),
+                };
                 in_callees.push((t.name, own));
             } else if t.threads > 1 {
                 assert!(why.contains("second thread"), "{why}");
