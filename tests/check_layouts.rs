@@ -97,6 +97,46 @@ fn four_layouts_place_the_twin_as_often_as_the_script() {
     assert_eq!(v["results_equal"], true, "{v}");
 }
 
+/// `self_method`'s loop is `Mixer::total`'s, which rustc did not inline: a copy of the twin
+/// would move none of it, so the twin runs at its one placement and the answer says why.
+#[test]
+fn a_twin_whose_loop_is_in_a_callee_runs_at_its_one_placement() {
+    let (code, v) = json_of(&[
+        "check",
+        "cases/self_method.hot",
+        "--layouts",
+        "4",
+        "--time",
+        "0.3",
+        "--json",
+    ]);
+    assert!([0, 3, 4, 8].contains(&code), "{code}: {v}");
+    assert_eq!(
+        (v["layouts"].as_u64(), v["other_layouts"].as_u64()),
+        (Some(4), Some(1)),
+        "{v}"
+    );
+    let why = v["other_unplaced"].as_str().expect("a reason");
+    assert!(
+        why.starts_with("twin self_method cannot be placed: ")
+            && why.ends_with(
+                "% of its instructions run in functions it calls, which stay where rustc put them"
+            ),
+        "{why}"
+    );
+    let explanation = v["explanation"].as_str().expect("a sentence");
+    assert!(explanation.contains(why) && explanation.contains("so it ran at its one placement"));
+    assert_eq!(
+        v["other_layout_ns"].as_array().map(Vec::len),
+        Some(1),
+        "{v}"
+    );
+    assert!(
+        v["other_instructions"].as_f64().is_some_and(|n| n > 0.0),
+        "{v}"
+    );
+}
+
 #[test]
 fn a_layout_count_out_of_range_is_bad_input() {
     for k in ["0", "17", "x"] {

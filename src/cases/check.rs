@@ -355,7 +355,7 @@ pub fn check_observed(
     // The twin at as many placements as the script; its copies are freed when this returns,
     // after the job that runs them.
     let twin = match against {
-        Against::Twin(t) => Some(TwinLayouts::new(t, layouts)),
+        Against::Twin(t) => Some(TwinLayouts::new_cancellable(t, layouts, Some(cancel))),
         Against::Script(_) => None,
     };
     let other_result = match (against, &twin) {

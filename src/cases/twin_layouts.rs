@@ -7,8 +7,16 @@
 //! cache line, at places 1 KiB apart in the page, always on rustc's 16-byte function alignment.
 //!
 //! Only the twin's own function moves; the functions it calls and the statics it reads stay
-//! where they are. A twin that cannot be copied runs at its one placement, and
-//! [`TwinLayouts::unplaced`] says why.
+//! where they are. So a copy is worth measuring only when the twin's time is spent in its own
+//! function: the first copy is single-stepped over a few iterations (`measure::steps`), counting
+//! its instructions and those whose address lies in the copy, and a twin that runs fewer than
+//! half of its instructions per op in its own function ([`MIN_OWN_SHARE`]: its loop is in a
+//! callee rustc did not inline) is not placed, nor is one whose count cannot be made (too long to
+//! step). Nor is a two-thread twin: its second thread runs
+//! the original functions and is not stepped. A twin that is not placed runs at its one
+//! placement, and [`TwinLayouts::unplaced`] says why. The stepped count is the twin's
+//! instructions per op for the job too (every placement executes the same instructions), so
+//! the twin is stepped once per check, not once more.
 //!
 //! Twins may panic (a bounds check, a failed allocation's unwinding): a copy carries the
 //! original's unwind entry, registered at the copy, so a panic unwinds through it as it does
@@ -18,12 +26,17 @@
 //! variants run them.
 
 use std::ffi::c_void;
+use std::sync::atomic::AtomicBool;
 
 use super::twins::Twin;
 use crate::backend::MAX_LAYOUTS;
 use crate::backend::jit::layout::code_offset;
 use crate::backend::relocate::RelocatedFn;
+use crate::measure::steps;
 use crate::measure::{RawVariantFn, Variant};
+
+/// The least share of a placed twin's instructions per op that must run in its own function.
+pub const MIN_OWN_SHARE: f64 = 0.5;
 
 /// A twin's placements: the original, then its copies.
 #[derive(Debug)]
@@ -32,6 +45,10 @@ pub struct TwinLayouts<'t> {
     copies: Vec<RelocatedFn>,
     /// Why the twin runs at its one placement though more were asked for.
     unplaced: Option<String>,
+    /// Its instructions per op, when its copy was stepped.
+    instructions: Option<f64>,
+    /// The share of those that run in its own function.
+    own_share: Option<f64>,
 }
 
 impl<'t> TwinLayouts<'t> {
@@ -41,14 +58,37 @@ impl<'t> TwinLayouts<'t> {
             twin,
             copies: Vec::new(),
             unplaced: None,
+            instructions: None,
+            own_share: None,
         }
     }
 
     /// The twin at `layouts` placements (at most [`MAX_LAYOUTS`]), or at its one placement
-    /// with the reason when it cannot be copied.
+    /// with the reason when it cannot be copied or a copy would not move its hot code.
     pub fn new(twin: &'t Twin, layouts: usize) -> TwinLayouts<'t> {
+        TwinLayouts::new_cancellable(twin, layouts, None)
+    }
+
+    /// [`TwinLayouts::new`], whose stepping of the copy stops once `cancel` is set (the twin is
+    /// then placed, its share unknown: the job it is for stops at once too).
+    pub fn new_cancellable(
+        twin: &'t Twin,
+        layouts: usize,
+        cancel: Option<&AtomicBool>,
+    ) -> TwinLayouts<'t> {
+        let unplaced = |why: String| TwinLayouts {
+            twin,
+            copies: Vec::new(),
+            unplaced: Some(format!("twin {} cannot be placed: {why}", twin.name)),
+            instructions: None,
+            own_share: None,
+        };
+        let layouts = layouts.clamp(1, MAX_LAYOUTS);
+        if layouts > 1 && twin.threads > 1 {
+            return unplaced("its second thread runs code that is not copied".to_string());
+        }
         let mut copies = Vec::new();
-        for k in 1..layouts.clamp(1, MAX_LAYOUTS) {
+        for k in 1..layouts {
             // SAFETY: a twin's `f` is a function compiled into this binary.
             match unsafe { RelocatedFn::new(twin.f, code_offset(k)) } {
                 Ok(c) => copies.push(c),
@@ -59,7 +99,36 @@ impl<'t> TwinLayouts<'t> {
                         twin,
                         copies: Vec::new(),
                         unplaced: Some(format!("twin {} cannot be copied: {why}", twin.name)),
+                        instructions: None,
+                        own_share: None,
                     };
+                }
+            }
+        }
+        let (mut instructions, mut own_share) = (None, None);
+        if let Some(first) = copies.first() {
+            // SAFETY: the copy runs `n` iterations of the twin for any `n` and ignores its
+            // context; it lives (in `copies`) past the variant, dropped at the end of this block.
+            let mut v = unsafe { Variant::raw(twin.name, first.entry(), std::ptr::null_mut()) };
+            let extent = first.addr()..first.addr() + first.len();
+            match steps::instructions_inside(&mut v, extent, cancel) {
+                Ok(inside) if inside.share() < MIN_OWN_SHARE => {
+                    let mut t = unplaced(format!(
+                        "{:.0}% of its instructions run in functions it calls, which stay where \
+                         rustc put them",
+                        (1.0 - inside.share()) * 100.0
+                    ));
+                    t.instructions = Some(inside.per_op);
+                    t.own_share = Some(inside.share());
+                    return t;
+                }
+                Ok(inside) => {
+                    instructions = Some(inside.per_op);
+                    own_share = Some(inside.share());
+                }
+                // Without the count nothing says the copies move the twin's hot code.
+                Err(e) => {
+                    return unplaced(format!("where its instructions run is not known ({e})"));
                 }
             }
         }
@@ -67,6 +136,8 @@ impl<'t> TwinLayouts<'t> {
             twin,
             copies,
             unplaced: None,
+            instructions,
+            own_share,
         }
     }
 
@@ -124,6 +195,25 @@ impl<'t> TwinLayouts<'t> {
         // SAFETY: the twin's function or its copy, which runs `n` iterations for any `n`; twins
         // ignore their context (null) and are plain Rust code usable from any thread; the copy
         // outlives the variant (the caller's contract).
-        unsafe { Variant::raw(self.name(k), self.entry(k), std::ptr::null_mut::<c_void>()) }
+        let v =
+            unsafe { Variant::raw(self.name(k), self.entry(k), std::ptr::null_mut::<c_void>()) };
+        // Counted on the first copy; the original and every copy execute the same instructions
+        // (a copy differs in its pc-relative fields only).
+        match self.instructions {
+            Some(n) => v.with_instructions(n),
+            None => v,
+        }
+    }
+
+    /// Its instructions per op, counted by stepping its first copy (`None` with one placement,
+    /// or when the count could not be made).
+    pub fn instructions(&self) -> Option<f64> {
+        self.instructions
+    }
+
+    /// The share of its instructions per op that run in its own function (its first copy),
+    /// when it was stepped.
+    pub fn own_share(&self) -> Option<f64> {
+        self.own_share
     }
 }

@@ -65,7 +65,8 @@ pub struct Settings {
     /// off with a mock timer unless a ruler is given with [`Job::with_ruler`]).
     pub ruler: bool,
     /// Whether each variant's executed instructions per op are counted after collection, by
-    /// single-stepping a few iterations (see `steps`; default on, off with a mock timer).
+    /// single-stepping a few iterations (see `steps`; default on, off with a mock timer). A
+    /// variant counted before the job ([`Variant::with_instructions`]) is not stepped again.
     pub instructions: bool,
 }
 
@@ -615,7 +616,10 @@ impl Job {
                 (s.instructions
                     && timer.kind() != TimerKind::Mock
                     && !cancel.load(Ordering::Relaxed))
-                .then(|| super::steps::instructions_per_op_cancellable(v, Some(cancel)))
+                .then(|| match v.instructions() {
+                    Some(n) => Ok(n),
+                    None => super::steps::instructions_per_op_cancellable(v, Some(cancel)),
+                })
             })
             .collect();
         notify(

@@ -16,6 +16,12 @@
 //! that spawns a thread in its counted runs ends the worker, which reports it as a crash. Script
 //! code cannot spawn threads, and the two-thread twins start their helper before a job.
 //!
+//! A sibling count, [`instructions_inside`], also tells which of the stepped instructions lie in
+//! one range of addresses (a twin's copy, `cases::twin_layouts`): the handler sees the
+//! interrupted context's `rip`, the address of the next instruction, so the instruction that
+//! just retired is at the `rip` of the trap before it; that one is counted as inside when the
+//! range holds it. The same two runs give both figures, so nothing is stepped twice.
+//!
 //! A trap costs a signal delivery (a few µs in a VM), so counting is bounded: the handler clears
 //! the flag once a run has taken [`STEP_LIMIT`] steps, and the count is then reported as too
 //! long rather than as a number.
@@ -37,6 +43,31 @@ thread_local! {
     // initialisation, no allocation.
     static STEPS: Cell<u64> = const { Cell::new(0) };
     static LIMIT_HIT: Cell<bool> = const { Cell::new(false) };
+    // The range `[start, end)` of `instructions_inside` (empty when only counting), the steps
+    // whose instruction lay in it.
+    static RANGE: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    static INSIDE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Instructions one iteration executes, and how many of them lie in a range of addresses.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Inside {
+    /// Instructions per iteration (what [`instructions_per_op`] says).
+    pub per_op: f64,
+    /// Those of them whose address is in the range.
+    pub inside_per_op: f64,
+}
+
+impl Inside {
+    /// The share of an iteration's instructions that lie in the range (0 when it executes
+    /// none).
+    pub fn share(&self) -> f64 {
+        if self.per_op > 0.0 {
+            self.inside_per_op / self.per_op
+        } else {
+            0.0
+        }
+    }
 }
 
 /// Why there is no count.
@@ -54,6 +85,9 @@ pub enum StepError {
     /// The second run executed fewer instructions than the first (the variant's work does not
     /// grow with its iteration count).
     NotGrowing,
+    /// The instructions in the range of [`instructions_inside`] are fewer in the second run
+    /// than in the first (work outside the iterations, such as a drop, depends on their count).
+    InsideNotGrowing,
     /// The job was cancelled while a run was being stepped.
     Cancelled,
 }
@@ -70,6 +104,9 @@ impl fmt::Display for StepError {
             ),
             StepError::NotGrowing => {
                 f.write_str("the instruction count does not grow with the iterations")
+            }
+            StepError::InsideNotGrowing => {
+                f.write_str("the instructions in its own function do not grow with the iterations")
             }
             StepError::Cancelled => f.write_str("cancelled while counting"),
         }
@@ -101,6 +138,37 @@ pub fn count(v: &mut Variant, n: u64) -> Result<u64, StepError> {
     imp::count(v, n, None)
 }
 
+/// [`instructions_per_op_cancellable`], and of those instructions the ones whose address lies
+/// in `range` (a function's extent `start..start + len`), per iteration. The same two stepped
+/// runs give both.
+pub fn instructions_inside(
+    v: &mut Variant,
+    range: std::ops::Range<usize>,
+    cancel: Option<&AtomicBool>,
+) -> Result<Inside, StepError> {
+    RANGE.with(|r| r.set((range.start, range.end)));
+    let counted = (|| {
+        let a = imp::count(v, RUNS.0, cancel)?;
+        let a_in = INSIDE.with(|c| c.get());
+        let b = imp::count(v, RUNS.1, cancel)?;
+        let b_in = INSIDE.with(|c| c.get());
+        Ok((a, a_in, b, b_in))
+    })();
+    RANGE.with(|r| r.set((0, 0)));
+    let (a, a_in, b, b_in) = counted?;
+    if b < a {
+        return Err(StepError::NotGrowing);
+    }
+    if b_in < a_in {
+        return Err(StepError::InsideNotGrowing);
+    }
+    let runs = (RUNS.1 - RUNS.0) as f64;
+    Ok(Inside {
+        per_op: (b - a) as f64 / runs,
+        inside_per_op: (b_in - a_in) as f64 / runs,
+    })
+}
+
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod imp {
     use super::*;
@@ -119,11 +187,13 @@ mod imp {
         static STEPPING: Cell<bool> = const { Cell::new(false) };
         static CANCEL: Cell<*const AtomicBool> = const { Cell::new(std::ptr::null()) };
         static CANCELLED: Cell<bool> = const { Cell::new(false) };
+        static PREV_IP: Cell<usize> = const { Cell::new(0) };
     }
 
     extern "C" fn on_trap(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
         // SAFETY: the kernel passes a valid siginfo and ucontext to an SA_SIGINFO handler.
         let (code, uc) = unsafe { ((*info).si_code, &mut *(ctx as *mut libc::ucontext_t)) };
+        let ip = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize;
         let flags = &mut uc.uc_mcontext.gregs[libc::REG_EFL as usize];
         if code != libc::TRAP_TRACE {
             // Not a step (a breakpoint, a trap another part of the process raised): what the
@@ -143,6 +213,12 @@ mod imp {
             s.set(n);
             n
         });
+        // The instruction that just retired is where the previous trap's `rip` pointed.
+        let retired = PREV_IP.with(|p| p.replace(ip));
+        let (start, end) = RANGE.with(|r| r.get());
+        if (start..end).contains(&retired) {
+            INSIDE.with(|c| c.set(c.get() + 1));
+        }
         let cancelled = steps.is_multiple_of(CANCEL_POLL) && {
             let c = CANCEL.with(|c| c.get());
             // SAFETY: `count` sets the pointer to a flag that outlives the counted run and
@@ -260,6 +336,8 @@ mod imp {
             return Err(StepError::Cancelled);
         }
         STEPS.with(|s| s.set(0));
+        INSIDE.with(|c| c.set(0));
+        PREV_IP.with(|p| p.set(0));
         LIMIT_HIT.with(|l| l.set(false));
         CANCELLED.with(|l| l.set(false));
         CANCEL.with(|c| c.set(cancel.map_or(std::ptr::null(), |c| c as *const AtomicBool)));

@@ -16,6 +16,9 @@ enum Body {
 pub struct Variant {
     name: String,
     body: Body,
+    /// Instructions per op already counted (by single-stepping this code or the same code
+    /// elsewhere): the job reports it rather than stepping the variant again.
+    instructions: Option<f64>,
 }
 
 // SAFETY: a `Native` body is `Send` by its bound; a `Raw` body's ctx may only be built through
@@ -28,6 +31,7 @@ impl Variant {
         Variant {
             name: name.into(),
             body: Body::Native(Box::new(f)),
+            instructions: None,
         }
     }
 
@@ -42,7 +46,21 @@ impl Variant {
         Variant {
             name: name.into(),
             body: Body::Raw { f, ctx },
+            instructions: None,
         }
+    }
+
+    /// The variant with its instructions per op already counted (`steps`): the job reports
+    /// `n` instead of single-stepping it again. Only for a count of this very code, or of code
+    /// that executes the same instructions (a twin's copy).
+    pub fn with_instructions(mut self, n: f64) -> Variant {
+        self.instructions = Some(n);
+        self
+    }
+
+    /// Its instructions per op, when they were counted before the job.
+    pub fn instructions(&self) -> Option<f64> {
+        self.instructions
     }
 
     /// The variant's name as shown in results.
