@@ -196,6 +196,20 @@ unsafe extern "C-unwind" {
     safe fn hotlab_test_own_loop(ctx: *mut c_void, n: u64) -> u64;
 }
 
+/// A one-thread twin of a test's function.
+fn one_thread(
+    name: &'static str,
+    f: extern "C-unwind" fn(*mut c_void, u64) -> u64,
+    doc: &'static str,
+) -> Twin {
+    Twin {
+        name,
+        f,
+        doc,
+        threads: 1,
+    }
+}
+
 /// Every twin of the binary: copied to three more placements, each computing what the original
 /// does; or left at its one placement with the reason: rustc wrote a jump table (a `match` on
 /// an enum, as in Richards), most of its instructions run in functions it calls, or it has a
@@ -355,12 +369,7 @@ fn a_jump_table_is_refused_and_its_twin_runs_at_one_placement() {
     assert_eq!(refused, Refusal::JumpTable { jump: 17, table });
     assert!(refused.to_string().contains("jump table"), "{refused}");
 
-    let twin = Twin {
-        name: "jump_table",
-        f: hotlab_test_jump_table,
-        doc: "a PIC jump table",
-        threads: 1,
-    };
+    let twin = one_thread("jump_table", hotlab_test_jump_table, "a PIC jump table");
     let placed = TwinLayouts::new(&twin, 4);
     assert_eq!(placed.layouts(), 1);
     let why = placed.unplaced().expect("a reason");
@@ -387,12 +396,11 @@ fn a_check_whose_twin_cannot_be_copied_says_so() {
         hotlab_test_table_loop(std::ptr::null_mut(), 5),
         2 + 1 + 4 + 3 + 2
     );
-    let twin: &'static Twin = Box::leak(Box::new(Twin {
-        name: "table_loop",
-        f: hotlab_test_table_loop,
-        doc: "a loop through a jump table",
-        threads: 1,
-    }));
+    let twin: &'static Twin = Box::leak(Box::new(one_thread(
+        "table_loop",
+        hotlab_test_table_loop,
+        "a loop through a jump table",
+    )));
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/cases/int_loop.clif");
     let script = Script {
         mode: Mode::Clif,
@@ -491,12 +499,11 @@ fn the_share_of_instructions_in_a_copy_is_counted_exactly() {
 /// loop is its own is, and its stepped count is its variants' count.
 #[test]
 fn a_twin_whose_loop_is_in_a_callee_is_not_placed() {
-    let callee = Twin {
-        name: "calls_in_loop",
-        f: hotlab_test_calls_in_loop,
-        doc: "a loop whose work is in a callee",
-        threads: 1,
-    };
+    let callee = one_thread(
+        "calls_in_loop",
+        hotlab_test_calls_in_loop,
+        "a loop whose work is in a callee",
+    );
     let placed = TwinLayouts::new(&callee, 4);
     assert_eq!(placed.layouts(), 1);
     assert_eq!(
@@ -512,12 +519,11 @@ fn a_twin_whose_loop_is_in_a_callee_is_not_placed() {
     assert_eq!(v.instructions(), Some(9.0));
     drop(v);
 
-    let own = Twin {
-        name: "own_loop",
-        f: hotlab_test_own_loop,
-        doc: "a loop of its own that calls",
-        threads: 1,
-    };
+    let own = one_thread(
+        "own_loop",
+        hotlab_test_own_loop,
+        "a loop of its own that calls",
+    );
     let placed = TwinLayouts::new(&own, 4);
     assert_eq!((placed.layouts(), placed.unplaced()), (4, None));
     assert_eq!(placed.own_share(), Some(0.6));
