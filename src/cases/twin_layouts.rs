@@ -70,7 +70,8 @@ impl<'t> TwinLayouts<'t> {
     }
 
     /// [`TwinLayouts::new`], whose stepping of the copy stops once `cancel` is set (the twin is
-    /// then placed, its share unknown: the job it is for stops at once too).
+    /// then left at its one placement, "where its instructions run is not known": the job it is
+    /// for stops at once too).
     pub fn new_cancellable(
         twin: &'t Twin,
         layouts: usize,
@@ -111,7 +112,18 @@ impl<'t> TwinLayouts<'t> {
             // context; it lives (in `copies`) past the variant, dropped at the end of this block.
             let mut v = unsafe { Variant::raw(twin.name, first.entry(), std::ptr::null_mut()) };
             let extent = first.addr()..first.addr() + first.len();
+            // Warm first, as the job's own count runs after its rounds: a first allocation of a
+            // size (malloc's slow path) in the stepped 1-iteration run would make it longer
+            // than the 3-iteration run's share of it, and the count per op low.
+            v.run(3);
             match steps::instructions_inside(&mut v, extent, cancel) {
+                // No instructions per op counted: nothing says where they run.
+                Ok(inside) if inside.per_op <= 0.0 => {
+                    return unplaced(
+                        "where its instructions run is not known (its count per op is 0)"
+                            .to_string(),
+                    );
+                }
                 Ok(inside) if inside.share() < MIN_OWN_SHARE => {
                     let mut t = unplaced(format!(
                         "{:.0}% of its instructions run in functions it calls, which stay where \
