@@ -77,13 +77,11 @@ impl<'t> TwinLayouts<'t> {
         layouts: usize,
         cancel: Option<&AtomicBool>,
     ) -> TwinLayouts<'t> {
-        let unplaced = |why: String| TwinLayouts {
-            twin,
-            copies: Vec::new(),
-            unplaced: Some(format!("twin {} cannot be placed: {why}", twin.name)),
-            instructions: None,
-            own_share: None,
+        let at_one = |reason: String| TwinLayouts {
+            unplaced: Some(reason),
+            ..TwinLayouts::one(twin)
         };
+        let unplaced = |why: String| at_one(format!("twin {} cannot be placed: {why}", twin.name));
         let layouts = layouts.clamp(1, MAX_LAYOUTS);
         if layouts > 1 && twin.threads > 1 {
             return unplaced("its second thread runs code that is not copied".to_string());
@@ -96,13 +94,7 @@ impl<'t> TwinLayouts<'t> {
                 Err(why) => {
                     // Every copy or none: a twin measured at some placements only would weigh
                     // its original more than the rest.
-                    return TwinLayouts {
-                        twin,
-                        copies: Vec::new(),
-                        unplaced: Some(format!("twin {} cannot be copied: {why}", twin.name)),
-                        instructions: None,
-                        own_share: None,
-                    };
+                    return at_one(format!("twin {} cannot be copied: {why}", twin.name));
                 }
             }
         }
