@@ -191,10 +191,10 @@ mod imp {
         let (code, uc) = unsafe { ((*info).si_code, &mut *(ctx as *mut libc::ucontext_t)) };
         let ip = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize;
         let flags = &mut uc.uc_mcontext.gregs[libc::REG_EFL as usize];
-        if code != libc::TRAP_TRACE {
-            // Not a step (a breakpoint, a trap another part of the process raised): what the
+        if !is_step(code, *flags as u64 & TF != 0) {
+            // Not a step (an `int3`, a trap another part of the process raised): what the
             // previous disposition would have done.
-            previous(sig, info, ctx);
+            previous(sig, info, ctx, ip);
             return;
         }
         if !STEPPING.with(|s| s.get()) {
@@ -232,7 +232,16 @@ mod imp {
         }
     }
 
-    fn previous(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    /// Whether a `SIGTRAP` with this `si_code`, from code running with the trap flag `tf`, is
+    /// a single step. The kernel names a debug exception by the cause its `DR6` register
+    /// records: `TRAP_TRACE` for a step. Some hypervisors deliver a step with that record lost,
+    /// which the kernel then reports as `TRAP_BRKPT` (the code of an `int1`); with the trap
+    /// flag set it is a step all the same. An `int3` arrives as `SI_KERNEL` and is never one.
+    pub(super) fn is_step(code: libc::c_int, tf: bool) -> bool {
+        code == libc::TRAP_TRACE || (code == libc::TRAP_BRKPT && tf)
+    }
+
+    fn previous(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void, ip: usize) {
         let Some(Ok(old)) = PREVIOUS.get() else {
             return;
         };
@@ -241,6 +250,9 @@ mod imp {
             return;
         }
         if handler == libc::SIG_DFL {
+            // The process ends: say why on stderr first, with what `write` can do in a handler.
+            // SAFETY: `info` is the kernel's valid siginfo.
+            say_fatal_trap(unsafe { (*info).si_code }, ip);
             // SAFETY: resets the default action and raises the signal again; it is blocked
             // while this handler runs, so it is delivered (and ends the process, as the default
             // would have) when the handler returns.
@@ -259,6 +271,67 @@ mod imp {
             // SAFETY: a handler installed without SA_SIGINFO takes the signal number only.
             let f: extern "C" fn(libc::c_int) = unsafe { std::mem::transmute(handler) };
             f(sig);
+        }
+    }
+
+    /// Writes "hotlab: SIGTRAP (si_code C) at 0xADDR is not a single step" to stderr without
+    /// allocating or locking (a signal handler may not).
+    fn say_fatal_trap(code: libc::c_int, ip: usize) {
+        let mut buf = [0u8; 96];
+        let mut len = 0;
+        let mut put = |bytes: &[u8]| {
+            for &b in bytes {
+                if len < buf.len() {
+                    buf[len] = b;
+                    len += 1;
+                }
+            }
+        };
+        put(b"hotlab: SIGTRAP (si_code ");
+        put(decimal(code as i64).as_ref());
+        put(b") at 0x");
+        let mut hex = [0u8; 16];
+        for (i, h) in hex.iter_mut().enumerate() {
+            *h = b"0123456789abcdef"[(ip >> ((15 - i) * 4)) & 0xf];
+        }
+        put(&hex);
+        put(b" is not a single step\n");
+        // SAFETY: writes `len` initialised bytes of `buf` to fd 2; `write` is async-signal-safe.
+        unsafe {
+            libc::write(2, buf.as_ptr().cast(), len);
+        }
+    }
+
+    /// A signed decimal, for [`say_fatal_trap`].
+    fn decimal(v: i64) -> Decimal {
+        let mut d = Decimal {
+            buf: [0; 20],
+            start: 20,
+        };
+        let mut m = v.unsigned_abs();
+        loop {
+            d.start -= 1;
+            d.buf[d.start] = b'0' + (m % 10) as u8;
+            m /= 10;
+            if m == 0 {
+                break;
+            }
+        }
+        if v < 0 {
+            d.start -= 1;
+            d.buf[d.start] = b'-';
+        }
+        d
+    }
+
+    struct Decimal {
+        buf: [u8; 20],
+        start: usize,
+    }
+
+    impl AsRef<[u8]> for Decimal {
+        fn as_ref(&self) -> &[u8] {
+            &self.buf[self.start..]
         }
     }
 
@@ -377,6 +450,51 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(instructions_per_op(&mut v).unwrap(), first);
         }
+    }
+
+    #[test]
+    fn a_step_is_known_by_its_code_or_by_the_trap_flag_when_the_code_lost_it() {
+        assert!(imp::is_step(libc::TRAP_TRACE, true));
+        assert!(imp::is_step(libc::TRAP_TRACE, false));
+        // A step whose debug-status record a hypervisor lost: the kernel says TRAP_BRKPT.
+        assert!(imp::is_step(libc::TRAP_BRKPT, true));
+        assert!(!imp::is_step(libc::TRAP_BRKPT, false));
+        // An `int3`, with or without stepping.
+        assert!(!imp::is_step(libc::SI_KERNEL, true));
+        assert!(!imp::is_step(libc::SI_KERNEL, false));
+    }
+
+    /// The child's part of the test below: an `int3` while stepping.
+    const INT3_CHILD: &str = "HOTLAB_TEST_INT3_WHILE_STEPPING";
+
+    #[test]
+    fn an_int3_while_stepping_ends_the_process_as_before_and_says_why() {
+        if std::env::var_os(INT3_CHILD).is_some() {
+            let mut v = Variant::native("int3", |n| {
+                // SAFETY: a breakpoint; the process ends with SIGTRAP, which is the test.
+                unsafe { std::arch::asm!("int3") };
+                n
+            });
+            let _ = count(&mut v, 1);
+            return;
+        }
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "measure::steps::tests::an_int3_while_stepping_ends_the_process_as_before_and_says_why",
+                "--nocapture",
+            ])
+            .env(INT3_CHILD, "1")
+            .output()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(libc::SIGTRAP), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("hotlab: SIGTRAP (si_code 128) at 0x")
+                && err.contains("is not a single step"),
+            "{err}"
+        );
     }
 
     #[test]
