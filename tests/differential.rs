@@ -1221,3 +1221,32 @@ fn main() -> i64 {
         "101",
     );
 }
+
+/// Bounds checks the JIT leaves out (an index already checked on the straight path, a loop over
+/// `0..n` with `let n = 4` on a 4-array, a mask `i & m` with `let m = 3`) leave every failing
+/// check failing where it did: the store's index checked before its right side's, a check
+/// inside a branch not reused after it, a `let` bound larger than the array, a check against a
+/// longer array not taken for one against a shorter.
+#[test]
+fn bounds_checks_known_to_pass_are_left_out_and_the_rest_fail_where_they_did() {
+    common::same_everywhere(
+        "fn main() -> i64 {\n    let n = 4\n    let m = 3\n    var a = [0; 4]\n    var s = 0\n    for i in 0..n {\n        a[i] = a[i] + i * 10\n    }\n    for i in 0..9 {\n        s = s * 3 + a[i & m] + a[i & m]\n    }\n    var lo = 0\n    var hi = n - 1\n    while lo < hi {\n        let t = a[lo]\n        a[lo] = a[hi]\n        a[hi] = t\n        lo += 1\n        hi -= 1\n    }\n    return s * 10000 + a[0] * 100 + a[3]\n}\n",
+        "885603000",
+    );
+    common::same_everywhere(
+        "fn main() -> i64 {\n    var a = [1, 2, 3]\n    var i = 2\n    a[i] = a[i] + 1\n    i += 1\n    a[i] = a[i] + 1\n    return a[0]\n}\n",
+        "error: index 3 out of range for length 3 at 6:7",
+    );
+    common::same_everywhere(
+        "fn f(a: [i64; 4], i: i64, c: bool) -> i64 {\n    var s = 0\n    if c {\n        s = a[i]\n    }\n    return s + a[i]\n}\nfn main() -> i64 {\n    let a = [1, 2, 3, 4]\n    return f(a, 1, true) * 100 + f(a, 9, false)\n}\n",
+        "error: index 9 out of range for length 4 at 6:16",
+    );
+    common::same_everywhere(
+        "fn main() -> i64 {\n    let n = 5\n    let m = 4\n    var a = [0; 4]\n    var s = 0\n    for i in 0..m {\n        a[i] = i + m\n    }\n    for i in 0..n {\n        s += a[i & 3] + a[i]\n    }\n    return s\n}\n",
+        "error: index 4 out of range for length 4 at 10:25",
+    );
+    common::same_everywhere(
+        "fn main() -> i64 {\n    var a = [1, 2, 3, 4, 5]\n    var b = [1, 2, 3]\n    var i = 3\n    let x = a[i]\n    return x + b[i]\n}\n",
+        "error: index 3 out of range for length 3 at 6:16",
+    );
+}

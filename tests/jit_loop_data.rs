@@ -339,3 +339,45 @@ fn reload_between_two_calls_keeps_the_cached_module_variable() {
         assert_eq!(module.run_main().unwrap(), Value::I64(13 + 60 + 10));
     }
 }
+
+/// A bounds check that cannot fail is not emitted, on `jit` and `jit-opt`: the second check of
+/// an index already checked against the same length on the straight path (a swap), and the
+/// checks of a loop over `0..n` with `let n = 7` on 7-arrays. The swap keeps one check per
+/// index; the copy loop none.
+#[test]
+fn checks_that_cannot_fail_are_left_out() {
+    use hotlab::backend::jit::OptLevel;
+    let text = "fn swap(a: [i64; 7], lo: i64, hi: i64) -> i64 {
+                    var p = a
+                    let t = p[lo]
+                    p[lo] = p[hi]
+                    p[hi] = t
+                    return p[0] * 10 + p[6]
+                }
+                fn copy(a: [i64; 7], k: i64) -> i64 {
+                    let n = 7
+                    var p = [0; 7]
+                    var s = 0
+                    while s < k {
+                        for i in 0..n {
+                            p[i] = a[i]
+                        }
+                        s += p[s & 3]
+                    }
+                    return s
+                }";
+    let program = common::compile_text("checks.hot", text).unwrap();
+    for opt in [OptLevel::None, OptLevel::Speed] {
+        // A bounds check: an unsigned compare with the length, then `jae` to its raise.
+        let checks = |name: &str| {
+            let lines = common::listing(&program, opt, name);
+            lines
+                .windows(2)
+                .filter(|w| w[0].starts_with("cmp ") && w[0].ends_with(",7"))
+                .filter(|w| w[1].starts_with("jae "))
+                .count()
+        };
+        assert_eq!(checks("swap"), 2, "{opt:?}: one check per index");
+        assert_eq!(checks("copy"), 0, "{opt:?}: the loop's range is known");
+    }
+}

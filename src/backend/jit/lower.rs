@@ -597,6 +597,17 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     }
 
     fn translate_let(&mut self, local: LocalId, init: &hir::Expr) -> LResult<()> {
+        if let (hir::ExprKind::Int(c), hir::Type::I64) = (&init.kind, &init.ty)
+            && self
+                .func
+                .locals
+                .get(local.index())
+                .is_some_and(|l| !l.mutable)
+        {
+            // Its value everywhere it is read (`KnownRanges::let_ints`); the variable is still
+            // defined for code that reads the slot itself.
+            self.ranges.note_let_int(local, *c);
+        }
         if let LocalSlot::Array(slot) = self.local(local)? {
             // A heap slot's allocation is reported at the initializer, as the interpreter's.
             self.note_heap_slot_span(slot, init.span);

@@ -31,6 +31,9 @@ impl FunctionTranslator<'_, '_> {
             ExprKind::Float(v) => Ok(self.builder.ins().f64const(*v)),
             ExprKind::Bool(v) => Ok(self.builder.ins().iconst(types::I8, i64::from(*v))),
             ExprKind::Local(id) => {
+                if let Some(c) = self.ranges.let_int(*id) {
+                    return Ok(self.builder.ins().iconst(types::I64, c));
+                }
                 let v = self.translate_local(*id)?;
                 self.note_range(*id, v);
                 if let (Type::Array(..), true) = (&e.ty, e.ty.owns_cells()) {

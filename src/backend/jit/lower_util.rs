@@ -430,7 +430,12 @@ impl FunctionTranslator<'_, '_> {
             .values
             .get(&idx)
             .is_some_and(|bound| *bound <= i64::from(len));
-        if self.env.checks == Checks::On && !in_range && !self.masked_below(idx, len) {
+        let here = self.builder.current_block();
+        if self.env.checks == Checks::On
+            && !in_range
+            && !self.ranges.passed_below(here, idx, len)
+            && !self.masked_below(idx, len)
+        {
             let len_v = self.builder.ins().iconst(types::I64, i64::from(len));
             // Unsigned: a negative index is a huge one.
             let out = self
@@ -442,6 +447,10 @@ impl FunctionTranslator<'_, '_> {
                 let (start, end) = t.span_args(span);
                 t.call_helper(helper, &[idx, len_v, start, end]);
             });
+            // The code that follows, in the block the check falls through to, has `idx < len`.
+            if let Some(ok) = self.builder.current_block() {
+                self.ranges.passed(here, ok, idx, len);
+            }
         }
     }
 
@@ -522,12 +531,64 @@ impl FunctionTranslator<'_, '_> {
     }
 }
 
-/// Loop variables with a known range, and the values read from them (see
-/// [`FunctionTranslator::with_known_range`]).
+/// What is known of index values where they are used, so that a bounds check that cannot fail
+/// is not emitted: loop variables with a known range and the values read from them (see
+/// [`FunctionTranslator::with_known_range`]), `let` locals bound to an integer literal, and the
+/// checks already passed on the straight path to the code being lowered.
 #[derive(Default)]
 pub(crate) struct KnownRanges {
     /// `(variable, bound)`: the variable is in `0..bound` in the loop being lowered.
     vars: Vec<(LocalId, i64)>,
     /// Values read from such a variable, with its bound.
     values: std::collections::HashMap<Value, i64>,
+    /// `let x = 7`: an immutable local bound to an integer literal, read as that constant
+    /// wherever it is used (`for i in 0..x` then has a known range, `a[i & x]` a mask).
+    let_ints: std::collections::HashMap<LocalId, i64>,
+    /// The checks passed on the way into `passed_in`, the block being lowered: index value →
+    /// the smallest length it was found below. Each check continues in a fresh block that only
+    /// the check's branch reaches, so what held before it still holds there; any other entry
+    /// into a block (a join, a loop header, a branch's arm) starts the block with nothing
+    /// known.
+    passed: std::collections::HashMap<Value, u32>,
+    passed_in: Option<cranelift_codegen::ir::Block>,
+}
+
+impl KnownRanges {
+    /// Whether `idx < len` (unsigned) was already checked on the straight path into `here`.
+    fn passed_below(
+        &self,
+        here: Option<cranelift_codegen::ir::Block>,
+        idx: Value,
+        len: u32,
+    ) -> bool {
+        here.is_some()
+            && here == self.passed_in
+            && self.passed.get(&idx).is_some_and(|&below| below <= len)
+    }
+
+    /// A check of `idx < len` made in block `from` continues in `ok`, reached from it alone.
+    fn passed(
+        &mut self,
+        from: Option<cranelift_codegen::ir::Block>,
+        ok: cranelift_codegen::ir::Block,
+        idx: Value,
+        len: u32,
+    ) {
+        if from.is_none() || from != self.passed_in {
+            self.passed.clear();
+        }
+        self.passed_in = Some(ok);
+        let below = self.passed.entry(idx).or_insert(len);
+        *below = (*below).min(len);
+    }
+
+    /// Local `id` is a `let` bound to the integer `value`.
+    pub(crate) fn note_let_int(&mut self, id: LocalId, value: i64) {
+        self.let_ints.insert(id, value);
+    }
+
+    /// The integer a `let` local was bound to, if it is one of those.
+    pub(crate) fn let_int(&self, id: LocalId) -> Option<i64> {
+        self.let_ints.get(&id).copied()
+    }
 }
