@@ -381,3 +381,54 @@ fn checks_that_cannot_fail_are_left_out() {
         assert_eq!(checks("copy"), 0, "{opt:?}: the loop's range is known");
     }
 }
+
+/// A handle `let` made by `new` is valid where it is first used: no handle check follows a
+/// `new` on `jit` or `jit-opt`, where a handle read from a parameter is checked, and a `var`
+/// assigned later is checked as before. The values are everyone's.
+#[test]
+fn a_handle_new_made_is_not_checked() {
+    use hotlab::backend::jit::OptLevel;
+    let text = "class N {
+                    var v: i64 = 0
+                    var next: N? = null
+                }
+                fn id(x: i64) -> i64 {
+                    return x
+                }
+                fn made(k: i64) -> i64 {
+                    let n = new N()
+                    n.v = id(k)
+                    n.next = new N()
+                    return n.v
+                }
+                fn given(n: N, k: i64) -> i64 {
+                    n.v = id(k)
+                    return n.v
+                }
+                fn main() -> i64 {
+                    var n = new N()
+                    n.v = 4
+                    n = new N()
+                    n.v += 5
+                    return made(3) * 100 + given(n, 7) * 10 + n.v
+                }";
+    same_everywhere(text, "377");
+    let program = common::compile_text("new.hot", text).unwrap();
+    for opt in [OptLevel::None, OptLevel::Speed] {
+        // A handle check compares the handle's generation tag with the shell's 16-bit one.
+        let checks = |name: &str| {
+            common::listing(&program, opt, name)
+                .iter()
+                .filter(|l| {
+                    l.starts_with("movzx ") && l.contains("word ptr [") && l.ends_with("+38h]")
+                })
+                .count()
+        };
+        assert_eq!(checks("made"), 0, "{opt:?}");
+        assert!(checks("given") >= 1, "{opt:?}");
+        assert!(
+            checks("main") >= 1,
+            "{opt:?}: a var assigned again is checked"
+        );
+    }
+}

@@ -671,6 +671,10 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 let old = self.builder.use_var(var);
                 self.def_var(var, value);
                 self.release_value(&init.ty, old);
+                if let hir::ExprKind::New(_) = init.kind {
+                    // A handle `new` just made is valid: its first use needs no check.
+                    self.note_new(local, value);
+                }
             }
             LocalSlot::Scalar(var) => self.def_var(var, value),
             LocalSlot::Array(slot) if init.ty.owns_cells() => {

@@ -36,6 +36,11 @@
 //!   error the loop might never reach (a loop that runs zero times) or before an earlier one.
 //!   The plain copy versions no inner loop (the code grows at most by one copy per level).
 //!
+//! - **`let x = new C()`**: the handle `new` returns is valid (a fresh object, attached, of the
+//!   handle's generation, which no other code holds yet), so it is known valid for the rest of
+//!   the block on the terms of a check that dominates (below): `x` unassigned, the `let`
+//!   straight through.
+//!
 //! The checks inside one statement are not repeated either: `o.f = value` checks `o` once,
 //! before the value (whose calls cannot invalidate it, by the rule above).
 //!
@@ -808,6 +813,21 @@ impl FunctionTranslator<'_, '_> {
             self.checked.entries.push((id, c));
         }
         c
+    }
+
+    /// `let x = new C()` was just lowered, `cell` the handle it made: a fresh object, attached,
+    /// whose generation is the handle's, and no other code holds it yet. For the rest of the
+    /// block it is a checked handle, on the terms of [`Self::note_checked`] (nothing assigns
+    /// `x`; the `let` runs straight through).
+    pub(crate) fn note_new(&mut self, id: LocalId, cell: Value) {
+        if self.checked.straight
+            && !self.checked.facts.assigned.contains(&id)
+            && matches!(self.local(id), Ok(LocalSlot::Scalar(_)))
+        {
+            let (shell, _) = self.cell_parts(cell);
+            let state = self.state_of(shell);
+            self.checked.entries.push((id, Checked { shell, state }));
+        }
     }
 
     /// A method's entry: `self` (local 0) is the shell the caller checked.
