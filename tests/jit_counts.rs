@@ -94,3 +94,37 @@ fn one_thread_owns_the_counts_and_a_second_shares_them_without_losing_a_change()
         assert_eq!(refs(), 4, "{opt:?}");
     }
 }
+
+/// The owner's change keeps the handshake in its code, on `jit` and `jit-opt`: the busy store
+/// (`mov qword ptr [owner+10h],1`) is followed by a load of `len` (`[owner+8]`) of its own, not
+/// merged with the load the owner test made before it.
+#[test]
+fn the_owner_reloads_len_after_its_busy_store() {
+    let program = common::compile_text("copier.hot", COPIER).unwrap();
+    for opt in [OptLevel::None, OptLevel::Speed] {
+        let lines = common::listing(&program, opt, "Copier.run");
+        let busy: Vec<usize> = (0..lines.len())
+            .filter(|&i| lines[i].starts_with("mov qword ptr [") && lines[i].ends_with("+10h],1"))
+            .collect();
+        assert!(
+            !busy.is_empty(),
+            "{opt:?}: no busy store in\n{}",
+            lines.join("\n")
+        );
+        for i in busy {
+            let base = lines[i]["mov qword ptr [".len()..]
+                .split('+')
+                .next()
+                .unwrap();
+            let reload = format!(",[{base}+8]");
+            assert!(
+                lines[i + 1..]
+                    .iter()
+                    .take(3)
+                    .any(|l| l.starts_with("mov ") && l.ends_with(&reload)),
+                "{opt:?}: no reload of len after line {i}:\n{}",
+                lines.join("\n")
+            );
+        }
+    }
+}

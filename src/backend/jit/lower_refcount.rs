@@ -119,12 +119,18 @@ impl FunctionTranslator<'_, '_> {
                     .load(types::I64, mem(), class, Class::COUNTS as i32)
             }
         };
-        // Atomic loads: plain `mov`s on x86_64 that Cranelift neither merges with an earlier
-        // load nor moves.
-        let lo_at = self.builder.ins().iadd_imm_s(owner, CountOwner::LO as i64);
-        let len_at = self.builder.ins().iadd_imm_s(owner, CountOwner::LEN as i64);
-        let lo = self.builder.ins().atomic_load(types::I64, mem(), lo_at);
-        let len = self.builder.ins().atomic_load(types::I64, mem(), len_at);
+        // Plain loads at offsets from the one owner address (one constant, not one per
+        // field): they stay in the function's order (not readonly), and none is merged with a
+        // load before a store of the same memory kind, so the reload of `len` after the busy
+        // store below is a load of its own.
+        let lo = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LO as i32);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LEN as i32);
         let sp = self.builder.ins().get_stack_pointer(types::I64);
         let offset = self.builder.ins().isub(sp, lo);
         let mine = self
@@ -155,7 +161,10 @@ impl FunctionTranslator<'_, '_> {
         self.builder.switch_to_block(own_block);
         self.builder.seal_block(own_block);
         self.set_busy(owner, 1);
-        let still = self.builder.ins().atomic_load(types::I64, mem(), len_at);
+        let still = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LEN as i32);
         self.builder
             .ins()
             .brif(still, plain_block, &[], unbusy_block, &[]);
