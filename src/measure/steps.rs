@@ -191,13 +191,14 @@ mod imp {
         let (code, uc) = unsafe { ((*info).si_code, &mut *(ctx as *mut libc::ucontext_t)) };
         let ip = uc.uc_mcontext.gregs[libc::REG_RIP as usize] as usize;
         let flags = &mut uc.uc_mcontext.gregs[libc::REG_EFL as usize];
-        if !is_step(code, *flags as u64 & TF != 0) {
+        let stepping = STEPPING.with(|s| s.get());
+        if !is_step(code, *flags as u64 & TF != 0, stepping) {
             // Not a step (an `int3`, a trap another part of the process raised): what the
             // previous disposition would have done.
             previous(sig, info, ctx, ip);
             return;
         }
-        if !STEPPING.with(|s| s.get()) {
+        if !stepping {
             // A trace trap on a thread that is not counting: a thread the variant spawned
             // while it was stepped inherits the flag. Clear it and go on; passing it to the
             // default disposition would end the process.
@@ -232,13 +233,16 @@ mod imp {
         }
     }
 
-    /// Whether a `SIGTRAP` with this `si_code`, from code running with the trap flag `tf`, is
-    /// a single step. The kernel names a debug exception by the cause its `DR6` register
-    /// records: `TRAP_TRACE` for a step. Some hypervisors deliver a step with that record lost,
-    /// which the kernel then reports as `TRAP_BRKPT` (the code of an `int1`); with the trap
-    /// flag set it is a step all the same. An `int3` arrives as `SI_KERNEL` and is never one.
-    pub(super) fn is_step(code: libc::c_int, tf: bool) -> bool {
-        code == libc::TRAP_TRACE || (code == libc::TRAP_BRKPT && tf)
+    /// Whether a `SIGTRAP` with this `si_code`, from code running with the trap flag `tf`, on
+    /// a thread that is `stepping`, is a single step. The kernel names a debug exception by the
+    /// cause its `DR6` register records: `TRAP_TRACE` for a step. Some hypervisors deliver a
+    /// step with that record lost, which the kernel then reports as `TRAP_BRKPT` (the code of
+    /// an `int1`); with the trap flag set it is a step all the same, and so is the last step of
+    /// a counted run, which arrives after the `popfq` that cleared the flag (the instruction
+    /// traps because the flag was set when it began) while the thread is still stepping. An
+    /// `int3` arrives as `SI_KERNEL` and is never one.
+    pub(super) fn is_step(code: libc::c_int, tf: bool, stepping: bool) -> bool {
+        code == libc::TRAP_TRACE || (code == libc::TRAP_BRKPT && (tf || stepping))
     }
 
     fn previous(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void, ip: usize) {
@@ -454,14 +458,19 @@ mod tests {
 
     #[test]
     fn a_step_is_known_by_its_code_or_by_the_trap_flag_when_the_code_lost_it() {
-        assert!(imp::is_step(libc::TRAP_TRACE, true));
-        assert!(imp::is_step(libc::TRAP_TRACE, false));
+        for (tf, stepping) in [(true, true), (true, false), (false, true), (false, false)] {
+            assert!(imp::is_step(libc::TRAP_TRACE, tf, stepping));
+            // An `int3`, with or without stepping.
+            assert!(!imp::is_step(libc::SI_KERNEL, tf, stepping));
+        }
         // A step whose debug-status record a hypervisor lost: the kernel says TRAP_BRKPT.
-        assert!(imp::is_step(libc::TRAP_BRKPT, true));
-        assert!(!imp::is_step(libc::TRAP_BRKPT, false));
-        // An `int3`, with or without stepping.
-        assert!(!imp::is_step(libc::SI_KERNEL, true));
-        assert!(!imp::is_step(libc::SI_KERNEL, false));
+        assert!(imp::is_step(libc::TRAP_BRKPT, true, true));
+        // A thread that inherited the flag from a stepped one.
+        assert!(imp::is_step(libc::TRAP_BRKPT, true, false));
+        // The last step of a run: the `popfq` that cleared the flag still traps.
+        assert!(imp::is_step(libc::TRAP_BRKPT, false, true));
+        // An `int1` on a thread that is not stepping.
+        assert!(!imp::is_step(libc::TRAP_BRKPT, false, false));
     }
 
     /// The child's part of the test below: an `int3` while stepping.
@@ -470,6 +479,13 @@ mod tests {
     #[test]
     fn an_int3_while_stepping_ends_the_process_as_before_and_says_why() {
         if std::env::var_os(INT3_CHILD).is_some() {
+            // No core file for the trap this child ends with.
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: sets this (child) process's core size limit from a valid struct.
+            unsafe { libc::setrlimit(libc::RLIMIT_CORE, &none) };
             let mut v = Variant::native("int3", |n| {
                 // SAFETY: a breakpoint; the process ends with SIGTRAP, which is the test.
                 unsafe { std::arch::asm!("int3") };
