@@ -1250,3 +1250,27 @@ fn bounds_checks_known_to_pass_are_left_out_and_the_rest_fail_where_they_did() {
         "error: index 3 out of range for length 3 at 6:16",
     );
 }
+
+/// An index into an array (fixed length) in a store's place is checked before the stored value
+/// runs, on every backend, as the interpreter does; also for an array in a field (boxed) and an
+/// array in a vec's cell. A vec's index is checked after the value (the value may push or pop).
+/// Found by the generator: `o.a[2] = 10 / o.v.len()` raised the division on the JIT backends.
+#[test]
+fn an_array_index_in_a_place_is_checked_before_the_value() {
+    common::same_everywhere(
+        "class C {\n    var a: [i64; 2] = [0, 0]\n    var v: vec<i64> = vec<i64>()\n}\nfn main() -> i64 {\n    let o = new C()\n    o.a[2] = 10 / o.v.len()\n    return 0\n}\n",
+        "error: index 2 out of range for length 2 at 7:9",
+    );
+    common::same_everywhere(
+        "class C {\n    var a: [[i64; 2]; 2] = [[0, 0], [0, 0]]\n}\nfn main() -> i64 {\n    var v = vec<i64>()\n    let o = new C()\n    o.a[1][3] = 10 / v.len()\n    return 0\n}\n",
+        "error: index 3 out of range for length 2 at 7:12",
+    );
+    common::same_everywhere(
+        "fn main() -> i64 {\n    var v = vec<[i64; 2]>()\n    v.push([1, 2])\n    var w = vec<i64>()\n    v[0][1] = 7\n    v[0][3] = 10 / w.len()\n    return 0\n}\n",
+        "error: index 3 out of range for length 2 at 6:10",
+    );
+    common::same_everywhere(
+        "fn main() -> i64 {\n    var v = vec<i64>()\n    v.push(1)\n    let z = v.len() - 1\n    v[5] = 10 / z\n    return 0\n}\n",
+        "error: division by zero at 5:15",
+    );
+}

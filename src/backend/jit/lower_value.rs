@@ -88,6 +88,12 @@ impl FunctionTranslator<'_, '_> {
                 // A vec, or an array boxed in a vec's cell (walked like a vec of its length).
                 let mut path = self.translate_vec_path(base)?;
                 let idx = self.translate_expr(index)?;
+                if let Type::Array(_, n) = &base.ty {
+                    // An array's length is fixed: its index is checked now, before the value
+                    // runs, as the interpreter does (a vec's waits for the walk, since the value
+                    // may push or pop it). The walk's check of it then cannot fail.
+                    self.check_index(idx, *n, index.span);
+                }
                 path.steps.push((idx, index.span, base.ty.clone()));
                 Ok(path)
             }
