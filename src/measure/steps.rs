@@ -239,10 +239,12 @@ mod imp {
     /// step with that record lost, which the kernel then reports as `TRAP_BRKPT` (the code of
     /// an `int1`); with the trap flag set it is a step all the same, and so is the last step of
     /// a counted run, which arrives after the `popfq` that cleared the flag (the instruction
-    /// traps because the flag was set when it began) while the thread is still stepping. An
-    /// `int3` arrives as `SI_KERNEL` and is never one.
+    /// traps because the flag was set when it began) while the thread is still stepping. A
+    /// record that names a hardware breakpoint instead (`TRAP_HWBKPT`) is taken the same way:
+    /// the process sets none. An `int3` arrives as `SI_KERNEL` and is never one.
     pub(super) fn is_step(code: libc::c_int, tf: bool, stepping: bool) -> bool {
-        code == libc::TRAP_TRACE || (code == libc::TRAP_BRKPT && (tf || stepping))
+        code == libc::TRAP_TRACE
+            || (matches!(code, libc::TRAP_BRKPT | libc::TRAP_HWBKPT) && (tf || stepping))
     }
 
     fn previous(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void, ip: usize) {
@@ -471,6 +473,9 @@ mod tests {
         assert!(imp::is_step(libc::TRAP_BRKPT, false, true));
         // An `int1` on a thread that is not stepping.
         assert!(!imp::is_step(libc::TRAP_BRKPT, false, false));
+        // A record naming a hardware breakpoint (none is set) while stepping.
+        assert!(imp::is_step(libc::TRAP_HWBKPT, false, true));
+        assert!(!imp::is_step(libc::TRAP_HWBKPT, false, false));
     }
 
     /// The child's part of the test below: an `int3` while stepping.
