@@ -1273,4 +1273,13 @@ fn an_array_index_in_a_place_is_checked_before_the_value() {
         "fn main() -> i64 {\n    var v = vec<i64>()\n    v.push(1)\n    let z = v.len() - 1\n    v[5] = 10 / z\n    return 0\n}\n",
         "error: division by zero at 5:15",
     );
+    // A compound store and a push on an array field's element: the index first too.
+    common::same_everywhere(
+        "class C {\n    var a: [i64; 2] = [0, 0]\n}\nfn main() -> i64 {\n    var w = vec<i64>()\n    let o = new C()\n    o.a[2] += 10 / w.len()\n    return 0\n}\n",
+        "error: index 2 out of range for length 2 at 7:9",
+    );
+    common::same_everywhere(
+        "class C {\n    var a: [vec<i64>; 2] = [vec<i64>(), vec<i64>()]\n}\nfn main() -> i64 {\n    var w = vec<i64>()\n    let o = new C()\n    o.a[5].push(10 / w.len())\n    return 0\n}\n",
+        "error: index 5 out of range for length 2 at 7:9",
+    );
 }

@@ -240,11 +240,13 @@ mod imp {
     /// an `int1`); with the trap flag set it is a step all the same, and so is the last step of
     /// a counted run, which arrives after the `popfq` that cleared the flag (the instruction
     /// traps because the flag was set when it began) while the thread is still stepping. A
-    /// record that names a hardware breakpoint instead (`TRAP_HWBKPT`) is taken the same way:
-    /// the process sets none. An `int3` arrives as `SI_KERNEL` and is never one.
+    /// record that names a hardware breakpoint instead (`TRAP_HWBKPT`) is a step on a thread
+    /// that is stepping (the process sets no breakpoints); elsewhere it goes on as before. An
+    /// `int3` arrives as `SI_KERNEL` and is never one.
     pub(super) fn is_step(code: libc::c_int, tf: bool, stepping: bool) -> bool {
         code == libc::TRAP_TRACE
-            || (matches!(code, libc::TRAP_BRKPT | libc::TRAP_HWBKPT) && (tf || stepping))
+            || (code == libc::TRAP_BRKPT && (tf || stepping))
+            || (code == libc::TRAP_HWBKPT && stepping)
     }
 
     fn previous(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void, ip: usize) {
@@ -475,6 +477,9 @@ mod tests {
         assert!(!imp::is_step(libc::TRAP_BRKPT, false, false));
         // A record naming a hardware breakpoint (none is set) while stepping.
         assert!(imp::is_step(libc::TRAP_HWBKPT, false, true));
+        assert!(imp::is_step(libc::TRAP_HWBKPT, true, true));
+        // A hardware breakpoint on a thread that is not counting, flag or not.
+        assert!(!imp::is_step(libc::TRAP_HWBKPT, true, false));
         assert!(!imp::is_step(libc::TRAP_HWBKPT, false, false));
     }
 
