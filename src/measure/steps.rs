@@ -296,7 +296,8 @@ mod imp {
             }
         };
         put(b"hotlab: SIGTRAP (si_code ");
-        put(decimal(code as i64).as_ref());
+        let (digits, start) = decimal(code);
+        put(&digits[start..]);
         put(b") at 0x");
         let mut hex = [0u8; 16];
         for (i, h) in hex.iter_mut().enumerate() {
@@ -310,37 +311,24 @@ mod imp {
         }
     }
 
-    /// A signed decimal, for [`say_fatal_trap`].
-    fn decimal(v: i64) -> Decimal {
-        let mut d = Decimal {
-            buf: [0; 20],
-            start: 20,
-        };
+    /// The decimal digits of `v`, sign first, at the end of a buffer: `(buffer, first)`.
+    fn decimal(v: libc::c_int) -> ([u8; 12], usize) {
+        let mut buf = [0u8; 12];
+        let mut start = buf.len();
         let mut m = v.unsigned_abs();
         loop {
-            d.start -= 1;
-            d.buf[d.start] = b'0' + (m % 10) as u8;
+            start -= 1;
+            buf[start] = b'0' + (m % 10) as u8;
             m /= 10;
             if m == 0 {
                 break;
             }
         }
         if v < 0 {
-            d.start -= 1;
-            d.buf[d.start] = b'-';
+            start -= 1;
+            buf[start] = b'-';
         }
-        d
-    }
-
-    struct Decimal {
-        buf: [u8; 20],
-        start: usize,
-    }
-
-    impl AsRef<[u8]> for Decimal {
-        fn as_ref(&self) -> &[u8] {
-            &self.buf[self.start..]
-        }
+        (buf, start)
     }
 
     /// Installs the handler once per process; it stays, and passes other traps on.

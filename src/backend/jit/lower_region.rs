@@ -806,13 +806,20 @@ impl FunctionTranslator<'_, '_> {
         let state = self.state_of(shell);
         let c = Checked { shell, state };
         if let ExprKind::Local(id) = object.kind
-            && self.checked.straight
-            && !self.checked.facts.assigned.contains(&id)
-            && matches!(self.local(id), Ok(LocalSlot::Scalar(_)))
+            && self.check_dominates(id)
         {
             self.checked.entries.push((id, c));
         }
         c
+    }
+
+    /// Whether a check of local `id` made in the statement being lowered holds for the rest of
+    /// the block: nothing assigns `id`, a one-cell local, and the statement runs straight
+    /// through (see the module docs, "Checks that dominate").
+    fn check_dominates(&self, id: LocalId) -> bool {
+        self.checked.straight
+            && !self.checked.facts.assigned.contains(&id)
+            && matches!(self.local(id), Ok(LocalSlot::Scalar(_)))
     }
 
     /// `let x = new C()` was just lowered, `cell` the handle it made: a fresh object, attached,
@@ -820,10 +827,7 @@ impl FunctionTranslator<'_, '_> {
     /// block it is a checked handle, on the terms of [`Self::note_checked`] (nothing assigns
     /// `x`; the `let` runs straight through).
     pub(crate) fn note_new(&mut self, id: LocalId, cell: Value) {
-        if self.checked.straight
-            && !self.checked.facts.assigned.contains(&id)
-            && matches!(self.local(id), Ok(LocalSlot::Scalar(_)))
-        {
+        if self.check_dominates(id) {
             let (shell, _) = self.cell_parts(cell);
             let state = self.state_of(shell);
             self.checked.entries.push((id, Checked { shell, state }));

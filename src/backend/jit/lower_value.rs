@@ -17,6 +17,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{GlobalValue, InstBuilder, MemFlagsData, Value, types};
 use cranelift_module::DataDescription;
 
+use crate::backend::Checks;
 use crate::lang::hir::{BinOp, Expr, ExprKind, Place, PlaceKind, Type};
 use crate::lang::span::Span;
 
@@ -91,7 +92,7 @@ impl FunctionTranslator<'_, '_> {
                 if let Type::Array(_, n) = &base.ty {
                     // An array's length is fixed: its index is checked now, before the value
                     // runs, as the interpreter does (a vec's waits for the walk, since the value
-                    // may push or pop it). The walk's check of it then cannot fail.
+                    // may push or pop it); with checks on, the walk does not check it again.
                     self.check_index(idx, *n, index.span);
                 }
                 path.steps.push((idx, index.span, base.ty.clone()));
@@ -144,7 +145,13 @@ impl FunctionTranslator<'_, '_> {
         };
         for (idx, span, vec_ty) in &path.steps {
             let cell = self.unique_vec_at(target, vec_ty)?;
-            target = PlaceRef::Mem(self.vec_elem_addr(cell, *idx, *span));
+            target = PlaceRef::Mem(match vec_ty {
+                // A boxed array's index was checked against its fixed length when the path
+                // was evaluated (`translate_vec_path`; with checks on), and its block, unique
+                // now, exists.
+                Type::Array(..) if self.env.checks == Checks::On => self.vec_data_elem(cell, *idx),
+                _ => self.vec_elem_addr(cell, *idx, *span),
+            });
         }
         Ok(target)
     }
@@ -169,6 +176,11 @@ impl FunctionTranslator<'_, '_> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
         self.cold_raise(out, fault);
+        self.vec_data_elem(cell, idx)
+    }
+
+    /// The address of element `idx` of the (non-null) vec block in `cell`, unchecked.
+    fn vec_data_elem(&mut self, cell: Value, idx: Value) -> Value {
         let data = self
             .builder
             .ins()
