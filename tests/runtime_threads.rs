@@ -187,11 +187,13 @@ fn new_destroy_and_drop_race_reloads_without_leaks() {
         ))
         .unwrap();
     let stop = AtomicBool::new(false);
-    let progress = AtomicU64::new(0);
+    // One counter per churn thread: a shared one let a single thread make all the progress
+    // while the other was never scheduled, and its `i > 0` below then failed on a busy host.
+    let progress = [AtomicU64::new(0), AtomicU64::new(0)];
     std::thread::scope(|s| {
         let churn: Vec<_> = (0..2)
             .map(|t| {
-                let (rt, c, stop, progress) = (&rt, &c, &stop, &progress);
+                let (rt, c, stop, progress) = (&rt, &c, &stop, &progress[t as usize]);
                 s.spawn(move || {
                     let mut prev = rt.new_object(c).unwrap();
                     let mut i = 0u64;
@@ -215,10 +217,15 @@ fn new_destroy_and_drop_race_reloads_without_leaks() {
             })
             .collect();
         for i in 0..30 {
-            // Let the churn threads run between reloads, so the two really overlap.
-            let seen = progress.load(Ordering::Relaxed);
-            while progress.load(Ordering::Relaxed) < seen + 20 {
-                std::thread::yield_now();
+            // Let each churn thread run between reloads, so they really overlap (a thread that
+            // ended early has panicked: stop waiting and let the join below report it).
+            for p in &progress {
+                let seen = p.load(Ordering::Relaxed);
+                while p.load(Ordering::Relaxed) < seen + 10
+                    && !churn.iter().any(|t| t.is_finished())
+                {
+                    std::thread::yield_now();
+                }
             }
             let fields = if i % 2 == 0 {
                 vec![int("n", 0), link("next", "C"), int("x", 1)]
