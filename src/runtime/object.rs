@@ -49,6 +49,13 @@ pub(crate) type RefCount = std::sync::atomic::AtomicUsize;
 #[cfg(not(feature = "thread-safe"))]
 pub(crate) type RefCount = std::cell::Cell<usize>;
 
+/// The bit of [`Object`]'s generation word set when the object is detached (with
+/// [`DETACHED_KEY`] in its key): a handle's 16-bit tag never equals a word with it set, so one
+/// compare of the tag with the word tests both that the handle is current and that the object
+/// is attached (`backend/jit/lower_region.rs`, `branch_if_invalid`). Generations stay far below
+/// it: one bump per destroy or unload, each of which happens once in an object's life.
+pub const GEN_DETACHED: u32 = 1 << 31;
+
 /// The shell of a script object.
 #[repr(C)]
 pub struct Object {
@@ -66,7 +73,10 @@ pub struct Object {
     pub(crate) bound: [AtomicPtr<c_void>; BOUND_SLOTS],
     /// Strong references (handles, including handle cells in fields).
     pub(crate) refs: RefCount,
-    /// The life counter: a handle is made for one generation; destroy bumps it.
+    /// The life counter: a handle is made for one generation (its low 16 bits, the handle's
+    /// tag); destroy bumps it. [`GEN_DETACHED`] is set on top once the object is detached
+    /// (destroyed, detached or unloaded), with the key: generated code then tests a handle's
+    /// generation and attachment with one compare of the tag with the whole word.
     pub(crate) generation: AtomicU32,
     /// Index in the class's live list, or [`NOT_LISTED`]. Written under the class lock.
     pub(crate) live_index: AtomicU32,
@@ -173,10 +183,15 @@ impl Object {
         (!state.is_null()).then(|| unsafe { &*header_version(*state.sub(1)) })
     }
 
-    /// The generation handles to this object carry.
+    /// The generation handles to this object carry (without [`GEN_DETACHED`]).
     #[inline(always)]
     pub fn generation(&self) -> u32 {
-        self.generation.load(Ordering::Acquire)
+        self.generation.load(Ordering::Acquire) & !GEN_DETACHED
+    }
+
+    /// Mark the object detached in its generation word ([`GEN_DETACHED`]), as its key is.
+    pub(crate) fn mark_detached(&self) {
+        self.generation.fetch_or(GEN_DETACHED, Ordering::AcqRel);
     }
 
     /// Take a reference: a plain add on the thread that owns the class's runtime, an atomic

@@ -282,6 +282,7 @@ impl Runtime {
             let obj = unsafe { &*o };
             obj.generation.fetch_add(1, Ordering::AcqRel);
             obj.key.store(DETACHED_KEY, Ordering::Release);
+            obj.mark_detached();
             for b in &obj.bound {
                 b.store(std::ptr::null_mut(), Ordering::Release);
             }

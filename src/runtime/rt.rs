@@ -160,7 +160,8 @@ impl Runtime {
     pub fn destroy(&self, handle: &Handle) -> Result<(), ScriptError> {
         refuse_inside_call()?;
         let obj = handle.get()?;
-        let g = obj.generation();
+        // The whole word (a detached object's has `GEN_DETACHED` set, which stays).
+        let g = obj.generation.load(Ordering::Acquire);
         if obj
             .generation
             .compare_exchange(g, g + 1, Ordering::AcqRel, Ordering::Acquire)
@@ -225,6 +226,7 @@ fn refuse_inside_call() -> Result<(), ScriptError> {
 /// (`Class::live_count`).
 fn detach_key(obj: &crate::runtime::object::Object) {
     let was = obj.key.swap(DETACHED_KEY, Ordering::AcqRel);
+    obj.mark_detached();
     if obj.class().inline && was != DETACHED_KEY {
         obj.class().detached.fetch_add(1, Ordering::AcqRel);
     }

@@ -111,7 +111,6 @@ use crate::lang::hir::{
     Block, Expr, ExprKind, FuncId, LocalId, Place, PlaceKind, Program, Stmt, StmtKind, Type,
 };
 use crate::lang::span::Span;
-use crate::runtime::class::DETACHED_KEY;
 use crate::runtime::object::Object;
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, mem};
@@ -881,30 +880,25 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Branch to `invalid` when the shell of a non-null cell is stale or detached, and go on
-    /// in a new block otherwise: two compare-and-branch pairs (`cmp; jne; test; je`), not two
-    /// flags set, or-ed and tested again. A stale shell is still allocated (the cell owns a
-    /// reference), so its key can be read. The caller seals `invalid`.
+    /// in a new block otherwise: one compare of the cell's tag with the shell's generation word
+    /// and one branch (`cmp dword ptr [shell+38h], tag; jne`). A stale shell is still allocated
+    /// (the cell owns a reference), so its word can be read. The caller seals `invalid`.
     pub(crate) fn branch_if_invalid(
         &mut self,
         shell: Value,
         tag: Value,
         invalid: cranelift_codegen::ir::Block,
     ) {
+        // The tag against the whole generation word: unequal for a stale handle (another
+        // generation) and for a detached object (`GEN_DETACHED` set in the word), so one
+        // compare tests both (the key says the same as the bit; `runtime::object`).
         let generation = self
             .builder
             .ins()
-            .uload16(types::I64, mem(), shell, Object::GEN as i32);
+            .load(types::I32, mem(), shell, Object::GEN as i32);
+        let tag = self.builder.ins().ireduce(types::I32, tag);
         let current = self.builder.ins().icmp(IntCC::Equal, tag, generation);
         self.continue_if(current, invalid);
-        let key = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), shell, Object::KEY as i32);
-        let attached = self
-            .builder
-            .ins()
-            .icmp_imm_s(IntCC::NotEqual, key, DETACHED_KEY as i64);
-        self.continue_if(attached, invalid);
     }
 
     /// Lower a loop (`lower`, which may run twice) versioned on the handles it uses (see the
