@@ -82,8 +82,8 @@ pub enum StepError {
         /// Iterations of the run that hit the limit.
         iters: u64,
     },
-    /// The second run executed fewer instructions than the first (the variant's work does not
-    /// grow with its iteration count).
+    /// The second run executed no more instructions than the first (the variant's work does
+    /// not grow with its iteration count).
     NotGrowing,
     /// The instructions in the range of [`instructions_inside`] are fewer in the second run
     /// than in the first (work outside the iterations, such as a drop, depends on their count).
@@ -152,7 +152,11 @@ pub fn instructions_inside(
     })();
     RANGE.with(|r| r.set((0, 0)));
     let (a, a_in, b, b_in) = counted?;
-    if b < a {
+    // An iteration executes at least its loop's own instructions: a second run that executed
+    // no more than the first did the same work (a variant whose unit is coarser than one
+    // iteration: binary-trees' twin makes one whole tree for 1 node and for 3), and its count
+    // per iteration would read 0, not a count.
+    if b <= a {
         return Err(StepError::NotGrowing);
     }
     if b_in < a_in {
@@ -509,6 +513,20 @@ mod tests {
                 && err.contains("is not a single step"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn work_that_does_not_grow_with_the_iterations_has_no_count_not_zero() {
+        // One fixed block of work whatever `n` is (as binary-trees' twin makes one whole tree
+        // for 1 node and for 3): the same steps in both runs.
+        let mut v = Variant::native("fixed", |_n| {
+            let mut x = 0u64;
+            for i in 0..100 {
+                x = std::hint::black_box(x.wrapping_add(i));
+            }
+            x
+        });
+        assert_eq!(instructions_per_op(&mut v), Err(StepError::NotGrowing));
     }
 
     #[test]
