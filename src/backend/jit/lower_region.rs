@@ -834,19 +834,8 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// A method's entry: `self` (local 0) is the shell the caller checked.
-    ///
-    /// On `jit` its state pointer is read with a load the optimizer may move and drop
-    /// (`readonly`, `can_move`): the shell is live for the whole call and nothing changes its
-    /// state pointer while a call runs (a reload and a collect wait for calls in progress), so a
-    /// method that reads no field of `self` (an empty `Hook.call`) reads no state pointer
-    /// either. On `jit-opt` the fields follow the shell: there is no state pointer.
     pub(crate) fn enter_method(&mut self, shell: Value) {
-        let state = (!self.env.fixed).then(|| {
-            let flags = mem().with_readonly().with_can_move();
-            self.builder
-                .ins()
-                .load(types::I64, flags, shell, Object::STATE as i32)
-        });
+        let state = self.state_of(shell);
         self.checked
             .entries
             .push((LocalId(0), Checked { shell, state }));
