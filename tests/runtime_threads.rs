@@ -366,3 +366,63 @@ fn a_destroy_racing_reloads_never_gets_its_key_back() {
     rt.collect().unwrap();
     assert_eq!(c.live_count(), 0);
 }
+
+/// A detach on another thread marks the object's generation word (`GEN_DETACHED`) while a
+/// destroy of the same object is between reading the generation and bumping it: the destroy
+/// still succeeds (the handle was valid; only another destroy may make it fail), and the
+/// detach either succeeds or finds the handle already stale.
+#[test]
+fn a_destroy_racing_a_detach_of_the_same_object_succeeds() {
+    let rt = Runtime::new();
+    let c = rt
+        .define(class("C", vec![int("n", 0)], vec![hook(count_call)]))
+        .unwrap();
+    const ROUNDS: u64 = 20_000;
+    let cell = AtomicU64::new(0);
+    let go = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    // Counted, not asserted in the loop: a panic there would leave the other thread waiting.
+    let mut refused = Vec::new();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 1..=ROUNDS {
+                while go.load(Ordering::Acquire) != i {
+                    std::hint::spin_loop();
+                }
+                // SAFETY: the main thread holds the reference until `done` says this round
+                // is through; the copy is never dropped.
+                let h = std::mem::ManuallyDrop::new(unsafe {
+                    hotlab::runtime::handle::Handle::from_cell(cell.load(Ordering::Acquire))
+                });
+                for _ in 0..(i % 7) * 3 {
+                    std::hint::spin_loop();
+                }
+                let _ = rt.detach(&h);
+                done.store(i, Ordering::Release);
+            }
+        });
+        for i in 1..=ROUNDS {
+            let h = rt.new_object(&c).unwrap();
+            cell.store(h.cell(), Ordering::Release);
+            go.store(i, Ordering::Release);
+            for _ in 0..(i % 11) * 2 {
+                std::hint::spin_loop();
+            }
+            let destroyed = rt.destroy(&h);
+            while done.load(Ordering::Acquire) != i {
+                std::hint::spin_loop();
+            }
+            if destroyed.is_err() || h.is_valid() {
+                refused.push((i, destroyed, h.is_valid()));
+            }
+        }
+    });
+    assert!(
+        refused.is_empty(),
+        "{} of {ROUNDS}: {:?}",
+        refused.len(),
+        &refused[..refused.len().min(3)]
+    );
+    rt.collect().unwrap();
+    assert_eq!(c.shell_count(), 0);
+}

@@ -13,7 +13,7 @@ use crate::runtime::counts::CountOwner;
 use crate::runtime::depth::current_thread_in_call;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
-use crate::runtime::object::{self, Object};
+use crate::runtime::object::{self, GEN_DETACHED, Object};
 
 /// Destroyed objects wait this many at most before `destroy` collects them itself.
 const RETIRED_BATCH: usize = 64;
@@ -160,11 +160,15 @@ impl Runtime {
     pub fn destroy(&self, handle: &Handle) -> Result<(), ScriptError> {
         refuse_inside_call()?;
         let obj = handle.get()?;
-        // The whole word (a detached object's has `GEN_DETACHED` set, which stays).
-        let g = obj.generation.load(Ordering::Acquire);
+        // The generation the handle was checked for. A detach on another thread may set
+        // `GEN_DETACHED` in the word meanwhile: that leaves the handle valid (and the bit set),
+        // so only a change of the generation itself means another destroy came first.
+        let g = obj.generation();
         if obj
             .generation
-            .compare_exchange(g, g + 1, Ordering::AcqRel, Ordering::Acquire)
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+                (w & !GEN_DETACHED == g).then_some(w + 1)
+            })
             .is_err()
         {
             // Another thread destroyed it first.
