@@ -109,13 +109,6 @@ impl<'t> TwinLayouts<'t> {
             // than the 3-iteration run's share of it, and the count per op low.
             v.run(3);
             match steps::instructions_inside(&mut v, extent, cancel) {
-                // No instructions per op counted: nothing says where they run.
-                Ok(inside) if inside.per_op <= 0.0 => {
-                    return unplaced(
-                        "where its instructions run is not known (its count per op is 0)"
-                            .to_string(),
-                    );
-                }
                 Ok(inside) if inside.share() < MIN_OWN_SHARE => {
                     let mut t = unplaced(format!(
                         "{:.0}% of its instructions run in functions it calls, which stay where \

@@ -191,6 +191,9 @@ impl Object {
 
     /// Mark the object detached in its generation word ([`GEN_DETACHED`]), as its key is.
     pub(crate) fn mark_detached(&self) {
+        // The rule generated code's one compare relies on: the bit only ever with the key
+        // cleared (so the cold path, which reads the key, agrees that the object is detached).
+        debug_assert_eq!(self.key(), DETACHED_KEY, "marked detached with a key");
         self.generation.fetch_or(GEN_DETACHED, Ordering::AcqRel);
     }
 

@@ -881,8 +881,11 @@ impl FunctionTranslator<'_, '_> {
 
     /// Branch to `invalid` when the shell of a non-null cell is stale or detached, and go on
     /// in a new block otherwise: one compare of the cell's tag with the shell's generation word
-    /// and one branch (`cmp dword ptr [shell+38h], tag; jne`). A stale shell is still allocated
-    /// (the cell owns a reference), so its word can be read. The caller seals `invalid`.
+    /// and one branch (`mov eax,[shell+38h]; cmp ecx,eax; jne`). A stale shell is still
+    /// allocated (the cell owns a reference), so its word can be read. The cold path
+    /// (`hot_object_check`) tells stale from detached by the generation's low 16 bits and the
+    /// key: they agree with this compare because a detach clears the key before it sets the
+    /// bit, and generations stay far below 2^16. The caller seals `invalid`.
     pub(crate) fn branch_if_invalid(
         &mut self,
         shell: Value,

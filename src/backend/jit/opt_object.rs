@@ -7,9 +7,10 @@
 //! - **fields**: an object is one allocation, the shell then its cells, so field `i` is
 //!   `[shell + Object::INLINE_CELLS + 8*i]`: no state pointer to load;
 //! - **handle checks** stay (they are language semantics: null, stale generation, detached) but
-//!   are inline: a null test, then the generation's low 16 bits against the cell's tag and the
-//!   key against the detached key, each with a branch to a `cold` block that calls `hot_object_check`
-//!   (which raises the right error at the right span). No helper call on the fast path;
+//!   are inline: a null test, then the cell's tag against the shell's whole generation word
+//!   (which a detach marks with `GEN_DETACHED`), each with a branch to a `cold` block that calls
+//!   `hot_object_check` (which raises the right error at the right span). No helper call on the
+//!   fast path;
 //! - **virtual calls** read the class's slot table, which is the class's vtable here: no reload
 //!   swaps it, so its loads (and the slot offset's) are `readonly` and Cranelift may merge them.
 //!   Statically bound methods are direct `call`s (as on `jit`), and so is a virtual call whose
@@ -34,8 +35,9 @@ pub(crate) fn fixed() -> MemFlagsData {
 impl FunctionTranslator<'_, '_> {
     /// The shell of a handle cell, checked inline at `span` (see the module docs).
     pub(crate) fn check_object_inline(&mut self, cell: Value, span: Span) -> Value {
-        // One cold block for the three ways to fail: null, stale, detached (three
-        // compare-and-branch pairs on the path that passes).
+        // One cold block for the three ways to fail: null, stale, detached (two
+        // compare-and-branch pairs on the path that passes: the null test, and the tag against
+        // the generation word, which covers stale and detached).
         let fail_block = self.builder.create_block();
         self.builder.set_cold_block(fail_block);
         self.continue_if(cell, fail_block);
