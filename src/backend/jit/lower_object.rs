@@ -234,24 +234,52 @@ impl FunctionTranslator<'_, '_> {
         span: Span,
     ) -> LResult<()> {
         if let Some(c) = self.checked_handle(object) {
-            let v = self.translate_expr(value)?;
-            let (v, cell_ty) = self.box_if_array(v, ty)?;
-            let addr = self.checked_field(c, field);
-            return self.store_field(addr, &cell_ty, op, op_span, v, span);
+            return self.store_field_value(c, field, ty, op, op_span, value, span);
         }
         let (cell, owned) = self.handle_operand(object)?;
         let cell_held = self.hold_if(owned, &object.ty, cell);
         let shell = self.check_object(cell, span);
         let c = self.note_checked(object, shell);
+        self.store_field_value(c, field, ty, op, op_span, value, span)?;
+        self.unhold(cell_held);
+        self.done_with(cell, owned);
+        Ok(())
+    }
+
+    /// Evaluate `value` and store it into field `field` of checked handle `c` (the place at
+    /// `place`). A handle read without running code (`o.f = p.g`, `o.f = x`) is read without
+    /// a count of its own, and both counts then change at once (`swap_handle_counts`): nothing
+    /// runs between the read and the change that could release its object.
+    #[allow(clippy::too_many_arguments)]
+    fn store_field_value(
+        &mut self,
+        c: super::lower_region::Checked,
+        field: u32,
+        ty: &Type,
+        op: Option<BinOp>,
+        op_span: Span,
+        value: &Expr,
+        place: Span,
+    ) -> LResult<()> {
+        if op.is_none()
+            && ty.is_handle()
+            && self.env.counts_owner.is_some()
+            && super::lower::swappable_cell(value)
+            && self.move_site(place).is_none()
+        {
+            let v = self.borrowed_arg_cell(value)?;
+            let addr = self.checked_field(c, field);
+            let old = self.load_value(addr, ty)?;
+            self.store_value(addr, ty, v)?;
+            self.swap_handle_counts(v, old);
+            return Ok(());
+        }
         let v = self.translate_expr(value)?;
         // A field's array is boxed in its cell, as in a vec's (`lower_array.rs`); arrays take
         // no compound operator, so `op` is `None` for one.
         let (v, cell_ty) = self.box_if_array(v, ty)?;
         let addr = self.checked_field(c, field);
-        self.store_field(addr, &cell_ty, op, op_span, v, span)?;
-        self.unhold(cell_held);
-        self.done_with(cell, owned);
-        Ok(())
+        self.store_field(addr, &cell_ty, op, op_span, v, place)
     }
 
     /// Store `v` into the field at `addr` (the place at `place`): as any store, except at a

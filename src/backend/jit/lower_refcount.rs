@@ -18,6 +18,12 @@
 //! is not the owner of a runtime not yet shared calls `hot_counts_contend` first, once. Richards
 //! on a Zen 5 guest: 7.1x its twin with locked counts, 2.4x with plain ones.
 //!
+//! A store of a handle read without running code into a handle place (`p = p.next`,
+//! `o.f = x`) reads the new cell without a count of its own and then makes the retain and the
+//! release in one window of the handshake ([`FunctionTranslator::swap_handle_counts`]): one
+//! owner test, one busy pair and one `len` reload instead of two of each. The handle chain row
+//! on jit-opt: 207 -> 190 executed instructions a step.
+//!
 //! Vec and closure blocks are counted the same way (a cell is 0 or the block's address, the
 //! count at [`VecBlock::REFS`] / [`ClosureBlock::REFS`]); their last release calls
 //! `hot_vec_release` / `hot_closure_release`, which free the block and what it holds.
@@ -208,6 +214,137 @@ impl FunctionTranslator<'_, '_> {
         self.builder.switch_to_block(done_block);
         self.builder.seal_block(done_block);
         (old, addr)
+    }
+
+    /// A handle place that held `old` now holds `new`, whose cell the code read without a
+    /// count of its own (`p = p.next`): one more count on `new`, one less on `old`, each only
+    /// when not null, and `old`'s last reference released as [`Self::release_handle`] does.
+    ///
+    /// When both are handles, on the thread that owns the counts, both changes are made in one
+    /// window of the handshake (module docs): one owner test, one busy store each way and one
+    /// reload of `len`, where a retain and a release each made their own. `new`'s add comes
+    /// first, so freeing `old` (which may hold the last other reference to `new`, as a list's
+    /// node holds its next) finds `new` counted. A null on either side is the one change
+    /// alone; anyone else, or a share seen inside the window, makes the two changes the
+    /// separate way, off the straight path.
+    pub(crate) fn swap_handle_counts(&mut self, new: Value, old: Value) {
+        let Some(at) = self.env.counts_owner else {
+            self.retain_handle(new);
+            self.release_handle(old);
+            return;
+        };
+        let has_old_block = self.builder.create_block();
+        let only_new_block = self.builder.create_block();
+        let only_old_block = self.builder.create_block();
+        let both_block = self.builder.create_block();
+        let own_block = self.builder.create_block();
+        let last_block = self.builder.create_block();
+        let unbusy_block = self.builder.create_block();
+        let apart_block = self.builder.create_block();
+        let done_block = self.builder.create_block();
+        for block in [last_block, unbusy_block, apart_block] {
+            self.builder.set_cold_block(block);
+        }
+        self.builder
+            .ins()
+            .brif(old, has_old_block, &[], only_new_block, &[]);
+
+        // Nothing held before (a `var` set for the first time): the retain alone.
+        self.builder.switch_to_block(only_new_block);
+        self.builder.seal_block(only_new_block);
+        self.retain_handle(new);
+        self.builder.ins().jump(done_block, &[]);
+
+        self.builder.switch_to_block(has_old_block);
+        self.builder.seal_block(has_old_block);
+        self.builder
+            .ins()
+            .brif(new, both_block, &[], only_old_block, &[]);
+
+        // `p = null`: the release alone.
+        self.builder.switch_to_block(only_old_block);
+        self.builder.seal_block(only_old_block);
+        self.release_handle(old);
+        self.builder.ins().jump(done_block, &[]);
+
+        self.builder.switch_to_block(both_block);
+        self.builder.seal_block(both_block);
+        let owner = self.builder.ins().iconst(types::I64, at);
+        let lo = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LO as i32);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LEN as i32);
+        let sp = self.builder.ins().get_stack_pointer(types::I64);
+        let offset = self.builder.ins().isub(sp, lo);
+        let mine = self
+            .builder
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, offset, len);
+        self.builder
+            .ins()
+            .brif(mine, own_block, &[], apart_block, &[]);
+
+        self.builder.switch_to_block(own_block);
+        self.builder.seal_block(own_block);
+        self.set_busy(owner, 1);
+        let still = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LEN as i32);
+        let plain_block = self.builder.create_block();
+        self.builder
+            .ins()
+            .brif(still, plain_block, &[], unbusy_block, &[]);
+
+        self.builder.switch_to_block(plain_block);
+        self.builder.seal_block(plain_block);
+        let addr = self.refs_addr(new);
+        let n = self.builder.ins().load(types::I64, mem(), addr, 0);
+        let more = self.builder.ins().iadd_imm_s(n, 1);
+        self.builder.ins().store(mem(), more, addr, 0);
+        let old_addr = self.refs_addr(old);
+        let m = self.builder.ins().load(types::I64, mem(), old_addr, 0);
+        let less = self.builder.ins().iadd_imm_s(m, -1);
+        self.builder.ins().store(mem(), less, old_addr, 0);
+        self.set_busy(owner, 0);
+        let last = self.builder.ins().icmp_imm_s(IntCC::Equal, m, 1);
+        self.builder
+            .ins()
+            .brif(last, last_block, &[], done_block, &[]);
+
+        // `old`'s last reference: put the 1 back and let the helper drop it and free, as
+        // `release_by_decrement` does (it says why putting it back is safe).
+        self.builder.switch_to_block(last_block);
+        self.builder.seal_block(last_block);
+        let one = self.builder.ins().iconst(types::I64, 1);
+        self.builder.ins().store(mem(), one, old_addr, 0);
+        let release = self.env.helpers.release;
+        self.call_helper(release, &[old]);
+        self.builder.ins().jump(done_block, &[]);
+
+        // Shared under the owner since the first read: not busy, then the separate way.
+        self.builder.switch_to_block(unbusy_block);
+        self.builder.seal_block(unbusy_block);
+        self.set_busy(owner, 0);
+        self.builder.ins().jump(apart_block, &[]);
+
+        // The runtime's own retain and release, which claim, share or go atomic as the
+        // counts' state says (two calls here keep the inline code small: a store like this one
+        // sits in methods the inliner takes only while they stay short).
+        self.builder.switch_to_block(apart_block);
+        self.builder.seal_block(apart_block);
+        let retain = self.env.helpers.retain;
+        self.call_helper(retain, &[new]);
+        let release = self.env.helpers.release;
+        self.call_helper(release, &[old]);
+        self.builder.ins().jump(done_block, &[]);
+
+        self.builder.switch_to_block(done_block);
+        self.builder.seal_block(done_block);
     }
 
     /// The owner's busy word: a plain store (only the owner writes it).
