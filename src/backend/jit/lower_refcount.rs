@@ -125,24 +125,7 @@ impl FunctionTranslator<'_, '_> {
                     .load(types::I64, mem(), class, Class::COUNTS as i32)
             }
         };
-        // Plain loads at offsets from the one owner address (one constant, not one per
-        // field): they stay in the function's order (not readonly), and none is merged with a
-        // load before a store of the same memory kind, so the reload of `len` after the busy
-        // store below is a load of its own.
-        let lo = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), owner, CountOwner::LO as i32);
-        let len = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), owner, CountOwner::LEN as i32);
-        let sp = self.builder.ins().get_stack_pointer(types::I64);
-        let offset = self.builder.ins().isub(sp, lo);
-        let mine = self
-            .builder
-            .ins()
-            .icmp(IntCC::UnsignedLessThan, offset, len);
+        let (lo, mine) = self.owns_counts(owner);
 
         let own_block = self.builder.create_block();
         let plain_block = self.builder.create_block();
@@ -166,11 +149,7 @@ impl FunctionTranslator<'_, '_> {
         // The owner: busy, then `len` again (the handshake), then the plain change.
         self.builder.switch_to_block(own_block);
         self.builder.seal_block(own_block);
-        self.set_busy(owner, 1);
-        let still = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), owner, CountOwner::LEN as i32);
+        let still = self.enter_window(owner);
         self.builder
             .ins()
             .brif(still, plain_block, &[], unbusy_block, &[]);
@@ -270,31 +249,14 @@ impl FunctionTranslator<'_, '_> {
         self.builder.switch_to_block(both_block);
         self.builder.seal_block(both_block);
         let owner = self.builder.ins().iconst(types::I64, at);
-        let lo = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), owner, CountOwner::LO as i32);
-        let len = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), owner, CountOwner::LEN as i32);
-        let sp = self.builder.ins().get_stack_pointer(types::I64);
-        let offset = self.builder.ins().isub(sp, lo);
-        let mine = self
-            .builder
-            .ins()
-            .icmp(IntCC::UnsignedLessThan, offset, len);
+        let (_, mine) = self.owns_counts(owner);
         self.builder
             .ins()
             .brif(mine, own_block, &[], apart_block, &[]);
 
         self.builder.switch_to_block(own_block);
         self.builder.seal_block(own_block);
-        self.set_busy(owner, 1);
-        let still = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), owner, CountOwner::LEN as i32);
+        let still = self.enter_window(owner);
         let plain_block = self.builder.create_block();
         self.builder
             .ins()
@@ -345,6 +307,37 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(done_block);
         self.builder.seal_block(done_block);
+    }
+
+    /// The owner test: `(lo, sp - lo < len)` of the counts' owner at `owner`. Plain loads at
+    /// offsets from the one owner address (one constant, not one per field): they stay in the
+    /// function's order (not readonly), and none is merged with a load before a store of the
+    /// same memory kind, so the reload of `len` in [`Self::enter_window`] is a load of its own.
+    fn owns_counts(&mut self, owner: Value) -> (Value, Value) {
+        let lo = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LO as i32);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LEN as i32);
+        let sp = self.builder.ins().get_stack_pointer(types::I64);
+        let offset = self.builder.ins().isub(sp, lo);
+        let mine = self
+            .builder
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, offset, len);
+        (lo, mine)
+    }
+
+    /// The owner's side of the handshake: busy, then `len` again, whose value (0: shared since
+    /// the owner test) the caller branches on before any plain change.
+    fn enter_window(&mut self, owner: Value) -> Value {
+        self.set_busy(owner, 1);
+        self.builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LEN as i32)
     }
 
     /// The owner's busy word: a plain store (only the owner writes it).
