@@ -128,3 +128,90 @@ fn the_owner_reloads_len_after_its_busy_store() {
         }
     }
 }
+
+/// Two `Swapper`s store the shared items into their fields and a local each iteration.
+const SWAPPER: &str = "class Item {
+    var k: i64 = 0
+    var next: Item? = null
+}
+class Swapper : Bench {
+    var item: Item? = null
+    var other: Item? = null
+    var slot: Item? = null
+    fn run(self, n: i64) -> i64 {
+        var s = 0
+        var loc: Item? = null
+        for i in 0..n {
+            self.slot = self.item
+            loc = self.other
+            self.slot = self.other
+            loc = self.item
+            loc = loc.next
+            loc = self.item
+            s += 1
+        }
+        self.slot = null
+        return s
+    }
+}
+let shared_item = new Item()
+let shared_other = new Item()
+let a = new Swapper()
+let b = new Swapper()
+fn main() -> i64 {
+    shared_item.next = shared_other
+    a.item = shared_item
+    b.item = shared_item
+    a.other = shared_other
+    b.other = shared_other
+    return 0
+}
+";
+
+/// Stores that change two counts in one window (`swap_handle_counts`: `self.slot = self.item`,
+/// `loc = loc.next`) on the owner thread, then from two threads at once, which shares the
+/// runtime mid-loop and takes the atomic side of the swap: no change is lost.
+#[test]
+fn swaps_under_two_threads_balance() {
+    for opt in [OptLevel::None, OptLevel::Speed] {
+        for round in 0..2 {
+            let program = common::compile_text("swapper.hot", SWAPPER).unwrap();
+            let compiled = Jit::new(options(opt)).unwrap().compile(&program).unwrap();
+            compiled.run_main().unwrap();
+            let runtime = &compiled.objects().unwrap().runtime;
+            let (a, b) = (
+                compiled.global_handle("a").unwrap(),
+                compiled.global_handle("b").unwrap(),
+            );
+            let item = compiled.global_handle("shared_item").unwrap();
+            let other = compiled.global_handle("shared_other").unwrap();
+            let ri = || item.get().unwrap().ref_count();
+            let ro = || other.get().unwrap().ref_count();
+            let (i0, o0) = (ri(), ro());
+            assert_eq!(run(&a, 1000), 1000);
+            assert_eq!(runtime.counts(), "owned by this thread");
+            assert_eq!((ri(), ro()), (i0, o0), "{opt:?} single");
+            let go = std::sync::Barrier::new(2);
+            std::thread::scope(|s| {
+                let one = s.spawn(|| {
+                    go.wait();
+                    (0..20).map(|_| run(&a, 20_000)).sum::<i64>()
+                });
+                let two = s.spawn(|| {
+                    go.wait();
+                    (0..20).map(|_| run(&b, 20_000)).sum::<i64>()
+                });
+                assert_eq!(one.join().unwrap(), 400_000);
+                assert_eq!(two.join().unwrap(), 400_000);
+            });
+            assert_eq!(runtime.counts(), "shared");
+            assert_eq!(
+                (ri(), ro()),
+                (i0, o0),
+                "{opt:?} round {round}: a count change was lost"
+            );
+            assert_eq!(run(&a, 1000), 1000);
+            assert_eq!((ri(), ro()), (i0, o0), "{opt:?} shared");
+        }
+    }
+}

@@ -204,8 +204,9 @@ impl FunctionTranslator<'_, '_> {
     /// reload of `len`, where a retain and a release each made their own. `new`'s add comes
     /// first, so freeing `old` (which may hold the last other reference to `new`, as a list's
     /// node holds its next) finds `new` counted. A null on either side is the one change
-    /// alone; anyone else, or a share seen inside the window, makes the two changes the
-    /// separate way, off the straight path.
+    /// alone. Off the straight path: in a shared runtime both changes are atomic, inline; a
+    /// runtime not claimed yet or another thread's goes through the runtime's retain and
+    /// release, which claim or share it first.
     pub(crate) fn swap_handle_counts(&mut self, new: Value, old: Value) {
         let Some(at) = self.env.counts_owner else {
             self.retain_handle(new);
@@ -281,8 +282,8 @@ impl FunctionTranslator<'_, '_> {
         // `old`'s last reference: put the 1 back and let the helper drop it and free, as
         // `release_by_decrement` does (it says why putting it back is safe).
         self.builder.switch_to_block(last_block);
-        self.builder.seal_block(last_block);
         let one = self.builder.ins().iconst(types::I64, 1);
+        let old_addr = self.refs_addr(old);
         self.builder.ins().store(mem(), one, old_addr, 0);
         let release = self.env.helpers.release;
         self.call_helper(release, &[old]);
@@ -294,11 +295,46 @@ impl FunctionTranslator<'_, '_> {
         self.set_busy(owner, 0);
         self.builder.ins().jump(apart_block, &[]);
 
-        // The runtime's own retain and release, which claim, share or go atomic as the
-        // counts' state says (two calls here keep the inline code small: a store like this one
-        // sits in methods the inliner takes only while they stay short).
+        // Not the owner. A shared runtime (`lo` 0): both changes atomic, inline, as the single
+        // change makes them. One not claimed yet or owned by another thread: the runtime's own
+        // retain and release, which claim or share first (two calls here keep the inline code
+        // small: a store like this one sits in methods the inliner takes only while short).
+        let atomic_block = self.builder.create_block();
+        let helpers_block = self.builder.create_block();
+        for block in [atomic_block, helpers_block] {
+            self.builder.set_cold_block(block);
+        }
         self.builder.switch_to_block(apart_block);
         self.builder.seal_block(apart_block);
+        let lo = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), owner, CountOwner::LO as i32);
+        self.builder
+            .ins()
+            .brif(lo, helpers_block, &[], atomic_block, &[]);
+
+        self.builder.switch_to_block(atomic_block);
+        self.builder.seal_block(atomic_block);
+        let addr = self.refs_addr(new);
+        let one = self.builder.ins().iconst(types::I64, 1);
+        self.builder
+            .ins()
+            .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, one);
+        let old_addr = self.refs_addr(old);
+        let minus_one = self.builder.ins().iconst(types::I64, -1);
+        let m =
+            self.builder
+                .ins()
+                .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, old_addr, minus_one);
+        let last = self.builder.ins().icmp_imm_s(IntCC::Equal, m, 1);
+        self.builder
+            .ins()
+            .brif(last, last_block, &[], done_block, &[]);
+        self.builder.seal_block(last_block);
+
+        self.builder.switch_to_block(helpers_block);
+        self.builder.seal_block(helpers_block);
         let retain = self.env.helpers.retain;
         self.call_helper(retain, &[new]);
         let release = self.env.helpers.release;
