@@ -350,19 +350,6 @@ pub(crate) fn lower_function(
     }
 }
 
-/// Whether `value`, stored into a handle place, can be read as a cell without a count of its own
-/// (a local, or a field read through such cells, possibly asserted non-null), so the store can
-/// change both counts at once (`FunctionTranslator::swap_handle_counts`).
-pub(crate) fn swappable_cell(value: &hir::Expr) -> bool {
-    let read = match &value.kind {
-        hir::ExprKind::NonNull(inner) => inner,
-        // `p = null` is a release alone, as any store makes it.
-        hir::ExprKind::Null => return false,
-        _ => value,
-    };
-    super::lower_object::pure_cell(read)
-}
-
 impl<'a, 'b> FunctionTranslator<'a, 'b> {
     fn translate_function(&mut self) -> LResult<()> {
         let entry_block = self.builder.create_block();
@@ -748,11 +735,8 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             self.finish_vec_path(path);
             return Ok(());
         }
-        if op.is_none()
-            && matches!(place.kind, PlaceKind::Local(_) | PlaceKind::Global(_))
-            && place.ty.is_handle()
-            && self.env.counts_owner.is_some()
-            && swappable_cell(value)
+        if matches!(place.kind, PlaceKind::Local(_) | PlaceKind::Global(_))
+            && self.swaps_counts(&place.ty, op, value)
         {
             // `p = p.next` into a handle variable: the new cell read without a count, then both
             // counts changed in one window (`lower_refcount.rs`, `swap_handle_counts`). Nothing

@@ -261,12 +261,7 @@ impl FunctionTranslator<'_, '_> {
         value: &Expr,
         place: Span,
     ) -> LResult<()> {
-        if op.is_none()
-            && ty.is_handle()
-            && self.env.counts_owner.is_some()
-            && super::lower::swappable_cell(value)
-            && self.move_site(place).is_none()
-        {
+        if self.swaps_counts(ty, op, value) && self.move_site(place).is_none() {
             let v = self.borrowed_arg_cell(value)?;
             let addr = self.checked_field(c, field);
             let old = self.load_value(addr, ty)?;

@@ -40,6 +40,8 @@ use cranelift_codegen::ir::{AtomicRmwOp, InstBuilder, Value, types};
 
 use cranelift_module::FuncId;
 
+use crate::lang::hir::{BinOp, Expr, ExprKind, Type};
+
 use crate::runtime::class::Class;
 use crate::runtime::closure::ClosureBlock;
 use crate::runtime::counts::CountOwner;
@@ -156,9 +158,7 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(plain_block);
         self.builder.seal_block(plain_block);
-        let n = self.builder.ins().load(types::I64, mem(), addr, 0);
-        let changed = self.builder.ins().iadd_imm_s(n, delta);
-        self.builder.ins().store(mem(), changed, addr, 0);
+        let n = self.plain_add(addr, delta);
         self.set_busy(owner, 0);
         self.builder.ins().jump(done_block, &passed(n));
 
@@ -183,16 +183,28 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(atomic_block);
         self.builder.seal_block(atomic_block);
-        let delta = self.builder.ins().iconst(types::I64, delta);
-        let n = self
-            .builder
-            .ins()
-            .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, delta);
+        let n = self.atomic_add(addr, delta);
         self.builder.ins().jump(done_block, &passed(n));
 
         self.builder.switch_to_block(done_block);
         self.builder.seal_block(done_block);
         (old, addr)
+    }
+
+    /// Whether a plain store (`op` none) of `value` into a place of type `ty` changes its
+    /// counts with [`Self::swap_handle_counts`]: a handle place in JIT code (the owner's
+    /// address known) and a value read as a cell without running code (a local, or a field
+    /// read through such cells, possibly asserted non-null; `p = null` is a release alone).
+    pub(crate) fn swaps_counts(&self, ty: &Type, op: Option<BinOp>, value: &Expr) -> bool {
+        let read = match &value.kind {
+            ExprKind::NonNull(inner) => inner,
+            ExprKind::Null => return false,
+            _ => value,
+        };
+        op.is_none()
+            && ty.is_handle()
+            && self.env.counts_owner.is_some()
+            && super::lower_object::pure_cell(read)
     }
 
     /// A handle place that held `old` now holds `new`, whose cell the code read without a
@@ -266,28 +278,20 @@ impl FunctionTranslator<'_, '_> {
         self.builder.switch_to_block(plain_block);
         self.builder.seal_block(plain_block);
         let addr = self.refs_addr(new);
-        let n = self.builder.ins().load(types::I64, mem(), addr, 0);
-        let more = self.builder.ins().iadd_imm_s(n, 1);
-        self.builder.ins().store(mem(), more, addr, 0);
+        self.plain_add(addr, 1);
         let old_addr = self.refs_addr(old);
-        let m = self.builder.ins().load(types::I64, mem(), old_addr, 0);
-        let less = self.builder.ins().iadd_imm_s(m, -1);
-        self.builder.ins().store(mem(), less, old_addr, 0);
+        let m = self.plain_add(old_addr, -1);
         self.set_busy(owner, 0);
         let last = self.builder.ins().icmp_imm_s(IntCC::Equal, m, 1);
         self.builder
             .ins()
             .brif(last, last_block, &[], done_block, &[]);
 
-        // `old`'s last reference: put the 1 back and let the helper drop it and free, as
-        // `release_by_decrement` does (it says why putting it back is safe).
+        // `old`'s last reference, from either side (sealed once both branched here).
         self.builder.switch_to_block(last_block);
-        let one = self.builder.ins().iconst(types::I64, 1);
         let old_addr = self.refs_addr(old);
-        self.builder.ins().store(mem(), one, old_addr, 0);
         let release = self.env.helpers.release;
-        self.call_helper(release, &[old]);
-        self.builder.ins().jump(done_block, &[]);
+        self.release_last(old, old_addr, release, done_block);
 
         // Shared under the owner since the first read: not busy, then the separate way.
         self.builder.switch_to_block(unbusy_block);
@@ -317,16 +321,9 @@ impl FunctionTranslator<'_, '_> {
         self.builder.switch_to_block(atomic_block);
         self.builder.seal_block(atomic_block);
         let addr = self.refs_addr(new);
-        let one = self.builder.ins().iconst(types::I64, 1);
-        self.builder
-            .ins()
-            .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, one);
+        self.atomic_add(addr, 1);
         let old_addr = self.refs_addr(old);
-        let minus_one = self.builder.ins().iconst(types::I64, -1);
-        let m =
-            self.builder
-                .ins()
-                .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, old_addr, minus_one);
+        let m = self.atomic_add(old_addr, -1);
         let last = self.builder.ins().icmp_imm_s(IntCC::Equal, m, 1);
         self.builder
             .ins()
@@ -343,6 +340,40 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(done_block);
         self.builder.seal_block(done_block);
+    }
+
+    /// The owner's plain change of the count at `addr` by `delta`; returns the count before.
+    fn plain_add(&mut self, addr: Value, delta: i64) -> Value {
+        let n = self.builder.ins().load(types::I64, mem(), addr, 0);
+        let changed = self.builder.ins().iadd_imm_s(n, delta);
+        self.builder.ins().store(mem(), changed, addr, 0);
+        n
+    }
+
+    /// An atomic change of the count at `addr` by `delta`; returns the count before.
+    fn atomic_add(&mut self, addr: Value, delta: i64) -> Value {
+        let delta = self.builder.ins().iconst(types::I64, delta);
+        self.builder
+            .ins()
+            .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, delta)
+    }
+
+    /// The block of a release that took `cell`'s count (at `addr`) from 1: put the 1 back and
+    /// let `helper` drop the reference and free, then go on at `done` (`release_by_decrement`
+    /// says why putting it back is safe). A plain store: no other thread can read the count
+    /// now, and an atomic store would be a sequentially consistent one, with an `mfence` on
+    /// every free.
+    fn release_last(
+        &mut self,
+        cell: Value,
+        addr: Value,
+        helper: FuncId,
+        done: cranelift_codegen::ir::Block,
+    ) {
+        let one = self.builder.ins().iconst(types::I64, 1);
+        self.builder.ins().store(mem(), one, addr, 0);
+        self.call_helper(helper, &[cell]);
+        self.builder.ins().jump(done, &[]);
     }
 
     /// The owner test: `(lo, sp - lo < len)` of the counts' owner at `owner`. Plain loads at
@@ -442,10 +473,7 @@ impl FunctionTranslator<'_, '_> {
                     let n = self.builder.ins().atomic_load(types::I64, mem(), addr);
                     self.skip_static(n, floor, done_block);
                 }
-                let one = self.builder.ins().iconst(types::I64, 1);
-                self.builder
-                    .ins()
-                    .atomic_rmw(types::I64, mem(), AtomicRmwOp::Add, addr, one);
+                self.atomic_add(addr, 1);
             }
             None => {
                 self.change_object_count(cell, 1, false);
@@ -547,14 +575,7 @@ impl FunctionTranslator<'_, '_> {
         let (old, addr) = match refs {
             Some(refs) => {
                 let addr = refs(self, cell);
-                let minus_one = self.builder.ins().iconst(types::I64, -1);
-                let old = self.builder.ins().atomic_rmw(
-                    types::I64,
-                    mem(),
-                    AtomicRmwOp::Add,
-                    addr,
-                    minus_one,
-                );
+                let old = self.atomic_add(addr, -1);
                 (old, addr)
             }
             None => {
@@ -569,12 +590,7 @@ impl FunctionTranslator<'_, '_> {
 
         self.builder.switch_to_block(last_block);
         self.builder.seal_block(last_block);
-        // A plain store: no other thread can read the count now (see above), and an atomic
-        // store would be a sequentially consistent one, with an `mfence` on every free.
-        let one = self.builder.ins().iconst(types::I64, 1);
-        self.builder.ins().store(mem(), one, addr, 0);
-        self.call_helper(helper, &[cell]);
-        self.builder.ins().jump(done_block, &[]);
+        self.release_last(cell, addr, helper, done_block);
 
         self.builder.switch_to_block(done_block);
         self.builder.seal_block(done_block);
