@@ -237,3 +237,28 @@ fn jit_opt_inlines_a_chain_of_small_calls_flat() {
     let jit = stdout(&["asm", "cases/handle_method.hot", "--fn", "Boss.total"]);
     assert!(jit.contains("Worker.mix"), "{jit}");
 }
+
+#[test]
+fn a_function_that_calls_itself_is_unrolled_by_one_level_on_every_backend() {
+    // Each recursive call site of `fib` takes a copy of its body, whose own two calls stay
+    // calls: four calls of `fib` in its listing. `down`'s copy brings its own division check
+    // (the error test in tests/jit_inline.rs raises in it). `even` and `odd` call each other:
+    // nothing is inlined into them.
+    let file = "tests/fixtures/asm/self_call.hot";
+    for backend in ["jit", "jit-opt", "object"] {
+        let listing = |f: &str| stdout(&["asm", file, "--fn", f, "--backend", backend]);
+        let count = |s: &str, what: &str| s.lines().filter(|l| l.contains(what)).count();
+        let fib = listing("fib");
+        assert_eq!(count(&fib, "call fib"), 4, "{backend}:\n{fib}");
+        // The copy runs in the function's frame: one stack check, as before.
+        assert_eq!(count(&fib, "; hot_raise_stack"), 1, "{backend}:\n{fib}");
+        let down = listing("down");
+        assert_eq!(
+            count(&down, "; hot_raise_div_zero"),
+            2,
+            "{backend}:\n{down}"
+        );
+        let even = listing("even");
+        assert_eq!(count(&even, "call odd"), 1, "{backend}:\n{even}");
+    }
+}

@@ -357,3 +357,43 @@ fn a_dropped_class_can_come_back_everywhere() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A function that calls itself runs unrolled by one level (`opt_inline::inline_self`, on jit
+/// and object too): a call through a host handle before a reload runs the old recursion whole,
+/// the one after it the new one whole (the copy inside the function is of its own version).
+#[test]
+fn a_reload_between_two_calls_swaps_a_function_that_calls_itself_whole() {
+    use hotlab::backend::object::ObjectOptions;
+    use hotlab::runtime::iface::Hook;
+    let version = |step: &str| {
+        format!(
+            "fn depth(k: i64) -> i64 {{
+                 if k == 0 {{ return 0 }}
+                 return depth(k - 1) * {step} + k
+             }}
+             class C : Hook {{
+                 var n: i64 = 0
+                 fn call(self) -> i64 {{ self.n += 1; return depth(5 + self.n) }}
+             }}
+             var a: C? = null
+             fn main() -> i64 {{ a = new C(); return depth(3) }}"
+        )
+    };
+    let source = |name: &str, step: &str| Arc::new(SourceFile::new(name, version(step)));
+    for object in [false, true] {
+        let program = compile(source("v1.hot", "3")).unwrap();
+        let mut module = if object {
+            ScriptModule::new_object(program, ObjectOptions::default()).unwrap()
+        } else {
+            ScriptModule::new(program, JitOptions::default()).unwrap()
+        };
+        // depth(3) with * 3: ((1 * 3 + 2) * 3) + 3 = 18.
+        assert_eq!(module.run_main().unwrap(), Value::I64(18));
+        let held = module.current().global_handle("a").unwrap();
+        // depth(6) with * 3: 1, 5, 18, 58, 179, 543.
+        assert_eq!(held.call().into_result().unwrap(), 543, "object: {object}");
+        module.reload(source("v2.hot", "2")).unwrap();
+        // depth(7) with * 2: 1, 4, 11, 26, 57, 120, 247.
+        assert_eq!(held.call().into_result().unwrap(), 247, "object: {object}");
+    }
+}

@@ -69,9 +69,12 @@ fn generator_covers_values_and_errors() {
             ": [bool; ",
             " = [[",
             ".flags[",
+            // A function that calls itself (unrolled by one level on the compiled backends).
+            "if d <= 0 { return",
         ] {
             *additions.entry(construct).or_default() += usize::from(text.contains(construct));
         }
+        *additions.entry("a call of rK").or_default() += usize::from(calls_a_recursion(&text));
         // Closures: made (`let c.. = |..| -> i64 {`) and called (`c..(`).
         made += usize::from(text.contains("| -> i64 { return"));
         called += usize::from(calls_a_closure(&text));
@@ -104,6 +107,18 @@ fn generator_covers_values_and_errors() {
         made >= 40 && called >= 20,
         "closures made in {made}, called in {called}"
     );
+}
+
+/// Whether `text` calls its function that calls itself from outside it (`rK((..) & 7`).
+fn calls_a_recursion(text: &str) -> bool {
+    let Some(at) = text.find("\nfn r") else {
+        return false;
+    };
+    let name: String = text[at + 4..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    text.contains(&format!("{name}(("))
 }
 
 /// Whether `text` calls a closure variable (`c12(`; closures are named `c` and a number).

@@ -176,3 +176,73 @@ fn an_error_two_inlined_calls_deep_is_located_at_its_own_line_and_releases_every
         "error: null handle at 3:45",
     );
 }
+
+#[test]
+fn a_function_that_calls_itself_takes_its_own_body_and_computes_the_same() {
+    // `depth` and `fib` (two recursive call sites) are unrolled by one level on jit-opt
+    // (`inline_self`); `count` walks a tree of handles, whose counts the copy changes as the
+    // function does (the leak check of `same_everywhere`); `label` builds strings.
+    same_everywhere(
+        r#"fn depth(k: i64) -> i64 {
+               if k == 0 { return 0 }
+               return depth(k - 1) * 3 + k
+           }
+           fn fib(n: i64) -> i64 {
+               if n < 2 { return n }
+               return fib(n - 1) + fib(n - 2)
+           }
+           class T {
+               var l: T? = null
+               var r: T? = null
+               var v: i64 = 1
+           }
+           fn make(d: i64) -> T {
+               let t = new T()
+               t.v = d
+               if d > 0 { t.l = make(d - 1); t.r = make(d - 1) }
+               return t
+           }
+           fn count(t: T?) -> i64 {
+               if t == null { return 0 }
+               return t.v + count(t.l) + count(t.r)
+           }
+           fn label(n: i64) -> str {
+               if n == 0 { return "." }
+               return "${n}" + label(n - 1)
+           }
+           fn main() -> i64 {
+               var s = 0
+               for k in 0..12 { s += depth(k) + fib(k) }
+               return s + count(make(6)) + label(9).len()
+           }"#,
+        "199610",
+    );
+}
+
+#[test]
+fn an_error_in_a_function_unrolled_into_itself_is_located_at_its_line_and_releases_every_level() {
+    // The division raises at an odd depth, inside the copy of `down` in its own frame (the
+    // listing test in asm_cli.rs shows the copy), and at an even one, in the function itself:
+    // the same located error, and the string each level holds across its call released.
+    for limit in ["5", "6"] {
+        same_everywhere(
+            &format!(
+                r#"fn down(n: i64, s: str) -> i64 {{
+                       if n == {limit} {{ return s.len() / (n - {limit}) }}
+                       return down(n + 1, s + ".") + 1
+                   }}
+                   fn main() -> i64 {{ return down(0, "x" + "y") }}"#
+            ),
+            "error: division by zero at 2:51",
+        );
+    }
+    // Runaway: the recursion still stops in the function's own check, one frame in two levels.
+    same_everywhere(
+        "fn deep(n: i64) -> i64 {
+             if n < 0 { return 0 }
+             return deep(n + 1) * 2 + 1
+         }
+         fn main() -> i64 { return deep(0) }",
+        "error: call stack exhausted in `deep` (runaway recursion?) at 1:4",
+    );
+}

@@ -1,7 +1,9 @@
 //! A generator of random, well-typed, terminating hot programs, for differential testing.
 //!
 //! A program has a few module variables and constants (`i64` and `[i64; N]`), a few functions
-//! `f0, f1, ...` and `main() -> i64`. Function `fK` calls only `f0..fK` (no recursion), every
+//! `f0, f1, ...`, sometimes a function `rK` that calls itself, and `main() -> i64`. Function
+//! `fK` calls only `f0..fK`; `rK` calls itself at a depth one or two lower (callers pass a
+//! depth of 0 to 7, so it ends) and the `f`s before it; every
 //! loop has a small bound (`while` loops count a variable the body never writes; `for` ranges
 //! have small literal bounds), so every program ends quickly. Everything else is random: `i64`
 //! arithmetic (wrapping, division and remainder including by zero and `MIN / -1`, shifts by any
@@ -232,8 +234,67 @@ impl Gen {
             self.vars.truncate(globals);
             self.callable.push((name, params, bools));
         }
+        if self.rng.chance(40) {
+            let name = self.fresh("r");
+            let params = self.rng.below(3) as usize;
+            self.recursive_function(&name, params);
+            self.vars.truncate(globals);
+            // Callers pass the depth masked to 0..=7 (see `call`).
+            self.callable.push((name, 1 + params, None));
+        }
         self.in_main = true;
         self.function("main", 0, None);
+    }
+
+    /// A function that calls itself: `rK(d, p..)` returns at `d <= 0`, else runs a few
+    /// statements and returns an expression with one or two calls of itself at `d - 1` (and
+    /// `d - 2`). Callers pass `d` masked to 0..=7, so it ends after at most 2^8 calls;
+    /// errors raised in its body come from every level of the recursion.
+    fn recursive_function(&mut self, name: &str, params: usize) {
+        self.scopes.push(self.vars.len());
+        let mut list = vec!["d: i64".to_string()];
+        let mut names = Vec::new();
+        self.vars.push(Var {
+            name: "d".to_string(),
+            shape: Shape::Int,
+            writable: false,
+        });
+        for _ in 0..params {
+            let p = self.fresh("p");
+            list.push(format!("{p}: i64"));
+            names.push(p.clone());
+            self.vars.push(Var {
+                name: p,
+                shape: Shape::Int,
+                writable: false,
+            });
+        }
+        self.line(&format!("fn {name}({}) -> i64 {{", list.join(", ")));
+        self.indent += 1;
+        let base = self.int_expr(2);
+        self.line(&format!("if d <= 0 {{ return {base} }}"));
+        self.fuel = 1 + self.rng.below(3) as u32;
+        self.stmts();
+        let call = |g: &mut Gen, down: &str| {
+            let args: Vec<String> = std::iter::once(format!("d - {down}"))
+                .chain(names.iter().map(|_| g.int_expr(1)))
+                .collect();
+            format!("{name}({})", args.join(", "))
+        };
+        let first = call(self, "1");
+        let op = *self.rng.pick(&["+", "*", "^", "-"]);
+        let ret = if self.rng.chance(30) {
+            let second = call(self, "2");
+            format!("{first} {op} {second}")
+        } else {
+            let e = self.int_expr(1);
+            format!("{first} {op} {e}")
+        };
+        self.line(&format!("return {ret}"));
+        self.indent -= 1;
+        self.line("}");
+        let mark = self.scopes.pop().unwrap_or(0);
+        self.vars.truncate(mark);
     }
 
     fn function(&mut self, name: &str, params: usize, bools: Option<u32>) {
@@ -1024,7 +1085,11 @@ impl Gen {
     }
 
     fn call(&mut self, depth: u32) -> String {
-        let (name, params, bools) = self.rng.pick(&self.callable).clone();
+        // A recursive function (always the last callable) is called more often than the others.
+        let (name, params, bools) = match self.callable.last() {
+            Some(last) if last.0.starts_with('r') && self.rng.chance(40) => last.clone(),
+            _ => self.rng.pick(&self.callable).clone(),
+        };
         let mut args = String::new();
         if let Some(n) = bools {
             let same: Vec<String> = self
@@ -1047,7 +1112,12 @@ impl Gen {
                 args.push_str(", ");
             }
             let a = self.int_expr(depth.min(1));
-            let _ = write!(args, "{a}");
+            if i == 0 && name.starts_with('r') {
+                // A recursive function's depth (see `recursive_function`).
+                let _ = write!(args, "({a}) & 7");
+            } else {
+                let _ = write!(args, "{a}");
+            }
         }
         format!("{name}({args})")
     }

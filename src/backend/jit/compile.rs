@@ -207,7 +207,9 @@ impl Jit {
         {
             // jit-opt: small callees inlined into their direct callers (`opt_inline.rs`); jit
             // (reloadable, where a direct call of a method is bound at run time): only into
-            // the host entries, which are replaced with their method's version.
+            // the host entries, which are replaced with their method's version. Both: a
+            // function that calls itself takes its own body once (its copy is of the same
+            // version, and no reload comes while a thread is inside a call).
             let start = Instant::now();
             let speed = self.options.opt == super::OptLevel::Speed;
             let frame = inline_small_functions(

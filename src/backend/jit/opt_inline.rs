@@ -6,9 +6,14 @@
 //! called on an object of a known class (statically bound, a direct `call` on `jit-opt`, which
 //! has no reload to rebind it). Virtual and closure calls are `call_indirect` and stay calls.
 //! A callee is inlined when it is *small*: at most [`MAX_CALLEE_INSTS`] CLIF instructions
-//! outside its cold blocks (the raise paths), and it does not call itself. A caller grows by at
-//! most [`MAX_GROWTH_INSTS`] inlined instructions, so compile time stays linear in the
-//! program. Functions are visited callees first, and a
+//! outside its cold blocks (the raise paths), and it does not call itself. A function that
+//! calls itself (and is on no cycle with another) takes its own body once at its recursive call
+//! sites instead ([`inline_self`], at most [`MAX_SELF_INSTS`]): the recursion unrolled by one
+//! level, half its calls. That one is done on `jit` (and `object`) too: the copy is the same
+//! function of the same version, and a reload waits until no thread is inside a call, so none
+//! comes between a level and the next. A caller grows by at most [`MAX_GROWTH_INSTS`] inlined
+//! instructions, so compile time stays linear in the program. Functions are visited callees
+//! first, and a
 //! body is taken after its own small callees went into it, so a chain of small calls inlines
 //! flat (as long as the whole stays small); calls inside an inlined body are not visited again.
 //!
@@ -25,8 +30,9 @@
 //!   `try_call` (there are no handlers in JIT code), so no exception table needs merging.
 //! - **The stack check.** An inlined body runs in its caller's frame, which has passed its own
 //!   check with the merged frame's size, so the body's prologue check is dropped: its `brif` to
-//!   the `hot_raise_stack` block becomes a jump. (A callee that calls itself is never inlined,
-//!   so runaway recursion still fails in the recursing function's own check.)
+//!   the `hot_raise_stack` block becomes a jump. (A callee that calls itself is inlined only
+//!   into itself, so runaway recursion still fails in the recursing function's own check, with
+//!   the same located error, one frame in two levels.)
 //! - **Leaves** (every backend, [`drop_leaf_checks`]): a small function that calls no script
 //!   code has no check at all; the limit keeps room for one such frame.
 //! - **Frame size.** The stack check leaves room for the largest frame; the caller's frame size
@@ -52,13 +58,19 @@ const LEAF_SLOT_BYTES: u64 = 16 * 1024;
 /// well inside [`LEAF_ROOM`](super::helper_table::LEAF_ROOM) with its slots).
 const LEAF_INSTS: usize = 2000;
 
+/// The largest function that calls itself whose body is inlined into itself once
+/// ([`inline_self`]), in CLIF instructions outside cold blocks: a recursive accessor, a tree
+/// walk or a `fib` is 20 to 60; each recursive call site gains a copy.
+const MAX_SELF_INSTS: usize = 80;
+
 /// How many inlined instructions one caller may gain.
 const MAX_GROWTH_INSTS: usize = 2000;
 
 /// Inline the small callees of the functions of `funcs` that `into` names (a program's
 /// script functions as lowered, `(module id, CLIF)`, and its host entries; see the module
 /// docs): every function for `OptLevel::Speed` (`jit-opt`, and the `object` backend at that
-/// level, whose code is the JIT's), only the host entries otherwise. `stack` is the
+/// level, whose code is the JIT's), only the host entries otherwise; at every level a function
+/// that calls itself (alone on its cycle) takes its own body once ([`inline_self`]). `stack` is the
 /// `hot_raise_stack` helper. Returns the largest frame's slot bytes after inlining, or the
 /// function that failed and why.
 pub(crate) fn inline_small_functions<'f>(
@@ -67,7 +79,7 @@ pub(crate) fn inline_small_functions<'f>(
     stack: FuncId,
 ) -> Result<u64, (FuncId, String)> {
     let mut funcs: Vec<(FuncId, &mut ir::Function)> = funcs.into_iter().collect();
-    let (order, recursive) = {
+    let (order, recursive, self_calling) = {
         let view: Vec<(FuncId, &ir::Function)> = funcs.iter().map(|(id, f)| (*id, &**f)).collect();
         call_graph(&view)
     };
@@ -80,7 +92,10 @@ pub(crate) fn inline_small_functions<'f>(
     // accessor) is flat wherever its head is inlined.
     for at in order {
         let (id, func) = &mut funcs[at];
-        if into(*id) {
+        if self_calling.contains(&id.as_u32()) {
+            let lowered = std::mem::replace(&mut **func, ir::Function::new());
+            **func = inline_self(*id, lowered, stack).map_err(|e| (*id, e))?;
+        } else if into(*id) {
             let lowered = std::mem::replace(&mut **func, ir::Function::new());
             **func = bodies.inline_into(*id, lowered).map_err(|e| (*id, e))?;
         }
@@ -134,6 +149,29 @@ impl InlineBodies {
         rename_symbols(&mut ctx.func, first_new, inlined)?;
         Ok(ctx.func)
     }
+}
+
+/// Inline the body of `func` (module function `id`, which calls itself and is on no other
+/// cycle) once at each of its own recursive call sites, when it is small: the recursion is
+/// unrolled by one level, so a call in two is a jump within the frame (no prologue, no
+/// epilogue, no stack check, no argument and result moves). The copy's stack check is dropped
+/// as any inlined body's; the outer check covers the merged frame, and a runaway recursion
+/// still stops in this function's own check, the only one on its cycle, with the same located
+/// error. The copy's own recursive calls stay calls.
+fn inline_self(id: FuncId, func: ir::Function, stack: FuncId) -> Result<ir::Function, String> {
+    let mut body = func.clone();
+    if !drop_stack_check(&mut body, stack) {
+        return Ok(func);
+    }
+    let size = hot_size(&body);
+    if size > MAX_SELF_INSTS {
+        return Ok(func);
+    }
+    let own = InlineBodies {
+        bodies: HashMap::from([(id.as_u32(), (body, size))]),
+        recursive: HashSet::new(),
+    };
+    own.inline_into(id, func)
 }
 
 struct Inliner<'a, 'o> {
@@ -246,16 +284,19 @@ fn calls(func: &ir::Function, id: FuncId) -> bool {
 }
 
 /// The positions of `funcs` in an order where a function comes after every function it calls
-/// directly (outside a cycle), and the functions on a cycle of direct calls among them
-/// (Tarjan's strongly connected components, iterative: linear in the calls; a component is
-/// complete after every component it reaches, so they come out callees first).
+/// directly (outside a cycle), the functions on a cycle of direct calls among them, and of
+/// those the ones alone on their cycle (a function that calls itself and is on no cycle with
+/// another) (Tarjan's strongly connected components, iterative: linear in the calls; a
+/// component is complete after every component it reaches, so they come out callees first).
 ///
-/// Nothing is inlined into the functions on a cycle, so a recursion stacks the same frames, each with its own
-/// prologue check, as without inlining: `down(step(n))` with `step` inlined would otherwise
-/// always run out in `down`'s check, never in `step`'s. (Which check of a recursion through
-/// several functions runs out first depends on where their frames fall against the limit, on
-/// every backend alike.) Outside a cycle no depth of calls builds up.
-fn call_graph(funcs: &[(FuncId, &ir::Function)]) -> (Vec<usize>, HashSet<u32>) {
+/// No other function is inlined into the functions on a cycle, so a recursion stacks the same
+/// functions' frames, each with its own prologue check, as without inlining: `down(step(n))`
+/// with `step` inlined would otherwise always run out in `down`'s check, never in `step`'s.
+/// (Which check of a recursion through several functions runs out first depends on where their
+/// frames fall against the limit, on every backend alike.) A function alone on its cycle takes
+/// its own body ([`inline_self`]): its check is the only one there is. Outside a cycle no depth
+/// of calls builds up.
+fn call_graph(funcs: &[(FuncId, &ir::Function)]) -> (Vec<usize>, HashSet<u32>, HashSet<u32>) {
     let position: HashMap<u32, usize> = funcs
         .iter()
         .enumerate()
@@ -279,6 +320,7 @@ fn call_graph(funcs: &[(FuncId, &ir::Function)]) -> (Vec<usize>, HashSet<u32>) {
     let mut stack = Vec::new();
     let mut next = 0usize;
     let mut recursive = HashSet::new();
+    let mut self_calling = HashSet::new();
     let mut order = Vec::with_capacity(n);
     for root in 0..n {
         if index[root] != usize::MAX {
@@ -323,11 +365,14 @@ fn call_graph(funcs: &[(FuncId, &ir::Function)]) -> (Vec<usize>, HashSet<u32>) {
                 if cycle {
                     recursive.extend(component.iter().map(|&w| funcs[w].0.as_u32()));
                 }
+                if component.len() == 1 && edges[v].contains(&v) {
+                    self_calling.insert(funcs[v].0.as_u32());
+                }
                 order.extend(component);
             }
         }
     }
-    (order, recursive)
+    (order, recursive, self_calling)
 }
 
 /// Replace the prologue's stack check of `func` (the entry block's `brif` to a block calling

@@ -173,11 +173,13 @@ pub(super) fn build(
             lower_time: start.elapsed(),
         });
     }
-    if options.opt == crate::backend::jit::OptLevel::Speed {
-        // As on jit-opt: small callees inlined (`jit/opt_inline.rs`), so the code stays the JIT's.
+    {
+        // As on the JIT, so the code stays the JIT's (`jit/opt_inline.rs`): at `Speed` small
+        // callees inlined, at every level a function that calls itself unrolled by one level.
+        let speed = options.opt == crate::backend::jit::OptLevel::Speed;
         let frame = crate::backend::jit::opt_inline::inline_small_functions(
             lowered.iter_mut().map(|l| (l.id, &mut l.func)),
-            |_| true,
+            |_| speed,
             helpers.stack,
         )
         .map_err(|(_, message)| JitError::Compile {
