@@ -300,3 +300,68 @@ fn masked_indexes_lose_their_check_and_others_keep_it() {
         }
     }
 }
+
+/// On jit-opt the last release of a handle frees the object without a second count change
+/// (`hot_object_free_last`), and `new` skips `Runtime::new_object`'s unload test
+/// (`hot_object_new_fixed`): every object is freed with its last reference — one whose fields
+/// hold the last references of others (a chain freed from its head), one with string and vec
+/// fields, one the host detached — and the class's counts of shells and detached ones end at
+/// zero.
+#[test]
+fn the_last_release_frees_every_object_once() {
+    use hotlab::runtime::values::live_blocks;
+    let text = r#"
+class Leaf {
+    var s: str = ""
+    var v: vec<i64> = vec<i64>()
+    var next: Leaf? = null
+}
+var kept: Leaf? = null
+fn chain(k: i64) -> Leaf {
+    var head = new Leaf()
+    for i in 0..k {
+        let n = new Leaf()
+        n.s = "leaf-${i}"
+        n.v.push(i)
+        n.next = head
+        head = n
+    }
+    return head
+}
+fn churn() -> i64 {
+    var total = 0
+    for round in 0..50 {
+        let c = chain(round % 7)
+        total += c.s.len() + c.v.len()
+        let o = new Leaf()
+        o.next = c
+    }
+    kept = new Leaf()
+    return total
+}
+fn drop_kept() -> i64 {
+    kept = null
+    return 0
+}
+"#;
+    let before = live_blocks();
+    let (_, p) = compile("free_last.hot", text);
+    // 42 rounds of 50 make a chain of at least one leaf: "leaf-N" and one element, 7.
+    assert_eq!(call(&p, "churn").unwrap(), Value::I64(294));
+    let objects = p.objects().unwrap();
+    let class = objects.runtime.class("Leaf").unwrap();
+    assert_eq!(class.shell_count(), 1, "only `kept` is left");
+    // The host detaches `kept` and lets its handle go: the script's release is the last.
+    let held = p.global_handle("kept").unwrap();
+    objects.runtime.detach(&held).unwrap();
+    drop(held);
+    assert_eq!((class.shell_count(), class.live_count()), (1, 0));
+    assert_eq!(call(&p, "drop_kept").unwrap(), Value::I64(0));
+    assert_eq!((class.shell_count(), class.live_count()), (0, 0));
+    drop(p);
+    assert_eq!(
+        live_blocks(),
+        before,
+        "vec or string blocks outlived their objects"
+    );
+}

@@ -791,6 +791,21 @@ pub(crate) fn release(obj: *const Object) {
     }
 }
 
+/// Free an object of an inline class (a fixed runtime's) whose last reference generated code
+/// is giving up: it found the count at 1 and left it there (`hot_object_free_last`). Nothing
+/// else can reach the count any more: no other reference exists, and an inline class lists no
+/// objects, so no walk of a live list can take one (`try_retain`). So the count needs no second
+/// change through its owner's handshake, as [`release`] would make it: the object is freed as
+/// a release that took the count to zero frees it.
+pub(crate) fn free_last(obj: *const Object) {
+    // SAFETY: the caller held the last reference, so the shell is allocated.
+    debug_assert!(unsafe { &*obj }.class().inline);
+    // Every other thread's changes of the count (and of the state) came before the decrement
+    // that found the last reference: as after `unref`'s atomic decrement.
+    std::sync::atomic::fence(Ordering::Acquire);
+    free_chain(obj);
+}
+
 #[inline(never)]
 fn free_chain(first: *const Object) {
     // No allocation unless a field held the last reference to another object.

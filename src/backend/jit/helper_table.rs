@@ -177,6 +177,33 @@ pub unsafe extern "C-unwind" fn hot_object_new(
     }
 }
 
+/// `new C()` in the code of a fixed runtime (`jit-opt`), whose classes no reload or unload can
+/// reach (`Runtime::unload` refuses them): [`hot_object_new`] without `Runtime::new_object`'s
+/// unload test and the unboxing of its error; the class's border stays (the depth room, a
+/// pending collect).
+///
+/// # Safety
+/// As [`hot_object_new`]; the runtime is fixed.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hot_object_new_fixed(
+    objects: *const ProgramObjects,
+    class: u32,
+    start: u32,
+    end: u32,
+) -> u64 {
+    // SAFETY: the caller's contract; the program (which owns the box) outlives its code's calls.
+    let objects = unsafe { &*objects };
+    let class = &objects.classes[class as usize];
+    debug_assert!(class.is_inline());
+    match crate::runtime::border::class_enter(class, || crate::runtime::object::new_object(class)) {
+        Ok(h) => h.into_cell(),
+        Err(mut e) => {
+            e.span = span(start, end);
+            (*e).raise()
+        }
+    }
+}
+
 /// The shell of a handle about to be used, or a raised `NullHandle`, `StaleHandle` or
 /// `ObjectDetached` at the span.
 #[unsafe(no_mangle)]
@@ -198,6 +225,16 @@ pub extern "C-unwind" fn hot_object_retain(cell: u64) -> u64 {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_object_release(cell: u64) {
     crate::runtime::handle::hot_handle_release(cell)
+}
+
+/// Free an object of a fixed runtime's class whose last reference generated code gives up
+/// (it found the count at 1): `object::free_last`, without the general release's second count
+/// change.
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hot_object_free_last(cell: u64) {
+    if let Some(obj) = crate::runtime::handle::Handle::cell_object(cell) {
+        crate::runtime::object::free_last(obj);
+    }
 }
 
 /// A count change on a thread that does not own the object's runtime, which is not shared
@@ -241,16 +278,18 @@ pub extern "C-unwind" fn hot_raise_null_closure(start: u32, end: u32) -> ! {
 }
 
 /// The helpers generated code imports for raising and for objects: `(symbol, address)`.
-pub fn helper_symbols() -> [(&'static str, *const u8); 12] {
+pub fn helper_symbols() -> [(&'static str, *const u8); 14] {
     [
         (
             "hot_raise_null_closure",
             hot_raise_null_closure as *const u8,
         ),
         ("hot_object_new", hot_object_new as *const u8),
+        ("hot_object_new_fixed", hot_object_new_fixed as *const u8),
         ("hot_object_check", hot_object_check as *const u8),
         ("hot_object_retain", hot_object_retain as *const u8),
         ("hot_object_release", hot_object_release as *const u8),
+        ("hot_object_free_last", hot_object_free_last as *const u8),
         ("hot_counts_contend", hot_counts_contend as *const u8),
         ("hot_raise_empty_slot", hot_raise_empty_slot as *const u8),
         ("hot_raise_div_zero", hot_raise_div_zero as *const u8),

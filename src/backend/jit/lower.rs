@@ -53,9 +53,13 @@ pub(crate) struct Helpers {
     pub stack: FuncId,
     pub fmod: FuncId,
     pub object_new: FuncId,
+    /// `new` of a fixed runtime's class.
+    pub object_new_fixed: FuncId,
     pub object_check: FuncId,
     pub retain: FuncId,
     pub release: FuncId,
+    /// The last release of a handle to an object of a fixed runtime's class.
+    pub free_last: FuncId,
     pub counts_contend: FuncId,
     pub empty_slot: FuncId,
     pub vec_retain: FuncId,

@@ -181,7 +181,11 @@ impl FunctionTranslator<'_, '_> {
         let objects = self.objects_ptr()?;
         let class = self.builder.ins().iconst(types::I32, i64::from(class.0));
         let (start, end) = self.span_args(span);
-        let helper = self.env.helpers.object_new;
+        let helper = if self.env.fixed {
+            self.env.helpers.object_new_fixed
+        } else {
+            self.env.helpers.object_new
+        };
         Ok(self.call_helper(helper, &[objects, class, start, end])[0])
     }
 

@@ -290,7 +290,7 @@ impl FunctionTranslator<'_, '_> {
         // `old`'s last reference, from either side (sealed once both branched here).
         self.builder.switch_to_block(last_block);
         let old_addr = self.refs_addr(old);
-        let release = self.env.helpers.release;
+        let release = self.handle_last_release();
         self.release_last(old, old_addr, release, done_block);
 
         // Shared under the owner since the first read: not busy, then the separate way.
@@ -426,8 +426,21 @@ impl FunctionTranslator<'_, '_> {
 
     /// Give up a reference through a handle cell (null is fine; see the module docs).
     pub(crate) fn release_handle(&mut self, cell: Value) {
-        let helper = self.env.helpers.release;
+        let helper = self.handle_last_release();
         self.release_by_decrement(cell, None, helper);
+    }
+
+    /// The helper a handle's last release calls (the count found at 1, put back): on a fixed
+    /// runtime (`jit-opt`), whose classes are all inline, `hot_object_free_last`, which frees
+    /// the object without changing the count again (`object::free_last`); elsewhere the
+    /// runtime's release, which takes the count to zero itself (a reload's walk of a live list
+    /// may have taken a reference meanwhile).
+    fn handle_last_release(&self) -> FuncId {
+        if self.env.fixed {
+            self.env.helpers.free_last
+        } else {
+            self.env.helpers.release
+        }
     }
 
     /// Give up the count a str cell owns (0 is fine; see the module docs).
