@@ -243,7 +243,7 @@ fn a_function_that_calls_itself_is_unrolled_by_one_level_on_every_backend() {
     // Each recursive call site of `fib` takes a copy of its body, whose own two calls stay
     // calls: four calls of `fib` in its listing. `down`'s copy brings its own division check
     // (the error test in tests/jit_inline.rs raises in it). `even` and `odd` call each other:
-    // nothing is inlined into them.
+    // nothing is inlined into them. `big` holds a local array too big to copy.
     let file = "tests/fixtures/asm/self_call.hot";
     for backend in ["jit", "jit-opt", "object"] {
         let listing = |f: &str| stdout(&["asm", file, "--fn", f, "--backend", backend]);
@@ -260,5 +260,8 @@ fn a_function_that_calls_itself_is_unrolled_by_one_level_on_every_backend() {
         );
         let even = listing("even");
         assert_eq!(count(&even, "call odd"), 1, "{backend}:\n{even}");
+        // Slots over `MAX_SELF_SLOT_BYTES`: the recursion keeps its frames (and its depth).
+        let big = listing("big");
+        assert_eq!(count(&big, "call big"), 2, "{backend}:\n{big}");
     }
 }

@@ -8,8 +8,8 @@
 //! A callee is inlined when it is *small*: at most [`MAX_CALLEE_INSTS`] CLIF instructions
 //! outside its cold blocks (the raise paths), and it does not call itself. A function that
 //! calls itself (and is on no cycle with another) takes its own body once at its recursive call
-//! sites instead ([`inline_self`], at most [`MAX_SELF_INSTS`]): the recursion unrolled by one
-//! level, half its calls. That one is done on `jit` (and `object`) too: the copy is the same
+//! sites instead ([`inline_self`], at most [`MAX_SELF_INSTS`] and [`MAX_SELF_SLOT_BYTES`] of
+//! slots): the recursion unrolled by one level, half its calls. That one is done on `jit` (and `object`) too: the copy is the same
 //! function of the same version, and a reload waits until no thread is inside a call, so none
 //! comes between a level and the next. A caller grows by at most [`MAX_GROWTH_INSTS`] inlined
 //! instructions, so compile time stays linear in the program. Functions are visited callees
@@ -60,8 +60,17 @@ const LEAF_INSTS: usize = 2000;
 
 /// The largest function that calls itself whose body is inlined into itself once
 /// ([`inline_self`]), in CLIF instructions outside cold blocks: a recursive accessor, a tree
-/// walk or a `fib` is 20 to 60; each recursive call site gains a copy.
+/// walk or a `fib` is 20 to 60; each recursive call site gains a copy (and see
+/// [`MAX_SELF_SLOT_BYTES`]).
 const MAX_SELF_INSTS: usize = 80;
+
+/// The most slot bytes a function that calls itself may have and still take its own body:
+/// each recursive call site's copy brings slots of its own (Cranelift gives every inlined body
+/// its own), so with `k` sites a frame of `(1 + k) * F` bytes covers two levels, where two
+/// frames of `F` did; and the limit keeps room for the largest frame below every function of
+/// the program (`VmCtx::for_current_thread`). A few handle, string and small array slots stay
+/// under this; a recursion over a big local array keeps its depth.
+const MAX_SELF_SLOT_BYTES: u64 = 512;
 
 /// How many inlined instructions one caller may gain.
 const MAX_GROWTH_INSTS: usize = 2000;
@@ -164,7 +173,7 @@ fn inline_self(id: FuncId, func: ir::Function, stack: FuncId) -> Result<ir::Func
         return Ok(func);
     }
     let size = hot_size(&body);
-    if size > MAX_SELF_INSTS {
+    if size > MAX_SELF_INSTS || slot_bytes(&body) > MAX_SELF_SLOT_BYTES {
         return Ok(func);
     }
     let own = InlineBodies {
