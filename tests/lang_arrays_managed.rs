@@ -395,3 +395,46 @@ fn an_empty_array_literal_is_refused_on_every_backend() {
             .stderr(predicates::str::contains("write `[0; 0]`"));
     }
 }
+
+/// An array literal whose later item raises: the items made before it (strings, a handle, a
+/// vec, a nested array of strings) are released, on every backend, as a call's evaluated
+/// arguments are. (Found by the review of session 24: the compiled backends lost one block.)
+#[test]
+fn an_item_that_raises_releases_the_items_before_it() {
+    for (item, want) in [
+        (
+            "[x[0], x[k + 5]]",
+            "index 6 out of range for length 2 at 6:20",
+        ),
+        (
+            "[s + \"!\", s, x[k + 8]]",
+            "index 9 out of range for length 2 at 6:26",
+        ),
+        (
+            "[[s, x[1]], [x[0], x[k + 6]]]",
+            "index 7 out of range for length 2 at 6:32",
+        ),
+        (
+            "[new B(), r[k + 3]]",
+            "index 4 out of range for length 2 at 6:23",
+        ),
+        ("[v, w[k + 2]]", "index 3 out of range for length 2 at 6:17"),
+    ] {
+        let text = format!(
+            "class B {{ var n: i64 = 0 }}
+fn f(s: str, k: i64, v: vec<i64>) -> i64 {{
+    let x = [s, s]
+    let r = [new B(), new B()]
+    let w = [v, vec<i64>()]
+    let t = {item}
+    return t.len() + r.len() + w.len()
+}}
+fn main() -> i64 {{
+    var v = vec<i64>()
+    v.push(3)
+    return f(\"ab\" + \"c\", 1, v)
+}}"
+        );
+        same_everywhere(&text, &format!("error: {want}"));
+    }
+}

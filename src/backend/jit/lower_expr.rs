@@ -417,16 +417,25 @@ impl FunctionTranslator<'_, '_> {
         })
     }
 
+    /// `[a, b, ...]`: each item into its place in a fresh slot. An item that owns a reference
+    /// stays held until the last item ran: the slot is not named for the unwinder (its later
+    /// cells are not written yet), so a raise in a later item releases the earlier ones
+    /// through their holds, as it does a call's evaluated arguments.
     fn translate_array_lit(&mut self, items: &[Expr], ty: &Type) -> LResult<Value> {
         let slot = self.new_slot(ty.cells());
         let base = self.slot_addr(slot);
         self.zero_bool_padding(base, ty);
+        let mut held = Vec::new();
         for (i, item) in items.iter().enumerate() {
             let v = self.translate_expr(item)?;
+            if i + 1 < items.len() {
+                held.push(self.hold(&item.ty, v));
+            }
             let offset = (i as u64 * item.ty.stride()) as i64;
             let addr = self.builder.ins().iadd_imm_s(base, offset);
             self.store_elem(addr, &item.ty, v)?;
         }
+        self.unhold_all(held);
         Ok(base)
     }
 
