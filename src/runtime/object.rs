@@ -298,9 +298,7 @@ impl Object {
 /// cells made so far are dropped).
 pub(crate) fn new_object(class: &Class) -> Result<Handle, Fault> {
     if class.inline {
-        // Never reloaded: no layout can change under `new`, and no list to join.
-        let shell = new_block(class, class.version())?;
-        return Ok(attach_unlisted(class, shell));
+        return new_inline_object(class);
     }
     loop {
         let version = class.version_ptr();
@@ -317,6 +315,15 @@ pub(crate) fn new_object(class: &Class) -> Result<Handle, Fault> {
         }
         return Ok(list_shell(class, shell, live));
     }
+}
+
+/// [`new_object`] of an inline class (a fixed runtime's): never reloaded, so no layout can
+/// change under `new`, and no list to join. Also called by jit-opt's `new` helper
+/// (`hot_object_new_fixed`) directly, so [`new_object`] keeps its one caller.
+#[inline(always)]
+pub(crate) fn new_inline_object(class: &Class) -> Result<Handle, Fault> {
+    let shell = new_block(class, class.version())?;
+    Ok(attach_unlisted(class, shell))
 }
 
 /// Allocate an object's memory: the one allocation site of the runtime's objects (shells with

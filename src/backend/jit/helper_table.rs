@@ -195,7 +195,10 @@ pub unsafe extern "C-unwind" fn hot_object_new_fixed(
     let objects = unsafe { &*objects };
     let class = &objects.classes[class as usize];
     debug_assert!(class.is_inline());
-    match crate::runtime::border::class_enter(class, || crate::runtime::object::new_object(class)) {
+    let made = crate::runtime::border::class_enter(class, || {
+        crate::runtime::object::new_inline_object(class)
+    });
+    match made {
         Ok(h) => h.into_cell(),
         Err(mut e) => {
             e.span = span(start, end);
