@@ -271,10 +271,14 @@ impl Gen {
         }
         self.line(&format!("fn {name}({}) -> i64 {{", list.join(", ")));
         self.indent += 1;
-        let base = self.int_expr(2);
+        let base = self.int_expr(1);
         self.line(&format!("if d <= 0 {{ return {base} }}"));
-        self.fuel = 1 + self.rng.below(3) as u32;
-        self.stmts();
+        // Often no statement at all: a body small enough to be unrolled into itself
+        // (`opt_inline::inline_self`) more often than not.
+        self.fuel = self.rng.below(3) as u32;
+        if self.fuel > 0 {
+            self.stmts();
+        }
         let call = |g: &mut Gen, down: &str| {
             let args: Vec<String> = std::iter::once(format!("d - {down}"))
                 .chain(names.iter().map(|_| g.int_expr(1)))
