@@ -153,7 +153,6 @@ pub extern "C-unwind" fn hot_fmod(a: f64, b: f64) -> f64 {
     a % b
 }
 
-/// The helpers generated code imports, in a fixed order: `(symbol, address)`.
 /// `new C()`: class `class` of the program's objects; raises at the span if the class cannot
 /// make objects (unloaded).
 ///
