@@ -421,7 +421,8 @@ struct FieldLets {
 /// borrows the field's reference. What may follow the `let` (in its block, and in the branches
 /// of an `if` there, [`rest_keeps_field`]):
 /// - code that writes no `f`;
-/// - code that writes `f` after which `x` is not used;
+/// - code that writes `f` after which `x` is not used (a store whose place or value reads `x`
+///   included: they run before the store releases the old reference);
 /// - a **move**: `o.f = value` through the same `o`, whose value writes no `f`: the field's old
 ///   reference is `x`'s value (nothing wrote `f` since the `let`), so instead of being
 ///   released it goes to `x`, which owns it from there on (a second variable holds it, 0 while
@@ -541,6 +542,13 @@ fn rest_keeps_field(
                     opt_effects::exprs_effects(cx.program, cx.fixed, [&**object, value], cx.memo);
                 if before.writes(key) {
                     return Flow::Fails;
+                }
+                if !later {
+                    // `x` is read here only, by the place and the value, which run before the
+                    // store: a plain write, whose release of the old reference (`x`'s object,
+                    // perhaps) comes after `x`'s last use. (It may then change both counts in
+                    // one window: `swap_handle_counts`.)
+                    continue;
                 }
                 // (A store of the whole field is no move of an element's reference.)
                 let same = !field.element
