@@ -438,3 +438,37 @@ fn main() -> i64 {{
         same_everywhere(&text, &format!("error: {want}"));
     }
 }
+
+/// Indexing a fresh array (a call's result, a literal, an element of one) whose index raises,
+/// or is out of range: the array's cells are released on every backend. (Found by the review
+/// of session 24: the compiled backends lost them.)
+#[test]
+fn a_fresh_array_indexed_out_of_range_is_released() {
+    for (expr, want) in [
+        (
+            "[s + \"a\", s + \"b\"][k + 5].len()",
+            "index 6 out of range for length 2 at 4:12",
+        ),
+        (
+            "mks(s)[k + 5].len()",
+            "index 6 out of range for length 2 at 4:12",
+        ),
+        (
+            "[mks(s), mks(s)][0][k + 5].len()",
+            "index 6 out of range for length 2 at 4:12",
+        ),
+        (
+            "[s + \"a\", s][n[k + 5]].len()",
+            "index 6 out of range for length 2 at 4:25",
+        ),
+    ] {
+        let text = format!(
+            "fn mks(s: str) -> [str; 2] {{ return [s + \"1\", s + \"2\"] }}
+fn main() -> i64 {{
+    let s = \"ab\" + \"c\"; let k = 1; let n = [0, 1]
+    return {expr}
+}}"
+        );
+        same_everywhere(&text, &format!("error: {want}"));
+    }
+}

@@ -471,7 +471,7 @@ fn slot_indices_belong_to_the_class_family_and_never_change_meaning() {
 }
 
 #[test]
-fn a_handle_field_takes_its_class_or_a_descendant_only() {
+fn a_handle_field_takes_its_class_or_a_descendant_of_its_runtime_only() {
     let rt = Runtime::new();
     let c = counter(&rt);
     let mut def = class("Faster", vec![], vec![hook(seven)]);
@@ -494,6 +494,26 @@ fn a_handle_field_takes_its_class_or_a_descendant_only() {
         }
     );
     obj.set_handle_field("next", Handle::null()).unwrap();
+    // An object of another runtime's class of the same name: refused (its counts, layout and
+    // code are the other runtime's; a fixed runtime's code would free it as one of its own).
+    let rt2 = Runtime::new();
+    let c2 = counter(&rt2);
+    let foreign = rt2.new_object(&c2).unwrap();
+    let err = obj.set_handle_field("next", foreign.clone()).unwrap_err();
+    assert_eq!(
+        err.kind,
+        ScriptErrorKind::ForeignObject {
+            field: "next".into(),
+            class: "Counter".into()
+        }
+    );
+    assert_eq!(
+        foreign.get().unwrap().ref_count(),
+        1,
+        "the refused handle was dropped"
+    );
+    drop(foreign);
+    assert_eq!(c2.shell_count(), 0);
     drop(a);
     assert_eq!(
         (c.shell_count(), faster.shell_count(), other.shell_count()),

@@ -96,6 +96,15 @@ pub enum ScriptErrorKind {
         /// The class of the object offered.
         found: String,
     },
+    /// Host code stored a handle to an object of another runtime in a handle field (its class
+    /// has the field's name, but its counts, layout and code are another runtime's).
+    #[error("field `{field}` cannot hold an object of another runtime (class `{class}`)")]
+    ForeignObject {
+        /// The field.
+        field: String,
+        /// The class of the object offered.
+        class: String,
+    },
     /// `new` of a class that was unloaded.
     #[error("class `{0}` is unloaded")]
     ClassUnloaded(String),

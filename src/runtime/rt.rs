@@ -332,6 +332,19 @@ impl Object {
                         Default::default(),
                     ));
                 }
+                // The class's name is not enough: generated code bakes in its own runtime's
+                // count owner and field offsets, and frees a fixed runtime's objects as its own.
+                Ok(target)
+                    if !std::sync::Arc::ptr_eq(&target.class().counts, &self.class().counts) =>
+                {
+                    return Err(ScriptError::new(
+                        ScriptErrorKind::ForeignObject {
+                            field: name.to_string(),
+                            class: target.class().name().to_string(),
+                        },
+                        Default::default(),
+                    ));
+                }
                 Ok(target) if !is_a(target.class(), class) => {
                     return Err(ScriptError::new(
                         ScriptErrorKind::HandleClass {

@@ -468,6 +468,9 @@ impl FunctionTranslator<'_, '_> {
         }
         // The element is copied out (retained) before an owned array goes.
         let (base, owned) = self.array_operand(array)?;
+        // A fresh array (`f()[i]`, `[a, b][i]`) is held while the index runs and is checked:
+        // a raise there releases its cells.
+        let held = self.hold_if(owned, &array.ty, base);
         let idx = self.translate_expr(index)?;
         let addr = self.element_addr(base, idx, elem, *len, whole.span);
         let v = match &whole.ty {
@@ -477,6 +480,7 @@ impl FunctionTranslator<'_, '_> {
                 self.retain_value(ty, v)
             }
         };
+        self.unhold(held);
         self.done_with_array(base, &array.ty, owned);
         Ok(v)
     }

@@ -294,6 +294,7 @@ impl FunctionTranslator<'_, '_> {
         [
             h.retain,
             h.release,
+            h.free_last,
             h.counts_contend,
             h.vec_retain,
             h.vec_release,
