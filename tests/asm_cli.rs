@@ -239,6 +239,21 @@ fn jit_opt_inlines_a_chain_of_small_calls_flat() {
 }
 
 #[test]
+fn jit_opt_inlines_a_loop_free_function_at_its_only_call_site() {
+    // tests/fixtures/asm/one_site.hot: `step` (over the ordinary inline size, no loop, one
+    // call site) goes into `run`; `walk` (a loop) and `twice` (two call sites) stay calls. On
+    // jit only host entries take bodies: `run` calls all three.
+    let file = "tests/fixtures/asm/one_site.hot";
+    let count = |s: &str, what: &str| s.lines().filter(|l| l.contains(what)).count();
+    let opt = stdout(&["asm", file, "--backend", "jit-opt", "--fn", "run"]);
+    assert_eq!(count(&opt, "call step"), 0, "{opt}");
+    assert_eq!(count(&opt, "call walk"), 1, "{opt}");
+    assert_eq!(count(&opt, "call twice"), 2, "{opt}");
+    let jit = stdout(&["asm", file, "--backend", "jit", "--fn", "run"]);
+    assert_eq!(count(&jit, "call step"), 1, "{jit}");
+}
+
+#[test]
 fn a_function_that_calls_itself_is_unrolled_by_one_level_on_every_backend() {
     // Each recursive call site of `fib` takes a copy of its body, whose own two calls stay
     // calls: four calls of `fib` in its listing. `down`'s copy brings its own division check

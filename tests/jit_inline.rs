@@ -246,3 +246,17 @@ fn an_error_in_a_function_unrolled_into_itself_is_located_at_its_line_and_releas
         "error: call stack exhausted in `deep` (runaway recursion?) at 1:4",
     );
 }
+
+#[test]
+fn a_function_with_one_call_site_inlined_whole_computes_and_fails_the_same() {
+    // `step` is over the ordinary size but has no loop and one call site: jit-opt takes it
+    // into `run`'s loop (tests/asm_cli.rs reads the listing). Its division raises at its own
+    // line on the last round, where the loop's handles and the fresh nodes must all be
+    // released; one round fewer computes the same value everywhere.
+    let text = include_str!("fixtures/asm/one_site.hot");
+    same_everywhere(text, "error: division by zero at 25:34");
+    same_everywhere(
+        &text.replace("return run(1001)", "return run(1000)"),
+        "4020309629",
+    );
+}

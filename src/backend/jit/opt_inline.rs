@@ -6,7 +6,8 @@
 //! called on an object of a known class (statically bound, a direct `call` on `jit-opt`, which
 //! has no reload to rebind it). Virtual and closure calls are `call_indirect` and stay calls.
 //! A callee is inlined when it is *small*: at most [`MAX_CALLEE_INSTS`] CLIF instructions
-//! outside its cold blocks (the raise paths), and it does not call itself. A function that
+//! outside its cold blocks (the raise paths), or at most [`MAX_ONE_SITE_INSTS`] when it has no
+//! loop and the call is its only call site in the program, and it does not call itself. A function that
 //! calls itself (and is on no cycle with another) takes its own body once at its recursive call
 //! sites instead ([`inline_self`], at most [`MAX_SELF_INSTS`] and [`MAX_SELF_SLOT_BYTES`] of
 //! slots): the recursion unrolled by one level, half its calls. That one is done on `jit` (and `object`) too: the copy is the same
@@ -72,6 +73,16 @@ const MAX_SELF_INSTS: usize = 80;
 /// under this; a recursion over a big local array keeps its depth.
 const MAX_SELF_SLOT_BYTES: u64 = 512;
 
+/// The largest callee without a loop inlined at its only call site in the program (one direct
+/// `call` or a host entry's `try_call`), in CLIF instructions outside cold blocks: a method the
+/// program calls from one place (Richards' `Tcb.run` from the scheduler's loop, about 350)
+/// loses its frame, its argument moves and its saved registers, and its code is not copied
+/// anywhere else. A callee with a loop pays its call once per loop, and taken into its caller's
+/// loop it made the caller's registers worse (n-body's `advance` in `run`: 852 -> 1082
+/// executed instructions a step), so it is inlined only when small. Still within the caller's
+/// [`MAX_GROWTH_INSTS`].
+const MAX_ONE_SITE_INSTS: usize = 600;
+
 /// How many inlined instructions one caller may gain.
 const MAX_GROWTH_INSTS: usize = 2000;
 
@@ -95,6 +106,7 @@ pub(crate) fn inline_small_functions<'f>(
     let mut bodies = InlineBodies {
         bodies: HashMap::new(),
         recursive,
+        sites: call_sites(funcs.iter().map(|(_, f)| &**f)),
     };
     // Callees before their callers: a body is taken after its own small callees went into it,
     // so a chain of small calls (a loop calling a method that reads a field through an
@@ -119,6 +131,8 @@ struct InlineBodies {
     bodies: HashMap<u32, (ir::Function, usize)>,
     /// The functions on a cycle of direct calls (see [`call_graph`]).
     recursive: HashSet<u32>,
+    /// How many direct call sites each function has in the program, as lowered.
+    sites: HashMap<u32, usize>,
 }
 
 impl InlineBodies {
@@ -134,7 +148,8 @@ impl InlineBodies {
             return;
         }
         let size = hot_size(&body);
-        if size <= MAX_CALLEE_INSTS {
+        let one_site = self.sites.get(&id.as_u32()) == Some(&1) && !has_loop(&body);
+        if size <= MAX_CALLEE_INSTS || (one_site && size <= MAX_ONE_SITE_INSTS) {
             self.bodies.insert(id.as_u32(), (body, size));
         }
     }
@@ -179,6 +194,7 @@ fn inline_self(id: FuncId, func: ir::Function, stack: FuncId) -> Result<ir::Func
     let own = InlineBodies {
         bodies: HashMap::from([(id.as_u32(), (body, size))]),
         recursive: HashSet::new(),
+        sites: HashMap::new(),
     };
     own.inline_into(id, func)
 }
@@ -285,6 +301,34 @@ fn direct_callees(func: &ir::Function) -> impl Iterator<Item = u32> + '_ {
                 _ => None,
             })
     })
+}
+
+/// Whether `func` has a loop (a back edge in its control flow).
+fn has_loop(func: &ir::Function) -> bool {
+    let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(func);
+    let domtree = cranelift_codegen::dominator_tree::DominatorTree::with_function(func, &cfg);
+    let mut loops = cranelift_codegen::loop_analysis::LoopAnalysis::new();
+    loops.compute(func, &cfg, &domtree);
+    loops.loops().next().is_some()
+}
+
+/// How many direct call sites (`call`, and a host entry's `try_call`) each module function
+/// has in `funcs`.
+fn call_sites<'f>(funcs: impl Iterator<Item = &'f ir::Function>) -> HashMap<u32, usize> {
+    let mut sites = HashMap::new();
+    for func in funcs {
+        for b in func.layout.blocks() {
+            for i in func.layout.block_insts(b) {
+                if let InstructionData::Call { func_ref, .. }
+                | InstructionData::TryCall { func_ref, .. } = func.dfg.insts[i]
+                    && let Some(index) = module_index(func, func_ref)
+                {
+                    *sites.entry(index).or_insert(0) += 1;
+                }
+            }
+        }
+    }
+    sites
 }
 
 /// Whether `func` has a direct call of module function `id`.
