@@ -37,6 +37,7 @@ mod lower_util;
 mod lower_value;
 
 pub mod module;
+pub(crate) mod opt_branches;
 mod opt_effects;
 mod opt_globals;
 pub(crate) mod opt_inline;

@@ -193,6 +193,10 @@ pub(super) fn build(
         lowered.iter_mut().map(|l| (l.id, &mut l.func)),
         helpers.stack,
     );
+    // As on the JIT: cold targets first, so loop invariants after a check are hoisted.
+    for l in &mut lowered {
+        crate::backend::jit::opt_branches::cold_targets_first(&mut l.func);
+    }
     for (i, f) in program.functions.iter().enumerate() {
         let start = Instant::now();
         let mut func = ir::Function::with_name_signature(
