@@ -1356,3 +1356,51 @@ fn main() -> i64 {
     // it: the error at its place, every string freed.
     common::same_everywhere(text, "error: division by zero at 30:26");
 }
+
+/// The same plain write with `x` used nowhere after the store, so the store is not a move but
+/// the plain write itself (`rest_keeps_field`, `!later`), and an error raised inside the value,
+/// by the call that reads `x`'s next: the field still holds its reference then, and every node
+/// and string is released once.
+#[test]
+fn a_plain_write_whose_value_raises_keeps_the_field_and_frees_once() {
+    let text = r#"class N {
+    var v: i64 = 0
+    var next: N? = null
+    var s: str = ""
+    fn pass(self, o: Q, k: i64) -> N? {
+        o.hops += 100 / (k - self.v)
+        return self.next
+    }
+}
+class Q {
+    var head: N? = null
+    var hops: i64 = 0
+    fn push(self, v: i64) {
+        let n = new N()
+        n.v = v
+        n.s = "n${v}"
+        n.next = self.head
+        self.head = n
+    }
+    fn drain(self, k: i64) -> i64 {
+        var total = 0
+        while self.head != null {
+            let t: N = self.head
+            total += t.v * 10 + t.s.len()
+            self.head = t.pass(self, k)
+        }
+        return total
+    }
+}
+fn main() -> i64 {
+    let q = new Q()
+    for i in 0..6 { q.push(i) }
+    let a = q.drain(10)
+    for i in 0..3 { q.push(i) }
+    let b = q.drain(1)
+    return a * 1000 + b + q.hops
+}
+"#;
+    common::same_everywhere(&text.replace("q.drain(1)", "q.drain(10)"), "162152");
+    common::same_everywhere(text, "error: division by zero at 6:23");
+}

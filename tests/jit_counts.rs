@@ -112,26 +112,34 @@ fn the_owner_reloads_len_after_its_busy_store() {
             lines.join("\n")
         );
         for i in busy {
-            // `[owner+8]`, through the register the busy store used or another one the owner
-            // address was reloaded into (a loop may keep it in a stack slot: `mov rsi,[rsp+68h]`
-            // then `mov rax,[rsi+8]`).
+            // `[owner+8]` right after the store: through the register the store used, or
+            // through a register reloaded from the stack slot that register came from (a loop
+            // may keep the owner address in a slot: `mov rcx,[rsp+68h]`, the store through
+            // `rcx`, `mov rsi,[rsp+68h]`, `mov rax,[rsi+8]`).
             let base = lines[i]["mov qword ptr [".len()..]
                 .split('+')
                 .next()
                 .unwrap()
                 .to_string();
-            let next: Vec<&String> = lines[i + 1..].iter().take(3).collect();
-            let reloaded_base = next.iter().find_map(|l| {
-                let rest = l.strip_prefix("mov ")?;
-                let (reg, from) = rest.split_once(',')?;
-                (from.starts_with("[rsp+") && !from.contains("+8]")).then(|| reg.to_string())
+            let slot = lines[..i].iter().rev().take(3).find_map(|l| {
+                let from = l.strip_prefix(&format!("mov {base},"))?;
+                from.starts_with("[rsp+").then(|| from.to_string())
             });
-            let reloads = |b: &str| {
-                next.iter()
+            let next: Vec<&String> = lines[i + 1..].iter().take(3).collect();
+            let reloads = |b: &str, from: usize| {
+                next[from..]
+                    .iter()
                     .any(|l| l.starts_with("mov ") && l.ends_with(&format!(",[{b}+8]")))
             };
+            let through_slot = slot.is_some_and(|slot| {
+                next.iter().enumerate().any(|(k, l)| {
+                    l.strip_prefix("mov ")
+                        .and_then(|rest| rest.split_once(','))
+                        .is_some_and(|(reg, from)| from == slot && reloads(reg, k + 1))
+                })
+            });
             assert!(
-                reloads(&base) || reloaded_base.as_deref().is_some_and(reloads),
+                reloads(&base, 0) || through_slot,
                 "{opt:?}: no reload of len after line {i}:\n{}",
                 lines.join("\n")
             );

@@ -325,23 +325,29 @@ impl Object {
                     return Err(ScriptError::new(kind, Default::default()));
                 }
             };
-            match value.get() {
-                Err(_) if value.is_null() && !nullable => {
-                    return Err(ScriptError::new(
-                        ScriptErrorKind::NullHandle,
-                        Default::default(),
-                    ));
-                }
-                // The class's name is not enough: generated code bakes in its own runtime's
-                // count owner and field offsets, and frees a fixed runtime's objects as its own.
-                Ok(target)
-                    if !std::sync::Arc::ptr_eq(&target.class().counts, &self.class().counts) =>
-                {
+            // Another runtime's object is refused, whatever its state. The class's name is not
+            // enough: generated code bakes in its own runtime's count owner and field offsets,
+            // and frees a fixed runtime's objects as its own. A stale handle (its object
+            // destroyed there) still owns a reference to a live shell, whose count that code
+            // would change too.
+            if let Some(shell) = Handle::cell_object(value.cell()) {
+                // SAFETY: a non-null handle owns a reference: the shell is allocated while
+                // `value` lives, and its class for as long as the shell.
+                let target = unsafe { &*shell };
+                if !std::sync::Arc::ptr_eq(&target.class().counts, &self.class().counts) {
                     return Err(ScriptError::new(
                         ScriptErrorKind::ForeignObject {
                             field: name.to_string(),
                             class: target.class().name().to_string(),
                         },
+                        Default::default(),
+                    ));
+                }
+            }
+            match value.get() {
+                Err(_) if value.is_null() && !nullable => {
+                    return Err(ScriptError::new(
+                        ScriptErrorKind::NullHandle,
                         Default::default(),
                     ));
                 }

@@ -76,9 +76,10 @@ const MAX_SELF_SLOT_BYTES: u64 = 512;
 /// The largest callee without a loop inlined at its only call site in the program (one direct
 /// `call` or a host entry's `try_call`), in CLIF instructions outside cold blocks: a method the
 /// program calls from one place (Richards' `Tcb.run` from the scheduler's loop, about 350)
-/// loses its frame, its argument moves and its saved registers, and its code is not copied
-/// anywhere else. A callee with a loop pays its call once per loop, and taken into its caller's
-/// loop it made the caller's registers worse (n-body's `advance` in `run`: 852 -> 1082
+/// loses its frame, its argument moves and its saved registers. (The function itself stays, for
+/// the callers this count does not see: its entry trampoline, virtual and closure calls, and on
+/// `jit` its runtime-bound calls; on `jit` only a host entry takes such a body.) A callee with a loop pays its call once per loop, and taken into its caller's
+/// loop it made the caller's registers worse (n-body's `advance` in `run`: 1035 -> 1082
 /// executed instructions a step), so it is inlined only when small. Still within the caller's
 /// [`MAX_GROWTH_INSTS`].
 const MAX_ONE_SITE_INSTS: usize = 600;
