@@ -7,15 +7,15 @@
 //! has no reload to rebind it). Virtual and closure calls are `call_indirect` and stay calls.
 //! A callee is inlined when it is *small*: at most [`MAX_CALLEE_INSTS`] CLIF instructions
 //! outside its cold blocks (the raise paths), or at most [`MAX_ONE_SITE_INSTS`] when it has no
-//! loop and the call is its only call site in the program, and it does not call itself. A function that
-//! calls itself (and is on no cycle with another) takes its own body once at its recursive call
-//! sites instead ([`inline_self`], at most [`MAX_SELF_INSTS`] and [`MAX_SELF_SLOT_BYTES`] of
-//! slots): the recursion unrolled by one level, half its calls. That one is done on `jit` (and `object`) too: the copy is the same
-//! function of the same version, and a reload waits until no thread is inside a call, so none
-//! comes between a level and the next. A caller grows by at most [`MAX_GROWTH_INSTS`] inlined
-//! instructions, so compile time stays linear in the program. Functions are visited callees
-//! first, and a
-//! body is taken after its own small callees went into it, so a chain of small calls inlines
+//! loop and the call is its only call site in the program, and it does not call itself. A
+//! function that calls itself (and is on no cycle with another) takes its own body once at its
+//! recursive call sites instead ([`inline_self`], at most [`MAX_SELF_INSTS`] and
+//! [`MAX_SELF_SLOT_BYTES`] of slots): the recursion unrolled by one level, half its calls. That
+//! one is done on `jit` (and `object`) too: the copy is the same function of the same version,
+//! and a reload waits until no thread is inside a call, so none comes between a level and the
+//! next. A caller grows by at most [`MAX_GROWTH_INSTS`] inlined instructions, so compile time
+//! stays linear in the program. Functions are visited callees first, and a body is taken after
+//! its own small callees went into it, so a chain of small calls inlines
 //! flat (as long as the whole stays small); calls inside an inlined body are not visited again.
 //!
 //! # Why it stays correct
@@ -78,8 +78,9 @@ const MAX_SELF_SLOT_BYTES: u64 = 512;
 /// program calls from one place (Richards' `Tcb.run` from the scheduler's loop, about 350)
 /// loses its frame, its argument moves and its saved registers. (The function itself stays, for
 /// the callers this count does not see: its entry trampoline, virtual and closure calls, and on
-/// `jit` its runtime-bound calls; on `jit` only a host entry takes such a body.) A callee with a loop pays its call once per loop, and taken into its caller's
-/// loop it made the caller's registers worse (n-body's `advance` in `run`: 1035 -> 1082
+/// `jit` its runtime-bound calls; on `jit` only a host entry takes such a body.) A callee with a
+/// loop pays its call once per loop, and taken into its caller's loop it made the caller's
+/// registers worse (n-body's `advance` in `run`: 1035 -> 1082
 /// executed instructions a step), so it is inlined only when small. Still within the caller's
 /// [`MAX_GROWTH_INSTS`].
 const MAX_ONE_SITE_INSTS: usize = 600;
@@ -149,8 +150,8 @@ impl InlineBodies {
             return;
         }
         let size = hot_size(&body);
-        let one_site = self.sites.get(&id.as_u32()) == Some(&1) && !has_loop(&body);
-        if size <= MAX_CALLEE_INSTS || (one_site && size <= MAX_ONE_SITE_INSTS) {
+        let one_site = || self.sites.get(&id.as_u32()) == Some(&1) && !has_loop(&body);
+        if size <= MAX_CALLEE_INSTS || (size <= MAX_ONE_SITE_INSTS && one_site()) {
             self.bodies.insert(id.as_u32(), (body, size));
         }
     }
@@ -292,13 +293,15 @@ fn module_index(func: &ir::Function, callee: ir::FuncRef) -> Option<u32> {
     (name.namespace == 0).then_some(name.index)
 }
 
-/// The module function indexes `func` calls directly.
+/// The module function indexes `func` calls directly, once per call site (a `call`, or a host
+/// entry's `try_call` of its method).
 fn direct_callees(func: &ir::Function) -> impl Iterator<Item = u32> + '_ {
     func.layout.blocks().flat_map(move |b| {
         func.layout
             .block_insts(b)
             .filter_map(move |i| match func.dfg.insts[i] {
-                InstructionData::Call { func_ref, .. } => module_index(func, func_ref),
+                InstructionData::Call { func_ref, .. }
+                | InstructionData::TryCall { func_ref, .. } => module_index(func, func_ref),
                 _ => None,
             })
     })
@@ -313,21 +316,11 @@ fn has_loop(func: &ir::Function) -> bool {
     loops.loops().next().is_some()
 }
 
-/// How many direct call sites (`call`, and a host entry's `try_call`) each module function
-/// has in `funcs`.
+/// How many direct call sites ([`direct_callees`]) each module function has in `funcs`.
 fn call_sites<'f>(funcs: impl Iterator<Item = &'f ir::Function>) -> HashMap<u32, usize> {
     let mut sites = HashMap::new();
-    for func in funcs {
-        for b in func.layout.blocks() {
-            for i in func.layout.block_insts(b) {
-                if let InstructionData::Call { func_ref, .. }
-                | InstructionData::TryCall { func_ref, .. } = func.dfg.insts[i]
-                    && let Some(index) = module_index(func, func_ref)
-                {
-                    *sites.entry(index).or_insert(0) += 1;
-                }
-            }
-        }
+    for index in funcs.flat_map(direct_callees) {
+        *sites.entry(index).or_insert(0) += 1;
     }
     sites
 }
