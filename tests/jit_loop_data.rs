@@ -431,3 +431,71 @@ fn a_handle_new_made_is_not_checked() {
         );
     }
 }
+
+#[test]
+fn vec_of_handles_hoisted_when_the_loop_frees_an_object_holding_it() {
+    // `bs` is hoisted (the loop calls nothing: `sqrt` is an instruction); overwriting `h.keep`
+    // frees the last reference to a `Holder` whose field holds `bs` too, which changes only
+    // the count of `bs`'s block; a null element raises at its own line on the last round.
+    same_everywhere(
+        "native fn sqrt(x: f64) -> f64
+         class B {
+             var x: f64 = 4.0
+             var v: f64 = 0.0
+         }
+         class Holder {
+             var items: vec<B?> = vec<B?>()
+         }
+         class Keep {
+             var keep: Holder? = null
+         }
+         var total = 0.0
+         fn walk(bs: vec<B?>, k: Keep, rounds: i64) -> f64 {
+             for r in 0..rounds {
+                 for i in 0..bs.len() {
+                     let b = bs[i]
+                     let s = sqrt(b.x)
+                     total += s
+                     b.v += s
+                     k.keep = null
+                 }
+             }
+             return total
+         }
+         fn main() -> i64 {
+             var bs = vec<B?>()
+             for i in 0..3 { bs.push(new B()) }
+             let h = new Holder()
+             h.items = bs
+             let k = new Keep()
+             k.keep = h
+             let a = walk(bs, k, 2)
+             bs.push(null)
+             let t = walk(bs, k, 1)
+             return 0
+         }",
+        "error: null handle at 17:35",
+    );
+    same_everywhere(
+        "native fn sqrt(x: f64) -> f64
+         class B {
+             var x: f64 = 9.0
+         }
+         fn main() -> i64 {
+             var bs = vec<B>()
+             for i in 0..4 {
+                 let b = new B()
+                 b.x = (i * i) as f64
+                 bs.push(b)
+             }
+             var acc = 0.0
+             for i in 0..bs.len() {
+                 for j in i + 1..bs.len() {
+                     acc += sqrt(bs[i].x + bs[j].x)
+                 }
+             }
+             return (acc * 1000.0) as i64
+         }",
+        "15003",
+    );
+}

@@ -401,13 +401,7 @@ impl FunctionTranslator<'_, '_> {
         for arg in args {
             values.push(self.translate_expr(arg)?);
         }
-        // The host's `sqrt` is Rust's `f64::sqrt`, an IEEE square root, correctly rounded:
-        // the machine's instruction gives the same bits, without the call.
-        let host = crate::runtime::host::host_table().get(native.host);
-        if let (Some(host), [x]) = (host, values.as_slice())
-            && host.symbol == "hot_sqrt"
-            && self.builder.func.dfg.value_type(*x) == types::F64
-        {
+        if let (true, [x]) = (native_inline(self.env.program, n), values.as_slice()) {
             return Ok(self.builder.ins().sqrt(*x));
         }
         let results = self.call_helper(callee, &values);
@@ -517,4 +511,18 @@ impl FunctionTranslator<'_, '_> {
 pub(crate) fn reads_var(locals: &[crate::lang::hir::Local], e: &Expr) -> bool {
     matches!(e.kind, ExprKind::Local(id)
         if locals.get(id.index()).is_some_and(|l| l.mutable))
+}
+
+/// Whether a call of native `n` is made as an instruction, not a call: the host's `sqrt` is
+/// Rust's `f64::sqrt`, an IEEE square root, correctly rounded, and the machine's instruction
+/// gives the same bits. Such a call runs no other code, which the loop rules (`opt_globals`,
+/// `opt_vec`) may count on.
+pub(crate) fn native_inline(program: &crate::lang::hir::Program, n: NativeId) -> bool {
+    let Some(native) = program.natives.get(n.index()) else {
+        return false;
+    };
+    crate::runtime::host::host_table()
+        .get(native.host)
+        .is_some_and(|host| host.symbol == "hot_sqrt")
+        && native.params == [crate::lang::hir::Type::F64]
 }

@@ -55,6 +55,7 @@ use crate::lang::hir::{
 };
 
 use super::lower::{FunctionTranslator, GlobalsBase, LResult, mem, scalar_type};
+use super::lower_expr::native_inline;
 use super::opt_walk::{Visitor, Walk, walk_block, walk_expr, walk_stmt};
 
 /// The cached module variables of the loops being lowered (innermost entries added last).
@@ -259,6 +260,8 @@ impl Visitor for GlobalsWalk<'_> {
     fn expr(&mut self, e: &Expr) -> Walk {
         match &e.kind {
             ExprKind::Global(id) => self.global(*id),
+            // A native made as an instruction (`sqrt`) runs no code.
+            ExprKind::CallNative(n, _) if native_inline(self.program, *n) => {}
             // Calls, `new` (initializers are code), closures. A math builtin's helper (`sin`,
             // ...), `print`, and the string helpers touch no module variable.
             ExprKind::Call(..)

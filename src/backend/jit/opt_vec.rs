@@ -6,14 +6,20 @@
 //! every time: any code between two indexes could have pushed, popped, replaced or shared `v`.
 //!
 //! # The rule
-//! A loop hoists vec local `v` (of `vec<i64>`, `vec<f64>` or `vec<bool>`) when
+//! A loop hoists vec local `v` (of `vec<i64>`, `vec<f64>`, `vec<bool>`, or of handles such as
+//! `vec<Body>`) when
 //! - the loop (its head expressions and its body) calls nothing ([`loop_globals`]: no script,
 //!   method, virtual, closure or host call, no `new`), so no other code runs in it; and
-//! - every mention of `v` in the loop is an element read `v[e]`, a length `v.len()`, or the
-//!   place of an element assignment `v[e] = x` / `v[e] op= x`: no push or pop, no assignment
-//!   to `v`, no read of `v` as a value (which would share its block), no `let` of it.
+//! - every mention of `v` in the loop is an element read `v[e]`, a length `v.len()`, or (for
+//!   scalar elements) the place of an element assignment `v[e] = x` / `v[e] op= x`: no push or
+//!   pop, no assignment to `v`, no read of `v` as a value (which would share its block), no
+//!   `let` of it.
 //!
-//! Then nothing in the loop changes `v`'s block, its length or where its elements are. Before
+//! Then nothing in the loop changes `v`'s block, its length or where its elements are. A
+//! handle read from `v` may be retained and released in the loop, and a release there may
+//! free an object (the one place where runtime code runs in such a loop): freeing releases
+//! what the object held, which changes at most the *count* of `v`'s block (never its length
+//! or data, and never frees it: the local holds it), and the count is not what is hoisted. Before
 //! the loop, when the loop stores into `v`, the block is made unique as the first store would
 //! have done (`hot_vec_unique` when shared; the empty vec is left empty, as every index of it
 //! raises anyway); then its length and data pointer are loaded once (0 and 0 for the empty
@@ -60,7 +66,7 @@ struct Use {
     stores: bool,
 }
 
-/// The vec locals of `elem` scalar type a loop (head expressions `head`, then `body`) may
+/// The vec locals a loop (head expressions `head`, then `body`) may
 /// hoist by the rule of the module docs, each with whether the loop stores into it.
 fn hoistable(head: &[&Expr], body: &Block) -> Vec<(LocalId, bool)> {
     let mut w = VecWalk {
@@ -84,15 +90,22 @@ fn hoistable(head: &[&Expr], body: &Block) -> Vec<(LocalId, bool)> {
     found
 }
 
-/// Whether a vec of this type has scalar elements (one cell each, owning nothing).
+/// Whether a vec of this type has scalar elements (one cell each, owning nothing): the vecs
+/// whose elements a hoisting loop may also store.
 fn scalar_vec(ty: &Type) -> bool {
     matches!(ty, Type::Vec(elem) if matches!(**elem, Type::I64 | Type::F64 | Type::Bool))
 }
 
-/// The local `e` reads, when it is a read of a vec local of scalar elements.
+/// Whether a loop may hoist a vec of this type: scalar elements, or handles (`vec<Body>`),
+/// whose elements it may only read (a store would change two objects' counts).
+fn hoistable_vec(ty: &Type) -> bool {
+    scalar_vec(ty) || matches!(ty, Type::Vec(elem) if matches!(**elem, Type::Handle { .. }))
+}
+
+/// The local `e` reads, when it is a read of a vec local a loop may hoist.
 fn vec_local(e: &Expr) -> Option<LocalId> {
     match e.kind {
-        ExprKind::Local(id) if scalar_vec(&e.ty) => Some(id),
+        ExprKind::Local(id) if hoistable_vec(&e.ty) => Some(id),
         _ => None,
     }
 }
@@ -122,8 +135,13 @@ impl Visitor for VecWalk {
                 // `v[e] = x` / `v[e] op= x` of a vec local: an allowed store.
                 if let PlaceKind::Index { base, index } = &place.kind
                     && let PlaceKind::Local(id) = base.kind
-                    && scalar_vec(&base.ty)
+                    && hoistable_vec(&base.ty)
                 {
+                    if !scalar_vec(&base.ty) {
+                        // A vec of handles is hoisted for its reads only.
+                        self.mention(id, false, true);
+                        return Walk::Children;
+                    }
                     self.mention(id, true, true);
                     walk_expr(index, self);
                     walk_expr(value, self);
