@@ -236,8 +236,10 @@ impl Jit {
             lowered.iter_mut().map(|l| (l.id, &mut l.func)),
             self.helpers.stack,
         );
-        // Every backend: cold targets first, so loop invariants after a check are hoisted.
+        // Every backend: branches already decided go straight to their target (`opt_cfg.rs`),
+        // then cold targets first, so loop invariants after a check are hoisted.
         for l in &mut lowered {
+            super::opt_cfg::fold_known_branches(&mut l.func);
             super::opt_branches::cold_targets_first(&mut l.func);
         }
         for (i, f) in program.functions.iter().enumerate() {

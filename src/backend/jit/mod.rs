@@ -38,6 +38,7 @@ mod lower_value;
 
 pub mod module;
 pub(crate) mod opt_branches;
+pub(crate) mod opt_cfg;
 mod opt_effects;
 mod opt_globals;
 pub(crate) mod opt_inline;

@@ -193,8 +193,9 @@ pub(super) fn build(
         lowered.iter_mut().map(|l| (l.id, &mut l.func)),
         helpers.stack,
     );
-    // As on the JIT: cold targets first, so loop invariants after a check are hoisted.
+    // As on the JIT: decided branches folded, then cold targets first.
     for l in &mut lowered {
+        crate::backend::jit::opt_cfg::fold_known_branches(&mut l.func);
         crate::backend::jit::opt_branches::cold_targets_first(&mut l.func);
     }
     for (i, f) in program.functions.iter().enumerate() {
