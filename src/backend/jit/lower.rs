@@ -420,6 +420,12 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             self.own_var(owner, &ty);
             self.field_owners.insert(x, owner);
         }
+        // A `var` a store moves a field's reference into owns it itself (`var_moves`).
+        for x in self.var_movers() {
+            if let LocalSlot::Scalar(var) = self.local(x)? {
+                self.field_owners.insert(x, var);
+            }
+        }
         for i in 0..self.func.param_count as usize {
             let mut arg = *params
                 .get(next + i)
@@ -714,6 +720,22 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
         if let PlaceKind::Field { object, field } = &place.kind {
             return self
                 .translate_field_assign(object, *field, &place.ty, op, op_span, value, place.span);
+        }
+        if let (PlaceKind::Local(id), None) = (&place.kind, op)
+            && self.var_move_read(place.span)
+            && self.field_owners.contains_key(id)
+            && let LocalSlot::Scalar(var) = self.local(*id)?
+        {
+            // `x = o.f` right before `o.f = v` moves the field's reference to `x`
+            // (`lower_region.rs`, `var_moves`): the field's cell without a count, `x`'s home
+            // slot empty until the move, then `x`'s old value released as a plain assignment
+            // does (a release never raises).
+            let old = self.builder.use_var(var);
+            let cell = self.borrowed_arg_cell(value)?;
+            self.builder.def_var(var, cell);
+            self.clear_home(var);
+            self.release_value(&place.ty, old);
+            return Ok(());
         }
         if let (PlaceKind::Local(id), None) = (&place.kind, op)
             && self.borrowed_let(*id)

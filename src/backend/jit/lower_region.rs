@@ -70,7 +70,7 @@
 //! fields while the call runs (two threads storing into one field would release its old value
 //! twice).
 //!
-//! Five more reads borrow:
+//! Six more reads borrow:
 //! - **`var x = p` that walks a chain** (`chase_vars`): a handle `var` first set from a
 //!   parameter or capture and then only by `x = x.g` of handle fields, where nothing after its
 //!   declaration writes such a `g` except one last store through `x` (a queue append:
@@ -80,6 +80,8 @@
 //!   (a pure index), `o` and `x` never assigned, when no code that may store into the field
 //!   runs while `x` can still be used, except one last store after which it is not
 //!   (`field_lets`): `x` owns nothing, and the field keeps the reference.
+//! - **`x = o.f` right before `o.f = v`** (`var_moves`), `x` a `var` the function owns: the
+//!   field is read without a count and the store moves its old reference (`x`'s value) to `x`.
 //! - **`let x = p`** (or `let x: C = p` of a `C?`, checked for null at its span) of a parameter
 //!   or a capture of handle, string or closure type: `p` holds its value for the whole call and
 //!   nothing assigns it, so `x` is an alias, owning nothing, as the `let x = v[i]` below.
@@ -153,8 +155,14 @@ pub(crate) struct LocalFacts {
     /// module docs, "Borrowed reads").
     borrowed: HashSet<LocalId>,
     /// The stores into a field that move the field's reference into the borrowed field `let`
-    /// that read it (`field_lets`), by the place's span.
+    /// that read it (`field_lets`), or into the `var` assigned from it just before
+    /// (`var_moves`), by the place's span.
     pub(crate) moves: HashMap<Span, LocalId>,
+    /// The `x = o.f` assignments (by their place's span) that read the field without a count,
+    /// right before the store that moves its reference to `x` (`var_moves`).
+    var_reads: HashSet<Span>,
+    /// The `var`s of those.
+    var_movers: HashSet<LocalId>,
 }
 
 impl LocalFacts {
@@ -183,6 +191,8 @@ impl LocalFacts {
             assigned: std::mem::take(&mut w.assigned),
             borrowed: HashSet::new(),
             moves: HashMap::new(),
+            var_reads: HashSet::new(),
+            var_movers: HashSet::new(),
         };
         if !w.unknown {
             let mut lets = FieldLets {
@@ -225,7 +235,86 @@ impl LocalFacts {
                 facts.borrowed.insert(x);
             }
         }
+        if !w.unknown {
+            var_moves(body, locals, &held, cx, &mut facts);
+        }
         facts
+    }
+}
+
+/// `x = o.f` followed at once by `o.f = v` (the pop of a queue: `packet = self.queue;
+/// self.queue = packet.link`), with `x` a `var` the function owns, `o` a local that holds its
+/// object by itself, `f` a handle field and `v` writing no field `f` (of any object: its
+/// key). Plainly, the first statement takes a reference to the field's object and the store
+/// gives the field's up: two count changes of one object that cancel. Instead the
+/// assignment reads the field without a count (`x`'s home slot holds 0 meanwhile, so an error
+/// raised by `v` releases nothing of `x`'s: the field still holds the reference), and the
+/// store moves the field's old reference, which is `x`'s value since nothing wrote `f`, to
+/// `x` (`move_site`, as for a borrowed field `let`). `x`'s old value is released at the
+/// assignment, as before.
+fn var_moves(
+    block: &Block,
+    locals: &[crate::lang::hir::Local],
+    held: &impl Fn(LocalId) -> bool,
+    cx: &mut EffectCx<'_>,
+    facts: &mut LocalFacts,
+) {
+    for (i, s) in block.stmts.iter().enumerate() {
+        for b in nested_blocks(s) {
+            var_moves(b, locals, held, cx, facts);
+        }
+        let Some(next) = block.stmts.get(i + 1) else {
+            continue;
+        };
+        let StmtKind::Assign {
+            place: read,
+            op: None,
+            value: init,
+            ..
+        } = &s.kind
+        else {
+            continue;
+        };
+        let StmtKind::Assign {
+            place: store,
+            op: None,
+            value,
+            ..
+        } = &next.kind
+        else {
+            continue;
+        };
+        let PlaceKind::Local(x) = read.kind else {
+            continue;
+        };
+        let Some(FieldRead {
+            o,
+            key,
+            element: false,
+        }) = field_source(cx.program, init)
+        else {
+            continue;
+        };
+        let PlaceKind::Field { object, field } = &store.kind else {
+            continue;
+        };
+        let owned_var = locals.get(x.index()).is_some_and(|l| l.ty.is_handle())
+            && !held(x)
+            && !facts.borrowed.contains(&x);
+        if !owned_var
+            || o == x
+            || facts.borrowed.contains(&o)
+            || !matches!(object.kind, ExprKind::Local(p) if p == o)
+            || opt_effects::field_key(cx.program, &object.ty, *field) != Some(key)
+            || facts.moves.contains_key(&store.span)
+            || opt_effects::exprs_effects(cx.program, cx.fixed, [&**object, value], cx.memo)
+                .writes(key)
+        {
+            continue;
+        }
+        facts.var_reads.insert(read.span);
+        facts.moves.insert(store.span, x);
+        facts.var_movers.insert(x);
     }
 }
 
@@ -739,9 +828,30 @@ impl FunctionTranslator<'_, '_> {
         self.checked.facts.moves.get(&place).copied()
     }
 
+    /// Whether the assignment at `place` is the `x = o.f` of a var move (`var_moves`): the
+    /// field read without a count, `x` owning nothing until the store after it.
+    pub(crate) fn var_move_read(&self, place: Span) -> bool {
+        self.checked.facts.var_reads.contains(&place)
+    }
+
+    /// The `var`s some store moves a field's reference into (`var_moves`): their own variable
+    /// takes it.
+    pub(crate) fn var_movers(&self) -> Vec<LocalId> {
+        let mut vars: Vec<LocalId> = self.checked.facts.var_movers.iter().copied().collect();
+        vars.sort_by_key(|l| l.0);
+        vars
+    }
+
     /// The borrowed field `let`s some store moves a reference into.
     pub(crate) fn moved_lets(&self) -> Vec<LocalId> {
-        let mut lets: Vec<LocalId> = self.checked.facts.moves.values().copied().collect();
+        let mut lets: Vec<LocalId> = self
+            .checked
+            .facts
+            .moves
+            .values()
+            .copied()
+            .filter(|x| !self.checked.facts.var_movers.contains(x))
+            .collect();
         lets.sort_by_key(|l| l.0);
         lets.dedup();
         lets

@@ -179,6 +179,14 @@ impl FunctionTranslator<'_, '_> {
         }
     }
 
+    /// Empty `var`'s home slot (it owns nothing from here until its next definition).
+    pub(crate) fn clear_home(&mut self, var: Variable) {
+        if let Some(slot) = self.cells.home_of[var].expand() {
+            let zero = self.builder.ins().iconst(types::I64, 0);
+            self.builder.ins().stack_store(types::I64, zero, slot, 0);
+        }
+    }
+
     /// Hold owned temporary `v` of type `ty` while other code runs (nothing for a type that
     /// owns nothing).
     pub(crate) fn hold(&mut self, ty: &Type, v: Value) -> TempHold {
