@@ -499,3 +499,28 @@ fn vec_of_handles_hoisted_when_the_loop_frees_an_object_holding_it() {
         "15003",
     );
 }
+
+#[test]
+fn a_vec_of_handles_stored_into_in_the_loop_is_not_hoisted() {
+    // The store `bs[i] = ...` replaces an element (a count of two objects): the loop keeps
+    // the plain index, and each round reads what the last one stored.
+    same_everywhere(
+        "class B {
+             var x: i64 = 1
+         }
+         fn main() -> i64 {
+             var bs = vec<B>()
+             for i in 0..4 { bs.push(new B()) }
+             var acc = 0
+             for i in 0..12 {
+                 let b = bs[i % 4]
+                 acc += b.x
+                 let c = new B()
+                 c.x = b.x + i
+                 bs[(i + 1) % 4] = c
+             }
+             return acc * 100 + bs[0].x
+         }",
+        "23267",
+    );
+}

@@ -19,7 +19,9 @@
 //! handle read from `v` may be retained and released in the loop, and a release there may
 //! free an object (the one place where runtime code runs in such a loop): freeing releases
 //! what the object held, which changes at most the *count* of `v`'s block (never its length
-//! or data, and never frees it: the local holds it), and the count is not what is hoisted. Before
+//! or data, and never frees it: `v` owns a count of it, or borrows one that nothing can
+//! release while `v` is in scope, such as a parameter's, held by the caller's local), and the
+//! count is not what is hoisted. Before
 //! the loop, when the loop stores into `v`, the block is made unique as the first store would
 //! have done (`hot_vec_unique` when shared; the empty vec is left empty, as every index of it
 //! raises anyway); then its length and data pointer are loaded once (0 and 0 for the empty
