@@ -1483,3 +1483,61 @@ fn main() -> i64 {
     let raise = text.replace("through_a_call(q, 2)", "through_a_call(q, 5)");
     common::same_everywhere(&raise, "error: division by zero at 24:23");
 }
+
+/// The error paths inside a var move (its `var`'s home slot empty between the read and the
+/// store): `x` held a node before the read (released once, at the read), then the store's
+/// value raises, by a null `x` and by a division that allocates nothing (a store whose value
+/// makes an object is no move: `new` may write any field).
+#[test]
+fn a_var_move_whose_store_value_raises_releases_each_node_once() {
+    let text = r#"class N {
+    var v: i64 = 0
+    var next: N? = null
+    var s: str = ""
+}
+class Q {
+    var head: N? = null
+}
+fn mk(v: i64) -> N {
+    let n = new N()
+    n.v = v
+    n.s = "n${v}"
+    return n
+}
+fn pick(n: N?, d: i64) -> N? {
+    return n
+}
+fn popd(q: Q) -> i64 {
+    var x: N? = mk(70)
+    x = q.head
+    q.head = x.next
+    return x.v
+}
+fn pops(q: Q, k: i64) -> i64 {
+    var x: N? = mk(80)
+    var total = 0
+    for i in 0..k {
+        x = q.head
+        q.head = pick(x.next, 100 / (3 - i))
+        total = total * 10 + x.v
+    }
+    return total
+}
+fn main() -> i64 {
+    let q = new Q()
+    for i in 0..5 {
+        let n = mk(i + 1)
+        n.next = q.head
+        q.head = n
+    }
+    let a = pops(q, 3)
+    let b = popd(q)
+    return a * 10 + b
+}
+"#;
+    common::same_everywhere(text, "5432");
+    let divides = text.replace("pops(q, 3)", "pops(q, 4)");
+    common::same_everywhere(&divides, "error: division by zero at 29:35");
+    let dry = text.replace("for i in 0..5 {", "for i in 0..3 {");
+    common::same_everywhere(&dry, "error: null handle at 21:14");
+}

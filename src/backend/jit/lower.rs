@@ -289,9 +289,13 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// `0 <= i < bound`, and the index values read from them (`lower_util.rs`,
     /// `check_index`).
     pub(crate) ranges: super::lower_util::KnownRanges,
-    /// The reference each borrowed field `let` that a store moves into owns (0 while it
-    /// borrows; `lower_region.rs`, `field_lets`), an owned variable of its own.
+    /// The variable that owns the reference a store moves out of a field: for a borrowed field
+    /// `let` (`lower_region.rs`, `field_lets`) an owned variable of its own (0 while the `let`
+    /// borrows), for a `var` assigned from the field just before (`var_moves`) the `var`'s own.
     pub(crate) field_owners: HashMap<LocalId, Variable>,
+    /// The `var` whose `x = o.f` of a var move was just lowered: the next statement's store
+    /// must take the field's reference for it (checked after that statement).
+    pub(crate) pending_var_move: Option<LocalId>,
     /// The span of the expression or statement being lowered: what a helper call made now
     /// reports an error at when the helper has no span of its own (`call_helper`).
     pub(crate) span: Span,
@@ -334,6 +338,7 @@ pub(crate) fn lower_function(
         checked: Default::default(),
         ranges: Default::default(),
         field_owners: HashMap::new(),
+        pending_var_move: None,
         span: hir_fn.name_span,
         reassoc: None,
     };
@@ -519,6 +524,20 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
     }
 
     fn translate_stmt(&mut self, stmt: &Stmt) -> LResult<()> {
+        // After a var move's read, this statement is its store, which must take the field's
+        // reference for the `var` (`store_field`): else the `var` would hold a cell it does
+        // not own while counted as owning it.
+        let expected = self.pending_var_move;
+        self.translate_stmt_kind(stmt)?;
+        if expected.is_some() && self.pending_var_move == expected {
+            return Err(LowerError(
+                "a var move's store did not take the field's reference".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    fn translate_stmt_kind(&mut self, stmt: &Stmt) -> LResult<()> {
         match &stmt.kind {
             StmtKind::Let { local, init } => self.translate_let(*local, init),
             StmtKind::Assign {
@@ -735,6 +754,7 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
             self.builder.def_var(var, cell);
             self.clear_home(var);
             self.release_value(&place.ty, old);
+            self.pending_var_move = Some(*id);
             return Ok(());
         }
         if let (PlaceKind::Local(id), None) = (&place.kind, op)

@@ -300,6 +300,9 @@ impl FunctionTranslator<'_, '_> {
             let old = self.load_value(addr, ty)?;
             self.store_value(addr, ty, v)?;
             self.def_var(owner, old);
+            if self.pending_var_move == Some(x) {
+                self.pending_var_move = None;
+            }
             return Ok(());
         }
         self.store_to(PlaceRef::Mem(addr), ty, op, op_span, v)
