@@ -1405,13 +1405,9 @@ fn main() -> i64 {
     common::same_everywhere(text, "error: division by zero at 6:23");
 }
 
-/// `x = o.f` right before `o.f = v` (a queue's pop): the field's reference moves to the `var`
-/// instead of a retain and a release that cancel (`lower_region.rs`, `var_moves`). Values,
-/// errors and their places, and every node's string freed once (a node leaked or freed twice
-/// would show), when `v` raises too.
-#[test]
-fn a_var_popped_from_a_field_takes_its_reference() {
-    let text = r#"class N {
+/// Nodes holding a string each (a node leaked or freed twice leaves or frees its string) in a
+/// queue, the start of the var-move tests' programs.
+const NODE_QUEUE: &str = r#"class N {
     var v: i64 = 0
     var next: N? = null
     var s: str = ""
@@ -1425,7 +1421,17 @@ fn mk(v: i64) -> N {
     n.s = "n${v}"
     return n
 }
-fn fill(q: Q, k: i64) {
+"#;
+
+/// `x = o.f` right before `o.f = v` (a queue's pop): the field's reference moves to the `var`
+/// instead of a retain and a release that cancel (`lower_region.rs`, `var_moves`). Values,
+/// errors and their places, and every node's string freed once (a node leaked or freed twice
+/// would show), when `v` raises too.
+#[test]
+fn a_var_popped_from_a_field_takes_its_reference() {
+    let text = &format!(
+        "{NODE_QUEUE}{}",
+        r#"fn fill(q: Q, k: i64) {
     for i in 0..k {
         let n = mk(i + 1)
         n.next = q.head
@@ -1473,7 +1479,8 @@ fn main() -> i64 {
     let c = through_a_call(q, 2)
     return d * 1000 + a * 100 + c
 }
-"#;
+"#
+    );
     common::same_everywhere(text, "1004321404");
     // The queue runs dry: `x.next` of a null `x` raises at its place, `x` holding nothing of
     // its own (its old node was released by the assignment).
@@ -1490,21 +1497,9 @@ fn main() -> i64 {
 /// makes an object is no move: `new` may write any field).
 #[test]
 fn a_var_move_whose_store_value_raises_releases_each_node_once() {
-    let text = r#"class N {
-    var v: i64 = 0
-    var next: N? = null
-    var s: str = ""
-}
-class Q {
-    var head: N? = null
-}
-fn mk(v: i64) -> N {
-    let n = new N()
-    n.v = v
-    n.s = "n${v}"
-    return n
-}
-fn pick(n: N?, d: i64) -> N? {
+    let text = &format!(
+        "{NODE_QUEUE}{}",
+        r#"fn pick(n: N?, d: i64) -> N? {
     return n
 }
 fn popd(q: Q) -> i64 {
@@ -1534,7 +1529,8 @@ fn main() -> i64 {
     let b = popd(q)
     return a * 10 + b
 }
-"#;
+"#
+    );
     common::same_everywhere(text, "5432");
     let divides = text.replace("pops(q, 3)", "pops(q, 4)");
     common::same_everywhere(&divides, "error: division by zero at 29:35");

@@ -236,11 +236,9 @@ impl Jit {
             lowered.iter_mut().map(|l| (l.id, &mut l.func)),
             self.helpers.stack,
         );
-        // Every backend: branches already decided go straight to their target (`opt_cfg.rs`),
-        // then cold targets first, so loop invariants after a check are hoisted.
+        // Every backend: decided branches folded, then cold targets first (`opt_cfg.rs`).
         for l in &mut lowered {
-            super::opt_cfg::fold_known_branches(&mut l.func);
-            super::opt_branches::cold_targets_first(&mut l.func);
+            super::opt_cfg::shape_branches(&mut l.func);
         }
         for (i, f) in program.functions.iter().enumerate() {
             let start = Instant::now();

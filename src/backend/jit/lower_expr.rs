@@ -401,7 +401,9 @@ impl FunctionTranslator<'_, '_> {
         for arg in args {
             values.push(self.translate_expr(arg)?);
         }
-        if let (true, [x]) = (native_inline(self.env.program, n), values.as_slice()) {
+        if native_inline(self.env.program, n)
+            && let [x] = values.as_slice()
+        {
             return Ok(self.builder.ins().sqrt(*x));
         }
         let results = self.call_helper(callee, &values);

@@ -35,6 +35,15 @@ use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, BlockArg, BlockCall, InstructionData, Opcode, Value, ValueDef};
 
+/// The branch passes every Cranelift backend runs on a lowered function before compiling it:
+/// decided branches folded ([`fold_known_branches`]), then cold targets first
+/// ([`cold_targets_first`](super::opt_branches::cold_targets_first)), so loop invariants after a
+/// check are hoisted.
+pub(crate) fn shape_branches(func: &mut ir::Function) {
+    fold_known_branches(func);
+    super::opt_branches::cold_targets_first(func);
+}
+
 /// Thread the joined conditions, then decide the known branches (module docs). Returns how many
 /// edges or branches changed.
 pub(crate) fn fold_known_branches(func: &mut ir::Function) -> usize {
@@ -338,6 +347,36 @@ fn params_used_below(func: &ir::Function, block: ir::Block, uses: &HashMap<Value
         .any(|p| uses.get(p).copied().unwrap_or(0) != here.get(p).copied().unwrap_or(0))
 }
 
+/// Where an edge that passed `args` into the skippable block `block` goes instead, when that
+/// is known: always past a `jump`; past a `brif` when its parameter is a constant on the edge
+/// or `edge_knows` it (whether it is not zero).
+fn skipped_to(
+    func: &mut ir::Function,
+    block: ir::Block,
+    args: &[BlockArg],
+    what: &Skippable,
+    edge_knows: impl Fn(&ir::Function, Value) -> Option<bool>,
+) -> Option<BlockCall> {
+    match *what {
+        Skippable::Jump(next) => {
+            if next.block(&func.dfg.value_lists) == block {
+                return None;
+            }
+            passed_through(func, block, args, next)
+        }
+        Skippable::Brif(index, [then, other]) => {
+            let BlockArg::Value(p) = *args.get(index)? else {
+                return None;
+            };
+            let nonzero = match constant(func, p) {
+                Some(k) => k != 0,
+                None => edge_knows(func, p)?,
+            };
+            passed_through(func, block, args, if nonzero { then } else { other })
+        }
+    }
+}
+
 /// Retarget the edges of branch `pred` into the skippable block `block`.
 fn thread_edge(
     func: &mut ir::Function,
@@ -354,53 +393,40 @@ fn thread_edge(
                 return 0;
             }
             let args: Vec<BlockArg> = destination.args(&func.dfg.value_lists).collect();
-            match *what {
-                Skippable::Jump(next) => {
-                    if next.block(&func.dfg.value_lists) == block {
-                        return 0;
-                    }
-                    let Some(call) = passed_through(func, block, &args, next) else {
-                        return 0;
-                    };
-                    make_jump(func, pred, call);
-                    1
-                }
-                Skippable::Brif(index, [then, other]) => {
-                    let Some(&BlockArg::Value(p)) = args.get(index) else {
-                        return 0;
-                    };
-                    let (Some(then), Some(other)) = (
-                        passed_through(func, block, &args, then),
-                        passed_through(func, block, &args, other),
-                    ) else {
-                        return 0;
-                    };
-                    match constant(func, p) {
-                        Some(k) => make_jump(func, pred, if k != 0 { then } else { other }),
-                        None => {
-                            // Worth a branch of its own only where it fuses with the compare
-                            // that made `p` (else a critical edge may cost a block of moves).
-                            let here = func.layout.inst_block(pred);
-                            let made_here = match func.dfg.value_def(p) {
-                                ValueDef::Result(def, _) => func.layout.inst_block(def) == here,
-                                _ => false,
-                            };
-                            if !made_here
-                                || then.block(&func.dfg.value_lists)
-                                    == other.block(&func.dfg.value_lists)
-                            {
-                                return 0;
-                            }
-                            func.dfg.insts[pred] = InstructionData::Brif {
-                                opcode: Opcode::Brif,
-                                arg: p,
-                                blocks: [then, other],
-                            };
-                        }
-                    }
-                    1
-                }
+            if let Some(call) = skipped_to(func, block, &args, what, |_, _| None) {
+                make_jump(func, pred, call);
+                return 1;
             }
+            // An unknown parameter: the `brif` itself, worth a branch of its own only where it
+            // fuses with the compare that made the parameter (else a critical edge may cost a
+            // block of moves).
+            let Skippable::Brif(index, [then, other]) = *what else {
+                return 0;
+            };
+            let Some(&BlockArg::Value(p)) = args.get(index) else {
+                return 0;
+            };
+            let here = func.layout.inst_block(pred);
+            let made_here = match func.dfg.value_def(p) {
+                ValueDef::Result(def, _) => func.layout.inst_block(def) == here,
+                _ => false,
+            };
+            let (Some(then), Some(other)) = (
+                passed_through(func, block, &args, then),
+                passed_through(func, block, &args, other),
+            ) else {
+                return 0;
+            };
+            if !made_here || then.block(&func.dfg.value_lists) == other.block(&func.dfg.value_lists)
+            {
+                return 0;
+            }
+            func.dfg.insts[pred] = InstructionData::Brif {
+                opcode: Opcode::Brif,
+                arg: p,
+                blocks: [then, other],
+            };
+            1
         }
         InstructionData::Brif {
             opcode: Opcode::Brif,
@@ -415,38 +441,14 @@ fn thread_edge(
                     continue;
                 }
                 let args: Vec<BlockArg> = edge.args(&func.dfg.value_lists).collect();
-                let retarget = match *what {
-                    Skippable::Jump(next) => {
-                        if next.block(&func.dfg.value_lists) == block {
-                            None
-                        } else {
-                            passed_through(func, block, &args, next)
-                        }
-                    }
-                    Skippable::Brif(index, [then, other]) => {
-                        let Some(&BlockArg::Value(p)) = args.get(index) else {
-                            continue;
-                        };
-                        // `p` known on this edge: a constant, or a test of the branch's own
-                        // condition's base.
-                        let nonzero = match constant(func, p) {
-                            Some(k) => Some(k != 0),
-                            None => {
-                                let (cb, csame) = test_of(func, c);
-                                let (pb, psame) = test_of(func, p);
-                                // On this edge `cb != 0` is `taken == csame`.
-                                (cb == pb).then_some((taken == csame) == psame)
-                            }
-                        };
-                        match nonzero {
-                            Some(nz) => {
-                                passed_through(func, block, &args, if nz { then } else { other })
-                            }
-                            None => None,
-                        }
-                    }
+                // Besides a constant, the edge knows a test of its branch's own condition's
+                // base: on it `cb != 0` is `taken == csame`.
+                let knows = |func: &ir::Function, p: Value| {
+                    let (cb, csame) = test_of(func, c);
+                    let (pb, psame) = test_of(func, p);
+                    (cb == pb).then_some((taken == csame) == psame)
                 };
-                if let Some(call) = retarget {
+                if let Some(call) = skipped_to(func, block, &args, what, knows) {
                     new[i] = call;
                     count += 1;
                 }

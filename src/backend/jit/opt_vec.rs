@@ -134,16 +134,12 @@ impl Visitor for VecWalk {
             | StmtKind::ForStep { var, .. }
             | StmtKind::ForEach { var, .. } => self.mention(*var, false, false),
             StmtKind::Assign { place, value, .. } => {
-                // `v[e] = x` / `v[e] op= x` of a vec local: an allowed store.
+                // `v[e] = x` / `v[e] op= x` of a vec local of scalars: an allowed store (one
+                // into a vec of handles falls to the place walk, which refuses its root).
                 if let PlaceKind::Index { base, index } = &place.kind
                     && let PlaceKind::Local(id) = base.kind
-                    && hoistable_vec(&base.ty)
+                    && scalar_vec(&base.ty)
                 {
-                    if !scalar_vec(&base.ty) {
-                        // A vec of handles is hoisted for its reads only.
-                        self.mention(id, false, true);
-                        return Walk::Children;
-                    }
                     self.mention(id, true, true);
                     walk_expr(index, self);
                     walk_expr(value, self);

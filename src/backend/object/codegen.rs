@@ -195,8 +195,7 @@ pub(super) fn build(
     );
     // As on the JIT: decided branches folded, then cold targets first.
     for l in &mut lowered {
-        crate::backend::jit::opt_cfg::fold_known_branches(&mut l.func);
-        crate::backend::jit::opt_branches::cold_targets_first(&mut l.func);
+        crate::backend::jit::opt_cfg::shape_branches(&mut l.func);
     }
     for (i, f) in program.functions.iter().enumerate() {
         let start = Instant::now();
