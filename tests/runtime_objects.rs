@@ -10,7 +10,7 @@ use hotlab::runtime::class::{ClassDef, DefineError, FieldType, Init, MethodDef};
 use hotlab::runtime::error::ScriptErrorKind;
 use hotlab::runtime::handle::Handle;
 use hotlab::runtime::iface::Hook;
-use hotlab::runtime::object::{GEN_DETACHED, Object};
+use hotlab::runtime::object::{Object, WORD_DETACHED};
 use hotlab::runtime::reload::ReloadError;
 use hotlab::runtime::rt::Runtime;
 use runtime_support::*;
@@ -182,27 +182,42 @@ fn a_detached_object_fails_calls_and_is_not_migrated() {
     assert_eq!(c.shell_count(), 0);
 }
 
-/// Generated code tests a handle's tag against the shell's whole generation word, so detach
-/// marks the word (`GEN_DETACHED`) while the generation handles carry stays the same.
+/// Generated code tests a handle's cell against the shell's handle word, so detach marks the
+/// word (`WORD_DETACHED`) while the generation handles carry stays the same; destroy makes the
+/// handle stale (another generation in the word).
 #[test]
-fn a_detached_object_is_marked_in_its_generation_word_and_keeps_its_generation() {
+fn a_detached_object_is_marked_in_its_handle_word_and_keeps_its_generation() {
     let rt = Runtime::new();
     let c = counter(&rt);
     let h = rt.new_object(&c).unwrap();
     let word = |h: &Handle| {
         let obj = h.get().unwrap() as *const Object as *const u8;
-        // SAFETY: `h` keeps the shell allocated; the word is an aligned u32 at `Object::GEN`.
-        unsafe { std::ptr::read_volatile(obj.add(Object::GEN) as *const u32) }
+        // SAFETY: `h` keeps the shell allocated; the word is an aligned u64 at `Object::WORD`.
+        unsafe { std::ptr::read_volatile(obj.add(Object::WORD) as *const u64) }
     };
     let g = h.get().unwrap().generation();
-    assert_eq!(word(&h), g);
+    // The word is the handle's own cell: the shell's address and the generation as its tag.
+    assert_eq!(word(&h), h.cell());
+    assert_eq!(h.cell() >> 48, u64::from(g));
     rt.detach(&h).unwrap();
     assert_eq!(h.get().unwrap().generation(), g);
-    assert_eq!(word(&h), g | GEN_DETACHED);
+    assert_eq!(word(&h), h.cell() | WORD_DETACHED);
     // A detached object can still be destroyed: its handles then go stale.
     let other = h.clone();
+    let before = other.cell();
     rt.destroy(&h).unwrap();
     assert_eq!(kind(other.get().map(|_| ())), ScriptErrorKind::StaleHandle);
+    // SAFETY: `other` keeps the shell allocated; the word is an aligned u64 at `Object::WORD`.
+    let after = unsafe {
+        std::ptr::read_volatile(
+            ((before & ((1 << 48) - 1)) as *const u8).add(Object::WORD) as *const u64
+        )
+    };
+    assert_eq!(
+        after,
+        (before + (1 << 48)) | WORD_DETACHED,
+        "the next generation, still detached"
+    );
     drop((h, other));
     rt.collect().unwrap();
     assert_eq!(c.shell_count(), 0);

@@ -367,7 +367,7 @@ fn a_destroy_racing_reloads_never_gets_its_key_back() {
     assert_eq!(c.live_count(), 0);
 }
 
-/// A detach on another thread marks the object's generation word (`GEN_DETACHED`) while a
+/// A detach on another thread marks the object's handle word (`WORD_DETACHED`) while a
 /// destroy of the same object is between reading the generation and bumping it: the destroy
 /// still succeeds (the handle was valid; only another destroy may make it fail), and the
 /// detach either succeeds or finds the handle already stale.

@@ -379,7 +379,7 @@ pub(crate) fn host_enter_slow<S: IfaceSig>(
     args: S::Args,
 ) -> Result<S::Ret, Fault> {
     if let Some(tag) = tag
-        && u64::from(obj.generation() & 0xffff) != tag
+        && u64::from(obj.generation()) != tag
     {
         return Err(Box::new(ScriptError::new(
             ScriptErrorKind::StaleHandle,

@@ -83,8 +83,9 @@ impl Handle {
             "shell address {addr:#x} cannot be packed in a handle"
         );
         // SAFETY: the shell was just made and is not shared yet.
-        let tag = u64::from(unsafe { &*obj }.generation() & 0xffff);
-        Handle(addr | (tag << ADDR_BITS), PhantomData)
+        let cell = unsafe { &*obj }.handle_cell();
+        debug_assert_eq!(cell & ADDR_MASK, addr, "the handle word names its shell");
+        Handle(cell, PhantomData)
     }
 
     /// Take ownership of a cell's reference (a value returned by generated code or moved out of
@@ -127,7 +128,7 @@ impl Handle {
         };
         // SAFETY: a non-null handle owns a reference: the shell is allocated while `self` lives.
         let obj = unsafe { &*obj };
-        if u64::from(obj.generation() & 0xffff) != self.0 >> ADDR_BITS {
+        if obj.handle_cell() != self.0 {
             return Err(handle_error(ScriptErrorKind::StaleHandle));
         }
         Ok(obj)

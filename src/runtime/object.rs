@@ -20,7 +20,7 @@ use crate::runtime::class::{CellKind, Class, DETACHED_KEY, Init, Version};
 #[cfg(feature = "thread-safe")]
 use crate::runtime::counts::CountOwner;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
-use crate::runtime::handle::Handle;
+use crate::runtime::handle::{ADDR_BITS, Handle};
 use crate::runtime::spin::ClassGuard;
 use crate::runtime::values;
 
@@ -49,12 +49,14 @@ pub(crate) type RefCount = std::sync::atomic::AtomicUsize;
 #[cfg(not(feature = "thread-safe"))]
 pub(crate) type RefCount = std::cell::Cell<usize>;
 
-/// The bit of [`Object`]'s generation word set when the object is detached (with
-/// [`DETACHED_KEY`] in its key): a handle's 16-bit tag never equals a word with it set, so one
-/// compare of the tag with the word tests both that the handle is current and that the object
-/// is attached (`backend/jit/lower_region.rs`, `branch_if_invalid`). Generations stay far below
-/// it: one bump per destroy or unload, each of which happens once in an object's life.
-pub const GEN_DETACHED: u32 = 1 << 31;
+/// The bit of [`Object`]'s handle word set when the object is detached (with
+/// [`DETACHED_KEY`] in its key): bit 0, which no handle cell has (a shell's address is a
+/// multiple of 8), so one compare of a cell with the word tests both that the handle is current
+/// and that the object is attached (`backend/jit/lower_region.rs`, `branch_if_invalid`).
+pub const WORD_DETACHED: u64 = 1;
+
+/// One generation in the handle word, whose high 16 bits are the generation (a handle's tag).
+pub(crate) const WORD_GENERATION: u64 = 1 << ADDR_BITS;
 
 /// The shell of a script object.
 #[repr(C)]
@@ -73,11 +75,13 @@ pub struct Object {
     pub(crate) bound: [AtomicPtr<c_void>; BOUND_SLOTS],
     /// Strong references (handles, including handle cells in fields).
     pub(crate) refs: RefCount,
-    /// The life counter: a handle is made for one generation (its low 16 bits, the handle's
-    /// tag); destroy bumps it. [`GEN_DETACHED`] is set on top once the object is detached
-    /// (destroyed, detached or unloaded), with the key: generated code then tests a handle's
-    /// generation and attachment with one compare of the tag with the whole word.
-    pub(crate) generation: AtomicU32,
+    /// The handle word: the cell of a current handle to this object, the shell's address in
+    /// the low 48 bits and the generation in the high 16 (a handle is made for one generation:
+    /// its tag); destroy bumps the generation. [`WORD_DETACHED`] is set on top once the object
+    /// is detached (destroyed, detached or unloaded), with the key: generated code then tests a
+    /// handle's generation and attachment with one compare of the cell with the word (`cmp
+    /// cell,[shell+38h]`), and a method's `self` handle is the word with bit 0 cleared.
+    pub(crate) word: AtomicU64,
     /// Index in the class's live list, or [`NOT_LISTED`]. Written under the class lock.
     pub(crate) live_index: AtomicU32,
 }
@@ -138,8 +142,8 @@ impl Object {
     pub const BOUND_VMCTX: usize = std::mem::offset_of!(Object, bound_vmctx);
     /// Offset of the bound code pointers.
     pub const BOUND: usize = std::mem::offset_of!(Object, bound);
-    /// Offset of the generation.
-    pub const GEN: usize = std::mem::offset_of!(Object, generation);
+    /// Offset of the handle word.
+    pub const WORD: usize = std::mem::offset_of!(Object, word);
     /// Offset of the reference count (a `usize`; generated code changes it with plain
     /// instructions on the thread that owns the runtime and atomic ones elsewhere, as
     /// `runtime::counts` says; atomic ones are also right for the `Cell` of a build without
@@ -183,18 +187,37 @@ impl Object {
         (!state.is_null()).then(|| unsafe { &*header_version(*state.sub(1)) })
     }
 
-    /// The generation handles to this object carry (without [`GEN_DETACHED`]).
+    /// The generation handles to this object carry (the handle word's high 16 bits).
     #[inline(always)]
     pub fn generation(&self) -> u32 {
-        self.generation.load(Ordering::Acquire) & !GEN_DETACHED
+        (self.word.load(Ordering::Acquire) >> ADDR_BITS) as u32
     }
 
-    /// Mark the object detached in its generation word ([`GEN_DETACHED`]), as its key is.
+    /// The cell of a current handle to this object (the handle word without
+    /// [`WORD_DETACHED`]).
+    #[inline(always)]
+    pub(crate) fn handle_cell(&self) -> u64 {
+        self.word.load(Ordering::Acquire) & !WORD_DETACHED
+    }
+
+    /// Make every handle to this object stale: the next generation in the handle word, if the
+    /// word still names generation `from` (`false`: another destroy came first). A detach on
+    /// another thread may set [`WORD_DETACHED`] meanwhile; that leaves the generation as it is.
+    pub(crate) fn bump_generation(&self, from: Option<u32>) -> bool {
+        self.word
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
+                from.is_none_or(|g| (w >> ADDR_BITS) as u32 == g)
+                    .then_some(w.wrapping_add(WORD_GENERATION))
+            })
+            .is_ok()
+    }
+
+    /// Mark the object detached in its handle word ([`WORD_DETACHED`]), as its key is.
     pub(crate) fn mark_detached(&self) {
         // The rule generated code's one compare relies on: the bit only ever with the key
         // cleared (so the cold path, which reads the key, agrees that the object is detached).
         debug_assert_eq!(self.key(), DETACHED_KEY, "marked detached with a key");
-        self.generation.fetch_or(GEN_DETACHED, Ordering::AcqRel);
+        self.word.fetch_or(WORD_DETACHED, Ordering::AcqRel);
     }
 
     /// Take a reference: a plain add on the thread that owns the class's runtime, an atomic
@@ -496,7 +519,7 @@ pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object,
         unsafe {
             header.write(version as *const Version as u64 | EMBEDDED);
             copy_cells(bits, header.add(1));
-            shell.write(fresh_shell(class, header.add(1)));
+            shell.write(fresh_shell(class, header.add(1), shell));
         }
         return Ok(shell);
     }
@@ -508,7 +531,7 @@ pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object,
     }
     // SAFETY: the cells start one word after the header; `shell` is the block's start, sized
     // and aligned for an `Object`.
-    unsafe { shell.write(fresh_shell(class, header.add(1))) };
+    unsafe { shell.write(fresh_shell(class, header.add(1), shell)) };
     Ok(shell)
 }
 
@@ -548,8 +571,8 @@ pub(crate) unsafe fn free_block(shell: *mut Object) {
     unsafe { free_object_block(shell as *mut u8, fields) };
 }
 
-/// A shell of `class` with `state`, not attached or listed yet.
-pub(crate) fn fresh_shell(class: &Class, state: *mut u64) -> Object {
+/// A shell of `class` with `state`, to be written `at`, not attached or listed yet.
+pub(crate) fn fresh_shell(class: &Class, state: *mut u64, at: *const Object) -> Object {
     Object {
         key: AtomicU64::new(DETACHED_KEY),
         state: AtomicPtr::new(state),
@@ -557,7 +580,7 @@ pub(crate) fn fresh_shell(class: &Class, state: *mut u64) -> Object {
         bound_vmctx: AtomicPtr::new(ptr::null_mut()),
         bound: [const { AtomicPtr::new(ptr::null_mut()) }; BOUND_SLOTS],
         refs: RefCount::new(1),
-        generation: AtomicU32::new(1),
+        word: AtomicU64::new(at as u64 | WORD_GENERATION),
         live_index: AtomicU32::new(NOT_LISTED),
     }
 }
@@ -911,14 +934,14 @@ mod tests {
     }
 
     #[test]
-    fn the_shell_is_one_cache_line_with_stable_offsets() {
-        assert_eq!(std::mem::size_of::<Object>(), 64);
+    fn the_shell_has_stable_offsets_and_a_handle_word_after_its_count() {
+        assert_eq!(std::mem::size_of::<Object>(), 72);
         assert_eq!(Object::KEY, 0);
         assert_eq!(Object::STATE, 8);
         assert_eq!(Object::CLASS, 16);
         assert_eq!(Object::BOUND_VMCTX, 24);
         assert_eq!(Object::BOUND, 32);
-        assert_eq!(Object::GEN, 56);
+        assert_eq!(Object::WORD, 56);
         assert_eq!(Object::REFS, 48);
         assert_eq!(std::mem::size_of::<RefCount>(), 8);
     }

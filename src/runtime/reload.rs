@@ -280,7 +280,7 @@ impl Runtime {
         for &o in &snapshot {
             // SAFETY: retained above.
             let obj = unsafe { &*o };
-            obj.generation.fetch_add(1, Ordering::AcqRel);
+            obj.bump_generation(None);
             obj.key.store(DETACHED_KEY, Ordering::Release);
             obj.mark_detached();
             for b in &obj.bound {

@@ -13,7 +13,7 @@ use crate::runtime::counts::CountOwner;
 use crate::runtime::depth::current_thread_in_call;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
 use crate::runtime::handle::Handle;
-use crate::runtime::object::{self, GEN_DETACHED, Object};
+use crate::runtime::object::{self, Object};
 
 /// Destroyed objects wait this many at most before `destroy` collects them itself.
 const RETIRED_BATCH: usize = 64;
@@ -161,16 +161,10 @@ impl Runtime {
         refuse_inside_call()?;
         let obj = handle.get()?;
         // The generation the handle was checked for. A detach on another thread may set
-        // `GEN_DETACHED` in the word meanwhile: that leaves the handle valid (and the bit set),
+        // `WORD_DETACHED` in the word meanwhile: that leaves the handle valid (and the bit set),
         // so only a change of the generation itself means another destroy came first.
-        let g = obj.generation();
-        if obj
-            .generation
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |w| {
-                (w & !GEN_DETACHED == g).then_some(w + 1)
-            })
-            .is_err()
-        {
+        let g = (handle.cell() >> crate::runtime::handle::ADDR_BITS) as u32;
+        if !obj.bump_generation(Some(g)) {
             // Another thread destroyed it first.
             return Err(ScriptError::new(
                 ScriptErrorKind::StaleHandle,

@@ -320,8 +320,7 @@ impl<'p> Interp<'p> {
 
     /// Run method `name` of `obj` with `args` as an outermost call.
     fn call_from_host(&mut self, obj: &Object, name: &str, args: Vec<Val>) -> R<Val> {
-        let generation = u64::from(obj.generation() & 0xffff);
-        let cell = (obj as *const Object as u64) | (generation << 48);
+        let cell = obj.handle_cell();
         let cell = crate::runtime::handle::hot_handle_retain(cell);
         // SAFETY: `hot_handle_retain` took the reference this handle owns.
         let this = Val::H(unsafe { Handle::from_cell(cell) });

@@ -32,7 +32,7 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use crate::lang::hir::{BinOp, ClassId, Expr, ExprKind, FuncId, Type};
 use crate::lang::span::Span;
-use crate::runtime::object::Object;
+use crate::runtime::object::{Object, WORD_DETACHED};
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem};
 
@@ -104,7 +104,8 @@ impl FunctionTranslator<'_, '_> {
         (e.ty.is_managed() && self.owned.iter().any(|(v, _)| *v == var)).then_some(var)
     }
 
-    /// The handle cell of a live shell: its address and its generation's low 16 bits.
+    /// The handle cell of a live shell: its handle word without the detached bit (its
+    /// address and its generation).
     ///
     /// Only `self` is made this way, at a method's entry, from the shell its caller checked
     /// and holds for the whole call: the load may move and, when the method never uses
@@ -113,18 +114,13 @@ impl FunctionTranslator<'_, '_> {
     /// call's accesses (`lower_region.rs`, "The rule that makes it sound").
     pub(crate) fn cell_of_shell(&mut self, shell: Value) -> Value {
         let flags = mem().with_readonly().with_can_move();
-        // A plain `load` (not `uload32`): only a `load` that is readonly, notrap and movable is
-        // pure to the optimizer, so an unused one is removed.
-        let generation = self
+        // Only a `load` that is readonly, notrap and movable is pure to the optimizer, so an
+        // unused one is removed.
+        let word = self
             .builder
             .ins()
-            .load(types::I32, flags, shell, Object::GEN as i32);
-        let generation = self.builder.ins().uextend(types::I64, generation);
-        let mask = self.builder.ins().iconst(types::I64, 0xffff);
-        let tag = self.builder.ins().band(generation, mask);
-        let bits = self.builder.ins().iconst(types::I64, ADDR_BITS);
-        let tag = self.builder.ins().ishl(tag, bits);
-        self.builder.ins().bor(shell, tag)
+            .load(types::I64, flags, shell, Object::WORD as i32);
+        self.builder.ins().band_imm_s(word, !(WORD_DETACHED as i64))
     }
 
     /// The shell of a handle, checked inline at `span`: the helper runs only on the cold path

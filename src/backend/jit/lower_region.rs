@@ -998,27 +998,25 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Branch to `invalid` when the shell of a non-null cell is stale or detached, and go on
-    /// in a new block otherwise: one compare of the cell's tag with the shell's generation word
-    /// and one branch (`mov eax,[shell+38h]; cmp ecx,eax; jne`). A stale shell is still
-    /// allocated (the cell owns a reference), so its word can be read. The cold path
-    /// (`hot_object_check`) tells stale from detached by the generation's low 16 bits and the
+    /// in a new block otherwise: one compare of the cell with the shell's handle word and one
+    /// branch (`cmp cell,[shell+38h]; jne`). The word is the cell of a current handle (the
+    /// shell's address and its generation) with bit 0 set once the object is detached, so the
+    /// compare fails for a stale handle (another generation) and for a detached object alike.
+    /// A stale shell is still allocated (the cell owns a reference), so its word can be read.
+    /// The cold path (`hot_object_check`) tells stale from detached by the generation and the
     /// key: they agree with this compare because a detach clears the key before it sets the
-    /// bit, and generations stay far below 2^16. The caller seals `invalid`.
+    /// bit. The caller seals `invalid`.
     pub(crate) fn branch_if_invalid(
         &mut self,
         shell: Value,
-        tag: Value,
+        cell: Value,
         invalid: cranelift_codegen::ir::Block,
     ) {
-        // The tag against the whole generation word: unequal for a stale handle (another
-        // generation) and for a detached object (`GEN_DETACHED` set in the word), so one
-        // compare tests both (the key says the same as the bit; `runtime::object`).
-        let generation = self
+        let word = self
             .builder
             .ins()
-            .load(types::I32, mem(), shell, Object::GEN as i32);
-        let tag = self.builder.ins().ireduce(types::I32, tag);
-        let current = self.builder.ins().icmp(IntCC::Equal, tag, generation);
+            .load(types::I64, mem(), shell, Object::WORD as i32);
+        let current = self.builder.ins().icmp(IntCC::Equal, cell, word);
         self.continue_if(current, invalid);
     }
 
@@ -1065,8 +1063,8 @@ impl FunctionTranslator<'_, '_> {
             self.builder.ins().brif(cell, next, &[], plain_block, &[]);
             self.builder.switch_to_block(next);
             self.builder.seal_block(next);
-            let (shell, tag) = self.cell_parts(cell);
-            self.branch_if_invalid(shell, tag, plain_block);
+            let (shell, _) = self.cell_parts(cell);
+            self.branch_if_invalid(shell, cell, plain_block);
             cells.push((id, shell));
         }
         // Every handle is valid: the copy with them checked.

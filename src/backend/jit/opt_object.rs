@@ -7,8 +7,8 @@
 //! - **fields**: an object is one allocation, the shell then its cells, so field `i` is
 //!   `[shell + Object::INLINE_CELLS + 8*i]`: no state pointer to load;
 //! - **handle checks** stay (they are language semantics: null, stale generation, detached) but
-//!   are inline: a null test, then the cell's tag against the shell's whole generation word
-//!   (which a detach marks with `GEN_DETACHED`), each with a branch to a `cold` block that calls
+//!   are inline: a null test, then the cell against the shell's handle word (the cell of a
+//!   current handle, which a detach marks with `WORD_DETACHED`), each with a branch to a `cold` block that calls
 //!   `hot_object_check` (which raises the right error at the right span). No helper call on the
 //!   fast path;
 //! - **virtual calls** read the class's slot table, which is the class's vtable here: no reload
@@ -41,8 +41,8 @@ impl FunctionTranslator<'_, '_> {
         let fail_block = self.builder.create_block();
         self.builder.set_cold_block(fail_block);
         self.continue_if(cell, fail_block);
-        let (shell, tag) = self.cell_parts(cell);
-        self.branch_if_invalid(shell, tag, fail_block);
+        let (shell, _) = self.cell_parts(cell);
+        self.branch_if_invalid(shell, cell, fail_block);
         let ok_block = self.builder.current_block().expect("in a block");
         self.builder.switch_to_block(fail_block);
         self.builder.seal_block(fail_block);
