@@ -280,3 +280,34 @@ fn a_function_that_calls_itself_is_unrolled_by_one_level_on_every_backend() {
         assert_eq!(count(&big, "call big"), 2, "{backend}:\n{big}");
     }
 }
+
+#[test]
+fn a_loop_below_a_length_it_cannot_change_indexes_without_a_check() {
+    // `hash` and `sum` loop over `0..x.len()` of a local they do not change: no bounds check,
+    // so no call of the helper that raises; `cut` assigns its string in the loop and `from`
+    // starts at a variable: both keep the check. On every Cranelift backend.
+    let file = "tests/fixtures/asm/length_loops.hot";
+    for backend in ["jit", "jit-opt", "object"] {
+        let listing = |f: &str| stdout(&["asm", file, "--fn", f, "--backend", backend]);
+        assert!(
+            !listing("hash").contains("hot_str_byte"),
+            "{backend}: {}",
+            listing("hash")
+        );
+        assert!(
+            listing("cut").contains("hot_str_byte"),
+            "{backend}: {}",
+            listing("cut")
+        );
+        assert!(
+            !listing("sum").contains("hot_vec_at"),
+            "{backend}: {}",
+            listing("sum")
+        );
+        assert!(
+            listing("from").contains("hot_vec_at"),
+            "{backend}: {}",
+            listing("from")
+        );
+    }
+}

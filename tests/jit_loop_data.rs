@@ -1,7 +1,8 @@
 //! The loop and data lowerings of the Cranelift backends give what the interpreter gives:
 //! module variables kept in registers through loops that call nothing (`opt_globals.rs`, now
 //! on `jit` and `object` too), vec locals whose length and data are read once before a loop
-//! (`opt_vec.rs`), array initializers written in place, and interpolations joined by one
+//! (`opt_vec.rs`), indexes by a loop variable below a length the loop cannot change, array
+//! initializers written in place, and interpolations joined by one
 //! `hot_str_build` into single-allocation strings (`runtime::str_block`). Each case sits on an
 //! edge of one of those rules; every backend must agree, errors and their locations included,
 //! and leak nothing.
@@ -522,5 +523,81 @@ fn a_vec_of_handles_stored_into_in_the_loop_is_not_hoisted() {
              return acc * 100 + bs[0].x
          }",
         "23267",
+    );
+}
+
+/// A counted loop over `0..x.len()` of a string or vec local that the loop cannot change
+/// indexes `x` by its variable without a bounds check. Where the loop can change the length (a
+/// pop, an assignment), starts below 0, or calls code that could, the check stays, and an
+/// index past the end raises at its own place on every backend.
+#[test]
+fn an_index_below_a_length_the_loop_cannot_change() {
+    let text = r#"class O {
+    var v: vec<i64> = vec<i64>()
+    fn drop_last(self) -> i64 {
+        return self.v.pop()
+    }
+}
+fn hash(s: str) -> i64 {
+    var h = 7
+    for i in 0..s.len() { h = h * 31 + s.byte(i) }
+    return h
+}
+fn sum(v: vec<i64>) -> i64 {
+    var t = 0
+    for i in 0..v.len() { t = t * 3 + v[i] }
+    return t
+}
+fn shrinking(v: vec<i64>) -> i64 {
+    var w = v
+    var t = 0
+    for i in 0..w.len() {
+        w.pop()
+        t = t * 3 + w[i]
+    }
+    return t
+}
+fn cut(s: str) -> i64 {
+    var t = s
+    var h = 0
+    for i in 0..t.len() {
+        t = t.slice(1, t.len())
+        h = h * 31 + t.byte(i)
+    }
+    return h
+}
+fn borrowed(v: vec<i64>, o: O) -> i64 {
+    var t = 0
+    for i in 0..v.len() { t = t * 3 + o.drop_last() * 0 + v[i] }
+    return t
+}
+fn from(v: vec<i64>, k: i64) -> i64 {
+    var t = 0
+    for i in k..v.len() { t = t * 3 + v[i] }
+    return t
+}
+fn main() -> i64 {
+    let o = new O()
+    for i in 0..6 { o.v.push(i + 1) }
+    var w = vec<i64>()
+    w.push(5)
+    return hash("hot") + hash("") + sum(o.v) * 1000 + sum(w) + from(o.v, 2) * 10000000 + LAST
+}
+"#;
+    same_everywhere(&text.replace("LAST", "0"), "1380855050");
+    same_everywhere(&text.replace("LAST", "borrowed(o.v, o)"), "1380855593");
+    same_everywhere(
+        &text.replace("LAST", "shrinking(o.v)"),
+        "error: index 3 out of range for length 2 at 22:21",
+    );
+    same_everywhere(
+        &text.replace("LAST", "cut(\"abcd\")"),
+        "error: index 2 out of range for length 1 at 31:22",
+    );
+    same_everywhere(
+        &text
+            .replace("from(o.v, 2)", "from(o.v, -1)")
+            .replace("LAST", "0"),
+        "error: index -1 out of range for length 6 at 42:39",
     );
 }

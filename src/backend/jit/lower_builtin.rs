@@ -16,7 +16,7 @@ use crate::lang::hir::{Expr, ExprKind, Math, Type};
 use crate::runtime::str_block::StrBlock;
 
 use super::JitError;
-use super::lower::{FunctionTranslator, LResult, bad, mem};
+use super::lower::{FunctionTranslator, LResult, LocalSlot, bad, mem};
 
 /// Module ids of the builtins' helpers.
 #[derive(Debug, Clone, Copy)]
@@ -121,7 +121,21 @@ impl FunctionTranslator<'_, '_> {
         let (start, end) = self.span_args(whole.span);
         args.extend([start, end]);
         let h = self.env.helpers.builtins;
-        let v = if offsets.len() == 1 {
+        let in_range = match (&s.kind, offsets.len()) {
+            (ExprKind::Local(id), 1) => match self.local(*id)? {
+                LocalSlot::Scalar(var) => self.below_len_of(args[1], var),
+                _ => false,
+            },
+            _ => false,
+        };
+        let v = if in_range {
+            // A loop variable below this string's length, which the loop cannot change: the
+            // string is not empty (a block) and the byte is inside it.
+            let at = self.builder.ins().iadd(text, args[1]);
+            self.builder
+                .ins()
+                .uload8(types::I64, mem(), at, StrBlock::BYTES as i32)
+        } else if offsets.len() == 1 {
             self.str_byte_inline(&args, h.str_byte)
         } else if self.env.objects_data.is_none() {
             // The JIT: the static one-byte strings' addresses can be constants (the object

@@ -433,6 +433,7 @@ impl FunctionTranslator<'_, '_> {
         let LocalSlot::Scalar(var) = self.local(var)? else {
             return bad("range loop variable is not an i64");
         };
+        let len_of = self.len_bound(&[start, end], end, body);
         let first = self.translate_expr(start)?;
         let end = self.translate_expr(end)?;
         // The loop variable is immutable, so it doubles as the counter. `i + 1` cannot
@@ -441,7 +442,9 @@ impl FunctionTranslator<'_, '_> {
         let unroll = self.unrolls(body);
         self.with_reassoc(unroll, body, |t| {
             t.with_known_range(id, first, end, |t| {
-                t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
+                t.with_len_range(id, first, len_of, |t| {
+                    t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
+                })
             })
         })
     }

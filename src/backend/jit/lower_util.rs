@@ -8,6 +8,7 @@ use cranelift_codegen::ir::{
     self, FuncRef, GlobalValueData, InstBuilder, InstructionData, Opcode, StackSlot, StackSlotData,
     StackSlotKind, TrapCode, UserStackMapEntry, Value, ValueDef, types,
 };
+use cranelift_frontend::Variable;
 use cranelift_module::{DataId, FuncId};
 
 use crate::backend::Checks;
@@ -500,6 +501,38 @@ impl FunctionTranslator<'_, '_> {
         if let Some((_, hi)) = self.ranges.vars.iter().rev().find(|(l, _)| *l == id) {
             self.ranges.values.insert(v, *hi);
         }
+        if let Some((_, of)) = self.ranges.len_vars.iter().rev().find(|(l, _)| *l == id) {
+            self.ranges.len_values.insert(v, *of);
+        }
+    }
+
+    /// Lower `body`, a counted loop's over `first..end` with loop variable `var`, knowing that
+    /// the variable stays below the length of the vec or string in local variable `of` when
+    /// [`Self::len_bound`] found `end` to be `of.len()` of a local the loop cannot change and
+    /// `first` is a constant `>= 0`: an index `of[i]` or `of.byte(i)` by that variable is then
+    /// in range and needs no check (the string is not empty either).
+    pub(crate) fn with_len_range<T>(
+        &mut self,
+        var: LocalId,
+        first: Value,
+        of: Option<Variable>,
+        body: impl FnOnce(&mut Self) -> LResult<T>,
+    ) -> LResult<T> {
+        let of = of.filter(|_| self.constant_of(first).is_some_and(|lo| lo >= 0));
+        if let Some(of) = of {
+            self.ranges.len_vars.push((var, of));
+        }
+        let result = body(self);
+        if of.is_some() {
+            self.ranges.len_vars.pop();
+        }
+        result
+    }
+
+    /// Whether index value `idx` is below the length of the vec or string in `of` (see
+    /// [`Self::with_len_range`]).
+    pub(crate) fn below_len_of(&self, idx: Value, of: Variable) -> bool {
+        self.ranges.len_values.get(&idx) == Some(&of)
     }
 
     /// Whether `idx` is `x & c` (either operand order) with a constant `0 <= c < len`: always in
@@ -541,6 +574,11 @@ pub(crate) struct KnownRanges {
     vars: Vec<(LocalId, i64)>,
     /// Values read from such a variable, with its bound.
     values: std::collections::HashMap<Value, i64>,
+    /// `(variable, local)`: the variable is in `0..local.len()` in the loop being lowered,
+    /// whose code cannot change that length ([`FunctionTranslator::with_len_range`]).
+    len_vars: Vec<(LocalId, Variable)>,
+    /// Values read from such a variable, with the local whose length bounds them.
+    len_values: std::collections::HashMap<Value, Variable>,
     /// `let x = 7`: an immutable local bound to an integer literal, read as that constant
     /// wherever it is used (`for i in 0..x` then has a known range, `a[i & x]` a mask).
     let_ints: std::collections::HashMap<LocalId, i64>,

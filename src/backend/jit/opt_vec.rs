@@ -47,6 +47,8 @@ use super::opt_walk::{Visitor, Walk, walk_block, walk_expr};
 /// A vec local's block as read before the loop being lowered.
 #[derive(Clone, Copy)]
 pub(crate) struct HoistedVec {
+    /// The local's variable.
+    var: Variable,
     /// The cell (0 for the empty vec), unique when the loop stores into it.
     cell: Value,
     len: Value,
@@ -188,6 +190,36 @@ impl Visitor for VecWalk {
     }
 }
 
+/// Whether a loop body changes the length of local `id`, a vec or a string: an assignment to
+/// it (`x = e`, `x += s`), a push or a pop. An element store `x[e] = v` does not.
+struct LenWalk {
+    id: LocalId,
+    changed: bool,
+}
+
+impl Visitor for LenWalk {
+    fn stmt(&mut self, s: &Stmt) -> Walk {
+        if let StmtKind::Assign { place, value, .. } = &s.kind
+            && let PlaceKind::Index { base, index } = &place.kind
+            && matches!(base.kind, PlaceKind::Local(id) if id == self.id)
+        {
+            walk_expr(index, self);
+            walk_expr(value, self);
+            return Walk::Skip;
+        }
+        Walk::Children
+    }
+
+    fn place(&mut self, p: &Place, written: bool) -> Walk {
+        self.changed |= written && matches!(p.kind, PlaceKind::Local(id) if id == self.id);
+        Walk::Children
+    }
+
+    fn unknown(&mut self) {
+        self.changed = true;
+    }
+}
+
 impl FunctionTranslator<'_, '_> {
     /// Lower a loop with the vec locals the rule of the module docs allows hoisted.
     pub(crate) fn with_hoisted_vecs<T>(
@@ -264,10 +296,36 @@ impl FunctionTranslator<'_, '_> {
         self.builder.seal_block(read);
         let params = self.builder.block_params(read);
         Ok(HoistedVec {
+            var,
             cell,
             len: params[0],
             data: params[1],
         })
+    }
+
+    /// The variable of local `x` when a counted loop's `end` is `x.len()` of a vec or string
+    /// local whose length the loop cannot change: the loop calls nothing ([`loop_globals`]:
+    /// no other code runs in it, so no other owner of the block can append to it in place or
+    /// push to it), and its `body` neither assigns `x` nor pushes to or pops from it
+    /// ([`LenWalk`]). Its index by the loop variable is then in range
+    /// ([`FunctionTranslator::with_len_range`]).
+    pub(crate) fn len_bound(&self, head: &[&Expr], end: &Expr, body: &Block) -> Option<Variable> {
+        let ExprKind::Len(of) = &end.kind else {
+            return None;
+        };
+        let ExprKind::Local(id) = of.kind else {
+            return None;
+        };
+        if !matches!(of.ty, Type::Vec(_) | Type::Str) {
+            return None;
+        }
+        loop_globals(self.env.program, head, body)?;
+        let mut w = LenWalk { id, changed: false };
+        walk_block(body, &mut w);
+        match self.local(id) {
+            Ok(LocalSlot::Scalar(var)) if !w.changed => Some(var),
+            _ => None,
+        }
     }
 
     /// The hoisted block of the vec in local `e` (an `ExprKind::Local`), if the loop being
@@ -294,6 +352,11 @@ impl FunctionTranslator<'_, '_> {
     /// The address of element `idx` of a hoisted vec, checked at `span` against its length
     /// (a fault raises through `hot_vec_at`, as the plain index does).
     pub(crate) fn hoisted_elem_addr(&mut self, v: HoistedVec, idx: Value, span: Span) -> Value {
+        if self.below_len_of(idx, v.var) {
+            // A loop variable below this vec's length, which the loop cannot change.
+            let offset = self.builder.ins().ishl_imm_u(idx, 3);
+            return self.builder.ins().iadd(v.data, offset);
+        }
         let out = self
             .builder
             .ins()
