@@ -593,3 +593,19 @@ fn a_closed_output_pipe_ends_the_command_quietly() {
         );
     }
 }
+
+/// A string appended to while another owner keeps each version is copied at every append; the
+/// copies are sized by the text (they once doubled the old block's capacity each time, so 22
+/// appends of two bytes asked for gigabytes and ran out of a 64 MiB budget on the compiled
+/// backends, while the interpreter printed 45).
+#[test]
+fn a_string_appended_while_its_versions_are_kept_stays_within_a_small_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "fn main() -> i64 {\n    var s = \"a\"\n    var keep = vec<str>()\n    for k in 0..22 {\n        keep.push(s)\n        s += \"xy\"\n    }\n    return s.len()\n}\n";
+    let file = write(dir.path(), "keeping.hot", text);
+    for backend in BACKENDS {
+        let (code, out, err) =
+            outcome(hotlab().args(["run", "--mem", "64M", "--backend", backend, &file]));
+        assert_eq!((code, out.trim_end()), (0, "45"), "{backend}: {err}");
+    }
+}

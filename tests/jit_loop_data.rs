@@ -416,8 +416,8 @@ fn a_handle_new_made_is_not_checked() {
     same_everywhere(text, "377");
     let program = common::compile_text("new.hot", text).unwrap();
     for opt in [OptLevel::None, OptLevel::Speed] {
-        // A handle check compares the handle's generation tag with the shell's generation
-        // word (`[shell+38h]`), which nothing else in these functions reads.
+        // A handle check compares the cell with the shell's handle word (`[shell+38h]`),
+        // which nothing else in these functions reads.
         let checks = |name: &str| {
             common::listing(&program, opt, name)
                 .iter()
@@ -599,5 +599,95 @@ fn main() -> i64 {
             .replace("from(o.v, 2)", "from(o.v, -1)")
             .replace("LAST", "0"),
         "error: index -1 out of range for length 6 at 42:39",
+    );
+}
+
+/// More edges of the rule above: an unrolled loop with `continue` and `break`, nested loops
+/// (the outer variable indexes only its own string), a copy-on-write store into a shared vec
+/// inside the loop (no check needed, and the kept copy unchanged); and where the checks stay: the
+/// outer variable used on the inner string, a derived index `i + 1`, a module variable's or a
+/// field's length ending the range while the loop changes it.
+#[test]
+fn an_index_below_a_length_edges() {
+    let text = r#"var G = vec<i64>()
+class B {
+    var s: str = "abc"
+}
+fn unrolled(v: vec<i64>) -> i64 {
+    var t = 0
+    for i in 0..v.len() {
+        if v[i] % 7 == 0 { continue }
+        if v[i] > 95 { break }
+        t = t * 3 % 1000003 + v[i]
+    }
+    return t
+}
+fn nested(s: str, u: str) -> i64 {
+    var h = 0
+    for i in 0..s.len() {
+        for j in 0..u.len() { h = h * 7 + u.byte(j) + s.byte(i) }
+    }
+    return h
+}
+fn outer_on_inner(s: str, u: str) -> i64 {
+    var h = 0
+    for i in 0..s.len() {
+        for j in 0..u.len() { h = h + u.byte(i) }
+    }
+    return h
+}
+fn derived(s: str) -> i64 {
+    var h = 0
+    for i in 0..s.len() { h = h + s.byte(i + 1) }
+    return h
+}
+fn shared_store(v: vec<i64>) -> i64 {
+    var a = v
+    let keep = a
+    for i in 0..a.len() { a[i] = a[i] * 2 }
+    return a[0] * 1000 + keep[0] + a.len()
+}
+fn global_end() -> i64 {
+    var t = 0
+    for i in 0..G.len() {
+        G.pop()
+        t = t + G[i]
+    }
+    return t
+}
+fn field_end(b: B) -> i64 {
+    var h = 0
+    for i in 0..b.s.len() {
+        b.s = b.s.slice(1, b.s.len())
+        h = h + b.s.byte(i)
+    }
+    return h
+}
+fn main() -> i64 {
+    var v = vec<i64>()
+    for k in 0..103 { v.push(k) }
+    for k in 0..6 { G.push(k) }
+    let a = unrolled(v)
+    let b = nested("ab", "xyz")
+    let c = shared_store(v)
+    return a * 1000000 + b % 1000 * 1000 + c % 1000 + LAST
+}
+"#;
+    same_everywhere(&text.replace("LAST", "0"), "61037089103");
+    same_everywhere(
+        &text.replace("LAST", "outer_on_inner(\"abc\", \"xy\")"),
+        "error: index 2 out of range for length 2 at 24:39",
+    );
+    same_everywhere(
+        &text.replace("LAST", "derived(\"abc\")"),
+        "error: index 3 out of range for length 3 at 30:35",
+    );
+    same_everywhere(
+        &text.replace("LAST", "global_end()"),
+        "error: index 3 out of range for length 2 at 43:17",
+    );
+    same_everywhere(
+        &text.replace("LAST", "field_end(new B())"),
+        "error: index 1 out of range for length 1 at 51:17",
     );
 }

@@ -41,10 +41,10 @@ fn bench_new_and_free() {
             black_box(&h);
         }
     });
-    // A shell (64 bytes) plus a one-cell state block with its header (16 bytes).
+    // A shell (72 bytes) plus a one-cell state block with its header (16 bytes).
     let arc = median_ns(15, 200_000, |n| {
         for _ in 0..n {
-            let a = Arc::new([0u64; 10]);
+            let a = Arc::new([0u64; 11]);
             black_box(&a);
         }
     });
@@ -54,7 +54,7 @@ fn bench_new_and_free() {
         "no thread-safe"
     };
     println!(
-        "new+free ({feature}): script {script:.1} ns, Arc::new([u64; 10]) {arc:.1} ns, ratio {:.2}x",
+        "new+free ({feature}): script {script:.1} ns, Arc::new([u64; 11]) {arc:.1} ns, ratio {:.2}x",
         script / arc
     );
     assert_eq!(c.shell_count(), 0);

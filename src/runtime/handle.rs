@@ -1,8 +1,8 @@
 //! Handles: a reference to a script object that names the generation it was made for.
 //!
 //! A handle is one 8-byte cell, the same bits in a Rust [`Handle`] and in a field of type `C` or
-//! `C?`: the low 48 bits are the shell's address, the high 16 bits the low 16 bits of the shell's
-//! generation; `0` is `null`. Every non-null cell owns one reference, which keeps the *shell*
+//! `C?`: the low 48 bits are the shell's address, the high 16 bits the shell's generation (the
+//! shell's handle word is the cell of a current handle: `Object::WORD`); `0` is `null`. Every non-null cell owns one reference, which keeps the *shell*
 //! allocated (so checking a stale handle never reads freed memory). Destroying an object bumps
 //! its generation: every handle made before then is stale from that moment, whichever thread
 //! holds it. A shell's generation changes at most once, so 16 bits never wrap.
@@ -71,7 +71,7 @@ impl Handle {
     pub(crate) fn from_object(obj: *const Object) -> Handle {
         let addr = obj as u64;
         // On x86-64 generated code takes the address back with an arithmetic shift
-        // (`cell_parts` in the JIT's lowering), so bit 47 must be clear as well: true of every
+        // (`cell_shell` in the JIT's lowering), so bit 47 must be clear as well: true of every
         // user-space address Linux gives a process that does not ask for more.
         let limit = if cfg!(target_arch = "x86_64") {
             ADDR_MASK >> 1

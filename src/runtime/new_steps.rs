@@ -65,11 +65,7 @@ pub unsafe fn header_free(class: &Class, v: i64) -> i64 {
     unsafe {
         let header = block.add(Object::INLINE_CELLS - 8) as *mut u64;
         header.write(version as *const _ as u64 | EMBEDDED);
-        (block as *mut Object).write(object::fresh_shell(
-            class,
-            header.add(1),
-            block as *const Object,
-        ));
+        object::init_shell(block as *mut Object, class, header.add(1));
     }
     // SAFETY: as `alloc_free`.
     let r = unsafe { field_write_read(black_box(block), v) };

@@ -1,6 +1,6 @@
 //! Script objects: the shell the host holds and calls, and the state block a reload replaces.
 //!
-//! A shell is a 64-byte `#[repr(C)]` struct (offsets below) that lives while any handle refers
+//! A shell is a 72-byte `#[repr(C)]` struct (offsets below) that lives while any handle refers
 //! to it. Its state block is one header word (the [`Version`] it was built with, so it can always
 //! be dropped correctly) followed by one 8-byte cell per field; [`Object::STATE`] points at the
 //! first cell. `new` makes both in **one allocation**, the state block right after the shell
@@ -519,7 +519,7 @@ pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object,
         unsafe {
             header.write(version as *const Version as u64 | EMBEDDED);
             copy_cells(bits, header.add(1));
-            shell.write(fresh_shell(class, header.add(1), shell));
+            init_shell(shell, class, header.add(1));
         }
         return Ok(shell);
     }
@@ -531,7 +531,7 @@ pub(crate) fn new_block(class: &Class, version: &Version) -> Result<*mut Object,
     }
     // SAFETY: the cells start one word after the header; `shell` is the block's start, sized
     // and aligned for an `Object`.
-    unsafe { shell.write(fresh_shell(class, header.add(1), shell)) };
+    unsafe { init_shell(shell, class, header.add(1)) };
     Ok(shell)
 }
 
@@ -571,9 +571,14 @@ pub(crate) unsafe fn free_block(shell: *mut Object) {
     unsafe { free_object_block(shell as *mut u8, fields) };
 }
 
-/// A shell of `class` with `state`, to be written `at`, not attached or listed yet.
-pub(crate) fn fresh_shell(class: &Class, state: *mut u64, at: *const Object) -> Object {
-    Object {
+/// Write a shell of `class` with `state` at `at`, not attached or listed yet. In place, since
+/// the handle word names the address the shell lives at (a shell moved after it was made would
+/// make every handle to it stale).
+///
+/// # Safety
+/// `at` is valid for writes of an `Object` and aligned for one; nothing else uses it yet.
+pub(crate) unsafe fn init_shell(at: *mut Object, class: &Class, state: *mut u64) {
+    let shell = Object {
         key: AtomicU64::new(DETACHED_KEY),
         state: AtomicPtr::new(state),
         class,
@@ -582,7 +587,9 @@ pub(crate) fn fresh_shell(class: &Class, state: *mut u64, at: *const Object) -> 
         refs: RefCount::new(1),
         word: AtomicU64::new(at as u64 | WORD_GENERATION),
         live_index: AtomicU32::new(NOT_LISTED),
-    }
+    };
+    // SAFETY: the caller's promise.
+    unsafe { at.write(shell) };
 }
 
 /// Attach a fresh shell (key and bound slots read under the class lock, which the reloader

@@ -256,8 +256,12 @@ pub(crate) fn append(a: u64, b: u64) -> u64 {
     }
     // SAFETY: `a` owns a count of a live block.
     let head = unsafe { text(a) }.as_bytes();
-    // Room to grow: doubling keeps a loop of appends linear (at least 32 bytes).
-    let cap = need.max(2 * cap).max(32);
+    // Room to grow: doubling keeps a loop of appends linear (at least 32 bytes). Twice the
+    // *length*, not the old block's capacity: a shared block is copied at every append while
+    // its versions are kept (`keep.push(s); s += "xy"`), and doubling the capacity each time
+    // would grow the copies exponentially with a text that grows by two bytes. A full block
+    // (the unique append that ran out of room) has `len == cap`, so that loop still doubles.
+    let cap = need.max(2 * len).max(32);
     let joined = heap_block(need, cap, |out| {
         out[..head.len()].copy_from_slice(head);
         out[head.len()..need].copy_from_slice(tail);
@@ -310,6 +314,33 @@ mod tests {
         assert_eq!(&block.len as *const _ as usize - base, StrBlock::LEN);
         assert_eq!(&block.cap as *const _ as usize - base, StrBlock::CAP);
         assert_eq!(std::mem::size_of::<StrBlock>(), StrBlock::BYTES);
+    }
+
+    #[test]
+    fn appending_to_a_shared_block_sizes_the_copy_by_its_text() {
+        let before = crate::runtime::values::live_blocks();
+        let tail = str_of("xy");
+        let mut s = str_of("a");
+        let mut kept = Vec::new();
+        for _ in 0..40 {
+            // Another owner keeps each version: every append copies.
+            kept.push(retain(s));
+            s = append(s, tail);
+            // SAFETY: `s` owns a count of a live heap block.
+            let (len, cap) = unsafe {
+                let b = s as *const StrBlock;
+                ((*b).len as usize, (*b).cap as usize)
+            };
+            assert!(cap <= (2 * len).max(32), "len {len}, cap {cap}");
+        }
+        // SAFETY: as above.
+        assert_eq!(unsafe { text(s) }.len(), 81);
+        for k in kept {
+            release(k);
+        }
+        release(s);
+        release(tail);
+        assert_eq!(crate::runtime::values::live_blocks(), before);
     }
 
     #[test]

@@ -54,7 +54,7 @@ use super::lower::{FunctionTranslator, mem};
 impl FunctionTranslator<'_, '_> {
     /// The address of the count of a non-null handle cell's shell.
     fn refs_addr(&mut self, cell: Value) -> Value {
-        let (shell, _) = self.cell_parts(cell);
+        let shell = self.cell_shell(cell);
         self.builder.ins().iadd_imm_s(shell, Object::REFS as i64)
     }
 
@@ -117,7 +117,7 @@ impl FunctionTranslator<'_, '_> {
             // The program's, known when the code is made: no loads through the object.
             Some(at) => self.builder.ins().iconst(types::I64, at),
             None => {
-                let (shell, _) = self.cell_parts(cell);
+                let shell = self.cell_shell(cell);
                 let class = self
                     .builder
                     .ins()

@@ -945,7 +945,7 @@ impl FunctionTranslator<'_, '_> {
     /// `x`; the `let` runs straight through).
     pub(crate) fn note_new(&mut self, id: LocalId, cell: Value) {
         if self.check_dominates(id) {
-            let (shell, _) = self.cell_parts(cell);
+            let shell = self.cell_shell(cell);
             let state = self.state_of(shell);
             self.checked.entries.push((id, Checked { shell, state }));
         }
@@ -977,7 +977,7 @@ impl FunctionTranslator<'_, '_> {
         }
     }
 
-    /// The shell of a non-null cell (the low 48 bits) and its generation tag.
+    /// The shell of a non-null cell (the low 48 bits; the check compares the whole cell).
     ///
     /// The low bits are two shifts. A logical shift back is what Cranelift's optimizer turns
     /// into an `and` with a 64-bit mask, which x86-64 reads from the function's constants, and
@@ -986,15 +986,13 @@ impl FunctionTranslator<'_, '_> {
     /// is arithmetic instead, which the optimizer keeps as computed once: the same value, as
     /// a user-space address there has bit 47 clear (the kernel maps nothing above 2^47 for a
     /// process that does not ask for it, and no allocator hotlab uses does).
-    pub(crate) fn cell_parts(&mut self, cell: Value) -> (Value, Value) {
+    pub(crate) fn cell_shell(&mut self, cell: Value) -> Value {
         let high = self.builder.ins().ishl_imm_s(cell, 64 - ADDR_BITS);
-        let shell = if cfg!(target_arch = "x86_64") {
+        if cfg!(target_arch = "x86_64") {
             self.builder.ins().sshr_imm_s(high, 64 - ADDR_BITS)
         } else {
             self.builder.ins().ushr_imm_u(high, 64 - ADDR_BITS)
-        };
-        let tag = self.builder.ins().ushr_imm_u(cell, ADDR_BITS);
-        (shell, tag)
+        }
     }
 
     /// Branch to `invalid` when the shell of a non-null cell is stale or detached, and go on
@@ -1063,7 +1061,7 @@ impl FunctionTranslator<'_, '_> {
             self.builder.ins().brif(cell, next, &[], plain_block, &[]);
             self.builder.switch_to_block(next);
             self.builder.seal_block(next);
-            let (shell, _) = self.cell_parts(cell);
+            let shell = self.cell_shell(cell);
             self.branch_if_invalid(shell, cell, plain_block);
             cells.push((id, shell));
         }

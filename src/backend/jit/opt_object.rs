@@ -36,12 +36,12 @@ impl FunctionTranslator<'_, '_> {
     /// The shell of a handle cell, checked inline at `span` (see the module docs).
     pub(crate) fn check_object_inline(&mut self, cell: Value, span: Span) -> Value {
         // One cold block for the three ways to fail: null, stale, detached (two
-        // compare-and-branch pairs on the path that passes: the null test, and the tag against
-        // the generation word, which covers stale and detached).
+        // compare-and-branch pairs on the path that passes: the null test, and the cell against
+        // the shell's handle word, which covers stale and detached).
         let fail_block = self.builder.create_block();
         self.builder.set_cold_block(fail_block);
         self.continue_if(cell, fail_block);
-        let (shell, _) = self.cell_parts(cell);
+        let shell = self.cell_shell(cell);
         self.branch_if_invalid(shell, cell, fail_block);
         let ok_block = self.builder.current_block().expect("in a block");
         self.builder.switch_to_block(fail_block);

@@ -29,6 +29,16 @@
 //! still calls `hot_vec_at`, which raises the same `IndexOutOfRange` (the empty vec's length
 //! is 0 either way). Making a vec unique is not observable (a copy of a shared block has the
 //! same elements), so doing it before a loop that may store nothing changes no result.
+//!
+//! # Indexes below a length the loop cannot change
+//! [`FunctionTranslator::len_bound`]: in `for i in c..x.len()` with a constant `c >= 0`, over a
+//! `str` or `vec` local `x`, in a loop that calls nothing and whose body neither assigns `x` nor
+//! pushes to or pops from it (element stores change no length), `i` stays below the length `x`
+//! had when the range was made, and that length cannot change while the loop runs: with no call
+//! no other code runs, so no other owner of the block can append to it in place or push to it.
+//! `x.byte(i)` and a hoisted `x[i]` by the loop variable itself then have no bounds check (and
+//! the string no null test: it is not empty). Only values read from the loop variable are
+//! trusted (`i + 1` keeps its check), and only on the local the range named.
 
 use std::collections::HashMap;
 
