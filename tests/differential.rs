@@ -1537,3 +1537,32 @@ fn main() -> i64 {
     let dry = text.replace("for i in 0..5 {", "for i in 0..3 {");
     common::same_everywhere(&dry, "error: null handle at 21:14");
 }
+
+/// A `let` bound to a lambda is never null, so its calls have no null test; a `let` bound to
+/// anything else (a fn-typed field still `null`) keeps the test and raises where it did.
+#[test]
+fn a_let_bound_to_a_lambda_is_called_without_a_null_test() {
+    let text = r#"class O {
+    var g: fn(i64) -> i64 = null
+}
+fn run(o: O, n: i64) -> i64 {
+    let k = n + 1
+    let f = |a: i64, b: i64| -> i64 { return a * k + b }
+    var acc = 0
+    for i in 0..n {
+        acc = f(acc, i) % 1000003
+    }
+    let h = o.g
+    return acc * 10 + LAST
+}
+fn main() -> i64 {
+    let o = new O()
+    return run(o, 50)
+}
+"#;
+    common::same_everywhere(&text.replace("LAST", "0"), "7428230");
+    common::same_everywhere(
+        &text.replace("LAST", "h(1)"),
+        "error: call of a closure that is not initialized yet (a module variable read before its initializer ran, or a fn-typed field still `null`) at 12:23",
+    );
+}

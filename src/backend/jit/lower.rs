@@ -296,6 +296,9 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// The `var` whose `x = o.f` of a var move was just lowered: the next statement's store
     /// must take the field's reference for it (checked after that statement).
     pub(crate) pending_var_move: Option<LocalId>,
+    /// `let` locals bound to a lambda expression: never null (a lambda always makes a block,
+    /// or raises), so a call of one has no null test.
+    pub(crate) closure_lets: std::collections::HashSet<LocalId>,
     /// The span of the expression or statement being lowered: what a helper call made now
     /// reports an error at when the helper has no span of its own (`call_helper`).
     pub(crate) span: Span,
@@ -339,6 +342,7 @@ pub(crate) fn lower_function(
         ranges: Default::default(),
         field_owners: HashMap::new(),
         pending_var_move: None,
+        closure_lets: Default::default(),
         span: hir_fn.name_span,
         reassoc: None,
     };
@@ -700,6 +704,15 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 let old = self.builder.use_var(var);
                 self.def_var(var, value);
                 self.release_value(&init.ty, old);
+                if let hir::ExprKind::Closure { .. } = init.kind
+                    && self
+                        .func
+                        .locals
+                        .get(local.index())
+                        .is_some_and(|l| !l.mutable)
+                {
+                    self.closure_lets.insert(local);
+                }
                 if let hir::ExprKind::New(_) = init.kind {
                     // A handle `new` just made is valid: its first use needs no check.
                     self.note_new(local, value);

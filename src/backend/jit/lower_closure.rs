@@ -10,14 +10,14 @@
 //! borrowed like parameters, and not released when it returns.
 //!
 //! The call is lean on purpose (the `closure_call` case measures it): test the cell for 0
-//! (a cold raise), load the code pointer at `[cell + 0]`, `call_indirect` with
+//! (a cold raise; not for a `let` bound to a lambda, which is never null), load the code pointer at `[cell + 0]`, `call_indirect` with
 //! `(vmctx, cell, args..)`. The callee's prologue does the same stack check as every script
 //! function's.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
-use crate::lang::hir::{Expr, FuncId, LocalId, Type};
+use crate::lang::hir::{Expr, ExprKind, FuncId, LocalId, Type};
 use crate::runtime::closure::{ClosureBlock, descriptor};
 
 use super::lower::{FunctionTranslator, LResult, LocalSlot, bad, closure_signature, mem};
@@ -75,13 +75,17 @@ impl FunctionTranslator<'_, '_> {
         // A callee made by an expression (`make(3)(4)`) is held through its arguments and the
         // call.
         let callee_held = self.hold_if(owned, &callee.ty, cell);
-        let is_null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
-        let span = callee.span;
-        self.cold_raise(is_null, |t| {
-            let (start, end) = t.span_args(span);
-            let helper = t.env.helpers.null_closure;
-            t.call_helper(helper, &[start, end]);
-        });
+        // A `let` bound to a lambda is never null (`closure_lets`).
+        let made = matches!(callee.kind, ExprKind::Local(id) if self.closure_lets.contains(&id));
+        if !made {
+            let is_null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
+            let span = callee.span;
+            self.cold_raise(is_null, |t| {
+                let (start, end) = t.span_args(span);
+                let helper = t.env.helpers.null_closure;
+                t.call_helper(helper, &[start, end]);
+            });
+        }
         let mut values = vec![self.vmctx, cell];
         let (out, held) = self.call_operands(&mut values, &e.ty, args, &[])?;
         let code = self
