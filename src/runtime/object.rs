@@ -576,7 +576,11 @@ pub(crate) unsafe fn free_block(shell: *mut Object) {
 /// make every handle to it stale).
 ///
 /// # Safety
-/// `at` is valid for writes of an `Object` and aligned for one; nothing else uses it yet.
+/// `at` is valid for writes of an `Object` and aligned for one, and nothing else uses it yet;
+/// it is the start of a block `new_block` (or the `new` ladder) allocated, so its address fits
+/// in a handle's 48 bits (`Handle::from_object` asserts it) and the shell is never moved; and
+/// `state` points at the cells right after the block's embedded header word, as freeing the
+/// block assumes.
 pub(crate) unsafe fn init_shell(at: *mut Object, class: &Class, state: *mut u64) {
     let shell = Object {
         key: AtomicU64::new(DETACHED_KEY),
