@@ -16,7 +16,7 @@ use crate::lang::hir::{Expr, ExprKind, Math, Type};
 use crate::runtime::str_block::StrBlock;
 
 use super::JitError;
-use super::lower::{FunctionTranslator, LResult, LocalSlot, bad, mem};
+use super::lower::{FunctionTranslator, LResult, bad, mem};
 
 /// Module ids of the builtins' helpers.
 #[derive(Debug, Clone, Copy)]
@@ -121,13 +121,10 @@ impl FunctionTranslator<'_, '_> {
         let (start, end) = self.span_args(whole.span);
         args.extend([start, end]);
         let h = self.env.helpers.builtins;
-        let in_range = match (&s.kind, offsets.len()) {
-            (ExprKind::Local(id), 1) => match self.local(*id)? {
-                LocalSlot::Scalar(var) => self.below_len_of(args[1], var),
-                _ => false,
-            },
-            _ => false,
-        };
+        let in_range = offsets.len() == 1
+            && self
+                .scalar_var_of(s)
+                .is_some_and(|var| self.below_len_of(args[1], var));
         let v = if in_range {
             // A loop variable below this string's length, which the loop cannot change: the
             // string is not empty (a block) and the byte is inside it.

@@ -441,10 +441,8 @@ impl FunctionTranslator<'_, '_> {
         self.def_var(var, first);
         let unroll = self.unrolls(body);
         self.with_reassoc(unroll, body, |t| {
-            t.with_known_range(id, first, end, |t| {
-                t.with_len_range(id, first, len_of, |t| {
-                    t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
-                })
+            t.with_known_range(id, first, end, len_of, |t| {
+                t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
             })
         })
     }

@@ -470,27 +470,38 @@ impl FunctionTranslator<'_, '_> {
         }
     }
 
-    /// Lower `body`, a counted loop's, with loop variable `var` known to run over
-    /// `first..end` when both are constants and `first >= 0`: an array index that is that
-    /// variable, on an array of at least `end` elements, is always in range and needs no
-    /// bounds check (`for j in 0..32 { v[j] }` on a `[f64; 32]`).
+    /// Lower `body`, a counted loop's over `first..end` with loop variable `var`, with what is
+    /// known of the variable when `first` is a constant `>= 0`:
+    /// - when `end` is a constant too, an array index that is that variable, on an array of at
+    ///   least `end` elements, is always in range and needs no bounds check (`for j in 0..32 {
+    ///   v[j] }` on a `[f64; 32]`);
+    /// - when [`Self::len_bound`] found `end` to be `len_of.len()` of a local the loop cannot
+    ///   change, an index `len_of[i]` or `len_of.byte(i)` by that variable is in range (and the
+    ///   string is not empty).
     pub(crate) fn with_known_range<T>(
         &mut self,
         var: LocalId,
         first: Value,
         end: Value,
+        len_of: Option<Variable>,
         body: impl FnOnce(&mut Self) -> LResult<T>,
     ) -> LResult<T> {
-        let known = match (self.constant_of(first), self.constant_of(end)) {
-            (Some(lo), Some(hi)) if lo >= 0 => Some(hi),
-            _ => None,
-        };
+        if self.constant_of(first).is_none_or(|lo| lo < 0) {
+            return body(self);
+        }
+        let known = self.constant_of(end);
         if let Some(hi) = known {
             self.ranges.vars.push((var, hi));
+        }
+        if let Some(of) = len_of {
+            self.ranges.len_vars.push((var, of));
         }
         let result = body(self);
         if known.is_some() {
             self.ranges.vars.pop();
+        }
+        if len_of.is_some() {
+            self.ranges.len_vars.pop();
         }
         result
     }
@@ -506,31 +517,8 @@ impl FunctionTranslator<'_, '_> {
         }
     }
 
-    /// Lower `body`, a counted loop's over `first..end` with loop variable `var`, knowing that
-    /// the variable stays below the length of the vec or string in local variable `of` when
-    /// [`Self::len_bound`] found `end` to be `of.len()` of a local the loop cannot change and
-    /// `first` is a constant `>= 0`: an index `of[i]` or `of.byte(i)` by that variable is then
-    /// in range and needs no check (the string is not empty either).
-    pub(crate) fn with_len_range<T>(
-        &mut self,
-        var: LocalId,
-        first: Value,
-        of: Option<Variable>,
-        body: impl FnOnce(&mut Self) -> LResult<T>,
-    ) -> LResult<T> {
-        let of = of.filter(|_| self.constant_of(first).is_some_and(|lo| lo >= 0));
-        if let Some(of) = of {
-            self.ranges.len_vars.push((var, of));
-        }
-        let result = body(self);
-        if of.is_some() {
-            self.ranges.len_vars.pop();
-        }
-        result
-    }
-
     /// Whether index value `idx` is below the length of the vec or string in `of` (see
-    /// [`Self::with_len_range`]).
+    /// [`Self::with_known_range`]).
     pub(crate) fn below_len_of(&self, idx: Value, of: Variable) -> bool {
         self.ranges.len_values.get(&idx) == Some(&of)
     }
@@ -575,7 +563,7 @@ pub(crate) struct KnownRanges {
     /// Values read from such a variable, with its bound.
     values: std::collections::HashMap<Value, i64>,
     /// `(variable, local)`: the variable is in `0..local.len()` in the loop being lowered,
-    /// whose code cannot change that length ([`FunctionTranslator::with_len_range`]).
+    /// whose code cannot change that length ([`FunctionTranslator::with_known_range`]).
     len_vars: Vec<(LocalId, Variable)>,
     /// Values read from such a variable, with the local whose length bounds them.
     len_values: std::collections::HashMap<Value, Variable>,

@@ -318,7 +318,7 @@ impl FunctionTranslator<'_, '_> {
     /// no other code runs in it, so no other owner of the block can append to it in place or
     /// push to it), and its `body` neither assigns `x` nor pushes to or pops from it
     /// ([`LenWalk`]). Its index by the loop variable is then in range
-    /// ([`FunctionTranslator::with_len_range`]).
+    /// ([`FunctionTranslator::with_known_range`]).
     pub(crate) fn len_bound(&self, head: &[&Expr], end: &Expr, body: &Block) -> Option<Variable> {
         let ExprKind::Len(of) = &end.kind else {
             return None;
@@ -332,20 +332,26 @@ impl FunctionTranslator<'_, '_> {
         loop_globals(self.env.program, head, body)?;
         let mut w = LenWalk { id, changed: false };
         walk_block(body, &mut w);
-        match self.local(id) {
-            Ok(LocalSlot::Scalar(var)) if !w.changed => Some(var),
-            _ => None,
+        if w.changed {
+            return None;
         }
+        self.scalar_var_of(of)
     }
 
     /// The hoisted block of the vec in local `e` (an `ExprKind::Local`), if the loop being
     /// lowered hoisted it.
     pub(crate) fn hoisted_vec_of(&self, e: &Expr) -> Option<HoistedVec> {
+        self.scalar_var_of(e)
+            .and_then(|var| self.hoisted_vec_var(var))
+    }
+
+    /// The variable of `e` when it is a read of a local held in one (`ExprKind::Local`).
+    pub(crate) fn scalar_var_of(&self, e: &Expr) -> Option<Variable> {
         let ExprKind::Local(id) = e.kind else {
             return None;
         };
         match self.local(id) {
-            Ok(LocalSlot::Scalar(var)) => self.hoisted_vec_var(var),
+            Ok(LocalSlot::Scalar(var)) => Some(var),
             _ => None,
         }
     }
