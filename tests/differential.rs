@@ -1566,3 +1566,39 @@ fn main() -> i64 {
         "error: call of a closure that is not initialized yet (a module variable read before its initializer ran, or a fn-typed field still `null`) at 12:23",
     );
 }
+
+/// A call of a `let` bound to a lambda is a direct call of the lambda (inlined on `jit-opt`
+/// when small): captures of every kind, an array result, a lambda calling a captured one (an
+/// indirect call inside), a `let` made again in each round of a loop with a new capture, and
+/// an error raised inside the lambda while the caller holds owned temporaries, located at the
+/// lambda's own line.
+#[test]
+fn a_let_bound_lambda_is_called_directly() {
+    let text = r#"class P {
+    var v: i64 = 0
+}
+fn run(p: P, n: i64, d: i64) -> i64 {
+    let name = "ab" + "cd"
+    let inc = |x: i64| -> i64 { return x + p.v }
+    let pair = |x: i64| -> [i64; 2] { return [x, inc(x) + name.len()] }
+    var acc = 0
+    for i in 0..n {
+        let scale = i % 3
+        let f = |a: i64| -> i64 { return a * scale + 100 / (d - i) }
+        let q = pair(i)
+        acc = (acc + f(q[1]) + q[0]) % 1000003
+        p.v += 1
+    }
+    return acc
+}
+fn main() -> i64 {
+    let p = new P()
+    return run(p, 20, LIMIT) * 10 + p.v
+}
+"#;
+    common::same_everywhere(&text.replace("LIMIT", "40"), "6940");
+    common::same_everywhere(
+        &text.replace("LIMIT", "12"),
+        "error: division by zero at 11:58",
+    );
+}

@@ -296,9 +296,10 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// The `var` whose `x = o.f` of a var move was just lowered: the next statement's store
     /// must take the field's reference for it (checked after that statement).
     pub(crate) pending_var_move: Option<LocalId>,
-    /// `let` locals bound to a lambda expression: never null (a lambda always makes a block,
-    /// or raises), so a call of one has no null test.
-    pub(crate) closure_lets: std::collections::HashSet<LocalId>,
+    /// `let` locals bound to a lambda expression, with the lambda's function: never null (a
+    /// lambda always makes a block, or raises) and always that function's code, so a call of
+    /// one is a direct call with no null test (`translate_call_closure`).
+    pub(crate) closure_lets: HashMap<LocalId, hir::FuncId>,
     /// The span of the expression or statement being lowered: what a helper call made now
     /// reports an error at when the helper has no span of its own (`call_helper`).
     pub(crate) span: Span,
@@ -704,14 +705,14 @@ impl<'a, 'b> FunctionTranslator<'a, 'b> {
                 let old = self.builder.use_var(var);
                 self.def_var(var, value);
                 self.release_value(&init.ty, old);
-                if let hir::ExprKind::Closure { .. } = init.kind
+                if let hir::ExprKind::Closure { func, .. } = init.kind
                     && self
                         .func
                         .locals
                         .get(local.index())
                         .is_some_and(|l| !l.mutable)
                 {
-                    self.closure_lets.insert(local);
+                    self.closure_lets.insert(local, func);
                 }
                 if let hir::ExprKind::New(_) = init.kind {
                     // A handle `new` just made is valid: its first use needs no check.

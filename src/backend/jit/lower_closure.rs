@@ -10,9 +10,12 @@
 //! borrowed like parameters, and not released when it returns.
 //!
 //! The call is lean on purpose (the `closure_call` case measures it): test the cell for 0
-//! (a cold raise; not for a `let` bound to a lambda, which is never null), load the code pointer at `[cell + 0]`, `call_indirect` with
+//! (a cold raise), load the code pointer at `[cell + 0]`, `call_indirect` with
 //! `(vmctx, cell, args..)`. The callee's prologue does the same stack check as every script
-//! function's.
+//! function's. A `let` bound to a lambda is never null and its block always holds that
+//! lambda's code (the code of the same compiled version as the caller's, on `jit` too): its call
+//! is a direct `call` of the lambda with the same operands, which `jit-opt`'s inliner takes
+//! when the lambda is small (`opt_inline.rs`).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
@@ -75,9 +78,12 @@ impl FunctionTranslator<'_, '_> {
         // A callee made by an expression (`make(3)(4)`) is held through its arguments and the
         // call.
         let callee_held = self.hold_if(owned, &callee.ty, cell);
-        // A `let` bound to a lambda is never null (`closure_lets`).
-        let made = matches!(callee.kind, ExprKind::Local(id) if self.closure_lets.contains(&id));
-        if !made {
+        // A `let` bound to a lambda is never null, and its code is the lambda's (`closure_lets`).
+        let known = match callee.kind {
+            ExprKind::Local(id) => self.closure_lets.get(&id).copied(),
+            _ => None,
+        };
+        if known.is_none() {
             let is_null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
             let span = callee.span;
             self.cold_raise(is_null, |t| {
@@ -88,13 +94,23 @@ impl FunctionTranslator<'_, '_> {
         }
         let mut values = vec![self.vmctx, cell];
         let (out, held) = self.call_operands(&mut values, &e.ty, args, &[])?;
-        let code = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), cell, ClosureBlock::CODE);
-        let sig = closure_signature(params, ret, self.env.call_conv);
-        let sig = self.builder.import_signature(sig);
-        let call = self.builder.ins().call_indirect(sig, code, &values);
+        let call = match known.and_then(|f| self.env.funcs.get(f.index()).copied()) {
+            // The code the closure block holds: a direct call (the inliner's to take on
+            // `jit-opt`), with the same operands.
+            Some(lambda) => {
+                let code_ref = self.func_ref(lambda);
+                self.builder.ins().call(code_ref, &values)
+            }
+            None => {
+                let code = self
+                    .builder
+                    .ins()
+                    .load(types::I64, mem(), cell, ClosureBlock::CODE);
+                let sig = closure_signature(params, ret, self.env.call_conv);
+                let sig = self.builder.import_signature(sig);
+                self.builder.ins().call_indirect(sig, code, &values)
+            }
+        };
         self.attach_owned_cells(call);
         let result = self.builder.inst_results(call).first().copied();
         self.unhold_all(held);

@@ -4,7 +4,8 @@
 //! # Which calls
 //! Only direct `call`s of script functions: module functions, static methods, and methods
 //! called on an object of a known class (statically bound, a direct `call` on `jit-opt`, which
-//! has no reload to rebind it). Virtual and closure calls are `call_indirect` and stay calls.
+//! has no reload to rebind it), and calls of a `let` bound to a lambda (`lower_closure.rs`).
+//! Virtual calls and other closure calls are `call_indirect` and stay calls.
 //! A callee is inlined when it is *small*: at most [`MAX_CALLEE_INSTS`] CLIF instructions
 //! outside its cold blocks (the raise paths), or at most [`MAX_ONE_SITE_INSTS`] when it has no
 //! loop and the call is its only call site in the program, and it does not call itself. A
