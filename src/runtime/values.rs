@@ -123,7 +123,14 @@ pub struct VecBlock {
     len: usize,
     /// `items.as_ptr()`, kept for generated code (dangling when empty: never read then).
     data: *const AtomicU64,
+    /// `items.capacity()`, kept for generated code: a push with `len < cap` on a unique block
+    /// writes the cell at `data + 8 * len` and stores `len + 1` itself, and a pop with
+    /// `len > 0` stores `len - 1` and takes that cell (`backend/jit/lower_value.rs`).
+    cap: usize,
     kind: ElemKind,
+    /// The cells. Its own length is behind `len` after generated code pushed or popped: Rust
+    /// reads the first `len` cells through `data` ([`Self::slots`]) and takes the `Vec` back
+    /// through [`Self::items_mut`], which first sets its length to `len`.
     items: Vec<AtomicU64>,
 }
 
@@ -131,8 +138,8 @@ impl VecBlock {
     /// The bytes a push would allocate: 0 while there is room, else about the new buffer's
     /// size (it doubles).
     pub(crate) fn push_growth(&self) -> usize {
-        if self.items.len() == self.items.capacity() {
-            8 * self.items.capacity().max(4)
+        if self.len == self.cap {
+            8 * self.cap.max(4)
         } else {
             0
         }
@@ -155,6 +162,8 @@ impl VecBlock {
     pub const LEN: usize = std::mem::offset_of!(VecBlock, len);
     /// Offset of the pointer to the first element cell.
     pub const DATA: usize = std::mem::offset_of!(VecBlock, data);
+    /// Offset of the capacity in cells (`usize`).
+    pub const CAP: usize = std::mem::offset_of!(VecBlock, cap);
 
     fn new(kind: ElemKind, items: Vec<u64>) -> VecBlock {
         count_blocks(1);
@@ -162,6 +171,7 @@ impl VecBlock {
             refs: AtomicUsize::new(1),
             len: 0,
             data: std::ptr::null(),
+            cap: 0,
             kind,
             items: items.into_iter().map(AtomicU64::new).collect(),
         };
@@ -173,26 +183,48 @@ impl VecBlock {
     fn sync(&mut self) {
         self.len = self.items.len();
         self.data = self.items.as_ptr();
+        self.cap = self.items.capacity();
+    }
+
+    /// The `Vec` of the cells with its length brought up to `len` (generated code's pushes
+    /// and pops change `len` only), for a change made in Rust; [`Self::sync`] after it.
+    fn items_mut(&mut self) -> &mut Vec<AtomicU64> {
+        // SAFETY: `len <= cap == items.capacity()` (generated code pushes only below `cap`,
+        // and `cap` is the buffer's capacity since the last `sync`); the cells below `len`
+        // are initialized: those `items` had, and those generated code wrote before raising
+        // `len` over them. Cells a pop left above `len` are plain integers (no drop): their
+        // references moved out with the pop.
+        unsafe { self.items.set_len(self.len) };
+        &mut self.items
+    }
+
+    /// The first `len` cells: every element, whatever generated code pushed or popped.
+    fn slots(&self) -> &[AtomicU64] {
+        // SAFETY: `data` is `items`' buffer (non-null and aligned, dangling only when the
+        // capacity is 0, and then `len` is 0), whose first `len` cells are initialized (see
+        // `items_mut`); `&self` keeps the block, and nothing changes them under a shared
+        // reference but element stores through the cells' own atomics.
+        unsafe { std::slice::from_raw_parts(self.data, self.len) }
     }
 
     /// The element cells, in order.
     pub fn cells(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
-        self.items.iter().map(|c| c.load(Ordering::Relaxed))
+        self.slots().iter().map(|c| c.load(Ordering::Relaxed))
     }
 
     /// Element cell `i`, if in range.
     pub fn cell(&self, i: usize) -> Option<u64> {
-        self.items.get(i).map(|c| c.load(Ordering::Relaxed))
+        self.slots().get(i).map(|c| c.load(Ordering::Relaxed))
     }
 
     /// The number of elements.
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.len
     }
 
     /// True when there are no elements (a block in a cell always has some: 0 is the empty vec).
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.len == 0
     }
 
     /// What the elements are.
@@ -212,7 +244,7 @@ impl Clone for VecBlock {
 impl Drop for VecBlock {
     fn drop(&mut self) {
         count_blocks(-1);
-        for c in std::mem::take(&mut self.items) {
+        for c in std::mem::take(self.items_mut()) {
             release_cell(self.kind, c.into_inner());
         }
     }
@@ -256,6 +288,7 @@ pub extern "C-unwind" fn hot_array_heap(cells: u64) -> u64 {
         refs: AtomicUsize::new(1),
         len: 0,
         data: std::ptr::null(),
+        cap: 0,
         kind: ElemKind::I64,
         items,
     };
@@ -304,7 +337,7 @@ pub extern "C-unwind" fn hot_vec_unique(cell: u64, kind: u64) -> u64 {
         // Acquire, as `Arc::make_mut`: another owner's last use happens before our writes.
         Some(block) if block.refs.load(Ordering::Acquire) == 1 => cell,
         Some(block) => {
-            memory::ensure(std::mem::size_of::<VecBlock>() + 8 * block.items.len());
+            memory::ensure(std::mem::size_of::<VecBlock>() + 8 * block.len());
             let copy = Box::into_raw(Box::new(block.clone())) as u64;
             hot_vec_release(cell);
             copy
@@ -336,7 +369,7 @@ pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
         let refused = match memory::room(grow) {
             Err(why) => Some(why),
             Ok(()) => block
-                .items
+                .items_mut()
                 .try_reserve(1)
                 .err()
                 .map(|_| memory::Refused::System),
@@ -346,7 +379,7 @@ pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
             memory::refuse(grow, why);
         }
     }
-    block.items.push(AtomicU64::new(item));
+    block.items_mut().push(AtomicU64::new(item));
     block.sync();
 }
 
@@ -359,7 +392,7 @@ pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
 pub unsafe extern "C-unwind" fn hot_vec_pop(cell: u64, start: u32, end: u32) -> u64 {
     // SAFETY: the caller's contract.
     let block = unsafe { unique_block(cell) };
-    let item = block.items.pop();
+    let item = block.items_mut().pop();
     block.sync();
     match item {
         Some(item) => item.into_inner(),
@@ -373,11 +406,11 @@ pub unsafe extern "C-unwind" fn hot_vec_pop(cell: u64, start: u32, end: u32) -> 
 pub extern "C-unwind" fn hot_vec_at(cell: u64, index: i64, start: u32, end: u32) -> *mut u64 {
     // SAFETY: generated code passes a vec cell it holds a count through.
     let block = unsafe { vec_block(cell) };
-    let len = block.map_or(0, |b| b.items.len());
+    let len = block.map_or(0, |b| b.len());
     match block {
         // An `AtomicU64`'s own pointer: writing through it is interior mutation, which the
         // caller does only after making the vec unique (`hot_vec_unique`).
-        Some(b) if index >= 0 && (index as u64) < len as u64 => b.items[index as usize].as_ptr(),
+        Some(b) if index >= 0 && (index as u64) < len as u64 => b.slots()[index as usize].as_ptr(),
         _ => ScriptError::new(
             ScriptErrorKind::IndexOutOfRange {
                 index,
@@ -393,7 +426,7 @@ pub extern "C-unwind" fn hot_vec_at(cell: u64, index: i64, start: u32, end: u32)
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hot_vec_len(cell: u64) -> i64 {
     // SAFETY: generated code passes a vec cell it holds a count through.
-    unsafe { vec_block(cell) }.map_or(0, |b| b.items.len() as i64)
+    unsafe { vec_block(cell) }.map_or(0, |b| b.len() as i64)
 }
 
 // ---- strings ----

@@ -140,6 +140,27 @@ impl FunctionTranslator<'_, '_> {
         Ok((self.translate_expr(e)?, true))
     }
 
+    /// [`Self::handle_operand`] of a vec or string used by an operation during which no code
+    /// runs once it is evaluated (`nothing_runs`: an element read by a [pure](super::lower_index::pure_index)
+    /// index, a length, a compare with another such read): a [`borrowable_read`] is read
+    /// without a reference, borrowed from the field or the vec element that holds it
+    /// (`lower_region.rs`, "Borrowed reads": nothing can store into that place before the
+    /// operation is done with the value).
+    pub(crate) fn field_operand(&mut self, e: &Expr, nothing_runs: bool) -> LResult<(Value, bool)> {
+        if nothing_runs && borrowable_read(e) && !matches!(e.kind, ExprKind::Local(_)) {
+            return Ok((self.borrowed_read(e)?, false));
+        }
+        self.handle_operand(e)
+    }
+
+    /// The value of a [`borrowable_read`], not retained.
+    fn borrowed_read(&mut self, e: &Expr) -> LResult<Value> {
+        match &e.kind {
+            ExprKind::Index(vec, index) => self.translate_vec_index_borrowed(vec, index, e),
+            _ => self.borrowed_cell(e),
+        }
+    }
+
     pub(crate) fn done_with(&mut self, cell: Value, owned: bool) {
         if owned {
             self.release(cell);
@@ -604,6 +625,23 @@ impl FunctionTranslator<'_, '_> {
             return false;
         }
         !matches!(arg.ty, Type::Vec(_)) || !args.iter().any(super::lower_region::mutates_a_vec)
+    }
+}
+
+/// Whether `e`, a managed value (a string, a vec, a handle, a closure), can be read without
+/// running code and without a reference for a use during which nothing else runs: a local, a
+/// field of a [`pure_cell`] (`self.name`, `a.b.v`), or an element of a vec that is one of those
+/// by an index that runs no code (`keys[i]`, `self.v[i]`, `w[i][j]`).
+pub(crate) fn borrowable_read(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Local(_) => true,
+        ExprKind::Field(object, _) => pure_cell(object),
+        ExprKind::Index(vec, index) => {
+            matches!(vec.ty, Type::Vec(_))
+                && super::lower_index::pure_index(index)
+                && borrowable_read(vec)
+        }
+        _ => false,
     }
 }
 

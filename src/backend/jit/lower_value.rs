@@ -11,7 +11,9 @@
 //! Indexing is inline (`[cell + VecBlock::LEN]`, `[cell + VecBlock::DATA]`): only a fault (the
 //! empty vec, an index out of range) calls `hot_vec_at`, in a cold block, to raise; a store
 //! calls `hot_vec_unique` only when the block is shared (its count, `[cell + VecBlock::REFS]`,
-//! is not 1) or the vec is empty.
+//! is not 1) or the vec is empty. A push onto the unique block is inline while its buffer has
+//! room (`len < [cell + VecBlock::CAP]`), a pop while it has an element; `hot_vec_push` grows
+//! the buffer and `hot_vec_pop` raises on the empty vec, from cold blocks.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{GlobalValue, InstBuilder, MemFlagsData, Value, types};
@@ -27,6 +29,8 @@ use crate::runtime::values::{VecBlock, str_part};
 use super::lower::{
     FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem, place_has_vec_index,
 };
+use super::lower_index::pure_index;
+use super::lower_object::borrowable_read;
 use super::lower_unwind::TempHold;
 
 pub(crate) use crate::backend::objects::elem_kind;
@@ -99,6 +103,16 @@ impl FunctionTranslator<'_, '_> {
                 Ok(path)
             }
             PlaceKind::Field { object, field } => {
+                if let Some(c) = self.checked_handle(object) {
+                    // Known valid for the rest of the activation, `self` among them, and its
+                    // state block stays (`lower_region.rs`): the field's address is the root,
+                    // with no check now or at the walk.
+                    return Ok(VecPath {
+                        root: VecRoot::Place(PlaceRef::Mem(self.checked_field(c, *field))),
+                        root_held: None,
+                        steps: Vec::new(),
+                    });
+                }
                 let (cell, owned) = self.handle_operand(object)?;
                 // Held while the indexes and the value run and the path is walked.
                 let held = self.hold_if(owned, &object.ty, cell);
@@ -246,10 +260,89 @@ impl FunctionTranslator<'_, '_> {
         let cell = self.unique_vec_at(target, &place.ty)?;
         let v = self.cell_of(v, &value.ty);
         self.unhold(held);
-        let helper = self.env.helpers.vec_push;
-        self.call_helper(helper, &[cell, v]);
+        self.push_cell(cell, v);
         self.finish_vec_path(path);
         Ok(self.unit())
+    }
+
+    /// Push cell `v` (its reference moves in) onto the unique vec block `cell`: inline while
+    /// the buffer has room (the cell at `data + 8 * len`, then `len + 1`), else a cold call of
+    /// `hot_vec_push`, which grows the buffer (or raises out of memory, releasing `v`).
+    fn push_cell(&mut self, cell: Value, v: Value) {
+        let fast = self.builder.create_block();
+        let slow = self.builder.create_block();
+        let done = self.builder.create_block();
+        self.builder.set_cold_block(slow);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, VecBlock::LEN as i32);
+        let cap = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, VecBlock::CAP as i32);
+        let full = self
+            .builder
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, len, cap);
+        self.builder.ins().brif(full, slow, &[], fast, &[]);
+
+        self.builder.switch_to_block(fast);
+        self.builder.seal_block(fast);
+        let addr = self.vec_data_elem(cell, len);
+        self.builder.ins().store(mem(), v, addr, 0);
+        let grown = self.builder.ins().iadd_imm_s(len, 1);
+        self.builder
+            .ins()
+            .store(mem(), grown, cell, VecBlock::LEN as i32);
+        self.builder.ins().jump(done, &[]);
+
+        self.builder.switch_to_block(slow);
+        self.builder.seal_block(slow);
+        let helper = self.env.helpers.vec_push;
+        self.call_helper(helper, &[cell, v]);
+        self.builder.ins().jump(done, &[]);
+
+        self.builder.switch_to_block(done);
+        self.builder.seal_block(done);
+    }
+
+    /// Pop the last cell of the unique vec block `cell` (its reference moves out): inline when
+    /// there is one (`len - 1`, then the cell there), else a cold call of `hot_vec_pop`, which
+    /// raises "pop from an empty vec" at `span`.
+    fn pop_cell(&mut self, cell: Value, span: Span) -> Value {
+        let fast = self.builder.create_block();
+        let slow = self.builder.create_block();
+        let done = self.builder.create_block();
+        self.builder.append_block_param(done, types::I64);
+        self.builder.set_cold_block(slow);
+        let len = self
+            .builder
+            .ins()
+            .load(types::I64, mem(), cell, VecBlock::LEN as i32);
+        let empty = self.builder.ins().icmp_imm_s(IntCC::Equal, len, 0);
+        self.builder.ins().brif(empty, slow, &[], fast, &[]);
+
+        self.builder.switch_to_block(fast);
+        self.builder.seal_block(fast);
+        let last = self.builder.ins().iadd_imm_s(len, -1);
+        self.builder
+            .ins()
+            .store(mem(), last, cell, VecBlock::LEN as i32);
+        let addr = self.vec_data_elem(cell, last);
+        let bits = self.builder.ins().load(types::I64, mem(), addr, 0);
+        self.builder.ins().jump(done, &[bits.into()]);
+
+        self.builder.switch_to_block(slow);
+        self.builder.seal_block(slow);
+        let (start, end) = self.span_args(span);
+        let helper = self.env.helpers.vec_pop;
+        let bits = self.call_helper(helper, &[cell, start, end])[0];
+        self.builder.ins().jump(done, &[bits.into()]);
+
+        self.builder.switch_to_block(done);
+        self.builder.seal_block(done);
+        self.builder.block_params(done)[0]
     }
 
     /// `place.pop()`: the element moves out (owned).
@@ -257,9 +350,7 @@ impl FunctionTranslator<'_, '_> {
         let path = self.translate_vec_path(place)?;
         let target = self.walk_vec_path(&path)?;
         let cell = self.unique_vec_at(target, &place.ty)?;
-        let (start, end) = self.span_args(e.span);
-        let helper = self.env.helpers.vec_pop;
-        let bits = self.call_helper(helper, &[cell, start, end])[0];
+        let bits = self.pop_cell(cell, e.span);
         self.finish_vec_path(path);
         if let Type::Array(..) = e.ty {
             // The box moves out: unboxed (retaining), then given up.
@@ -308,7 +399,7 @@ impl FunctionTranslator<'_, '_> {
             let addr = self.hoisted_elem_addr(hoisted, idx, whole.span);
             return self.load_cell_owned(addr, &whole.ty);
         }
-        let (cell, owned) = self.handle_operand(vec)?;
+        let (cell, owned) = self.field_operand(vec, pure_index(index))?;
         let held = self.hold_if(owned, &vec.ty, cell);
         let idx = self.translate_expr(index)?;
         let addr = self.vec_elem_addr(cell, idx, whole.span);
@@ -319,8 +410,10 @@ impl FunctionTranslator<'_, '_> {
         Ok(v)
     }
 
-    /// `v[i]` of a vec local whose element is not retained: the `let x = v[i]` that borrows
-    /// its element from `v`'s block (`lower_region.rs`, "Borrowed reads").
+    /// `v[i]` of a vec whose element is not retained: the `let x = v[i]` that borrows its
+    /// element from a local `v`'s block, or an element read for a use during which no code
+    /// runs (`field_operand`; `v` itself a `borrowable_read`) (`lower_region.rs`, "Borrowed
+    /// reads").
     pub(crate) fn translate_vec_index_borrowed(
         &mut self,
         vec: &Expr,
@@ -332,9 +425,9 @@ impl FunctionTranslator<'_, '_> {
             let addr = self.hoisted_elem_addr(hoisted, idx, whole.span);
             return self.load_value(addr, &whole.ty);
         }
-        let (cell, owned) = self.handle_operand(vec)?;
+        let (cell, owned) = self.field_operand(vec, pure_index(index))?;
         if owned {
-            return bad("a borrowed element of a vec that is not a local");
+            return bad("a borrowed element of a vec that is not a local or a borrowable read");
         }
         let idx = self.translate_expr(index)?;
         let addr = self.vec_elem_addr(cell, idx, whole.span);
@@ -346,7 +439,7 @@ impl FunctionTranslator<'_, '_> {
         if let Some(hoisted) = self.hoisted_vec_of(value) {
             return Ok(self.hoisted_len(hoisted));
         }
-        let (cell, owned) = self.handle_operand(value)?;
+        let (cell, owned) = self.field_operand(value, true)?;
         let n = match value.ty {
             // A string's length is in its block (`runtime::str_block`): read inline.
             Type::Str => self.len_inline(cell, StrBlock::LEN as i32),
@@ -432,11 +525,14 @@ impl FunctionTranslator<'_, '_> {
         {
             return Ok(v);
         }
-        let (l, l_owned) = self.handle_operand(lhs)?;
+        // Two reads that run no code (`keys[i] == w`): both borrowed, as the operation only
+        // reads them (`field_operand`).
+        let both = borrowable_read(lhs) && borrowable_read(rhs);
+        let (l, l_owned) = self.field_operand(lhs, both)?;
         // Held while the right operand runs (`a + f()`). Concatenation and comparison do not
         // raise, so the right operand needs no hold.
         let l_held = self.hold_if(l_owned, &lhs.ty, l);
-        let (r, r_owned) = self.handle_operand(rhs)?;
+        let (r, r_owned) = self.field_operand(rhs, both)?;
         let v = self.binary_values(*op, *op_span, &Type::Str, l, r)?;
         self.unhold(l_held);
         self.done_with_value(&Type::Str, l, l_owned);
