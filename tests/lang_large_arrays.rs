@@ -159,3 +159,43 @@ fn arrays_owning_references_keep_their_limit() {
         "{d}"
     );
 }
+
+/// A small function holding a large array, called in a loop and recursively: its block is made
+/// at each call's entry and its address is read once per call (movable loads), so it is never
+/// inlined into a caller's loop or into itself, where the copy would make it again at each
+/// round after the loads had moved out of the loop. Every call sees its own fresh array.
+#[test]
+fn functions_holding_large_arrays_stay_calls() {
+    let text = r#"
+fn sieve(n: i64) -> i64 {
+    var flags = [true; 600001]
+    flags[0] = false
+    flags[1] = false
+    var i = 2
+    while i * i <= n {
+        if flags[i] {
+            var j = i * i
+            while j <= n { flags[j] = false; j += i }
+        }
+        i += 1
+    }
+    var count = 0
+    for k in 0..n + 1 { if flags[k] { count += 1 } }
+    return count
+}
+
+fn deep(n: i64) -> i64 {
+    var a = [0; 70000]
+    a[n] = n
+    if n == 0 { return a[0] }
+    return deep(n - 1) + a[n] + a[n + 1]
+}
+
+fn main() -> i64 {
+    var acc = 0
+    for r in 0..6 { acc = acc * 3 + sieve(600000 - r * 7) }
+    return acc + deep(30)
+}
+"#;
+    same_everywhere(text, "17871963");
+}

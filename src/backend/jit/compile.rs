@@ -216,6 +216,7 @@ impl Jit {
                 lowered.iter_mut().map(|l| (l.id, &mut l.func)),
                 |id| speed || host_ids.contains(&id),
                 self.helpers.stack,
+                self.helpers.array_heap,
             )
             .map_err(|(id, message)| JitError::Compile {
                 function: lowered

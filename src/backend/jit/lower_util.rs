@@ -55,14 +55,18 @@ impl FunctionTranslator<'_, '_> {
             // initializer, the temporary's expression), as near as entry can be to where the
             // interpreter allocates.
             self.note_heap_slot_span(slot, self.span);
-            let block = self
-                .builder
-                .ins()
-                .stack_load(types::I64, types::I64, slot, 0);
+            // The holding slot is written once, at entry (`alloc_heap_slots`), before any code
+            // that uses it, and the block of a fixed-size array never moves its cells: both
+            // loads give the same address for the whole call, so they are pure to the
+            // optimizer (`readonly`, `can_move`), which keeps them out of loops (a sieve's
+            // `flags[j] = false` over a 2 MB `[bool; N]` reloaded both at every store).
+            let flags = mem().with_readonly().with_can_move();
+            let holder = self.builder.ins().stack_addr(types::I64, slot, 0);
+            let block = self.builder.ins().load(types::I64, flags, holder, 0);
             return self
                 .builder
                 .ins()
-                .load(types::I64, mem(), block, VecBlock::DATA as i32);
+                .load(types::I64, flags, block, VecBlock::DATA as i32);
         }
         self.builder.ins().stack_addr(types::I64, slot, 0)
     }

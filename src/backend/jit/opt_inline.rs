@@ -94,12 +94,17 @@ const MAX_GROWTH_INSTS: usize = 2000;
 /// docs): every function for `OptLevel::Speed` (`jit-opt`, and the `object` backend at that
 /// level, whose code is the JIT's), only the host entries otherwise; at every level a function
 /// that calls itself (alone on its cycle) takes its own body once ([`inline_self`]). `stack` is the
-/// `hot_raise_stack` helper. Returns the largest frame's slot bytes after inlining, or the
-/// function that failed and why.
+/// `hot_raise_stack` helper, `array_heap` the `hot_array_heap` one: a function that calls it
+/// (one with a large array in a heap block, `lower_util.rs`' heap slots) is never inlined,
+/// since its loads of the block's address are movable on the promise that the block is made
+/// once, at its entry, before anything runs; an inlined copy in a caller's loop would make it
+/// again at each round. Returns the largest frame's slot bytes after inlining, or the function
+/// that failed and why.
 pub(crate) fn inline_small_functions<'f>(
     funcs: impl IntoIterator<Item = (FuncId, &'f mut ir::Function)>,
     into: impl Fn(FuncId) -> bool,
     stack: FuncId,
+    array_heap: FuncId,
 ) -> Result<u64, (FuncId, String)> {
     let mut funcs: Vec<(FuncId, &mut ir::Function)> = funcs.into_iter().collect();
     let (order, recursive, self_calling) = {
@@ -118,12 +123,18 @@ pub(crate) fn inline_small_functions<'f>(
         let (id, func) = &mut funcs[at];
         if self_calling.contains(&id.as_u32()) {
             let lowered = std::mem::replace(&mut **func, ir::Function::new());
-            **func = inline_self(*id, lowered, stack).map_err(|e| (*id, e))?;
+            **func = if calls(&lowered, array_heap) {
+                lowered
+            } else {
+                inline_self(*id, lowered, stack).map_err(|e| (*id, e))?
+            };
         } else if into(*id) {
             let lowered = std::mem::replace(&mut **func, ir::Function::new());
             **func = bodies.inline_into(*id, lowered).map_err(|e| (*id, e))?;
         }
-        bodies.offer(*id, func, stack);
+        if !calls(func, array_heap) {
+            bodies.offer(*id, func, stack);
+        }
     }
     Ok(funcs.iter().map(|(_, f)| slot_bytes(f)).max().unwrap_or(0))
 }

@@ -181,6 +181,7 @@ pub(super) fn build(
             lowered.iter_mut().map(|l| (l.id, &mut l.func)),
             |_| speed,
             helpers.stack,
+            helpers.array_heap,
         )
         .map_err(|(_, message)| JitError::Compile {
             function: String::from("(inlining)"),
