@@ -1752,3 +1752,21 @@ fn main() -> i64 {
         "error: index 9 out of range for length 8 at 22:27",
     );
 }
+
+/// `(x + k) * c` is lowered as `x * c + k * c` (the copies of an unrolled loop share one
+/// multiply): equal results when the sums and products wrap, for negative constants and for
+/// chains of additions.
+#[test]
+fn products_of_sums_with_constants_wrap_alike() {
+    let text = r#"fn main() -> i64 {
+    var acc = 0
+    let big = 9223372036854775807
+    for i in 0..37 {
+        acc = acc * 31 + (i + 5) * 7 + ((i + 1) + 2) * -3 + (big + i) * 3 + (i - 4) * 9
+        acc = acc ^ ((acc + 1) * 1099511628211)
+    }
+    return acc
+}
+"#;
+    common::same_everywhere(text, "-1281664344637630157");
+}

@@ -161,6 +161,53 @@ impl FunctionTranslator<'_, '_> {
             (Some(c), None) => Some((r, c)),
             (None, None) => None,
         };
+        // `(x + k) * c` is `x * c + k * c` (wrapping, both ways): the copies of an unrolled
+        // loop (`i + 1`, `i + 2`, ...) share one `x * c` and each adds a constant, where each
+        // made its own multiply (the module array row's `GL[(i * 7) & 1023]`).
+        if let Some((sum, c)) = by
+            && let Some((x, k)) = self.plus_constant(sum)
+        {
+            let product = self.mul_values_by(x, c, chain);
+            return self.builder.ins().iadd_imm_s(product, k.wrapping_mul(c));
+        }
+        self.mul_values_by_or(l, r, by, chain)
+    }
+
+    /// `v` as `x + k` when it is an `iadd` of a constant made in this function, or a chain of
+    /// them (an unrolled loop's third copy reads `(i + 1) + 1`): `k` their wrapping sum.
+    fn plus_constant(&self, v: Value) -> Option<(Value, i64)> {
+        use cranelift_codegen::ir::{InstructionData, Opcode, ValueDef};
+        let dfg = &self.builder.func.dfg;
+        let (mut x, mut k, mut found) = (v, 0i64, false);
+        while let ValueDef::Result(inst, _) = dfg.value_def(x)
+            && let InstructionData::Binary {
+                opcode: Opcode::Iadd,
+                args: [a, b],
+            } = dfg.insts[inst]
+        {
+            let (rest, c) = match (self.constant_of(a), self.constant_of(b)) {
+                (_, Some(c)) => (a, c),
+                (Some(c), None) => (b, c),
+                (None, None) => break,
+            };
+            (x, k, found) = (rest, k.wrapping_add(c), true);
+        }
+        found.then_some((x, k))
+    }
+
+    /// `x * c` of a constant `c` (see [`Self::mul_values`]).
+    fn mul_values_by(&mut self, x: Value, c: i64, chain: bool) -> Value {
+        let cv = self.builder.ins().iconst(types::I64, c);
+        self.mul_values_by_or(x, cv, Some((x, c)), chain)
+    }
+
+    fn mul_values_by_or(
+        &mut self,
+        l: Value,
+        r: Value,
+        by: Option<(Value, i64)>,
+        chain: bool,
+    ) -> Value {
         let worth = |c: i64| chain || matches!(c, 3 | 5 | 9);
         if let Some((x, c)) = by.filter(|&(_, c)| c > 2 && worth(c)) {
             if (c - 1).count_ones() == 1 {
