@@ -66,9 +66,10 @@
 //! lets a call take a field read argument `f(t.left)` (also a `C?` field passed as a `C`,
 //! checked for null where the argument stands), or a string method its receiver
 //! `x.s.slice(a, b)`, borrowed.
-//! As everywhere in the runtime, this assumes no other thread writes the same object's handle
-//! fields while the call runs (two threads storing into one field would release its old value
-//! twice).
+//! As everywhere in the runtime, this assumes no other thread writes the same object's handle,
+//! vec or string fields while the call runs (two threads storing into one field would release
+//! its old value twice; a borrowed vec element read would not see another thread's copy-on-
+//! write).
 //!
 //! Seven more reads borrow:
 //! - **`o.v[i]` and `o.v.len()`** of a vec field, `o` a handle local or a chain of handle

@@ -142,8 +142,9 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Walk an evaluated path to its element, making each vec on the way unique and checking
-    /// each index against its vec's current length. A field root is checked again and its
-    /// address taken now (the state block may have been replaced since it was evaluated).
+    /// each index against its vec's current length. A field root of a handle not known valid
+    /// is checked again and its address taken now (the object may have been destroyed since it
+    /// was evaluated); one known valid was made a `VecRoot::Place` of its field's address.
     pub(crate) fn walk_vec_path(&mut self, path: &VecPath) -> LResult<PlaceRef> {
         if let (VecRoot::Place(PlaceRef::Var(var)), [(idx, span, _)]) = (path.root, &path.steps[..])
             && let Some(hoisted) = self.hoisted_vec_var(var)
