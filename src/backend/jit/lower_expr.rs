@@ -167,10 +167,27 @@ impl FunctionTranslator<'_, '_> {
         if let Some((sum, c)) = by
             && let Some((x, k)) = self.plus_constant(sum)
         {
-            let product = self.mul_values_by(x, c, chain);
+            // `x` is no such sum: this multiply takes the plain path below.
+            let cv = self.builder.ins().iconst(types::I64, c);
+            let product = self.mul_values(x, cv, chain);
             return self.builder.ins().iadd_imm_s(product, k.wrapping_mul(c));
         }
-        self.mul_values_by_or(l, r, by, chain)
+        let worth = |c: i64| chain || matches!(c, 3 | 5 | 9);
+        if let Some((x, c)) = by.filter(|&(_, c)| c > 2 && worth(c)) {
+            if (c - 1).count_ones() == 1 {
+                let k = i64::from((c - 1).trailing_zeros());
+                let shifted = self.builder.ins().ishl_imm_u(x, k);
+                return self.builder.ins().iadd(shifted, x);
+            }
+            if let Some(above) = c.checked_add(1)
+                && above.count_ones() == 1
+            {
+                let k = i64::from(above.trailing_zeros());
+                let shifted = self.builder.ins().ishl_imm_u(x, k);
+                return self.builder.ins().isub(shifted, x);
+            }
+        }
+        self.builder.ins().imul(l, r)
     }
 
     /// `v` as `x + k` when it is an `iadd` of a constant made in this function, or a chain of
@@ -193,37 +210,6 @@ impl FunctionTranslator<'_, '_> {
             (x, k, found) = (rest, k.wrapping_add(c), true);
         }
         found.then_some((x, k))
-    }
-
-    /// `x * c` of a constant `c` (see [`Self::mul_values`]).
-    fn mul_values_by(&mut self, x: Value, c: i64, chain: bool) -> Value {
-        let cv = self.builder.ins().iconst(types::I64, c);
-        self.mul_values_by_or(x, cv, Some((x, c)), chain)
-    }
-
-    fn mul_values_by_or(
-        &mut self,
-        l: Value,
-        r: Value,
-        by: Option<(Value, i64)>,
-        chain: bool,
-    ) -> Value {
-        let worth = |c: i64| chain || matches!(c, 3 | 5 | 9);
-        if let Some((x, c)) = by.filter(|&(_, c)| c > 2 && worth(c)) {
-            if (c - 1).count_ones() == 1 {
-                let k = i64::from((c - 1).trailing_zeros());
-                let shifted = self.builder.ins().ishl_imm_u(x, k);
-                return self.builder.ins().iadd(shifted, x);
-            }
-            if let Some(above) = c.checked_add(1)
-                && above.count_ones() == 1
-            {
-                let k = i64::from(above.trailing_zeros());
-                let shifted = self.builder.ins().ishl_imm_u(x, k);
-                return self.builder.ins().isub(shifted, x);
-            }
-        }
-        self.builder.ins().imul(l, r)
     }
 
     /// `l op r` on values of type `ty` (also used by compound assignment).

@@ -146,7 +146,11 @@ impl FunctionTranslator<'_, '_> {
     /// without a reference, borrowed from the field or the vec element that holds it
     /// (`lower_region.rs`, "Borrowed reads": nothing can store into that place before the
     /// operation is done with the value).
-    pub(crate) fn field_operand(&mut self, e: &Expr, nothing_runs: bool) -> LResult<(Value, bool)> {
+    pub(crate) fn borrowed_operand(
+        &mut self,
+        e: &Expr,
+        nothing_runs: bool,
+    ) -> LResult<(Value, bool)> {
         if nothing_runs && borrowable_read(e) && !matches!(e.kind, ExprKind::Local(_)) {
             return Ok((self.borrowed_read(e)?, false));
         }

@@ -74,7 +74,7 @@
 //! Seven more reads borrow:
 //! - **`o.v[i]` and `o.v.len()`** of a vec field, `o` a handle local or a chain of handle
 //!   fields of one, with an index that runs no code ([`pure_index`](super::lower_index::pure_index)):
-//!   nothing runs between the field's read and the element's load (`field_operand`), so the
+//!   nothing runs between the field's read and the element's load (`borrowed_operand`), so the
 //!   field's reference serves; a managed element read out is retained as before. Likewise
 //!   `w[i][j]` (the inner vec borrowed from `w`'s block), `keys[i].len()`, and a string
 //!   compare of two such reads (`borrowable_read`): nothing runs between the reads and the

@@ -5,8 +5,8 @@ use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Imm64;
 use cranelift_codegen::ir::{
-    self, FuncRef, GlobalValueData, InstBuilder, InstructionData, Opcode, StackSlot, StackSlotData,
-    StackSlotKind, TrapCode, UserStackMapEntry, Value, ValueDef, types,
+    self, BlockArg, FuncRef, GlobalValueData, InstBuilder, InstructionData, Opcode, StackSlot,
+    StackSlotData, StackSlotKind, TrapCode, UserStackMapEntry, Value, ValueDef, types,
 };
 use cranelift_frontend::Variable;
 use cranelift_module::{DataId, FuncId};
@@ -399,6 +399,39 @@ impl FunctionTranslator<'_, '_> {
         self.builder.ins().trap(TrapCode::unwrap_user(3));
         self.builder.switch_to_block(ok_block);
         self.builder.seal_block(ok_block);
+    }
+
+    /// `slow(self)` in a cold block when `cold` is true, else `fast(self)`, joined after: the
+    /// value each side gives (both sides one, of one type, or neither) is the join's.
+    pub(crate) fn cold_else(
+        &mut self,
+        cold: Value,
+        fast: impl FnOnce(&mut Self) -> Option<Value>,
+        slow: impl FnOnce(&mut Self) -> Option<Value>,
+    ) -> Option<Value> {
+        let fast_block = self.builder.create_block();
+        let slow_block = self.builder.create_block();
+        let done = self.builder.create_block();
+        self.builder.set_cold_block(slow_block);
+        self.builder
+            .ins()
+            .brif(cold, slow_block, &[], fast_block, &[]);
+        self.builder.switch_to_block(fast_block);
+        self.builder.seal_block(fast_block);
+        let value = fast(self);
+        if let Some(v) = value {
+            let ty = self.builder.func.dfg.value_type(v);
+            self.builder.append_block_param(done, ty);
+        }
+        let args: Vec<BlockArg> = value.into_iter().map(Into::into).collect();
+        self.builder.ins().jump(done, &args);
+        self.builder.switch_to_block(slow_block);
+        self.builder.seal_block(slow_block);
+        let args: Vec<BlockArg> = slow(self).into_iter().map(Into::into).collect();
+        self.builder.ins().jump(done, &args);
+        self.builder.switch_to_block(done);
+        self.builder.seal_block(done);
+        self.builder.block_params(done).first().copied()
     }
 
     /// Address of element `idx` of the array at `base`, bounds-checked at `span` when checks

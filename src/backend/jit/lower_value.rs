@@ -270,10 +270,6 @@ impl FunctionTranslator<'_, '_> {
     /// the buffer has room (the cell at `data + 8 * len`, then `len + 1`), else a cold call of
     /// `hot_vec_push`, which grows the buffer (or raises out of memory, releasing `v`).
     fn push_cell(&mut self, cell: Value, v: Value) {
-        let fast = self.builder.create_block();
-        let slow = self.builder.create_block();
-        let done = self.builder.create_block();
-        self.builder.set_cold_block(slow);
         let len = self
             .builder
             .ins()
@@ -286,64 +282,48 @@ impl FunctionTranslator<'_, '_> {
             .builder
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, len, cap);
-        self.builder.ins().brif(full, slow, &[], fast, &[]);
-
-        self.builder.switch_to_block(fast);
-        self.builder.seal_block(fast);
-        let addr = self.vec_data_elem(cell, len);
-        self.builder.ins().store(mem(), v, addr, 0);
-        let grown = self.builder.ins().iadd_imm_s(len, 1);
-        self.builder
-            .ins()
-            .store(mem(), grown, cell, VecBlock::LEN as i32);
-        self.builder.ins().jump(done, &[]);
-
-        self.builder.switch_to_block(slow);
-        self.builder.seal_block(slow);
+        let fast = |t: &mut Self| {
+            let addr = t.vec_data_elem(cell, len);
+            t.builder.ins().store(mem(), v, addr, 0);
+            let grown = t.builder.ins().iadd_imm_s(len, 1);
+            t.builder
+                .ins()
+                .store(mem(), grown, cell, VecBlock::LEN as i32);
+            None
+        };
         let helper = self.env.helpers.vec_push;
-        self.call_helper(helper, &[cell, v]);
-        self.builder.ins().jump(done, &[]);
-
-        self.builder.switch_to_block(done);
-        self.builder.seal_block(done);
+        self.cold_else(full, fast, |t| {
+            t.call_helper(helper, &[cell, v]);
+            None
+        });
     }
 
     /// Pop the last cell of the unique vec block `cell` (its reference moves out): inline when
     /// there is one (`len - 1`, then the cell there), else a cold call of `hot_vec_pop`, which
     /// raises "pop from an empty vec" at `span`.
-    fn pop_cell(&mut self, cell: Value, span: Span) -> Value {
-        let fast = self.builder.create_block();
-        let slow = self.builder.create_block();
-        let done = self.builder.create_block();
-        self.builder.append_block_param(done, types::I64);
-        self.builder.set_cold_block(slow);
+    fn pop_cell(&mut self, cell: Value, span: Span) -> LResult<Value> {
         let len = self
             .builder
             .ins()
             .load(types::I64, mem(), cell, VecBlock::LEN as i32);
         let empty = self.builder.ins().icmp_imm_s(IntCC::Equal, len, 0);
-        self.builder.ins().brif(empty, slow, &[], fast, &[]);
-
-        self.builder.switch_to_block(fast);
-        self.builder.seal_block(fast);
-        let last = self.builder.ins().iadd_imm_s(len, -1);
-        self.builder
-            .ins()
-            .store(mem(), last, cell, VecBlock::LEN as i32);
-        let addr = self.vec_data_elem(cell, last);
-        let bits = self.builder.ins().load(types::I64, mem(), addr, 0);
-        self.builder.ins().jump(done, &[bits.into()]);
-
-        self.builder.switch_to_block(slow);
-        self.builder.seal_block(slow);
-        let (start, end) = self.span_args(span);
+        let fast = |t: &mut Self| {
+            let last = t.builder.ins().iadd_imm_s(len, -1);
+            t.builder
+                .ins()
+                .store(mem(), last, cell, VecBlock::LEN as i32);
+            let addr = t.vec_data_elem(cell, last);
+            Some(t.builder.ins().load(types::I64, mem(), addr, 0))
+        };
         let helper = self.env.helpers.vec_pop;
-        let bits = self.call_helper(helper, &[cell, start, end])[0];
-        self.builder.ins().jump(done, &[bits.into()]);
-
-        self.builder.switch_to_block(done);
-        self.builder.seal_block(done);
-        self.builder.block_params(done)[0]
+        let slow = |t: &mut Self| {
+            let (start, end) = t.span_args(span);
+            t.call_helper(helper, &[cell, start, end]).first().copied()
+        };
+        match self.cold_else(empty, fast, slow) {
+            Some(bits) => Ok(bits),
+            None => bad("hot_vec_pop returns no cell"),
+        }
     }
 
     /// `place.pop()`: the element moves out (owned).
@@ -351,7 +331,7 @@ impl FunctionTranslator<'_, '_> {
         let path = self.translate_vec_path(place)?;
         let target = self.walk_vec_path(&path)?;
         let cell = self.unique_vec_at(target, &place.ty)?;
-        let bits = self.pop_cell(cell, e.span);
+        let bits = self.pop_cell(cell, e.span)?;
         self.finish_vec_path(path);
         if let Type::Array(..) = e.ty {
             // The box moves out: unboxed (retaining), then given up.
@@ -400,7 +380,7 @@ impl FunctionTranslator<'_, '_> {
             let addr = self.hoisted_elem_addr(hoisted, idx, whole.span);
             return self.load_cell_owned(addr, &whole.ty);
         }
-        let (cell, owned) = self.field_operand(vec, pure_index(index))?;
+        let (cell, owned) = self.borrowed_operand(vec, pure_index(index))?;
         let held = self.hold_if(owned, &vec.ty, cell);
         let idx = self.translate_expr(index)?;
         let addr = self.vec_elem_addr(cell, idx, whole.span);
@@ -413,7 +393,7 @@ impl FunctionTranslator<'_, '_> {
 
     /// `v[i]` of a vec whose element is not retained: the `let x = v[i]` that borrows its
     /// element from a local `v`'s block, or an element read for a use during which no code
-    /// runs (`field_operand`; `v` itself a `borrowable_read`) (`lower_region.rs`, "Borrowed
+    /// runs (`borrowed_operand`; `v` itself a `borrowable_read`) (`lower_region.rs`, "Borrowed
     /// reads").
     pub(crate) fn translate_vec_index_borrowed(
         &mut self,
@@ -426,7 +406,7 @@ impl FunctionTranslator<'_, '_> {
             let addr = self.hoisted_elem_addr(hoisted, idx, whole.span);
             return self.load_value(addr, &whole.ty);
         }
-        let (cell, owned) = self.field_operand(vec, pure_index(index))?;
+        let (cell, owned) = self.borrowed_operand(vec, pure_index(index))?;
         if owned {
             return bad("a borrowed element of a vec that is not a local or a borrowable read");
         }
@@ -440,7 +420,7 @@ impl FunctionTranslator<'_, '_> {
         if let Some(hoisted) = self.hoisted_vec_of(value) {
             return Ok(self.hoisted_len(hoisted));
         }
-        let (cell, owned) = self.field_operand(value, true)?;
+        let (cell, owned) = self.borrowed_operand(value, true)?;
         let n = match value.ty {
             // A string's length is in its block (`runtime::str_block`): read inline.
             Type::Str => self.len_inline(cell, StrBlock::LEN as i32),
@@ -527,13 +507,13 @@ impl FunctionTranslator<'_, '_> {
             return Ok(v);
         }
         // Two reads that run no code (`keys[i] == w`): both borrowed, as the operation only
-        // reads them (`field_operand`).
+        // reads them (`borrowed_operand`).
         let both = borrowable_read(lhs) && borrowable_read(rhs);
-        let (l, l_owned) = self.field_operand(lhs, both)?;
+        let (l, l_owned) = self.borrowed_operand(lhs, both)?;
         // Held while the right operand runs (`a + f()`). Concatenation and comparison do not
         // raise, so the right operand needs no hold.
         let l_held = self.hold_if(l_owned, &lhs.ty, l);
-        let (r, r_owned) = self.field_operand(rhs, both)?;
+        let (r, r_owned) = self.borrowed_operand(rhs, both)?;
         let v = self.binary_values(*op, *op_span, &Type::Str, l, r)?;
         self.unhold(l_held);
         self.done_with_value(&Type::Str, l, l_owned);
