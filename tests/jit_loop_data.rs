@@ -1,7 +1,7 @@
 //! The loop and data lowerings of the Cranelift backends give what the interpreter gives:
 //! module variables kept in registers through loops that call nothing (`opt_globals.rs`, now
 //! on `jit` and `object` too), vec locals whose length and data are read once before a loop
-//! (`opt_vec.rs`), indexes by a loop variable below a length the loop cannot change, array
+//! (`opt_vec.rs`; a loop that pushes keeps the length in a register too), indexes by a loop variable below a length the loop cannot change, array
 //! initializers written in place, and interpolations joined by one
 //! `hot_str_build` into single-allocation strings (`runtime::str_block`). Each case sits on an
 //! edge of one of those rules; every backend must agree, errors and their locations included,
@@ -698,4 +698,47 @@ fn main() -> i64 {
     ] {
         same_everywhere(&text.replace("LAST", last), want);
     }
+}
+
+/// A loop that pushes to a vec local keeps its length, data and capacity in registers: pushes
+/// onto the empty vec and across growth, onto a vec shared before the loop (which keeps its
+/// elements), from a nested loop, beside reads of the vec and its length in the same loop,
+/// with a `break` and a `return` inside, and an index error raised between pushes.
+#[test]
+fn loops_that_push_keep_the_length_in_a_register() {
+    let text = r#"fn run(n: i64, stop: i64) -> vec<i64> {
+    var v = vec<i64>()
+    var f = vec<f64>()
+    v.push(7)
+    let w = v
+    for i in 0..n {
+        v.push(i * 2 + v[i / 2])
+        f.push(1.5 * (i as f64))
+        for k in 0..i % 3 { v.push(v.len() + k) }
+        if v.len() > stop { break }
+        if i == 50 { return v }
+    }
+    v.push(w.len() * 1000 + w[0])
+    v.push(f.len())
+    return v
+}
+fn main() -> str {
+    let a = run(20, 1000)
+    let b = run(30, 12)
+    let c = run(80, 1000)
+    return "${a.len()} ${a[a.len() - 2]} ${a[7]} ${b} ${c.len()} ${c[c.len() - 1]} ${run(0, 5)} ${IDX}"
+}
+"#;
+    same_everywhere(
+        &text.replace(" ${IDX}", ""),
+        "42 1007 13 [7, 7, 9, 3, 11, 5, 7, 13, 17, 9, 19, 11, 13, 1007, 6] 103 103 [7, 1007, 0]",
+    );
+    same_everywhere(
+        &text.replace(" ${IDX}", " ${a[a.len()]}"),
+        "error: index 42 out of range for length 42 at 21:99",
+    );
+    same_everywhere(
+        &text.replace(" ${IDX}", "").replace("v[i / 2]", "v[i * 2]"),
+        "error: index 2 out of range for length 2 at 7:24",
+    );
 }

@@ -6,7 +6,8 @@
 //! `print` and interpolation, `for`, `len`, parameters and results, closures, module variables,
 //! class fields (boxed one cell an element, and kept by a reload), vecs of them, and the host
 //! border. A frame holding `[bool; 8192]` is 8 KiB, so recursion holding one goes as deep as
-//! on the interpreter.
+//! on the interpreter. A `vec<bool>` and a boxed bool array (a field, a vec's row) keep one
+//! byte an element in their block too (`runtime::values::VecBlock`).
 
 mod common;
 
@@ -393,4 +394,74 @@ fn a_bool_array_field_is_kept_across_a_reload() {
             // main: 3 set of 12; after_reload: 3 kept + 1 set, the module variable's 2 kept.
             .stdout("3\n402\n");
     }
+}
+
+/// A `vec<bool>` keeps a byte an element: pushes (in a loop that keeps the vec's length in a
+/// register, across the buffer's growth, onto the empty vec), element stores next to other
+/// elements, copy-on-write of a shared block, pops, `for`, a field's vec stored through a
+/// handle, rows of a `vec<[bool; 3]>` and a field's boxed array, shown, and every index error
+/// at its place: the interpreter's results on every backend.
+#[test]
+fn vecs_of_bools_keep_a_byte_an_element() {
+    let text = r#"
+class Marks {
+    var seen = vec<bool>()
+    var row: [bool; 5] = [false; 5]
+}
+
+fn fill(n: i64) -> vec<bool> {
+    var v = vec<bool>()
+    for i in 0..n {
+        v.push(i % 3 == 0)
+        if i > 2 && v[i - 1] { v.push(false) }
+        if v.len() > 40 { v[v.len() - 41] = true }
+    }
+    return v
+}
+
+fn main() -> str {
+    var v = fill(45)
+    let w = v
+    v[1] = true
+    v[2] = !v[2]
+    var count = 0
+    for f in v { if f { count += 1 } }
+    for f in w { if f { count += 100 } }
+    let last = v.pop()
+    var rows = vec<[bool; 3]>()
+    for i in 0..4 { rows.push([i == 1, true, i > 2]) }
+    rows[2][0] = true
+    rows[0][2] = rows[2][0]
+    let m = new Marks()
+    for i in 0..9 { m.seen.push(i % 2 == 1) }
+    m.seen[4] = true
+    m.seen[5] = false
+    m.row[3] = true
+    let p = m.seen.pop()
+    var empty = vec<bool>()
+    var none = 0
+    for f in empty { if f { none += 1 } }
+    return "${count} ${last} ${v.len()} ${w.len()} ${v[0]}${v[1]}${v[2]}${w[1]}${w[2]} ${rows} ${m.seen} ${m.row} ${p} ${none} ${LAST}"
+}
+"#;
+    same_everywhere(
+        &text.replace("${LAST}", "${v[0]}"),
+        "2425 false 55 56 truetruetruetruefalse \
+         [[false, true, true], [true, true, false], [true, true, false], [false, true, true]] \
+         [false, true, false, true, true, false, false, true] \
+         [false, false, false, true, false] false 0 true",
+    );
+    same_everywhere(
+        &text.replace("${LAST}", "${v[58]}"),
+        "error: index 58 out of range for length 55 at 39:130",
+    );
+    same_everywhere(
+        &text.replace("${LAST}", "${m.seen[8]}"),
+        "error: index 8 out of range for length 8 at 39:130",
+    );
+    // Raised inside the loop that pushes, at the read past the last push.
+    same_everywhere(
+        &text.replace("${LAST}", "").replace("v[i - 1]", "v[i + 1]"),
+        "error: index 4 out of range for length 4 at 11:21",
+    );
 }

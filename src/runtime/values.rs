@@ -18,8 +18,9 @@
 //! on the current thread, for the leak tests.
 
 use std::cell::Cell;
+use std::collections::TryReserveError;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 use crate::lang::span::Span;
 use crate::runtime::error::{ScriptError, ScriptErrorKind};
@@ -78,6 +79,21 @@ impl ElemKind {
         })
     }
 
+    /// The bytes an element of this kind takes in a vec's block: one for a bool (packed, as
+    /// in a bool array), else a whole cell. Generated code computes element addresses with it.
+    pub const fn bytes(self) -> usize {
+        match self {
+            ElemKind::Bool => 1,
+            _ => 8,
+        }
+    }
+
+    /// Whether an element of this kind owns a reference (to release when it goes, to retain
+    /// when it is copied).
+    pub const fn owns(self) -> bool {
+        !matches!(self, ElemKind::I64 | ElemKind::F64 | ElemKind::Bool)
+    }
+
     pub(crate) fn code_or_abort(code: u64) -> ElemKind {
         // Generated code passes constants made from a checked type; anything else is a bug
         // that must not turn into a wrong release.
@@ -107,31 +123,116 @@ pub fn release_cell(kind: ElemKind, cell: u64) {
     }
 }
 
-/// A vec's block: a reference count, its elements' kind and cells. `#[repr(C)]` with the
-/// offsets [`VecBlock::REFS`], [`VecBlock::LEN`] and [`VecBlock::DATA`], which generated code
-/// reads to index a vec inline (`backend/jit/lower_value.rs`).
+/// A vec's block: a reference count, its elements' kind and elements. `#[repr(C)]` with the
+/// offsets [`VecBlock::REFS`], [`VecBlock::LEN`], [`VecBlock::DATA`] and [`VecBlock::CAP`],
+/// which generated code reads to index a vec inline (`backend/jit/lower_value.rs`).
 ///
-/// The cells are `AtomicU64`s: generated code writes an element through a pointer it got from a
-/// shared block reference (`hot_vec_at`, or `DATA` inline), which is sound only through interior
-/// mutability. It writes only after making the block unique (its count is 1, so no other owner,
-/// on any thread, reads it meanwhile); Rust reads them with relaxed loads.
+/// An element takes [`ElemKind::bytes`]: a bool one byte (0 or 1, packed as a bool array's
+/// leaves are: a `vec<bool>` of a million flags is a megabyte), anything else an 8-byte cell.
+/// The Rust API reads and takes elements as cells either way (a bool as 0 or 1).
+///
+/// The elements are atomics: generated code writes an element through a pointer it got from a
+/// shared block reference (`hot_vec_at`, or `DATA` inline), which is sound only through
+/// interior mutability. It writes only after making the block unique (its count is 1, so no
+/// other owner, on any thread, reads it meanwhile); Rust reads them with relaxed loads.
 #[repr(C)]
 pub struct VecBlock {
     /// Owners: the cells that hold this block (1 = unique, a mutation may go in place).
     refs: AtomicUsize,
-    /// `items.len()`, kept for generated code.
+    /// The number of elements, kept for generated code.
     len: usize,
-    /// `items.as_ptr()`, kept for generated code (dangling when empty: never read then).
-    data: *const AtomicU64,
-    /// `items.capacity()`, kept for generated code: a push with `len < cap` on a unique block
-    /// writes the cell at `data + 8 * len` and stores `len + 1` itself, and a pop with
-    /// `len > 0` stores `len - 1` and takes that cell (`backend/jit/lower_value.rs`).
+    /// The first element's address, kept for generated code (dangling when empty: never read
+    /// then).
+    data: *const u8,
+    /// The buffer's capacity in elements, kept for generated code: a push with `len < cap` on
+    /// a unique block writes the element at `data + bytes * len` and stores `len + 1` itself,
+    /// and a pop with `len > 0` stores `len - 1` and takes that element
+    /// (`backend/jit/lower_value.rs`).
     cap: usize,
     kind: ElemKind,
-    /// The cells. Its own length is behind `len` after generated code pushed or popped: Rust
-    /// reads the first `len` cells through `data` ([`Self::slots`]) and takes the `Vec` back
-    /// through [`Self::items_mut`], which first sets its length to `len`.
-    items: Vec<AtomicU64>,
+    /// The elements. Their `Vec`'s own length is behind `len` after generated code pushed or
+    /// popped: Rust reads the first `len` through `data` ([`Self::load`]) and takes the `Vec`
+    /// back through [`Self::items_mut`], which first sets its length to `len`.
+    items: Elements,
+}
+
+/// The buffer of a vec's elements, by their size ([`ElemKind::bytes`]).
+enum Elements {
+    /// 8-byte cells.
+    Cells(Vec<AtomicU64>),
+    /// Bools, a byte each.
+    Bytes(Vec<AtomicU8>),
+}
+
+impl Elements {
+    /// The elements `items` (cells of `kind`) in a buffer of the kind's size.
+    fn new(kind: ElemKind, items: Vec<u64>) -> Elements {
+        match kind.bytes() {
+            1 => Elements::Bytes(
+                items
+                    .into_iter()
+                    .map(|c| AtomicU8::new(u8::from(c & 0xff != 0)))
+                    .collect(),
+            ),
+            _ => Elements::Cells(items.into_iter().map(AtomicU64::new).collect()),
+        }
+    }
+
+    fn as_ptr(&self) -> *const u8 {
+        match self {
+            Elements::Cells(v) => v.as_ptr().cast(),
+            Elements::Bytes(v) => v.as_ptr().cast(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Elements::Cells(v) => v.len(),
+            Elements::Bytes(v) => v.len(),
+        }
+    }
+
+    fn capacity(&self) -> usize {
+        match self {
+            Elements::Cells(v) => v.capacity(),
+            Elements::Bytes(v) => v.capacity(),
+        }
+    }
+
+    /// # Safety
+    /// As `Vec::set_len`: `n` at most the capacity, the first `n` elements initialized.
+    unsafe fn set_len(&mut self, n: usize) {
+        // SAFETY: the caller's contract.
+        unsafe {
+            match self {
+                Elements::Cells(v) => v.set_len(n),
+                Elements::Bytes(v) => v.set_len(n),
+            }
+        }
+    }
+
+    fn try_reserve(&mut self, n: usize) -> Result<(), TryReserveError> {
+        match self {
+            Elements::Cells(v) => v.try_reserve(n),
+            Elements::Bytes(v) => v.try_reserve(n),
+        }
+    }
+
+    /// Append the element of cell `c` (a bool's is 0 or 1).
+    fn push(&mut self, c: u64) {
+        match self {
+            Elements::Cells(v) => v.push(AtomicU64::new(c)),
+            Elements::Bytes(v) => v.push(AtomicU8::new(u8::from(c & 0xff != 0))),
+        }
+    }
+
+    /// Take the last element as a cell.
+    fn pop(&mut self) -> Option<u64> {
+        match self {
+            Elements::Cells(v) => v.pop().map(AtomicU64::into_inner),
+            Elements::Bytes(v) => v.pop().map(|b| u64::from(b.into_inner())),
+        }
+    }
 }
 
 impl VecBlock {
@@ -139,7 +240,7 @@ impl VecBlock {
     /// size (it doubles).
     pub(crate) fn push_growth(&self) -> usize {
         if self.len == self.cap {
-            8 * self.cap.max(4)
+            self.kind.bytes() * self.cap.max(4)
         } else {
             0
         }
@@ -158,14 +259,19 @@ impl std::fmt::Debug for VecBlock {
 impl VecBlock {
     /// Offset of the reference count (`usize`).
     pub const REFS: usize = std::mem::offset_of!(VecBlock, refs);
-    /// Offset of the length (`usize`).
+    /// Offset of the length in elements (`usize`).
     pub const LEN: usize = std::mem::offset_of!(VecBlock, len);
-    /// Offset of the pointer to the first element cell.
+    /// Offset of the pointer to the first element.
     pub const DATA: usize = std::mem::offset_of!(VecBlock, data);
-    /// Offset of the capacity in cells (`usize`).
+    /// Offset of the capacity in elements (`usize`).
     pub const CAP: usize = std::mem::offset_of!(VecBlock, cap);
 
     fn new(kind: ElemKind, items: Vec<u64>) -> VecBlock {
+        VecBlock::of(kind, Elements::new(kind, items))
+    }
+
+    /// A block (one owner) of `items`, whose size must be `kind`'s.
+    fn of(kind: ElemKind, items: Elements) -> VecBlock {
         count_blocks(1);
         let mut block = VecBlock {
             refs: AtomicUsize::new(1),
@@ -173,7 +279,7 @@ impl VecBlock {
             data: std::ptr::null(),
             cap: 0,
             kind,
-            items: items.into_iter().map(AtomicU64::new).collect(),
+            items,
         };
         block.sync();
         block
@@ -186,35 +292,46 @@ impl VecBlock {
         self.cap = self.items.capacity();
     }
 
-    /// The `Vec` of the cells with its length brought up to `len` (generated code's pushes
-    /// and pops change `len` only), for a change made in Rust; [`Self::sync`] after it.
-    fn items_mut(&mut self) -> &mut Vec<AtomicU64> {
+    /// The elements' `Vec` with its length brought up to `len` (generated code's pushes and
+    /// pops change `len` only), for a change made in Rust; [`Self::sync`] after it.
+    fn items_mut(&mut self) -> &mut Elements {
         // SAFETY: `len <= cap == items.capacity()` (generated code pushes only below `cap`,
-        // and `cap` is the buffer's capacity since the last `sync`); the cells below `len`
+        // and `cap` is the buffer's capacity since the last `sync`); the elements below `len`
         // are initialized: those `items` had, and those generated code wrote before raising
-        // `len` over them. Cells a pop left above `len` are plain integers (no drop): their
+        // `len` over them. Elements a pop left above `len` are plain integers (no drop): their
         // references moved out with the pop.
         unsafe { self.items.set_len(self.len) };
         &mut self.items
     }
 
-    /// The first `len` cells: every element, whatever generated code pushed or popped.
-    fn slots(&self) -> &[AtomicU64] {
-        // SAFETY: `data` is `items`' buffer (non-null and aligned, dangling only when the
-        // capacity is 0, and then `len` is 0), whose first `len` cells are initialized (see
-        // `items_mut`); `&self` keeps the block, and nothing changes them under a shared
-        // reference but element stores through the cells' own atomics.
-        unsafe { std::slice::from_raw_parts(self.data, self.len) }
+    /// The address of element `i`, which must be below `len`.
+    fn elem_ptr(&self, i: usize) -> *const u8 {
+        debug_assert!(i < self.len);
+        // SAFETY: `data` is the buffer of `items` and `i < len <= cap`: in bounds.
+        unsafe { self.data.add(i * self.kind.bytes()) }
     }
 
-    /// The element cells, in order.
+    /// Element `i` (below `len`) as a cell.
+    fn load(&self, i: usize) -> u64 {
+        let at = self.elem_ptr(i);
+        // SAFETY: `at` is an initialized element of the buffer (see `items_mut`) of the kind's
+        // size and alignment, which `&self` keeps; it changes only through its own atomic.
+        unsafe {
+            match self.items {
+                Elements::Bytes(_) => u64::from((*at.cast::<AtomicU8>()).load(Ordering::Relaxed)),
+                Elements::Cells(_) => (*at.cast::<AtomicU64>()).load(Ordering::Relaxed),
+            }
+        }
+    }
+
+    /// The elements as cells, in order.
     pub fn cells(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
-        self.slots().iter().map(|c| c.load(Ordering::Relaxed))
+        (0..self.len).map(|i| self.load(i))
     }
 
-    /// Element cell `i`, if in range.
+    /// Element `i` as a cell, if in range.
     pub fn cell(&self, i: usize) -> Option<u64> {
-        self.slots().get(i).map(|c| c.load(Ordering::Relaxed))
+        (i < self.len).then(|| self.load(i))
     }
 
     /// The number of elements.
@@ -236,16 +353,39 @@ impl VecBlock {
 impl Clone for VecBlock {
     /// A copy (one owner) that owns its own reference to every element.
     fn clone(&self) -> VecBlock {
-        let items = self.cells().map(|c| retain_cell(self.kind, c)).collect();
-        VecBlock::new(self.kind, items)
+        let kind = self.kind;
+        let items = match &self.items {
+            // Plain elements, copied as they are.
+            Elements::Bytes(_) => Elements::Bytes(
+                (0..self.len)
+                    .map(|i| AtomicU8::new(self.load(i) as u8))
+                    .collect(),
+            ),
+            Elements::Cells(_) if !kind.owns() => Elements::Cells(
+                (0..self.len)
+                    .map(|i| AtomicU64::new(self.load(i)))
+                    .collect(),
+            ),
+            Elements::Cells(_) => Elements::Cells(
+                (0..self.len)
+                    .map(|i| AtomicU64::new(retain_cell(kind, self.load(i))))
+                    .collect(),
+            ),
+        };
+        VecBlock::of(kind, items)
     }
 }
 
 impl Drop for VecBlock {
     fn drop(&mut self) {
         count_blocks(-1);
-        for c in std::mem::take(self.items_mut()) {
-            release_cell(self.kind, c.into_inner());
+        // The buffer's `Vec` frees it (its elements are plain atomics); their references go
+        // first, in order.
+        self.items_mut();
+        if self.kind.owns() {
+            for i in 0..self.len {
+                release_cell(self.kind, self.load(i));
+            }
         }
     }
 }
@@ -283,16 +423,7 @@ pub extern "C-unwind" fn hot_array_heap(cells: u64) -> u64 {
         memory::refuse(bytes, memory::Refused::System);
     }
     items.resize_with(n, || AtomicU64::new(0));
-    count_blocks(1);
-    let mut block = VecBlock {
-        refs: AtomicUsize::new(1),
-        len: 0,
-        data: std::ptr::null(),
-        cap: 0,
-        kind: ElemKind::I64,
-        items,
-    };
-    block.sync();
+    let block = VecBlock::of(ElemKind::I64, Elements::Cells(items));
     Box::into_raw(Box::new(block)) as u64
 }
 
@@ -337,7 +468,7 @@ pub extern "C-unwind" fn hot_vec_unique(cell: u64, kind: u64) -> u64 {
         // Acquire, as `Arc::make_mut`: another owner's last use happens before our writes.
         Some(block) if block.refs.load(Ordering::Acquire) == 1 => cell,
         Some(block) => {
-            memory::ensure(std::mem::size_of::<VecBlock>() + 8 * block.len());
+            memory::ensure(std::mem::size_of::<VecBlock>() + block.kind.bytes() * block.len());
             let copy = Box::into_raw(Box::new(block.clone())) as u64;
             hot_vec_release(cell);
             copy
@@ -379,7 +510,7 @@ pub unsafe extern "C-unwind" fn hot_vec_push(cell: u64, item: u64) {
             memory::refuse(grow, why);
         }
     }
-    block.items_mut().push(AtomicU64::new(item));
+    block.items_mut().push(item);
     block.sync();
 }
 
@@ -395,22 +526,25 @@ pub unsafe extern "C-unwind" fn hot_vec_pop(cell: u64, start: u32, end: u32) -> 
     let item = block.items_mut().pop();
     block.sync();
     match item {
-        Some(item) => item.into_inner(),
+        Some(item) => item,
         None => ScriptError::new(ScriptErrorKind::PopEmpty, Span { start, end }).raise(),
     }
 }
 
-/// The address of element `index` of a vec, or a raised "index out of range" at
-/// `start..end`. Valid until the vec is next mutated or released.
+/// The address of element `index` of a vec (a byte's in a `vec<bool>`, see
+/// [`ElemKind::bytes`]), or a raised "index out of range" at `start..end`. Valid until the vec
+/// is next mutated or released.
 #[unsafe(no_mangle)]
-pub extern "C-unwind" fn hot_vec_at(cell: u64, index: i64, start: u32, end: u32) -> *mut u64 {
+pub extern "C-unwind" fn hot_vec_at(cell: u64, index: i64, start: u32, end: u32) -> *mut u8 {
     // SAFETY: generated code passes a vec cell it holds a count through.
     let block = unsafe { vec_block(cell) };
     let len = block.map_or(0, |b| b.len());
     match block {
-        // An `AtomicU64`'s own pointer: writing through it is interior mutation, which the
+        // An atomic element's own address: writing through it is interior mutation, which the
         // caller does only after making the vec unique (`hot_vec_unique`).
-        Some(b) if index >= 0 && (index as u64) < len as u64 => b.slots()[index as usize].as_ptr(),
+        Some(b) if index >= 0 && (index as u64) < len as u64 => {
+            b.elem_ptr(index as usize).cast_mut()
+        }
         _ => ScriptError::new(
             ScriptErrorKind::IndexOutOfRange {
                 index,

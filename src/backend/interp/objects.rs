@@ -98,7 +98,9 @@ pub(super) unsafe fn cell_place<'t>(
         };
         // SAFETY: `cell` holds a vec of `elem` (the caller's contract, then each step's).
         let unique = unsafe { make_unique(cell, elem) };
-        cell = values::hot_vec_at(unique, index as i64, 0, 0);
+        // A bool element's address is a byte's (packed): `cell_op` reads and writes a bool
+        // through its first byte only.
+        cell = values::hot_vec_at(unique, index as i64, 0, 0).cast::<u64>();
         ty = elem;
     }
     Ok((cell, ty))
@@ -110,6 +112,21 @@ pub(super) unsafe fn cell_place<'t>(
 /// # Safety
 /// `cell` must come from `cell_place` with nothing changed since.
 pub(super) unsafe fn cell_op(cell: *mut u64, ty: &Type, op: PlaceOp, v: Val) -> R<Val> {
+    if *ty == Type::Bool {
+        // A bool is its first byte: all of a packed `vec<bool>` element (`values::VecBlock`),
+        // and the value of a whole cell (a field), whose other bytes stay zero (little-endian).
+        let byte = cell.cast::<u8>();
+        // SAFETY: the caller's contract: a live bool, a byte of it at least.
+        let old = unsafe { Val::from_cell(u64::from(*byte), ty) };
+        let new = match op {
+            PlaceOp::Assign(None, _) => v,
+            PlaceOp::Assign(Some(op), span) => binary(op, span, &old, &v)?,
+            _ => unreachable!("checked program: push or pop on a place that is not a vec"),
+        };
+        // SAFETY: as above.
+        unsafe { *byte = new.into_cell(ty) as u8 };
+        return Ok(Val::Unit);
+    }
     let kind = elem_kind(ty);
     match (op, ty) {
         (PlaceOp::Assign(None, _), _) => {

@@ -229,8 +229,8 @@ impl FunctionTranslator<'_, '_> {
                     .builder
                     .ins()
                     .load(types::I64, mem(), cell, VecBlock::DATA as i32);
-                let offset = self.builder.ins().ishl_imm_u(idx, 3);
-                let addr = self.builder.ins().iadd(data, offset);
+                // A bool is a byte in the box's block (`VecBlock`), as in a flat array.
+                let addr = self.elem_addr(data, idx, elem);
                 match elem {
                     Type::Array(..) => {
                         ArrayAt::Boxed(self.builder.ins().load(types::I64, mem(), addr, 0))

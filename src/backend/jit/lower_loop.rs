@@ -18,9 +18,8 @@ use cranelift_codegen::ir::Block;
 
 use crate::lang::hir::{self, BinOp, Block as HirBlock, ExprKind, LocalId, LogicOp, Type, UnOp};
 use crate::lang::span::Span;
-use crate::runtime::values::VecBlock;
 
-use super::lower::{FunctionTranslator, LResult, LocalSlot, LoopTargets, PlaceRef, bad, mem};
+use super::lower::{FunctionTranslator, LResult, LocalSlot, LoopTargets, PlaceRef, bad};
 use super::lower_expr::reads_var;
 use super::opt_globals::runs_no_code;
 use super::opt_walk::{Visitor, Walk, walk_block, walk_expr};
@@ -660,6 +659,10 @@ impl FunctionTranslator<'_, '_> {
         let x = self.local(var)?;
         let borrowed = self.borrowed_let(var);
         let end = self.vec_len_inline(snapshot);
+        // Read once: nothing changes the snapshot's block while the loop holds its count (a
+        // mutation of the variable copies it first), and the body runs only when it has
+        // elements.
+        let data = self.vec_data_inline(snapshot);
         let counter = self.builder.declare_var(types::I64);
         let zero = self.builder.ins().iconst(types::I64, 0);
         self.def_var(counter, zero);
@@ -670,12 +673,7 @@ impl FunctionTranslator<'_, '_> {
                 let i = t.builder.use_var(counter);
                 // In range by construction: the body runs only while `i` < the snapshot's length,
                 // so the snapshot is a block, and the loop's own count keeps it from changing.
-                let data = t
-                    .builder
-                    .ins()
-                    .load(types::I64, mem(), snapshot, VecBlock::DATA as i32);
-                let offset = t.builder.ins().ishl_imm_u(i, 3);
-                let addr = t.builder.ins().iadd(data, offset);
+                let addr = t.elem_addr(data, i, &elem);
                 match (x, &elem) {
                     (LocalSlot::Array(s), Type::Array(..)) => {
                         // A boxed array: unboxed (retaining) into the variable's owned cells.

@@ -35,6 +35,23 @@ use super::lower_unwind::TempHold;
 
 pub(crate) use crate::backend::objects::elem_kind;
 
+/// The element type of a vec (or boxed array) type; `Unit` for another type.
+fn vec_elem(vec_ty: &Type) -> &Type {
+    match vec_ty {
+        Type::Vec(elem) | Type::Array(elem, _) => elem,
+        _ => &Type::Unit,
+    }
+}
+
+/// The place of an element of type `elem` at `addr` in a vec's block: a bool is a byte there
+/// ([`PlaceRef::Packed`], as in a bool array), anything else a whole cell.
+fn elem_place(addr: Value, elem: &Type) -> PlaceRef {
+    match elem {
+        Type::Bool => PlaceRef::Packed(addr),
+        _ => PlaceRef::Mem(addr),
+    }
+}
+
 /// Where a vec place starts.
 #[derive(Clone, Copy)]
 enum VecRoot {
@@ -150,7 +167,8 @@ impl FunctionTranslator<'_, '_> {
             && let Some(hoisted) = self.hoisted_vec_var(var)
         {
             // Unique, its length and data read before the loop (`opt_vec.rs`).
-            return Ok(PlaceRef::Mem(self.hoisted_elem_addr(hoisted, *idx, *span)));
+            let addr = self.hoisted_elem_addr(hoisted, *idx, *span);
+            return Ok(elem_place(addr, vec_elem(&path.steps[0].2)));
         }
         let mut target = match path.root {
             VecRoot::Place(p) => p,
@@ -160,21 +178,26 @@ impl FunctionTranslator<'_, '_> {
         };
         for (idx, span, vec_ty) in &path.steps {
             let cell = self.unique_vec_at(target, vec_ty)?;
-            target = PlaceRef::Mem(match vec_ty {
+            let elem = vec_elem(vec_ty);
+            let addr = match vec_ty {
                 // A boxed array's index was checked against its fixed length when the path
                 // was evaluated (`translate_vec_path`; with checks on), and its block, unique
                 // now, exists.
-                Type::Array(..) if self.env.checks == Checks::On => self.vec_data_elem(cell, *idx),
-                _ => self.vec_elem_addr(cell, *idx, *span),
-            });
+                Type::Array(..) if self.env.checks == Checks::On => {
+                    self.vec_data_elem(cell, *idx, elem)
+                }
+                _ => self.vec_elem_addr(cell, *idx, *span, elem),
+            };
+            target = elem_place(addr, elem);
         }
         Ok(target)
     }
 
-    /// The address of element `idx` of the vec in `cell` (borrowed), checked inline: the empty
-    /// vec (a null cell) or an index outside `0..len` (unsigned: a negative index is a huge one)
-    /// goes to a cold block whose `hot_vec_at` raises `IndexOutOfRange` at `span`.
-    fn vec_elem_addr(&mut self, cell: Value, idx: Value, span: Span) -> Value {
+    /// The address of element `idx` (of type `elem`) of the vec in `cell` (borrowed), checked
+    /// inline: the empty vec (a null cell) or an index outside `0..len` (unsigned: a negative
+    /// index is a huge one) goes to a cold block whose `hot_vec_at` raises `IndexOutOfRange`
+    /// at `span`.
+    fn vec_elem_addr(&mut self, cell: Value, idx: Value, span: Span, elem: &Type) -> Value {
         let helper = self.env.helpers.vec_at;
         let fault = |t: &mut Self| {
             let (start, end) = t.span_args(span);
@@ -191,16 +214,31 @@ impl FunctionTranslator<'_, '_> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
         self.cold_raise(out, fault);
-        self.vec_data_elem(cell, idx)
+        self.vec_data_elem(cell, idx, elem)
     }
 
-    /// The address of element `idx` of the (non-null) vec block in `cell`, unchecked.
-    fn vec_data_elem(&mut self, cell: Value, idx: Value) -> Value {
+    /// The address of element `idx` (of type `elem`) of the (non-null) vec block in `cell`,
+    /// unchecked.
+    fn vec_data_elem(&mut self, cell: Value, idx: Value, elem: &Type) -> Value {
         let data = self
             .builder
             .ins()
             .load(types::I64, mem(), cell, VecBlock::DATA as i32);
-        let offset = self.builder.ins().ishl_imm_u(idx, 3);
+        self.elem_addr(data, idx, elem)
+    }
+
+    /// `data + idx * bytes`: the address of element `idx` of a vec's (or boxed array's) block
+    /// whose elements, of type `elem`, start at `data` ([`ElemKind::bytes`]: a bool is a byte).
+    pub(crate) fn elem_addr(&mut self, data: Value, idx: Value, elem: &Type) -> Value {
+        self.scaled_addr(data, idx, elem_kind(elem).bytes())
+    }
+
+    /// `data + idx * bytes`, `bytes` a power of two.
+    pub(crate) fn scaled_addr(&mut self, data: Value, idx: Value, bytes: usize) -> Value {
+        let offset = match bytes.trailing_zeros() {
+            0 => idx,
+            shift => self.builder.ins().ishl_imm_u(idx, i64::from(shift)),
+        };
         self.builder.ins().iadd(data, offset)
     }
 
@@ -252,6 +290,17 @@ impl FunctionTranslator<'_, '_> {
 
     /// `place.push(value)`.
     pub(crate) fn translate_vec_push(&mut self, place: &Place, value: &Expr) -> LResult<Value> {
+        if let PlaceKind::Local(id) = place.kind
+            && let Ok(LocalSlot::Scalar(var)) = self.local(id)
+            && let Some(hoisted) = self.hoisted_vec_var(var)
+            && hoisted.pushes()
+        {
+            // Its length, data and capacity kept in variables through the loop (`opt_vec.rs`).
+            let v = self.translate_expr(value)?;
+            let v = self.cell_of(v, &value.ty);
+            self.hoisted_push(hoisted, v, vec_elem(&place.ty))?;
+            return Ok(self.unit());
+        }
         let path = self.translate_vec_path(place)?;
         let v = self.translate_expr(value)?;
         let (v, held_ty) = self.box_if_array(v, &value.ty)?;
@@ -261,15 +310,16 @@ impl FunctionTranslator<'_, '_> {
         let cell = self.unique_vec_at(target, &place.ty)?;
         let v = self.cell_of(v, &value.ty);
         self.unhold(held);
-        self.push_cell(cell, v);
+        self.push_cell(cell, v, vec_elem(&place.ty));
         self.finish_vec_path(path);
         Ok(self.unit())
     }
 
-    /// Push cell `v` (its reference moves in) onto the unique vec block `cell`: inline while
-    /// the buffer has room (the cell at `data + 8 * len`, then `len + 1`), else a cold call of
-    /// `hot_vec_push`, which grows the buffer (or raises out of memory, releasing `v`).
-    fn push_cell(&mut self, cell: Value, v: Value) {
+    /// Push cell `v` (its reference moves in) onto the unique vec block `cell` of elements of
+    /// type `elem`: inline while the buffer has room (the element at `data + bytes * len`,
+    /// then `len + 1`), else a cold call of `hot_vec_push`, which grows the buffer (or raises
+    /// out of memory, releasing `v`).
+    fn push_cell(&mut self, cell: Value, v: Value, elem: &Type) {
         let len = self
             .builder
             .ins()
@@ -283,8 +333,11 @@ impl FunctionTranslator<'_, '_> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, len, cap);
         let fast = |t: &mut Self| {
-            let addr = t.vec_data_elem(cell, len);
-            t.builder.ins().store(mem(), v, addr, 0);
+            let addr = t.vec_data_elem(cell, len, elem);
+            match elem_kind(elem).bytes() {
+                1 => t.builder.ins().istore8(mem(), v, addr, 0),
+                _ => t.builder.ins().store(mem(), v, addr, 0),
+            };
             let grown = t.builder.ins().iadd_imm_s(len, 1);
             t.builder
                 .ins()
@@ -298,10 +351,11 @@ impl FunctionTranslator<'_, '_> {
         });
     }
 
-    /// Pop the last cell of the unique vec block `cell` (its reference moves out): inline when
-    /// there is one (`len - 1`, then the cell there), else a cold call of `hot_vec_pop`, which
-    /// raises "pop from an empty vec" at `span`.
-    fn pop_cell(&mut self, cell: Value, span: Span) -> LResult<Value> {
+    /// Pop the last element of the unique vec block `cell` of elements of type `elem` as a cell
+    /// (its reference moves out): inline when there is one (`len - 1`, then the element
+    /// there), else a cold call of `hot_vec_pop`, which raises "pop from an empty vec" at
+    /// `span`.
+    fn pop_cell(&mut self, cell: Value, span: Span, elem: &Type) -> LResult<Value> {
         let len = self
             .builder
             .ins()
@@ -312,8 +366,11 @@ impl FunctionTranslator<'_, '_> {
             t.builder
                 .ins()
                 .store(mem(), last, cell, VecBlock::LEN as i32);
-            let addr = t.vec_data_elem(cell, last);
-            Some(t.builder.ins().load(types::I64, mem(), addr, 0))
+            let addr = t.vec_data_elem(cell, last, elem);
+            Some(match elem_kind(elem).bytes() {
+                1 => t.builder.ins().uload8(types::I64, mem(), addr, 0),
+                _ => t.builder.ins().load(types::I64, mem(), addr, 0),
+            })
         };
         let helper = self.env.helpers.vec_pop;
         let slow = |t: &mut Self| {
@@ -331,7 +388,7 @@ impl FunctionTranslator<'_, '_> {
         let path = self.translate_vec_path(place)?;
         let target = self.walk_vec_path(&path)?;
         let cell = self.unique_vec_at(target, &place.ty)?;
-        let bits = self.pop_cell(cell, e.span)?;
+        let bits = self.pop_cell(cell, e.span, vec_elem(&place.ty))?;
         self.finish_vec_path(path);
         if let Type::Array(..) = e.ty {
             // The box moves out: unboxed (retaining), then given up.
@@ -383,7 +440,7 @@ impl FunctionTranslator<'_, '_> {
         let (cell, owned) = self.borrowed_operand(vec, pure_index(index))?;
         let held = self.hold_if(owned, &vec.ty, cell);
         let idx = self.translate_expr(index)?;
-        let addr = self.vec_elem_addr(cell, idx, whole.span);
+        let addr = self.vec_elem_addr(cell, idx, whole.span, &whole.ty);
         // A boxed array, unboxed into an owned temporary.
         let v = self.load_cell_owned(addr, &whole.ty)?;
         self.unhold(held);
@@ -411,7 +468,7 @@ impl FunctionTranslator<'_, '_> {
             return bad("a borrowed element of a vec that is not a local or a borrowable read");
         }
         let idx = self.translate_expr(index)?;
-        let addr = self.vec_elem_addr(cell, idx, whole.span);
+        let addr = self.vec_elem_addr(cell, idx, whole.span, &whole.ty);
         self.load_value(addr, &whole.ty)
     }
 
@@ -434,6 +491,11 @@ impl FunctionTranslator<'_, '_> {
     /// The length of the vec in `cell` (borrowed), read inline.
     pub(crate) fn vec_len_inline(&mut self, cell: Value) -> Value {
         self.len_inline(cell, VecBlock::LEN as i32)
+    }
+
+    /// The data pointer of the vec in `cell` (borrowed), read inline: 0 for the empty vec.
+    pub(crate) fn vec_data_inline(&mut self, cell: Value) -> Value {
+        self.len_inline(cell, VecBlock::DATA as i32)
     }
 
     /// The length of the string or vec in `cell` (borrowed): 0 for the empty one (a null

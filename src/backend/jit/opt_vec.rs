@@ -11,11 +11,12 @@
 //! - the loop (its head expressions and its body) calls nothing ([`loop_globals`]: no script,
 //!   method, virtual, closure or host call, no `new`), so no other code runs in it; and
 //! - every mention of `v` in the loop is an element read `v[e]`, a length `v.len()`, or (for
-//!   scalar elements) the place of an element assignment `v[e] = x` / `v[e] op= x`: no push or
-//!   pop, no assignment to `v`, no read of `v` as a value (which would share its block), no
-//!   `let` of it.
+//!   scalar elements) the place of an element assignment `v[e] = x` / `v[e] op= x` or a push
+//!   `v.push(x)`: no pop, no assignment to `v`, no read of `v` as a value (which would share its
+//!   block), no `let` of it.
 //!
-//! Then nothing in the loop changes `v`'s block, its length or where its elements are. A
+//! Then nothing in the loop but its own pushes changes `v`'s block, its length or where its
+//! elements are. A
 //! handle read from `v` may be retained and released in the loop, and a release there may
 //! free an object (the one place where runtime code runs in such a loop): freeing releases
 //! what the object held, which changes at most the *count* of `v`'s block (never its length
@@ -29,6 +30,17 @@
 //! still calls `hot_vec_at`, which raises the same `IndexOutOfRange` (the empty vec's length
 //! is 0 either way). Making a vec unique is not observable (a copy of a shared block has the
 //! same elements), so doing it before a loop that may store nothing changes no result.
+//!
+//! # Pushes
+//! The cell, length and data pointer live in variables of their own through the loop; when the
+//! loop pushes, so does the capacity ([`FunctionTranslator::hoisted_push`]). A push with room
+//! stores the element and `len + 1` into the block, as the plain push does, and redefines the
+//! length's variable: no load, and the block is current at every point (an error unwinding out
+//! of the loop, the code after it, see the same vec as without the hoisting). Without room (the
+//! buffer full, or the empty vec, whose hoisted capacity is 0) the cold path does what the plain
+//! push does, `hot_vec_unique` then `hot_vec_push`, stores the cell into `v`, and reads the cell,
+//! length, data and capacity again. The block is unique throughout: it was made so before the
+//! loop (or made by the first push), and nothing in the loop shares it.
 //!
 //! # Indexes below a length the loop cannot change
 //! [`FunctionTranslator::len_bound`]: in `for i in c..x.len()` with a constant `c >= 0`, over a
@@ -50,19 +62,32 @@ use crate::lang::hir::{Block, Expr, ExprKind, LocalId, Place, PlaceKind, Stmt, S
 use crate::lang::span::Span;
 use crate::runtime::values::VecBlock;
 
-use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, mem};
+use super::lower::{FunctionTranslator, LResult, LocalSlot, PlaceRef, bad, mem};
+use super::lower_value::elem_kind;
 use super::opt_globals::loop_globals;
 use super::opt_walk::{Visitor, Walk, walk_block, walk_expr};
 
-/// A vec local's block as read before the loop being lowered.
+/// A vec local's block as read before the loop being lowered, in variables of its own (a
+/// push redefines them; nothing else in the loop does).
 #[derive(Clone, Copy)]
 pub(crate) struct HoistedVec {
     /// The local's variable.
     var: Variable,
     /// The cell (0 for the empty vec), unique when the loop stores into it.
-    cell: Value,
-    len: Value,
-    data: Value,
+    cell: Variable,
+    len: Variable,
+    data: Variable,
+    /// The buffer's capacity, when the loop pushes.
+    cap: Option<Variable>,
+    /// The bytes of an element (`ElemKind::bytes`).
+    elem_bytes: usize,
+}
+
+impl HoistedVec {
+    /// Whether the loop pushes to it (its capacity is hoisted too).
+    pub(crate) fn pushes(&self) -> bool {
+        self.cap.is_some()
+    }
 }
 
 /// The vec locals hoisted by the loops being lowered, by their variable.
@@ -76,13 +101,15 @@ pub(crate) struct VecCache {
 struct Use {
     /// Mentioned in a way the rule does not allow.
     other: bool,
-    /// The place of an element assignment.
+    /// The place of an element assignment or a push.
     stores: bool,
+    /// Pushed to.
+    pushes: bool,
 }
 
 /// The vec locals a loop (head expressions `head`, then `body`) may
-/// hoist by the rule of the module docs, each with whether the loop stores into it.
-fn hoistable(head: &[&Expr], body: &Block) -> Vec<(LocalId, bool)> {
+/// hoist by the rule of the module docs, each with how the loop uses it.
+fn hoistable(head: &[&Expr], body: &Block) -> Vec<(LocalId, Use)> {
     let mut w = VecWalk {
         uses: HashMap::new(),
         unknown: false,
@@ -94,12 +121,7 @@ fn hoistable(head: &[&Expr], body: &Block) -> Vec<(LocalId, bool)> {
     if w.unknown {
         return Vec::new();
     }
-    let mut found: Vec<(LocalId, bool)> = w
-        .uses
-        .into_iter()
-        .filter(|(_, u)| !u.other)
-        .map(|(id, u)| (id, u.stores))
-        .collect();
+    let mut found: Vec<(LocalId, Use)> = w.uses.into_iter().filter(|(_, u)| !u.other).collect();
     found.sort_by_key(|(id, _)| id.0);
     found
 }
@@ -135,6 +157,14 @@ impl VecWalk {
         let u = self.uses.entry(id).or_default();
         u.other |= !allowed;
         u.stores |= stores;
+    }
+
+    /// A push onto local `id`, a vec of scalars.
+    fn push(&mut self, id: LocalId) {
+        self.mention(id, true, true);
+        if let Some(u) = self.uses.get_mut(&id) {
+            u.pushes = true;
+        }
     }
 }
 
@@ -174,6 +204,14 @@ impl Visitor for VecWalk {
 
     fn expr(&mut self, e: &Expr) -> Walk {
         match &e.kind {
+            ExprKind::VecPush(place, x) if scalar_vec(&place.ty) => {
+                if let PlaceKind::Local(id) = place.kind {
+                    self.push(id);
+                    walk_expr(x, self);
+                    return Walk::Skip;
+                }
+                Walk::Children
+            }
             ExprKind::Index(a, i) if vec_local(a).is_some() => {
                 if let Some(id) = vec_local(a) {
                     self.mention(id, true, false);
@@ -242,7 +280,7 @@ impl FunctionTranslator<'_, '_> {
             return lower(self);
         }
         let mut added = 0;
-        for (id, stores) in hoistable(head, body) {
+        for (id, used) in hoistable(head, body) {
             let Ok(LocalSlot::Scalar(var)) = self.local(id) else {
                 continue;
             };
@@ -250,7 +288,7 @@ impl FunctionTranslator<'_, '_> {
                 continue;
             }
             let ty = self.local_type(id)?;
-            let hoisted = self.hoist_vec(var, &ty, stores)?;
+            let hoisted = self.hoist_vec(var, &ty, used)?;
             self.vec_cache.vecs.push((var, hoisted));
             added += 1;
         }
@@ -261,10 +299,10 @@ impl FunctionTranslator<'_, '_> {
     }
 
     /// Before the loop: make the vec in `var` unique if the loop stores into it and it is not
-    /// empty, then read its length and data pointer.
-    fn hoist_vec(&mut self, var: Variable, ty: &Type, stores: bool) -> LResult<HoistedVec> {
+    /// empty, then read its length and data pointer (and its capacity, if the loop pushes).
+    fn hoist_vec(&mut self, var: Variable, ty: &Type, used: Use) -> LResult<HoistedVec> {
         let cell = self.builder.use_var(var);
-        let cell = if stores {
+        let cell = if used.stores {
             let unique_block = self.builder.create_block();
             let joined = self.builder.create_block();
             self.builder.append_block_param(joined, types::I64);
@@ -284,32 +322,46 @@ impl FunctionTranslator<'_, '_> {
         };
         let load_block = self.builder.create_block();
         let read = self.builder.create_block();
-        self.builder.append_block_param(read, types::I64);
-        self.builder.append_block_param(read, types::I64);
+        let fields: &[i32] = match used.pushes {
+            true => &[
+                VecBlock::LEN as i32,
+                VecBlock::DATA as i32,
+                VecBlock::CAP as i32,
+            ],
+            false => &[VecBlock::LEN as i32, VecBlock::DATA as i32],
+        };
+        for _ in fields {
+            self.builder.append_block_param(read, types::I64);
+        }
         let zero = self.builder.ins().iconst(types::I64, 0);
         let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
-        self.builder
-            .ins()
-            .brif(null, read, &[zero.into(), zero.into()], load_block, &[]);
+        let zeros: Vec<_> = fields.iter().map(|_| zero.into()).collect();
+        self.builder.ins().brif(null, read, &zeros, load_block, &[]);
         self.builder.switch_to_block(load_block);
         self.builder.seal_block(load_block);
-        let len = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), cell, VecBlock::LEN as i32);
-        let data = self
-            .builder
-            .ins()
-            .load(types::I64, mem(), cell, VecBlock::DATA as i32);
-        self.builder.ins().jump(read, &[len.into(), data.into()]);
+        let loaded: Vec<_> = fields
+            .iter()
+            .map(|&at| self.builder.ins().load(types::I64, mem(), cell, at).into())
+            .collect();
+        self.builder.ins().jump(read, &loaded);
         self.builder.switch_to_block(read);
         self.builder.seal_block(read);
-        let params = self.builder.block_params(read);
+        let params = self.builder.block_params(read).to_vec();
+        let mut own = |v: Value| {
+            let x = self.builder.declare_var(types::I64);
+            self.builder.def_var(x, v);
+            x
+        };
         Ok(HoistedVec {
             var,
-            cell,
-            len: params[0],
-            data: params[1],
+            cell: own(cell),
+            len: own(params[0]),
+            data: own(params[1]),
+            cap: params.get(2).map(|&c| own(c)),
+            elem_bytes: match ty {
+                Type::Vec(elem) => elem_kind(elem).bytes(),
+                _ => 8,
+            },
         })
     }
 
@@ -368,26 +420,82 @@ impl FunctionTranslator<'_, '_> {
     /// The address of element `idx` of a hoisted vec, checked at `span` against its length
     /// (a fault raises through `hot_vec_at`, as the plain index does).
     pub(crate) fn hoisted_elem_addr(&mut self, v: HoistedVec, idx: Value, span: Span) -> Value {
+        let data = self.builder.use_var(v.data);
         if self.below_len_of(idx, v.var) {
             // A loop variable below this vec's length, which the loop cannot change.
-            let offset = self.builder.ins().ishl_imm_u(idx, 3);
-            return self.builder.ins().iadd(v.data, offset);
+            return self.scaled_addr(data, idx, v.elem_bytes);
         }
+        let len = self.builder.use_var(v.len);
         let out = self
             .builder
             .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, v.len);
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, len);
         let helper = self.env.helpers.vec_at;
+        let cell = self.builder.use_var(v.cell);
         self.cold_raise(out, |t| {
             let (start, end) = t.span_args(span);
-            t.call_helper(helper, &[v.cell, idx, start, end]);
+            t.call_helper(helper, &[cell, idx, start, end]);
         });
-        let offset = self.builder.ins().ishl_imm_u(idx, 3);
-        self.builder.ins().iadd(v.data, offset)
+        self.scaled_addr(data, idx, v.elem_bytes)
     }
 
     /// The length of a hoisted vec.
-    pub(crate) fn hoisted_len(&self, v: HoistedVec) -> Value {
-        v.len
+    pub(crate) fn hoisted_len(&mut self, v: HoistedVec) -> Value {
+        self.builder.use_var(v.len)
+    }
+
+    /// `v.push(x)` onto a hoisted vec the loop pushes to, `x` a scalar's cell: while the
+    /// buffer has room, the element goes to `data + bytes * len` and `len + 1` both into the
+    /// block (which stays current for every reader: an error unwinding out of the loop, the
+    /// code after it) and into the length's variable, with no load of the block; else a cold
+    /// call of `hot_vec_unique` (the empty vec's first push makes its block) and `hot_vec_push`
+    /// (which grows the buffer or raises out of memory), after which the cell, length, data
+    /// and capacity are read again. Only for a vec the loop pushes to ([`HoistedVec::pushes`]).
+    pub(crate) fn hoisted_push(&mut self, v: HoistedVec, x: Value, elem: &Type) -> LResult<()> {
+        let Some(cap) = v.cap else {
+            return bad("a push onto a vec hoisted by a loop that does not push");
+        };
+        let len = self.builder.use_var(v.len);
+        let room = self.builder.use_var(cap);
+        let full = self
+            .builder
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, len, room);
+        let fast = |t: &mut Self| {
+            let data = t.builder.use_var(v.data);
+            let addr = t.scaled_addr(data, len, v.elem_bytes);
+            match v.elem_bytes {
+                1 => t.builder.ins().istore8(mem(), x, addr, 0),
+                _ => t.builder.ins().store(mem(), x, addr, 0),
+            };
+            let grown = t.builder.ins().iadd_imm_s(len, 1);
+            let cell = t.builder.use_var(v.cell);
+            t.builder
+                .ins()
+                .store(mem(), grown, cell, VecBlock::LEN as i32);
+            t.builder.def_var(v.len, grown);
+            None
+        };
+        let slow = |t: &mut Self| {
+            let cell = t.builder.use_var(v.cell);
+            let kind = t.builder.ins().iconst(types::I64, elem_kind(elem) as i64);
+            let unique = t.env.helpers.vec_unique;
+            let cell = t.call_helper(unique, &[cell, kind])[0];
+            t.def_var(v.var, cell);
+            let push = t.env.helpers.vec_push;
+            t.call_helper(push, &[cell, x]);
+            t.builder.def_var(v.cell, cell);
+            for (var, at) in [
+                (v.len, VecBlock::LEN),
+                (v.data, VecBlock::DATA),
+                (cap, VecBlock::CAP),
+            ] {
+                let field = t.builder.ins().load(types::I64, mem(), cell, at as i32);
+                t.builder.def_var(var, field);
+            }
+            None
+        };
+        self.cold_else(full, fast, slow);
+        Ok(())
     }
 }
