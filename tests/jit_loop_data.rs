@@ -1,7 +1,8 @@
 //! The loop and data lowerings of the Cranelift backends give what the interpreter gives:
 //! module variables kept in registers through loops that call nothing (`opt_globals.rs`, now
 //! on `jit` and `object` too), vec locals whose length and data are read once before a loop
-//! (`opt_vec.rs`; a loop that pushes keeps the length in a register too), indexes by a loop variable below a length the loop cannot change, array
+//! (`opt_vec.rs`; a loop that pushes keeps the length in a register too), counted loops
+//! versioned on the bounds of their `base + j` indexes (`opt_bounds.rs`), indexes by a loop variable below a length the loop cannot change, array
 //! initializers written in place, and interpolations joined by one
 //! `hot_str_build` into single-allocation strings (`runtime::str_block`). Each case sits on an
 //! edge of one of those rules; every backend must agree, errors and their locations included,
@@ -740,5 +741,64 @@ fn main() -> str {
     same_everywhere(
         &text.replace(" ${IDX}", "").replace("v[i / 2]", "v[i * 2]"),
         "error: index 2 out of range for length 2 at 7:24",
+    );
+}
+
+/// Counted loops tested once for the bounds of their `base + j` indexes: rows read and
+/// stored in range, a base past the end or negative (the error at the first index out of
+/// range, as before), a loop that breaks before its bound passes the vec's length, a base the
+/// loop assigns, a range starting below zero, and a base whose sum would wrap.
+#[test]
+fn loops_versioned_on_their_index_bounds_raise_where_they_did() {
+    let text = r#"fn sum_from(v: vec<i64>, base: i64, n: i64) -> i64 {
+    var s = 0
+    for j in 0..n { s += v[base + j] * (j + 1) }
+    return s
+}
+fn run(off: i64, cut: i64) -> i64 {
+    var v = vec<i64>()
+    for i in 0..20 { v.push(i * i) }
+    var w = vec<f64>()
+    for i in 0..20 { w.push(0.5 * (i as f64)) }
+    var acc = 0
+    for r in 0..4 {
+        let row = r * 5
+        for j in 0..5 { v[row + j] += j }
+        for j in 1..4 { acc += v[j + row] - v[row] }
+        var t = 0.0
+        for j in 0..5 { t += w[row + j] }
+        acc += t as i64
+    }
+    for j in 0..100 {
+        if j == cut { break }
+        acc += v[j]
+    }
+    var k = 0
+    for j in 0..5 { acc += v[k + j]; k += 1 }
+    for j in -2..3 { acc += v[j + 2] }
+    return acc + sum_from(v, off, 5)
+}
+fn main() -> i64 {
+    return run(OFF, CUT)
+}
+"#;
+    let run = |off: &str, cut: &str| text.replace("OFF", off).replace("CUT", cut);
+    same_everywhere(&run("3", "10"), "1539");
+    same_everywhere(&run("15", "10"), "5754");
+    same_everywhere(
+        &run("16", "10"),
+        "error: index 20 out of range for length 20 at 3:26",
+    );
+    same_everywhere(
+        &run("-1", "10"),
+        "error: index -1 out of range for length 20 at 3:26",
+    );
+    same_everywhere(
+        &run("3", "25"),
+        "error: index 20 out of range for length 20 at 22:16",
+    );
+    same_everywhere(
+        &run("9223372036854775807", "3"),
+        "error: index 9223372036854775807 out of range for length 20 at 3:26",
     );
 }

@@ -289,6 +289,8 @@ pub(crate) struct FunctionTranslator<'a, 'b> {
     /// `0 <= i < bound`, and the index values read from them (`lower_util.rs`,
     /// `check_index`).
     pub(crate) ranges: super::lower_util::KnownRanges,
+    /// The index sites of the loops versioned on their bounds (`opt_bounds.rs`).
+    pub(crate) in_bounds: super::opt_bounds::InBounds,
     /// The variable that owns the reference a store moves out of a field: for a borrowed field
     /// `let` (`lower_region.rs`, `field_lets`) an owned variable of its own (0 while the `let`
     /// borrows), for a `var` assigned from the field just before (`var_moves`) the `var`'s own.
@@ -341,6 +343,7 @@ pub(crate) fn lower_function(
         shapes: HashMap::new(),
         checked: Default::default(),
         ranges: Default::default(),
+        in_bounds: Default::default(),
         field_owners: HashMap::new(),
         pending_var_move: None,
         closure_lets: Default::default(),

@@ -22,6 +22,9 @@ impl FunctionTranslator<'_, '_> {
         let saved = self.enter_span(e.span);
         let v = self.translate_expr_kind(e);
         self.enter_span(saved);
+        if let Ok(v) = v {
+            self.note_in_bounds(e, v);
+        }
         v
     }
 

@@ -439,9 +439,11 @@ impl FunctionTranslator<'_, '_> {
         // overflow: it only runs after `i < end <= i64::MAX`.
         self.def_var(var, first);
         let unroll = self.unrolls(body);
-        self.with_reassoc(unroll, body, |t| {
-            t.with_known_range(id, first, end, len_of, |t| {
-                t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
+        self.bounds_versioned(id, first, end, body, &mut |t| {
+            t.with_reassoc(unroll, body, |t| {
+                t.with_known_range(id, first, end, len_of, |t| {
+                    t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
+                })
             })
         })
     }

@@ -617,6 +617,12 @@ pub(crate) struct KnownRanges {
 }
 
 impl KnownRanges {
+    /// Index value `idx` is below the length of the vec in `of`, which the loop being lowered
+    /// cannot change (`opt_bounds.rs`).
+    pub(crate) fn note_below_len(&mut self, idx: Value, of: Variable) {
+        self.len_values.insert(idx, of);
+    }
+
     /// Whether `idx < len` (unsigned) was already checked on the straight path into `here`.
     fn passed_below(
         &self,

@@ -37,6 +37,7 @@ mod lower_util;
 mod lower_value;
 
 pub mod module;
+mod opt_bounds;
 pub(crate) mod opt_branches;
 pub(crate) mod opt_cfg;
 mod opt_effects;
