@@ -802,3 +802,36 @@ fn main() -> i64 {
         "error: index 9223372036854775807 out of range for length 20 at 3:26",
     );
 }
+
+/// Masked indexes `x & c` of a hoisted vec tested once (`c < len`) before a counted loop: in
+/// range, a mask one past the length (the error at its first use), a negative mask (no test:
+/// the checks raise as before), a mask read from a variable (not a literal: checked).
+#[test]
+fn loops_versioned_on_masked_indexes_raise_where_they_did() {
+    let text = r#"fn run(n: i64, size: i64, mask: i64) -> i64 {
+    var v = vec<i64>()
+    for k in 0..size { v.push(k) }
+    var acc = 0
+    for i in 0..n {
+        v[i & MASK] += i
+        acc += v[(i * 7) & 255] + v[MASK & i]
+    }
+    for i in 0..n { acc += v[i & mask] }
+    return acc
+}
+fn main() -> i64 {
+    return run(1000, SIZE, 255)
+}
+"#;
+    let run = |mask: &str, size: &str| text.replace("MASK", mask).replace("SIZE", size);
+    same_everywhere(&run("255", "256"), "3909728");
+    same_everywhere(&run("15", "256"), "13571256");
+    same_everywhere(
+        &run("255", "255"),
+        "error: index 255 out of range for length 255 at 7:16",
+    );
+    same_everywhere(
+        &run("-256", "256"),
+        "error: index 256 out of range for length 256 at 6:11",
+    );
+}

@@ -15,13 +15,15 @@
 //! - whose index `e` is `j`, `base + j` or `j + base`, where `base` is made of integer
 //!   literals, reads of `i64` locals that the loop neither declares nor assigns (not `j`), and
 //!   `+`, `-` and `*` of those: it wraps instead of raising and has the same value at every
-//!   iteration and before the loop.
+//!   iteration and before the loop; or `x & c` / `c & x` with an integer literal `c >= 0`,
+//!   whatever `x` is (the index is in `0..=c`).
 //!
 //! Before the loop every such `base` is evaluated (it cannot raise and reads nothing the loop
 //! writes, so evaluating it early is not observable) and tested, without raising:
 //! `0 <= first`, `end <= len`, `0 <= base` and `base <= len - end` (no sum that could wrap:
-//! `len - end` is at least 0 once `end <= len`). When every test passes, every index
-//! `base + j` for `j` in `first..end` is in `0..len`: the loop runs a copy in which those
+//! `len - end` is at least 0 once `end <= len`); a mask, `c < len`. When every test passes,
+//! every index `base + j` for `j` in `first..end`, and every masked one, is in `0..len`: the
+//! loop runs a copy in which those
 //! sites have no bounds check (their values are known below their vec's length, as the
 //! indexes of [`len_bound`](FunctionTranslator::len_bound) are). Otherwise the loop runs the
 //! plain copy, whose checks raise at their own places and in their own order, exactly as
@@ -46,12 +48,20 @@ use super::opt_walk::{Visitor, Walk, walk_block};
 /// Loops larger than this many HIR nodes are not versioned on their indexes (code size).
 const MAX_NODES: usize = 400;
 
+/// What bounds an index site's value (see the module docs).
+enum Bound {
+    /// `base + j` (`None`: `j` alone).
+    Affine(Option<Expr>),
+    /// `x & c`: in `0..=c`.
+    Mask(i64),
+}
+
 /// An index site of the rule: the vec local, the index expression (by address: the site's
-/// identity while the body is lowered) and its `base` (`None` for the loop variable alone).
+/// identity while the body is lowered) and what bounds it.
 struct Site {
     vec: LocalId,
     index: *const Expr,
-    base: Option<Expr>,
+    bound: Bound,
 }
 
 /// Collects the candidate sites of a loop body and what it declares and assigns.
@@ -65,18 +75,32 @@ struct Sites {
 }
 
 impl Sites {
-    /// `e` as a site's index, `base + var` in either order or `var` alone: its base.
-    fn affine(&self, e: &Expr) -> Option<Option<Expr>> {
+    /// What bounds `e` as a site's index: `base + var` in either order, `var` alone, or a
+    /// mask by a literal `c >= 0`.
+    fn bound(&self, e: &Expr) -> Option<Bound> {
         match &e.kind {
-            ExprKind::Local(id) if *id == self.var => Some(None),
+            ExprKind::Local(id) if *id == self.var => Some(Bound::Affine(None)),
             ExprKind::Binary {
                 op: BinOp::Add,
                 lhs,
                 rhs,
                 ..
             } => match (&lhs.kind, &rhs.kind) {
-                (_, ExprKind::Local(id)) if *id == self.var => Some(Some((**lhs).clone())),
-                (ExprKind::Local(id), _) if *id == self.var => Some(Some((**rhs).clone())),
+                (_, ExprKind::Local(id)) if *id == self.var => {
+                    Some(Bound::Affine(Some((**lhs).clone())))
+                }
+                (ExprKind::Local(id), _) if *id == self.var => {
+                    Some(Bound::Affine(Some((**rhs).clone())))
+                }
+                _ => None,
+            },
+            ExprKind::Binary {
+                op: BinOp::BitAnd,
+                lhs,
+                rhs,
+                ..
+            } => match (&lhs.kind, &rhs.kind) {
+                (_, ExprKind::Int(c)) | (ExprKind::Int(c), _) if *c >= 0 => Some(Bound::Mask(*c)),
                 _ => None,
             },
             _ => None,
@@ -85,12 +109,12 @@ impl Sites {
 
     fn note(&mut self, vec: &Expr, index: &Expr) {
         if let (ExprKind::Local(v), Type::Vec(_)) = (&vec.kind, &vec.ty)
-            && let Some(base) = self.affine(index)
+            && let Some(bound) = self.bound(index)
         {
             self.found.push(Site {
                 vec: *v,
                 index: index as *const Expr,
-                base,
+                bound,
             });
         }
     }
@@ -99,12 +123,12 @@ impl Sites {
         if let PlaceKind::Index { base, index } = &p.kind
             && let PlaceKind::Local(v) = base.kind
             && let Type::Vec(_) = base.ty
-            && let Some(b) = self.affine(index)
+            && let Some(bound) = self.bound(index)
         {
             self.found.push(Site {
                 vec: v,
                 index: &**index as *const Expr,
-                base: b,
+                bound,
             });
         }
     }
@@ -167,13 +191,21 @@ impl Visitor for Sites {
     }
 }
 
+/// What a site's test before the loop compares with its vec's length.
+enum Test {
+    /// `base + j` for `j` in the loop's range: its base's value (`None`: 0).
+    Affine(Option<Value>),
+    /// `x & c`: `c < len`.
+    Mask(i64),
+}
+
 /// A site the loop can version on: its index expression, the hoisted vec's variable and
-/// length, and its base's value before the loop (`None`: 0).
+/// length, and its test.
 struct Versioned {
     index: *const Expr,
     vec: Variable,
     len: Value,
-    base: Option<Value>,
+    test: Test,
 }
 
 /// The index sites of the loop being lowered whose bounds were tested before it (see the
@@ -205,17 +237,32 @@ impl FunctionTranslator<'_, '_> {
             return lower(self);
         }
         let zero = self.builder.ins().iconst(types::I64, 0);
-        let mut pass = self
-            .builder
-            .ins()
-            .icmp(IntCC::SignedGreaterThanOrEqual, first, zero);
+        let mut pass = self.builder.ins().iconst(types::I8, 1);
+        if sites.iter().any(|s| matches!(s.test, Test::Affine(_))) {
+            let from = self
+                .builder
+                .ins()
+                .icmp(IntCC::SignedGreaterThanOrEqual, first, zero);
+            pass = self.builder.ins().band(pass, from);
+        }
         for s in &sites {
+            let base = match s.test {
+                Test::Mask(c) => {
+                    let fits = self
+                        .builder
+                        .ins()
+                        .icmp_imm_s(IntCC::SignedGreaterThan, s.len, c);
+                    pass = self.builder.ins().band(pass, fits);
+                    continue;
+                }
+                Test::Affine(base) => base,
+            };
             let fits = self
                 .builder
                 .ins()
                 .icmp(IntCC::SignedLessThanOrEqual, end, s.len);
             pass = self.builder.ins().band(pass, fits);
-            if let Some(base) = s.base {
+            if let Some(base) = base {
                 let room = self.builder.ins().isub(s.len, end);
                 let low = self
                     .builder
@@ -274,7 +321,9 @@ impl FunctionTranslator<'_, '_> {
         }
         let mut out = Vec::new();
         for site in &w.found {
-            if site.base.as_ref().is_some_and(|b| !w.invariant(b)) {
+            if let Bound::Affine(Some(b)) = &site.bound
+                && !w.invariant(b)
+            {
                 continue;
             }
             let Ok(LocalSlot::Scalar(vec)) = self.local(site.vec) else {
@@ -287,15 +336,16 @@ impl FunctionTranslator<'_, '_> {
                 continue;
             }
             let len = self.hoisted_len(hoisted);
-            let base = match &site.base {
-                Some(b) => Some(self.translate_expr(b)?),
-                None => None,
+            let test = match &site.bound {
+                Bound::Affine(Some(b)) => Test::Affine(Some(self.translate_expr(b)?)),
+                Bound::Affine(None) => Test::Affine(None),
+                Bound::Mask(c) => Test::Mask(*c),
             };
             out.push(Versioned {
                 index: site.index,
                 vec,
                 len,
-                base,
+                test,
             });
         }
         Ok(out)
