@@ -835,3 +835,61 @@ fn main() -> i64 {
         "error: index 256 out of range for length 256 at 6:11",
     );
 }
+
+/// A vec field read and stored through a handle known valid for the loop (`self` in a method)
+/// is hoisted like a vec local: a sift-down over `self.v` with its length read in the loop, a
+/// block shared with a local before the stores (which keeps its old elements), one object
+/// passed as two handles, one storing and one reading the same field (not hoisted: both see
+/// every store), and index errors inside such loops at their places.
+#[test]
+fn vec_fields_of_known_handles_are_hoisted_like_locals() {
+    let text = r#"class Heap {
+    var v = vec<i64>()
+    var n = 0
+    fn sift(self, start: i64, end: i64) -> i64 {
+        var root = start
+        var steps = 0
+        while true {
+            var child = 2 * root + 1
+            if child >= end { break }
+            if child + 1 < end && self.v[child] < self.v[child + 1] { child += 1 }
+            if self.v[root] < self.v[child] {
+                let t = self.v[root]; self.v[root] = self.v[child]; self.v[child] = t
+                root = child
+                steps += self.v.len() - self.n
+            } else { break }
+        }
+        return steps
+    }
+}
+fn mirror(a: Heap, b: Heap, k: i64) -> i64 {
+    var acc = 0
+    for i in 0..k {
+        a.v[i] = a.v[i] + 100
+        acc += b.v[i]
+    }
+    return acc
+}
+fn main() -> i64 {
+    let h = new Heap()
+    for i in 0..50 { h.v.push((i * 37) % 50) }
+    h.n = 10
+    let keep = h.v
+    var acc = 0
+    var start = 25
+    while start > 0 { start -= 1; acc += h.sift(start, 50) }
+    acc += mirror(h, h, 5) * 1000
+    acc += keep[0] + keep[49] * 10 + h.v[0] * 100000
+    return acc + LAST
+}
+"#;
+    same_everywhere(&text.replace("LAST", "0"), "15632450");
+    same_everywhere(
+        &text.replace("LAST", "h.sift(24, 60)"),
+        "error: index 50 out of range for length 50 at 10:51",
+    );
+    same_everywhere(
+        &text.replace("LAST", "mirror(h, h, 51)"),
+        "error: index 50 out of range for length 50 at 23:18",
+    );
+}

@@ -32,6 +32,7 @@ use super::lower::{
 use super::lower_index::pure_index;
 use super::lower_object::borrowable_read;
 use super::lower_unwind::TempHold;
+use super::opt_vec::HoistedVec;
 
 pub(crate) use crate::backend::objects::elem_kind;
 
@@ -57,6 +58,8 @@ fn elem_place(addr: Value, elem: &Type) -> PlaceRef {
 enum VecRoot {
     /// A variable or a global.
     Place(PlaceRef),
+    /// A vec field the loop being lowered hoisted (`opt_vec.rs`), of a handle known valid.
+    Hoisted(HoistedVec),
     /// Field `field` of the object in handle `cell` (owned or borrowed, see `handle_operand`):
     /// checked at `span` when evaluated and again when walked.
     Field {
@@ -120,6 +123,17 @@ impl FunctionTranslator<'_, '_> {
                 Ok(path)
             }
             PlaceKind::Field { object, field } => {
+                if let ExprKind::Local(handle) = object.kind
+                    && let Some(hoisted) = self.hoisted_field(handle, *field)
+                {
+                    // Unique (the loop stores into it), its length and data read before the
+                    // loop (`opt_vec.rs`).
+                    return Ok(VecPath {
+                        root: VecRoot::Hoisted(hoisted),
+                        root_held: None,
+                        steps: Vec::new(),
+                    });
+                }
                 if let Some(c) = self.checked_handle(object) {
                     // Known valid for the rest of the activation, `self` among them, and its
                     // state block stays (`lower_region.rs`): the field's address is the root,
@@ -170,8 +184,16 @@ impl FunctionTranslator<'_, '_> {
             let addr = self.hoisted_elem_addr(hoisted, *idx, *span);
             return Ok(elem_place(addr, vec_elem(&path.steps[0].2)));
         }
+        if let VecRoot::Hoisted(hoisted) = path.root {
+            let [(idx, span, vec_ty)] = &path.steps[..] else {
+                return bad("a hoisted vec field's place with other than one index");
+            };
+            let addr = self.hoisted_elem_addr(hoisted, *idx, *span);
+            return Ok(elem_place(addr, vec_elem(vec_ty)));
+        }
         let mut target = match path.root {
             VecRoot::Place(p) => p,
+            VecRoot::Hoisted(_) => return bad("a hoisted vec field's place"),
             VecRoot::Field {
                 cell, field, span, ..
             } => PlaceRef::Mem(self.checked_field_addr(cell, field, span)),

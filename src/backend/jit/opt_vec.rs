@@ -42,6 +42,18 @@
 //! length, data and capacity again. The block is unique throughout: it was made so before the
 //! loop (or made by the first push), and nothing in the loop shares it.
 //!
+//! # Vec fields
+//! A vec field `h.f` read through a handle local `h` the loop does not assign and that is known
+//! valid for the whole loop (`self` in a method, or a handle the loop was versioned on:
+//! `lower_region.rs`), used by the loop only as `h.f[e]`, `h.f[e] = x` / `h.f[e] op= x` (scalar
+//! elements) and `h.f.len()`, is hoisted the same way: its cell is read from the field (made
+//! unique and stored back when the loop stores), then its length and data pointer. The field
+//! must not be mentioned otherwise on any object in the loop (no `x.f = ...`, push, pop or
+//! whole read of a field with its index): nothing else can then replace, share or resize the
+//! block the field holds. Two handles may be one object, so a field the loop reads through
+//! several handles is hoisted only when none of them stores into it (making one unique after
+//! the other read the old block would split them). Pushes onto a field are not hoisted.
+//!
 //! # Indexes below a length the loop cannot change
 //! [`FunctionTranslator::len_bound`]: in `for i in c..x.len()` with a constant `c >= 0`, over a
 //! `str` or `vec` local `x`, in a loop that calls nothing and whose body neither assigns `x` nor
@@ -52,7 +64,7 @@
 //! the string no null test: it is not empty). Only values read from the loop variable are
 //! trusted (`i + 1` keeps its check), and only on the local the range named.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
@@ -90,10 +102,12 @@ impl HoistedVec {
     }
 }
 
-/// The vec locals hoisted by the loops being lowered, by their variable.
+/// The vec locals hoisted by the loops being lowered, by their variable, and the vec fields,
+/// by their handle local and field.
 #[derive(Default)]
 pub(crate) struct VecCache {
     vecs: Vec<(Variable, HoistedVec)>,
+    fields: Vec<((LocalId, u32), HoistedVec)>,
 }
 
 /// How a loop uses one vec local.
@@ -107,11 +121,23 @@ struct Use {
     pushes: bool,
 }
 
+/// A vec field a loop may hoist: field `field` (of type `ty`) read through handle local
+/// `handle`, used as `used`.
+struct FieldVec {
+    handle: LocalId,
+    field: u32,
+    ty: Type,
+    used: Use,
+}
+
 /// The vec locals a loop (head expressions `head`, then `body`) may
-/// hoist by the rule of the module docs, each with how the loop uses it.
-fn hoistable(head: &[&Expr], body: &Block) -> Vec<(LocalId, Use)> {
+/// hoist by the rule of the module docs, each with how the loop uses it, and the vec fields.
+fn hoistable(head: &[&Expr], body: &Block) -> (Vec<(LocalId, Use)>, Vec<FieldVec>) {
     let mut w = VecWalk {
         uses: HashMap::new(),
+        fields: HashMap::new(),
+        field_other: HashSet::new(),
+        assigned: HashSet::new(),
         unknown: false,
     };
     for e in head {
@@ -119,11 +145,45 @@ fn hoistable(head: &[&Expr], body: &Block) -> Vec<(LocalId, Use)> {
     }
     walk_block(body, &mut w);
     if w.unknown {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let mut found: Vec<(LocalId, Use)> = w.uses.into_iter().filter(|(_, u)| !u.other).collect();
     found.sort_by_key(|(id, _)| id.0);
-    found
+    let mut fields: Vec<FieldVec> = w
+        .fields
+        .into_iter()
+        .filter(|((h, f), _)| !w.field_other.contains(f) && !w.assigned.contains(h))
+        .map(|((handle, field), (used, ty))| FieldVec {
+            handle,
+            field,
+            ty,
+            used,
+        })
+        .collect();
+    fields.sort_by_key(|f| (f.handle.0, f.field));
+    // Two handles may be one object: a field stored through one and hoisted through another
+    // could be made unique (a new block) after the other read the old one. So a field read
+    // through several handles is hoisted only when none of them stores into it.
+    let shared_and_stored = |f: &FieldVec| {
+        fields
+            .iter()
+            .any(|g| g.field == f.field && g.handle != f.handle && (g.used.stores || f.used.stores))
+    };
+    let keep: Vec<bool> = fields.iter().map(|f| !shared_and_stored(f)).collect();
+    let mut keep = keep.into_iter();
+    fields.retain(|_| keep.next().unwrap_or(false));
+    (found, fields)
+}
+
+/// `(handle local, field)` when `e` is `h.f` of a vec a loop may hoist, `h` a local.
+fn field_vec(e: &Expr) -> Option<(LocalId, u32)> {
+    match &e.kind {
+        ExprKind::Field(object, f) if hoistable_vec(&e.ty) => match object.kind {
+            ExprKind::Local(h) => Some((h, *f)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Whether a vec of this type has scalar elements (one cell each, owning nothing): the vecs
@@ -146,9 +206,17 @@ fn vec_local(e: &Expr) -> Option<LocalId> {
     }
 }
 
-/// The uses of every local a loop mentions (calls are `loop_globals`'s to refuse).
+/// The uses of every local a loop mentions (calls are `loop_globals`'s to refuse), and of the
+/// vec fields read through handle locals.
 struct VecWalk {
     uses: HashMap<LocalId, Use>,
+    /// `(handle local, field)` → its uses and its type.
+    fields: HashMap<(LocalId, u32), (Use, Type)>,
+    /// Fields (by index, of any class) mentioned other than as a hoistable field's element
+    /// or length: assigned, pushed, popped, read whole.
+    field_other: HashSet<u32>,
+    /// Locals assigned.
+    assigned: HashSet<LocalId>,
     unknown: bool,
 }
 
@@ -156,6 +224,15 @@ impl VecWalk {
     fn mention(&mut self, id: LocalId, allowed: bool, stores: bool) {
         let u = self.uses.entry(id).or_default();
         u.other |= !allowed;
+        u.stores |= stores;
+    }
+
+    /// An allowed use of vec field `f` of handle local `h` (of type `ty`).
+    fn mention_field(&mut self, (h, f): (LocalId, u32), ty: &Type, stores: bool) {
+        let (u, _) = self
+            .fields
+            .entry((h, f))
+            .or_insert_with(|| (Use::default(), ty.clone()));
         u.stores |= stores;
     }
 
@@ -187,6 +264,17 @@ impl Visitor for VecWalk {
                     walk_expr(value, self);
                     return Walk::Skip;
                 }
+                // `h.f[e] = x` of a vec field of scalars through a handle local: the same.
+                if let PlaceKind::Index { base, index } = &place.kind
+                    && let PlaceKind::Field { object, field } = &base.kind
+                    && let ExprKind::Local(h) = object.kind
+                    && scalar_vec(&base.ty)
+                {
+                    self.mention_field((h, *field), &base.ty, true);
+                    walk_expr(index, self);
+                    walk_expr(value, self);
+                    return Walk::Skip;
+                }
             }
             _ => {}
         }
@@ -195,9 +283,18 @@ impl Visitor for VecWalk {
 
     /// A place in any role other than an element assignment's of a vec local: its root local
     /// is mentioned in a way the rule does not allow.
-    fn place(&mut self, p: &Place, _written: bool) -> Walk {
-        if let PlaceKind::Local(id) = p.kind {
-            self.mention(id, false, false);
+    fn place(&mut self, p: &Place, written: bool) -> Walk {
+        match p.kind {
+            PlaceKind::Local(id) => {
+                self.mention(id, false, false);
+                if written {
+                    self.assigned.insert(id);
+                }
+            }
+            PlaceKind::Field { field, .. } => {
+                self.field_other.insert(field);
+            }
+            _ => {}
         }
         Walk::Children
     }
@@ -210,6 +307,23 @@ impl Visitor for VecWalk {
                     walk_expr(x, self);
                     return Walk::Skip;
                 }
+                Walk::Children
+            }
+            ExprKind::Index(a, i) if field_vec(a).is_some() => {
+                if let Some(key) = field_vec(a) {
+                    self.mention_field(key, &a.ty, false);
+                }
+                walk_expr(i, self);
+                Walk::Skip
+            }
+            ExprKind::Len(a) if field_vec(a).is_some() => {
+                if let Some(key) = field_vec(a) {
+                    self.mention_field(key, &a.ty, false);
+                }
+                Walk::Skip
+            }
+            ExprKind::Field(_, f) => {
+                self.field_other.insert(*f);
                 Walk::Children
             }
             ExprKind::Index(a, i) if vec_local(a).is_some() => {
@@ -280,7 +394,8 @@ impl FunctionTranslator<'_, '_> {
             return lower(self);
         }
         let mut added = 0;
-        for (id, used) in hoistable(head, body) {
+        let (locals, fields) = hoistable(head, body);
+        for (id, used) in locals {
             let Ok(LocalSlot::Scalar(var)) = self.local(id) else {
                 continue;
             };
@@ -288,20 +403,57 @@ impl FunctionTranslator<'_, '_> {
                 continue;
             }
             let ty = self.local_type(id)?;
-            let hoisted = self.hoist_vec(var, &ty, used)?;
+            let hoisted = self.hoist_vec(var, PlaceRef::Var(var), &ty, used)?;
             self.vec_cache.vecs.push((var, hoisted));
             added += 1;
+        }
+        let mut added_fields = 0;
+        for f in fields {
+            // Only through a handle known valid for the whole loop (`lower_region.rs`): its
+            // field's address is the same at every iteration.
+            let Some(c) = self.checked_local(f.handle) else {
+                continue;
+            };
+            if self.hoisted_field(f.handle, f.field).is_some() {
+                continue;
+            }
+            let addr = self.checked_field(c, f.field);
+            // A variable of its own, never defined: the key its indexes' known ranges use.
+            let key = self.builder.declare_var(types::I64);
+            let hoisted = self.hoist_vec(key, PlaceRef::Mem(addr), &f.ty, f.used)?;
+            self.vec_cache.fields.push(((f.handle, f.field), hoisted));
+            added_fields += 1;
         }
         let result = lower(self);
         let kept = self.vec_cache.vecs.len() - added;
         self.vec_cache.vecs.truncate(kept);
+        let kept = self.vec_cache.fields.len() - added_fields;
+        self.vec_cache.fields.truncate(kept);
         result
+    }
+
+    /// The hoisted block of vec field `field` read through handle local `handle`, if the loop
+    /// being lowered hoisted it.
+    pub(crate) fn hoisted_field(&self, handle: LocalId, field: u32) -> Option<HoistedVec> {
+        self.vec_cache
+            .fields
+            .iter()
+            .find(|(k, _)| *k == (handle, field))
+            .map(|(_, h)| *h)
     }
 
     /// Before the loop: make the vec in `var` unique if the loop stores into it and it is not
     /// empty, then read its length and data pointer (and its capacity, if the loop pushes).
-    fn hoist_vec(&mut self, var: Variable, ty: &Type, used: Use) -> LResult<HoistedVec> {
-        let cell = self.builder.use_var(var);
+    /// `var` is the local's variable (for a field, a key of its own), `place` where the cell
+    /// is.
+    fn hoist_vec(
+        &mut self,
+        var: Variable,
+        place: PlaceRef,
+        ty: &Type,
+        used: Use,
+    ) -> LResult<HoistedVec> {
+        let cell = self.read_place(place, ty)?;
         let cell = if used.stores {
             let unique_block = self.builder.create_block();
             let joined = self.builder.create_block();
@@ -312,7 +464,7 @@ impl FunctionTranslator<'_, '_> {
                 .brif(null, joined, &[cell.into()], unique_block, &[]);
             self.builder.switch_to_block(unique_block);
             self.builder.seal_block(unique_block);
-            let unique = self.unique_vec_at(PlaceRef::Var(var), ty)?;
+            let unique = self.unique_vec_at(place, ty)?;
             self.builder.ins().jump(joined, &[unique.into()]);
             self.builder.switch_to_block(joined);
             self.builder.seal_block(joined);
@@ -393,6 +545,9 @@ impl FunctionTranslator<'_, '_> {
     /// The hoisted block of the vec in local `e` (an `ExprKind::Local`), if the loop being
     /// lowered hoisted it.
     pub(crate) fn hoisted_vec_of(&self, e: &Expr) -> Option<HoistedVec> {
+        if let Some((handle, field)) = field_vec(e) {
+            return self.hoisted_field(handle, field);
+        }
         self.scalar_var_of(e)
             .and_then(|var| self.hoisted_vec_var(var))
     }
