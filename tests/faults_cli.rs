@@ -302,6 +302,10 @@ const LARGE_LOCAL: &str = "fn fill(k: i64) -> i64 {\n    var a = [0; 8000000]\n 
 const LARGE_GLOBAL: &str =
     "var G = [1.5; 8000000]\nfn main() -> i64 {\n    G[3] = 2.0\n    return 0\n}\n";
 
+/// A loop that only pushes onto a vec shared with a field: the copy its first push makes is
+/// refused at that push (a loop that pushes copies no block before it starts).
+const SHARED_PUSH: &str = "class Box {\n    var items = vec<i64>()\n    var more = vec<i64>()\n}\nfn main() -> i64 {\n    let o = new Box()\n    for i in 0..2000000 { o.items.push(i) }\n    for i in 0..2000000 { o.more.push(i) }\n    var v = o.items\n    var k = 0\n    while k < 1 { k += 1; v.push(k) }\n    return v.len()\n}\n";
+
 #[test]
 fn allocating_past_the_budget_is_a_located_error_on_every_backend() {
     let dir = tempfile::tempdir().unwrap();
@@ -315,6 +319,7 @@ fn allocating_past_the_budget_is_a_located_error_on_every_backend() {
         ("copying.hot", COPYING, "12:9"),
         ("large_local.hot", LARGE_LOCAL, "2:13"),
         ("large_global.hot", LARGE_GLOBAL, "1:9"),
+        ("shared_push.hot", SHARED_PUSH, "11:27"),
     ] {
         let file = write(dir.path(), name, text);
         for backend in BACKENDS {

@@ -702,12 +702,53 @@ fn main() -> i64 {
 }
 
 /// A loop that pushes to a vec local keeps its length, data and capacity in registers: pushes
-/// onto the empty vec and across growth, onto a vec shared before the loop (which keeps its
-/// elements), from a nested loop, beside reads of the vec and its length in the same loop,
-/// with a `break` and a `return` inside, and an index error raised between pushes.
+/// onto the empty vec and across growth, from a nested loop, beside reads of the vec and its
+/// length and element stores in the same loop, with a `break`, and an index error raised
+/// between pushes; and the same program with the vec read as a value (not hoisted).
 #[test]
 fn loops_that_push_keep_the_length_in_a_register() {
-    let text = r#"fn run(n: i64, stop: i64) -> vec<i64> {
+    // `v` and `f` are hoisted by the outer loop (read only by index and length, pushed to,
+    // stored by element): pushes onto the empty vecs and across growth, from the nested loop,
+    // a `break`, and an index error between pushes.
+    let text = r#"fn run(n: i64, stop: i64, bad: i64) -> vec<i64> {
+    var v = vec<i64>()
+    var f = vec<bool>()
+    let w = v
+    for i in 0..n {
+        v.push(i * 2 + v.len())
+        if i == bad { v[v.len() + 1] = 5 }
+        f.push(i % 2 == 0)
+        for k in 0..i % 3 { v.push(v.len() + k); f.push(f[k]) }
+        if v.len() > stop { break }
+        if f[i] { v[i] += 1 }
+    }
+    v.push(w.len() * 1000)
+    v.push(f.len())
+    return v
+}
+fn main() -> str {
+    let a = run(20, 1000, -1)
+    let b = run(30, 12, -1)
+    let c = run(80, 1000, -1)
+    let d = run(10, 1000, BAD)
+    return "${a.len()} ${a[a.len() - 2]} ${a[7]} ${b} ${c.len()} ${c[c.len() - 1]} ${run(0, 5, -1)} ${d}"
+}
+"#;
+    same_everywhere(
+        &text.replace("BAD", "-1"),
+        "41 0 16 [1, 3, 3, 8, 5, 6, 12, 15, 8, 19, 10, 12, 24, 0, 13] 161 159 [0, 0] \
+         [1, 3, 3, 8, 5, 6, 12, 16, 9, 19, 10, 12, 24, 27, 14, 31, 16, 18, 36, 0, 19]",
+    );
+    same_everywhere(
+        &text.replace("BAD", "0"),
+        "error: index 2 out of range for length 1 at 7:25",
+    );
+    same_everywhere(
+        &text.replace("BAD", "5"),
+        "error: index 11 out of range for length 10 at 7:25",
+    );
+    // Read as a value (`return v`), `v` is not hoisted: the plain pushes, the same results.
+    let plain = r#"fn run(n: i64, stop: i64) -> vec<i64> {
     var v = vec<i64>()
     var f = vec<f64>()
     v.push(7)
@@ -731,16 +772,12 @@ fn main() -> str {
 }
 "#;
     same_everywhere(
-        &text.replace(" ${IDX}", ""),
+        &plain.replace(" ${IDX}", ""),
         "42 1007 13 [7, 7, 9, 3, 11, 5, 7, 13, 17, 9, 19, 11, 13, 1007, 6] 103 103 [7, 1007, 0]",
     );
     same_everywhere(
-        &text.replace(" ${IDX}", " ${a[a.len()]}"),
+        &plain.replace(" ${IDX}", " ${a[a.len()]}"),
         "error: index 42 out of range for length 42 at 21:99",
-    );
-    same_everywhere(
-        &text.replace(" ${IDX}", "").replace("v[i / 2]", "v[i * 2]"),
-        "error: index 2 out of range for length 2 at 7:24",
     );
 }
 
@@ -891,5 +928,170 @@ fn main() -> i64 {
     same_everywhere(
         &text.replace("LAST", "mirror(h, h, 51)"),
         "error: index 50 out of range for length 50 at 23:18",
+    );
+}
+
+/// A hoisted vec field's `base + j` indexes version the loop on their bounds like a local's:
+/// rows read and stored in range, a row past the end and a negative one raising at the first
+/// index out of range.
+#[test]
+fn vec_field_indexes_version_loops_on_their_bounds() {
+    let text = r#"class Grid {
+    var cells = vec<i64>()
+    var w = 8
+    fn row_sum(self, r: i64, n: i64) -> i64 {
+        var s = 0
+        let base = r * self.w
+        for j in 0..n { s += self.cells[base + j] * (j + 1); self.cells[j + base] += 1 }
+        return s
+    }
+}
+fn main() -> i64 {
+    let g = new Grid()
+    for i in 0..64 { g.cells.push(i * 3) }
+    var acc = 0
+    for r in 0..8 { acc += g.row_sum(r, 8) }
+    return acc * 10 + g.cells[63] + ROW
+}
+"#;
+    same_everywhere(&text.replace("ROW", "0"), "282430");
+    same_everywhere(
+        &text.replace("ROW", "g.row_sum(7, 9)"),
+        "error: index 64 out of range for length 64 at 7:30",
+    );
+    same_everywhere(
+        &text.replace("ROW", "g.row_sum(-1, 3)"),
+        "error: index -8 out of range for length 64 at 7:30",
+    );
+}
+
+/// Bounds versioning's other edges: an outer loop's variable and inline products in a base
+/// (`a[i * m + off + j]`), bool and masked sites, one `j` indexing several vecs whose lengths
+/// differ (each test on its own vec), a loop inside a loop versioned on a handle (and a null
+/// handle), a base the loop assigns and a nested loop's variable in an index.
+#[test]
+fn bounds_versioning_covers_nested_shared_and_handle_versioned_loops() {
+    let c1 = r#"fn run(n: i64, m: i64, off: i64, mask: i64) -> i64 {
+    var a = vec<i64>()
+    for i in 0..n { a.push(i * 3 + 1) }
+    var f = vec<bool>()
+    for i in 0..n { f.push(i % 3 == 1) }
+    var acc = 0
+    for i in 0..m {
+        for j in 0..m {
+            acc += a[i * m + off + j] * (j + 1)
+            if f[j + i * m] { acc += 7 }
+            acc += a[i & MASK]
+            acc += a[(j * 5) & 7]
+        }
+        f[i] = !f[i]
+    }
+    return acc
+}
+fn main() -> i64 {
+    return run(N, M, OFF, 0)
+}
+"#;
+    let c1 = |args: &str, mask: &str| c1.replace("N, M, OFF", args).replace("MASK", mask);
+    same_everywhere(&c1("40, 6, 2", "31"), "8580");
+    same_everywhere(&c1("40, 6, 2", "63"), "8580");
+    same_everywhere(
+        &c1("40, 6, 5", "31"),
+        "error: index 40 out of range for length 40 at 9:20",
+    );
+    let d1 = r#"fn run(la: i64, lb: i64, lc: i64, n: i64, base: i64) -> i64 {
+    var a = vec<i64>()
+    var b = vec<i64>()
+    var c = vec<bool>()
+    for i in 0..la { a.push(i) }
+    for i in 0..lb { b.push(i * 2) }
+    for i in 0..lc { c.push(i % 2 == 0) }
+    var s = 0
+    for j in 0..n {
+        a[j] = b[j] + b[base + j]
+        if c[j] { a[j] += 1 }
+        c[j + base] = a[j] > 3
+        s += a[j]
+    }
+    var t = 0
+    for i in 0..c.len() { if c[i] { t += 1 } }
+    return s * 1000 + t
+}
+fn main() -> i64 {
+    return run(ARGS)
+}
+"#;
+    for (args, want) in [
+        ("10, 10, 10, 5, 2", "64007"),
+        (
+            "10, 10, 10, 9, 2",
+            "error: index 10 out of range for length 10 at 10:23",
+        ),
+        (
+            "4, 10, 10, 5, 2",
+            "error: index 4 out of range for length 4 at 10:11",
+        ),
+        (
+            "10, 6, 10, 5, 2",
+            "error: index 6 out of range for length 6 at 10:23",
+        ),
+        (
+            "10, 10, 6, 5, 2",
+            "error: index 6 out of range for length 6 at 12:11",
+        ),
+    ] {
+        same_everywhere(&d1.replace("ARGS", args), want);
+    }
+    let v1 = r#"class P { var k = 2 }
+fn run(p: P?, n: i64, base: i64) -> i64 {
+    var v = vec<i64>()
+    for i in 0..10 { v.push(i) }
+    var s = 0
+    for j in 0..n {
+        s += v[base + j] * p.k
+        v[j] += 1
+    }
+    return s
+}
+fn main() -> i64 {
+    let p = new P()
+    return run(P_ARG, N, B)
+}
+"#;
+    for (args, want) in [
+        ("p, 5, 3", "50"),
+        (
+            "p, 5, 6",
+            "error: index 10 out of range for length 10 at 7:14",
+        ),
+        ("null, 5, 3", "error: null handle at 7:28"),
+        (
+            "p, 11, 0",
+            "error: index 10 out of range for length 10 at 7:14",
+        ),
+    ] {
+        same_everywhere(&v1.replace("P_ARG, N, B", args), want);
+    }
+    let v2 = r#"fn run(n: i64) -> i64 {
+    var v = vec<i64>()
+    for i in 0..20 { v.push(i) }
+    var s = 0
+    var k = 0
+    for j in 0..n {
+        var q = 0
+        while q < 2 { k += 1; q += 1 }
+        s += v[k + 0]
+        for t in 0..3 { s += v[j + t] + v[t * 2 + j] }
+    }
+    return s
+}
+fn main() -> i64 {
+    return run(N)
+}
+"#;
+    same_everywhere(&v2.replace("run(N)", "run(3)"), "57");
+    same_everywhere(
+        &v2.replace("run(N)", "run(18)"),
+        "error: index 20 out of range for length 20 at 9:14",
     );
 }

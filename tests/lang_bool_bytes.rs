@@ -4,7 +4,7 @@
 //! script can do with such arrays gives the interpreter's results and errors, at its locations:
 //! elements read and written, literals and fills of every length around a cell, nested rows,
 //! `print` and interpolation, `for`, `len`, parameters and results, closures, module variables,
-//! class fields (boxed one cell an element, and kept by a reload), vecs of them, and the host
+//! class fields (boxed, and kept by a reload), vecs of them, and the host
 //! border. A frame holding `[bool; 8192]` is 8 KiB, so recursion holding one goes as deep as
 //! on the interpreter. A `vec<bool>` and a boxed bool array (a field, a vec's row) keep one
 //! byte an element in their block too (`runtime::values::VecBlock`).

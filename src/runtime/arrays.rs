@@ -9,8 +9,9 @@
 //! [`Flat`] reads either by leaf number; the packed one converts from and to cells
 //! ([`unpack_bools`], [`pack_bools`]) where a value leaves or enters that layout.
 //!
-//! Boxed (in a vec's cell, a field), an array is a vec block of its elements, one cell each
-//! (a bool as 0 or 1), rows boxed in turn: [`box_array`], [`unbox_array`].
+//! Boxed (in a vec's cell, a field), an array is a vec block of its elements (an 8-byte cell
+//! each, a bool one byte, 0 or 1: `values::VecBlock`), rows boxed in turn: [`box_array`],
+//! [`unbox_array`].
 
 use crate::runtime::memory;
 use crate::runtime::values::{ElemKind, format_cell, retain_cell, str_from, vec_block};

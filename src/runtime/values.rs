@@ -240,7 +240,9 @@ impl VecBlock {
     /// size (it doubles).
     pub(crate) fn push_growth(&self) -> usize {
         if self.len == self.cap {
-            self.kind.bytes() * self.cap.max(4)
+            // `Vec`'s first buffer: 8 elements of a byte, 4 of more.
+            let first = if self.kind.bytes() == 1 { 8 } else { 4 };
+            self.kind.bytes() * self.cap.max(first)
         } else {
             0
         }

@@ -2,6 +2,7 @@
 //! cell loads and stores, array copies, helper calls and cold raise paths.
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::entity::EntityRef;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::Imm64;
 use cranelift_codegen::ir::{
@@ -550,14 +551,14 @@ impl FunctionTranslator<'_, '_> {
             self.ranges.values.insert(v, *hi);
         }
         if let Some((_, of)) = self.ranges.len_vars.iter().rev().find(|(l, _)| *l == id) {
-            self.ranges.len_values.insert(v, *of);
+            self.ranges.len_values.insert((v, of.index()));
         }
     }
 
     /// Whether index value `idx` is below the length of the vec or string in `of` (see
     /// [`Self::with_known_range`]).
     pub(crate) fn below_len_of(&self, idx: Value, of: Variable) -> bool {
-        self.ranges.len_values.get(&idx) == Some(&of)
+        self.ranges.len_values.contains(&(idx, of.index()))
     }
 
     /// Whether `idx` is `x & c` (either operand order) with a constant `0 <= c < len`: always in
@@ -603,7 +604,8 @@ pub(crate) struct KnownRanges {
     /// whose code cannot change that length ([`FunctionTranslator::with_known_range`]).
     len_vars: Vec<(LocalId, Variable)>,
     /// Values read from such a variable, with the local whose length bounds them.
-    len_values: std::collections::HashMap<Value, Variable>,
+    /// (A value may be below several: `c[j] = a[j] + b[j]`.)
+    len_values: std::collections::HashSet<(Value, usize)>,
     /// `let x = 7`: an immutable local bound to an integer literal, read as that constant
     /// wherever it is used (`for i in 0..x` then has a known range, `a[i & x]` a mask).
     let_ints: std::collections::HashMap<LocalId, i64>,
@@ -620,7 +622,7 @@ impl KnownRanges {
     /// Index value `idx` is below the length of the vec in `of`, which the loop being lowered
     /// cannot change (`opt_bounds.rs`).
     pub(crate) fn note_below_len(&mut self, idx: Value, of: Variable) {
-        self.len_values.insert(idx, of);
+        self.len_values.insert((idx, of.index()));
     }
 
     /// Whether `idx < len` (unsigned) was already checked on the straight path into `here`.

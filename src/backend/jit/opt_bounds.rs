@@ -10,8 +10,9 @@
 //! A `for j in first..end` loop (not in the plain copy of a versioned loop) is versioned on the
 //! index sites in its body, condition, and nested loops, that are
 //! - an element read `v[e]` or the place of an element assignment `v[e] = x` / `v[e] op= x`,
-//! - of a vec local `v` the loops being lowered hoisted and that no loop among them pushes to
-//!   (its length is the same at every iteration: [`HoistedVec::pushes`]),
+//! - of a vec local `v`, or a vec field `h.f` of a handle local, that the loops being lowered
+//!   hoisted and that no loop among them pushes to (its length is the same at every
+//!   iteration: [`HoistedVec::pushes`]),
 //! - whose index `e` is `j`, `base + j` or `j + base`, where `base` is made of integer
 //!   literals, reads of `i64` locals that the loop neither declares nor assigns (not `j`), and
 //!   `+`, `-` and `*` of those: it wraps instead of raising and has the same value at every
@@ -56,10 +57,49 @@ enum Bound {
     Mask(i64),
 }
 
-/// An index site of the rule: the vec local, the index expression (by address: the site's
+/// The vec of an index site: a local, or field `f` of handle local `h`.
+#[derive(Clone, Copy)]
+enum VecOf {
+    Local(LocalId),
+    Field(LocalId, u32),
+}
+
+impl VecOf {
+    /// The vec `e` reads, when it is a local or a field of a handle local.
+    fn of(e: &Expr) -> Option<VecOf> {
+        if !matches!(e.ty, Type::Vec(_)) {
+            return None;
+        }
+        match &e.kind {
+            ExprKind::Local(v) => Some(VecOf::Local(*v)),
+            ExprKind::Field(object, f) => match object.kind {
+                ExprKind::Local(h) => Some(VecOf::Field(h, *f)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The vec a place's base is, the same way.
+    fn of_place(p: &Place) -> Option<VecOf> {
+        if !matches!(p.ty, Type::Vec(_)) {
+            return None;
+        }
+        match &p.kind {
+            PlaceKind::Local(v) => Some(VecOf::Local(*v)),
+            PlaceKind::Field { object, field } => match object.kind {
+                ExprKind::Local(h) => Some(VecOf::Field(h, *field)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// An index site of the rule: the vec, the index expression (by address: the site's
 /// identity while the body is lowered) and what bounds it.
 struct Site {
-    vec: LocalId,
+    vec: VecOf,
     index: *const Expr,
     bound: Bound,
 }
@@ -108,11 +148,11 @@ impl Sites {
     }
 
     fn note(&mut self, vec: &Expr, index: &Expr) {
-        if let (ExprKind::Local(v), Type::Vec(_)) = (&vec.kind, &vec.ty)
+        if let Some(v) = VecOf::of(vec)
             && let Some(bound) = self.bound(index)
         {
             self.found.push(Site {
-                vec: *v,
+                vec: v,
                 index: index as *const Expr,
                 bound,
             });
@@ -121,8 +161,7 @@ impl Sites {
 
     fn note_place(&mut self, p: &Place) {
         if let PlaceKind::Index { base, index } = &p.kind
-            && let PlaceKind::Local(v) = base.kind
-            && let Type::Vec(_) = base.ty
+            && let Some(v) = VecOf::of_place(base)
             && let Some(bound) = self.bound(index)
         {
             self.found.push(Site {
@@ -284,12 +323,17 @@ impl FunctionTranslator<'_, '_> {
             .brif(pass, fast_block, &[], plain_block, &[]);
         self.builder.switch_to_block(fast_block);
         self.builder.seal_block(fast_block);
-        for s in &sites {
-            self.in_bounds.sites.insert(s.index, s.vec);
-        }
+        // A masked site may be an outer loop's too: put back what it knew after.
+        let outer: Vec<_> = sites
+            .iter()
+            .map(|s| (s.index, self.in_bounds.sites.insert(s.index, s.vec)))
+            .collect();
         let fast = lower(self);
-        for s in &sites {
-            self.in_bounds.sites.remove(&s.index);
+        for (index, known) in outer {
+            match known {
+                Some(vec) => self.in_bounds.sites.insert(index, vec),
+                None => self.in_bounds.sites.remove(&index),
+            };
         }
         fast?;
         self.builder.ins().jump(merge_block, &[]);
@@ -326,12 +370,17 @@ impl FunctionTranslator<'_, '_> {
             {
                 continue;
             }
-            let Ok(LocalSlot::Scalar(vec)) = self.local(site.vec) else {
+            let hoisted = match site.vec {
+                VecOf::Local(id) => match self.local(id) {
+                    Ok(LocalSlot::Scalar(var)) => self.hoisted_vec_var(var),
+                    _ => None,
+                },
+                VecOf::Field(h, f) => self.hoisted_field(h, f),
+            };
+            let Some(hoisted) = hoisted else {
                 continue;
             };
-            let Some(hoisted) = self.hoisted_vec_var(vec) else {
-                continue;
-            };
+            let vec = hoisted.key();
             if hoisted.pushes() {
                 continue;
             }

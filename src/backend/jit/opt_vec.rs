@@ -29,7 +29,10 @@
 //! vec). Each index is still checked, at its own span, against that length, and a fault
 //! still calls `hot_vec_at`, which raises the same `IndexOutOfRange` (the empty vec's length
 //! is 0 either way). Making a vec unique is not observable (a copy of a shared block has the
-//! same elements), so doing it before a loop that may store nothing changes no result.
+//! same elements), so doing it before a loop that may store nothing changes no result; only
+//! under a job's memory limit can the copy fail there, before the loop, where the plain
+//! lowering would fail at the first store (a loop that only pushes does not copy before it:
+//! see "Pushes").
 //!
 //! # Pushes
 //! The cell, length and data pointer live in variables of their own through the loop; when the
@@ -39,8 +42,11 @@
 //! of the loop, the code after it, see the same vec as without the hoisting). Without room (the
 //! buffer full, or the empty vec, whose hoisted capacity is 0) the cold path does what the plain
 //! push does, `hot_vec_unique` then `hot_vec_push`, stores the cell into `v`, and reads the cell,
-//! length, data and capacity again. The block is unique throughout: it was made so before the
-//! loop (or made by the first push), and nothing in the loop shares it.
+//! length, data and capacity again. A loop that pushes but stores no element does not make the
+//! block unique before it: a shared block's capacity is hoisted as 0, so its first push takes
+//! the cold path, whose `hot_vec_unique` copies it there (an out-of-memory error is raised at
+//! that push, as without the hoisting). The block a push writes is unique: made so before the
+//! loop or by the cold path, and nothing in the loop shares it.
 //!
 //! # Vec fields
 //! A vec field `h.f` read through a handle local `h` the loop does not assign and that is known
@@ -100,6 +106,11 @@ impl HoistedVec {
     pub(crate) fn pushes(&self) -> bool {
         self.cap.is_some()
     }
+
+    /// The variable its indexes' known ranges are keyed by: the local's (a field's own).
+    pub(crate) fn key(&self) -> Variable {
+        self.var
+    }
 }
 
 /// The vec locals hoisted by the loops being lowered, by their variable, and the vec fields,
@@ -115,7 +126,7 @@ pub(crate) struct VecCache {
 struct Use {
     /// Mentioned in a way the rule does not allow.
     other: bool,
-    /// The place of an element assignment or a push.
+    /// The place of an element assignment.
     stores: bool,
     /// Pushed to.
     pushes: bool,
@@ -238,7 +249,7 @@ impl VecWalk {
 
     /// A push onto local `id`, a vec of scalars.
     fn push(&mut self, id: LocalId) {
-        self.mention(id, true, true);
+        self.mention(id, true, false);
         if let Some(u) = self.uses.get_mut(&id) {
             u.pushes = true;
         }
@@ -491,10 +502,20 @@ impl FunctionTranslator<'_, '_> {
         self.builder.ins().brif(null, read, &zeros, load_block, &[]);
         self.builder.switch_to_block(load_block);
         self.builder.seal_block(load_block);
-        let loaded: Vec<_> = fields
+        let mut loaded: Vec<_> = fields
             .iter()
-            .map(|&at| self.builder.ins().load(types::I64, mem(), cell, at).into())
+            .map(|&at| self.builder.ins().load(types::I64, mem(), cell, at))
             .collect();
+        if used.pushes && !used.stores {
+            // Not made unique before the loop (a copy there would be made, and could fail, where
+            // no push may run): a shared block has no room, so its first push copies it, in the
+            // cold path, at its own place. Acquire, as `hot_vec_unique`.
+            let refs = self.builder.ins().iadd_imm_s(cell, VecBlock::REFS as i64);
+            let refs = self.builder.ins().atomic_load(types::I64, mem(), refs);
+            let unique = self.builder.ins().icmp_imm_s(IntCC::Equal, refs, 1);
+            loaded[2] = self.builder.ins().select(unique, loaded[2], zero);
+        }
+        let loaded: Vec<_> = loaded.into_iter().map(Into::into).collect();
         self.builder.ins().jump(read, &loaded);
         self.builder.switch_to_block(read);
         self.builder.seal_block(read);
