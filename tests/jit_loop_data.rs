@@ -1095,3 +1095,48 @@ fn main() -> i64 {
         "error: index 20 out of range for length 20 at 9:14",
     );
 }
+
+/// A loop whose vec indexes were tested before it is unrolled like an array loop (no branch is
+/// left in its copies): a reduction over a vec, a store into the vec ahead of the element the
+/// next copies read, and the plain copy's errors at their places.
+#[test]
+fn loops_without_index_checks_unroll_and_keep_their_order() {
+    let text = r#"fn total(v: vec<i64>, n: i64) -> i64 {
+    var s = 0
+    for i in 0..n { s += v[i] ^ (i & 3) }
+    return s
+}
+fn shift(n: i64, base: i64) -> i64 {
+    var w = vec<i64>()
+    for i in 0..20 { w.push(i) }
+    for j in 0..n { w[j + base] = w[j] + 1 }
+    var s = 0
+    for j in 0..20 { s = s * 3 + w[j] }
+    return s
+}
+fn main() -> i64 {
+    var v = vec<i64>()
+    for i in 0..1000 { v.push(i * 7) }
+    var acc = 0
+    for r in 0..30 { acc = (acc + total(v, 1000 - (r & 1))) & 0xffffffff }
+    return acc + shift(13, 7) + LAST
+}
+"#;
+    for (last, want) in [
+        ("0", "971686030"),
+        (
+            "total(v, 1001)",
+            "error: index 1000 out of range for length 1000 at 3:26",
+        ),
+        (
+            "shift(14, 7)",
+            "error: index 20 out of range for length 20 at 9:23",
+        ),
+        (
+            "shift(14, -1)",
+            "error: index -1 out of range for length 20 at 9:23",
+        ),
+    ] {
+        same_everywhere(&text.replace("LAST", last), want);
+    }
+}

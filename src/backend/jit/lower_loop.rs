@@ -172,6 +172,9 @@ impl Visitor for ReadsCell<'_> {
 /// handle or string (a retain or release call).
 struct Unrollable<'l> {
     locals: &'l [hir::Local],
+    /// The vec index sites whose bounds the loop tested before it (`opt_bounds.rs`): no
+    /// check, so no branch.
+    in_bounds: &'l super::opt_bounds::InBounds,
     nodes: usize,
     ok: bool,
 }
@@ -258,7 +261,12 @@ impl Visitor for Unrollable<'_> {
                     hir::PlaceKind::Field { object, .. } => self.in_place(object),
                     hir::PlaceKind::Index { .. } => false,
                 };
-                if !array || !matches!(base.ty, Type::Array(..)) {
+                let unchecked = match base.ty {
+                    Type::Array(..) => true,
+                    Type::Vec(_) => self.in_bounds.known(index),
+                    _ => false,
+                };
+                if !array || !unchecked {
                     self.ok = false;
                 }
                 walk_expr(index, self);
@@ -302,9 +310,15 @@ impl Visitor for Unrollable<'_> {
                 }
                 Walk::Skip
             }
-            // An array element read in place (see `place`).
+            // An array element read in place (see `place`), or a vec's whose bounds the loop
+            // tested before it.
             ExprKind::Index(array, index) => {
-                if !matches!(array.ty, Type::Array(..)) || !self.in_place(array) {
+                let unchecked = match array.ty {
+                    Type::Array(..) => true,
+                    Type::Vec(_) => self.in_bounds.known(index),
+                    _ => false,
+                };
+                if !unchecked || !self.in_place(array) {
                     self.ok = false;
                 }
                 walk_expr(index, self);
@@ -438,8 +452,9 @@ impl FunctionTranslator<'_, '_> {
         // The loop variable is immutable, so it doubles as the counter. `i + 1` cannot
         // overflow: it only runs after `i < end <= i64::MAX`.
         self.def_var(var, first);
-        let unroll = self.unrolls(body);
         self.bounds_versioned(id, first, end, body, &mut |t| {
+            // In the copy whose vec indexes need no check, those are no branch either.
+            let unroll = t.unrolls(body);
             t.with_reassoc(unroll, body, |t| {
                 t.with_known_range(id, first, end, len_of, |t| {
                     t.counted_loop(var, end, unroll, &mut |t| t.translate_block(body))
@@ -530,7 +545,8 @@ impl FunctionTranslator<'_, '_> {
     /// Cranelift backend (the unrolled code is one version's, and a light loop calls nothing, so
     /// no reload can come between its copies): outside the plain copy of a versioned loop, for a small body of assignments and scalar
     /// `let`s whose expressions are one-cycle integer operations, locals, module variables,
-    /// fields and array elements: no call, no branch (`if`, `&&`, a vec's bounds check), no
+    /// fields and array elements (and vec elements whose bounds the loop tested before it,
+    /// `opt_bounds.rs`): no call, no branch (`if`, `&&`, a vec's bounds check), no
     /// inner loop, no divide, float arithmetic or multiply of a `var`. That is where the loop's own
     /// overhead is the bottleneck, which unrolling removes; measured on this project's Zen
     /// machines, a body that waits on a multiply's latency (the integer loop's `acc * 31`:
@@ -543,6 +559,7 @@ impl FunctionTranslator<'_, '_> {
         }
         let mut w = Unrollable {
             locals: &self.func.locals,
+            in_bounds: &self.in_bounds,
             nodes: 0,
             ok: true,
         };

@@ -257,6 +257,14 @@ pub(crate) struct InBounds {
     plain_copy: bool,
 }
 
+impl InBounds {
+    /// Whether index expression `index` is a site of a loop whose bounds were tested (in the
+    /// copy being lowered): it needs no check.
+    pub(crate) fn known(&self, index: &Expr) -> bool {
+        self.sites.contains_key(&(index as *const Expr))
+    }
+}
+
 impl FunctionTranslator<'_, '_> {
     /// Lower a counted loop over `first..end` with loop variable `var` (`lower`, which may run
     /// twice) versioned on the bounds of its vec indexes (see the module docs).
