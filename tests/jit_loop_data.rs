@@ -820,24 +820,32 @@ fn main() -> i64 {
 }
 "#;
     let run = |off: &str, cut: &str| text.replace("OFF", off).replace("CUT", cut);
-    same_everywhere(&run("3", "10"), "1539");
-    same_everywhere(&run("15", "10"), "5754");
-    same_everywhere(
-        &run("16", "10"),
-        "error: index 20 out of range for length 20 at 3:26",
-    );
-    same_everywhere(
-        &run("-1", "10"),
-        "error: index -1 out of range for length 20 at 3:26",
-    );
-    same_everywhere(
-        &run("3", "25"),
-        "error: index 20 out of range for length 20 at 22:16",
-    );
-    same_everywhere(
-        &run("9223372036854775807", "3"),
-        "error: index 9223372036854775807 out of range for length 20 at 3:26",
-    );
+    for (off, cut, want) in [
+        ("3", "10", "1539"),
+        ("15", "10", "5754"),
+        (
+            "16",
+            "10",
+            "error: index 20 out of range for length 20 at 3:26",
+        ),
+        (
+            "-1",
+            "10",
+            "error: index -1 out of range for length 20 at 3:26",
+        ),
+        (
+            "3",
+            "25",
+            "error: index 20 out of range for length 20 at 22:16",
+        ),
+        (
+            "9223372036854775807",
+            "3",
+            "error: index 9223372036854775807 out of range for length 20 at 3:26",
+        ),
+    ] {
+        same_everywhere(&run(off, cut), want);
+    }
 }
 
 /// Masked indexes `x & c` of a hoisted vec tested once (`c < len`) before a counted loop: in
@@ -861,16 +869,22 @@ fn main() -> i64 {
 }
 "#;
     let run = |mask: &str, size: &str| text.replace("MASK", mask).replace("SIZE", size);
-    same_everywhere(&run("255", "256"), "3909728");
-    same_everywhere(&run("15", "256"), "13571256");
-    same_everywhere(
-        &run("255", "255"),
-        "error: index 255 out of range for length 255 at 7:16",
-    );
-    same_everywhere(
-        &run("-256", "256"),
-        "error: index 256 out of range for length 256 at 6:11",
-    );
+    for (mask, size, want) in [
+        ("255", "256", "3909728"),
+        ("15", "256", "13571256"),
+        (
+            "255",
+            "255",
+            "error: index 255 out of range for length 255 at 7:16",
+        ),
+        (
+            "-256",
+            "256",
+            "error: index 256 out of range for length 256 at 6:11",
+        ),
+    ] {
+        same_everywhere(&run(mask, size), want);
+    }
 }
 
 /// A vec field read and stored through a handle known valid for the loop (`self` in a method)

@@ -805,12 +805,12 @@ impl CheckedHandles {
 }
 
 impl FunctionTranslator<'_, '_> {
-    /// The checked handle `object` reads, when it is a local known valid here.
     /// Handle local `id`, when it is known valid here.
     pub(crate) fn checked_local(&self, id: LocalId) -> Option<Checked> {
         self.checked.get(id)
     }
 
+    /// The checked handle `object` reads, when it is a local known valid here.
     pub(crate) fn checked_handle(&self, object: &Expr) -> Option<Checked> {
         match object.kind {
             ExprKind::Local(id) => self.checked.get(id),

@@ -177,23 +177,21 @@ impl FunctionTranslator<'_, '_> {
     /// is checked again and its address taken now (the object may have been destroyed since it
     /// was evaluated); one known valid was made a `VecRoot::Place` of its field's address.
     pub(crate) fn walk_vec_path(&mut self, path: &VecPath) -> LResult<PlaceRef> {
-        if let (VecRoot::Place(PlaceRef::Var(var)), [(idx, span, _)]) = (path.root, &path.steps[..])
-            && let Some(hoisted) = self.hoisted_vec_var(var)
-        {
+        let hoisted = match path.root {
+            VecRoot::Hoisted(hoisted) => Some(hoisted),
+            VecRoot::Place(PlaceRef::Var(var)) => self.hoisted_vec_var(var),
+            _ => None,
+        };
+        if let (Some(hoisted), [(idx, span, vec_ty)]) = (hoisted, &path.steps[..]) {
             // Unique, its length and data read before the loop (`opt_vec.rs`).
-            let addr = self.hoisted_elem_addr(hoisted, *idx, *span);
-            return Ok(elem_place(addr, vec_elem(&path.steps[0].2)));
-        }
-        if let VecRoot::Hoisted(hoisted) = path.root {
-            let [(idx, span, vec_ty)] = &path.steps[..] else {
-                return bad("a hoisted vec field's place with other than one index");
-            };
             let addr = self.hoisted_elem_addr(hoisted, *idx, *span);
             return Ok(elem_place(addr, vec_elem(vec_ty)));
         }
         let mut target = match path.root {
             VecRoot::Place(p) => p,
-            VecRoot::Hoisted(_) => return bad("a hoisted vec field's place"),
+            VecRoot::Hoisted(_) => {
+                return bad("a hoisted vec field's place with other than one index");
+            }
             VecRoot::Field {
                 cell, field, span, ..
             } => PlaceRef::Mem(self.checked_field_addr(cell, field, span)),
@@ -253,6 +251,14 @@ impl FunctionTranslator<'_, '_> {
     /// whose elements, of type `elem`, start at `data` ([`ElemKind::bytes`]: a bool is a byte).
     pub(crate) fn elem_addr(&mut self, data: Value, idx: Value, elem: &Type) -> Value {
         self.scaled_addr(data, idx, elem_kind(elem).bytes())
+    }
+
+    /// Store cell `v` as a vec's element of `bytes` bytes at `addr` (a bool's one byte).
+    pub(crate) fn store_elem_cell(&mut self, v: Value, addr: Value, bytes: usize) {
+        match bytes {
+            1 => self.builder.ins().istore8(mem(), v, addr, 0),
+            _ => self.builder.ins().store(mem(), v, addr, 0),
+        };
     }
 
     /// `data + idx * bytes`, `bytes` a power of two.
@@ -356,10 +362,7 @@ impl FunctionTranslator<'_, '_> {
             .icmp(IntCC::UnsignedGreaterThanOrEqual, len, cap);
         let fast = |t: &mut Self| {
             let addr = t.vec_data_elem(cell, len, elem);
-            match elem_kind(elem).bytes() {
-                1 => t.builder.ins().istore8(mem(), v, addr, 0),
-                _ => t.builder.ins().store(mem(), v, addr, 0),
-            };
+            t.store_elem_cell(v, addr, elem_kind(elem).bytes());
             let grown = t.builder.ins().iadd_imm_s(len, 1);
             t.builder
                 .ins()

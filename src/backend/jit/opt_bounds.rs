@@ -147,26 +147,14 @@ impl Sites {
         }
     }
 
-    fn note(&mut self, vec: &Expr, index: &Expr) {
-        if let Some(v) = VecOf::of(vec)
+    /// An index `index` of vec `vec` (when it is one the rule knows): a site if bounded.
+    fn note(&mut self, vec: Option<VecOf>, index: &Expr) {
+        if let Some(vec) = vec
             && let Some(bound) = self.bound(index)
         {
             self.found.push(Site {
-                vec: v,
+                vec,
                 index: index as *const Expr,
-                bound,
-            });
-        }
-    }
-
-    fn note_place(&mut self, p: &Place) {
-        if let PlaceKind::Index { base, index } = &p.kind
-            && let Some(v) = VecOf::of_place(base)
-            && let Some(bound) = self.bound(index)
-        {
-            self.found.push(Site {
-                vec: v,
-                index: &**index as *const Expr,
                 bound,
             });
         }
@@ -213,14 +201,16 @@ impl Visitor for Sites {
         if let (PlaceKind::Local(id), true) = (&p.kind, written) {
             self.assigned.insert(*id);
         }
-        self.note_place(p);
+        if let PlaceKind::Index { base, index } = &p.kind {
+            self.note(VecOf::of_place(base), index);
+        }
         Walk::Children
     }
 
     fn expr(&mut self, e: &Expr) -> Walk {
         self.nodes += 1;
         if let ExprKind::Index(vec, index) = &e.kind {
-            self.note(vec, index);
+            self.note(VecOf::of(vec), index);
         }
         Walk::Children
     }

@@ -175,14 +175,16 @@ fn hoistable(head: &[&Expr], body: &Block) -> (Vec<(LocalId, Use)>, Vec<FieldVec
     // Two handles may be one object: a field stored through one and hoisted through another
     // could be made unique (a new block) after the other read the old one. So a field read
     // through several handles is hoisted only when none of them stores into it.
-    let shared_and_stored = |f: &FieldVec| {
-        fields
-            .iter()
-            .any(|g| g.field == f.field && g.handle != f.handle && (g.used.stores || f.used.stores))
-    };
-    let keep: Vec<bool> = fields.iter().map(|f| !shared_and_stored(f)).collect();
-    let mut keep = keep.into_iter();
-    fields.retain(|_| keep.next().unwrap_or(false));
+    let split: HashSet<u32> = fields
+        .iter()
+        .filter(|f| {
+            fields.iter().any(|g| {
+                g.field == f.field && g.handle != f.handle && (g.used.stores || f.used.stores)
+            })
+        })
+        .map(|f| f.field)
+        .collect();
+    fields.retain(|f| !split.contains(&f.field));
     (found, fields)
 }
 
@@ -485,7 +487,7 @@ impl FunctionTranslator<'_, '_> {
         };
         let load_block = self.builder.create_block();
         let read = self.builder.create_block();
-        let fields: &[i32] = match used.pushes {
+        let offsets: &[i32] = match used.pushes {
             true => &[
                 VecBlock::LEN as i32,
                 VecBlock::DATA as i32,
@@ -493,16 +495,16 @@ impl FunctionTranslator<'_, '_> {
             ],
             false => &[VecBlock::LEN as i32, VecBlock::DATA as i32],
         };
-        for _ in fields {
+        for _ in offsets {
             self.builder.append_block_param(read, types::I64);
         }
         let zero = self.builder.ins().iconst(types::I64, 0);
         let null = self.builder.ins().icmp_imm_s(IntCC::Equal, cell, 0);
-        let zeros: Vec<_> = fields.iter().map(|_| zero.into()).collect();
+        let zeros: Vec<_> = offsets.iter().map(|_| zero.into()).collect();
         self.builder.ins().brif(null, read, &zeros, load_block, &[]);
         self.builder.switch_to_block(load_block);
         self.builder.seal_block(load_block);
-        let mut loaded: Vec<_> = fields
+        let mut loaded: Vec<_> = offsets
             .iter()
             .map(|&at| self.builder.ins().load(types::I64, mem(), cell, at))
             .collect();
@@ -640,10 +642,7 @@ impl FunctionTranslator<'_, '_> {
         let fast = |t: &mut Self| {
             let data = t.builder.use_var(v.data);
             let addr = t.scaled_addr(data, len, v.elem_bytes);
-            match v.elem_bytes {
-                1 => t.builder.ins().istore8(mem(), x, addr, 0),
-                _ => t.builder.ins().store(mem(), x, addr, 0),
-            };
+            t.store_elem_cell(x, addr, v.elem_bytes);
             let grown = t.builder.ins().iadd_imm_s(len, 1);
             let cell = t.builder.use_var(v.cell);
             t.builder
